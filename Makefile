@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: Apache-2.0
+# profd build. `make` builds build/profd; `make test` installs dependencies,
+# builds with ASan+UBSan (build-san/) and runs every test; `make run` starts
+# the server and the agent; `make fuzz` builds libFuzzer targets; `make bench`
+# runs the benchmarks. V=1 shows full commands.
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.SUFFIXES:
+
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+PROTOC_C  ?= protoc-c
+SANITIZE  ?=
+O         ?= build
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+WARN := -Wall -Wextra -Werror -Wformat-security -Wpointer-arith -Wstrict-prototypes \
+	-Wmissing-prototypes -Wvla -Wwrite-strings -Wold-style-definition -fno-common
+CFLAGS_BASE := -std=gnu11 -g -O2 -pthread $(WARN) -Isrc -I$(O)/gen -I$(O)/bpf -MMD -MP
+ifneq ($(SANITIZE),)
+CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer -O1
+LDFLAGS_SAN := -fsanitize=$(SANITIZE)
+endif
+CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS)
+LIBS := -lbpf -lelf -ldw -lprotobuf-c -lz -lzstd -lmicrohttpd -lnghttp2 -lcurl -ljansson \
+	-lyaml -lpcre2-8 -lxxhash -lpthread -lm
+
+# Protobuf: our own .proto files (shared/formats.md 1.4, 2.1) compiled by protobuf-c.
+PROTOS   := $(sort $(shell find src/format/proto -name '*.proto' 2>/dev/null))
+PROTO_C  := $(patsubst src/format/proto/%.proto,$(O)/gen/%.pb-c.c,$(PROTOS))
+PROTO_O  := $(PROTO_C:.c=.o)
+
+# BPF programs: src/agent/bpf/<prog>.bpf.c -> $(O)/bpf/<prog>.skel.h
+BPF_SRC  := $(wildcard src/agent/bpf/*.bpf.c)
+BPF_SKEL := $(patsubst src/agent/bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRC))
+ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+LIB_SRC  := $(sort $(filter-out src/cli/main.c,$(wildcard src/*/*.c)))
+LIB_OBJ  := $(patsubst src/%.c,$(O)/obj/%.o,$(LIB_SRC))
+MAIN_OBJ := $(O)/obj/cli/main.o
+LIBPROFD := $(O)/libprofd.a
+
+UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
+
+.PHONY: all build run test unit check-format check-layers fuzz bench clean deps
+
+all build: $(O)/profd
+
+deps:
+	$(Q)bash scripts/install-deps.sh
+
+$(O)/gen/%.pb-c.c $(O)/gen/%.pb-c.h: src/format/proto/%.proto
+	@mkdir -p $(dir $@)
+	$(Q)$(PROTOC_C) --proto_path=src/format/proto --c_out=$(O)/gen $<
+
+$(O)/gen/%.pb-c.o: $(O)/gen/%.pb-c.c
+	$(Q)$(CC) -std=gnu11 -g -O2 -fPIC -I$(O)/gen $(if $(SANITIZE),-fsanitize=$(SANITIZE)) -c $< -o $@
+
+$(O)/bpf/vmlinux.h:
+	@mkdir -p $(dir $@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(O)/bpf/%.bpf.o: src/agent/bpf/%.bpf.c $(O)/bpf/vmlinux.h $(wildcard src/agent/bpf/*.h)
+	$(Q)$(CLANG) -g -O2 -Wall -Werror=undef -target bpf -D__TARGET_ARCH_$(ARCH) \
+		-I$(O)/bpf -Isrc/agent/bpf -c $< -o $@
+
+$(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(O)/obj/%.o: src/%.c | $(PROTO_C) $(BPF_SKEL)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(LIBPROFD): $(LIB_OBJ) $(PROTO_O)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/profd: $(MAIN_OBJ) $(LIBPROFD)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_SAN) -pthread -o $@ $(MAIN_OBJ) $(LIBPROFD) $(LIBS)
+
+$(O)/tests/%: tests/unit/%.c $(LIBPROFD)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(LIBPROFD) $(LIBS) -lcmocka $(LDFLAGS_SAN)
+
+unit: $(UNIT_BIN)
+	$(Q)set -e; for t in $(UNIT_BIN); do echo "  UNIT    $$t"; $$t; done
+
+# Everything a contributor or CI needs: dependencies, a sanitized build, all tests.
+test: deps
+	$(Q)$(MAKE) --no-print-directory check-format check-layers
+	$(Q)$(MAKE) --no-print-directory O=build-san SANITIZE=address,undefined build unit
+	$(Q)$(MAKE) --no-print-directory build
+	$(Q)PROFD=build-san/profd PROFD_FAST=build/profd bash tests/run.sh
+
+check-format:
+	$(Q)clang-format --dry-run --Werror $$(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c')
+
+check-layers:
+	$(Q)bash scripts/check-layers.sh
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory build
+	$(Q)bash scripts/run.sh
+
+fuzz: deps
+	$(Q)bash scripts/fuzz.sh build
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory build
+	$(Q)bash bench/run.sh
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(O)/obj $(O)/tests -name '*.d' 2>/dev/null)

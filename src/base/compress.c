@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+/* compress.c - gzip via zlib with output caps; see compress.h. */
+#include "base/compat.h"
+#include "base/compress.h"
+
+#include <zlib.h>
+
+bool gzip_is(const void *data, size_t n)
+{
+	const unsigned char *p = data;
+
+	return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
+
+int gzip_inflate(const void *data, size_t n, size_t max_out, struct buf *out,
+		 struct prof_err *err)
+{
+	unsigned char tmp[65536];
+	z_stream zs;
+	size_t start = out->len;
+	int zrc, rc = 0;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+		return prof_err_set(err, -ENOMEM, -1, "gzip: cannot initialise zlib");
+	zs.next_in = (unsigned char *)data;
+	zs.avail_in = (uInt)PROF_MIN(n, (size_t)UINT32_MAX);
+	for (;;) {
+		zs.next_out = tmp;
+		zs.avail_out = sizeof(tmp);
+		zrc = inflate(&zs, Z_NO_FLUSH);
+		if (zrc != Z_OK && zrc != Z_STREAM_END && zrc != Z_BUF_ERROR) {
+			rc = prof_err_set(err, -PROF_ECORRUPT, (int64_t)(n - zs.avail_in),
+					  "gzip: corrupt data at byte %zu: %s", n - zs.avail_in,
+					  zs.msg ? zs.msg : "inflate failed");
+			break;
+		}
+		size_t got = sizeof(tmp) - zs.avail_out;
+		if (out->len - start + got > max_out) {
+			rc = prof_err_set(err, -PROF_ETOOBIG, (int64_t)(n - zs.avail_in),
+					  "gzip: decompressed size exceeds the limit of %zu bytes",
+					  max_out);
+			break;
+		}
+		if (got && buf_add(out, tmp, got)) {
+			rc = prof_err_set(err, -PROF_ETOOBIG, -1,
+					  "gzip: output buffer limit reached");
+			break;
+		}
+		if (zrc == Z_STREAM_END) {
+			/* Another member may follow (concatenated gzip, RFC 1952 2.2). */
+			if (zs.avail_in >= 2 && gzip_is(zs.next_in, zs.avail_in)) {
+				inflateReset(&zs);
+				continue;
+			}
+			break;
+		}
+		if (zrc == Z_BUF_ERROR && zs.avail_in == 0 && got == 0) {
+			rc = prof_err_set(err, -PROF_ECORRUPT, (int64_t)n,
+					  "gzip: truncated stream (%zu bytes)", n);
+			break;
+		}
+	}
+	inflateEnd(&zs);
+	if (rc)
+		out->len = start;
+	return rc;
+}
+
+int gzip_deflate(const void *data, size_t n, struct buf *out)
+{
+	unsigned char tmp[65536];
+	z_stream zs;
+	int zrc;
+
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (unsigned char *)data;
+	zs.avail_in = (uInt)n;
+	do {
+		zs.next_out = tmp;
+		zs.avail_out = sizeof(tmp);
+		zrc = deflate(&zs, Z_FINISH);
+		if (buf_add(out, tmp, sizeof(tmp) - zs.avail_out)) {
+			deflateEnd(&zs);
+			return -PROF_ETOOBIG;
+		}
+	} while (zrc == Z_OK);
+	deflateEnd(&zs);
+	return zrc == Z_STREAM_END ? 0 : -EIO;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * compress.h - gzip in and out (zlib), with a hard cap on output size so
+ * a "gzip bomb" is refused instead of exhausting memory.
+ */
+#ifndef PROF_BASE_COMPRESS_H
+#define PROF_BASE_COMPRESS_H
+
+#include "base/buf.h"
+#include "base/err.h"
+
+/** gzip_is() - true when @data starts with the gzip magic 1f 8b. */
+bool gzip_is(const void *data, size_t n);
+
+/**
+ * gzip_inflate() - decompress gzip (all members, concatenated, RFC 1952)
+ * from @data into @out (appending). Fails with -PROF_ETOOBIG (naming the
+ * cap) when the output would exceed @max_out bytes, and -PROF_ECORRUPT
+ * with the input offset for bad data or a truncated stream.
+ */
+int gzip_inflate(const void *data, size_t n, size_t max_out, struct buf *out,
+		 struct prof_err *err);
+
+/** gzip_deflate() - compress @data as one gzip member into @out (appending). */
+int gzip_deflate(const void *data, size_t n, struct buf *out);
+
+#endif

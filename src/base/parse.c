@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+/* parse.c - checked parsing; see parse.h. */
+#include "base/compat.h"
+#include "base/parse.h"
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
+			return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+int parse_i64(const char *s, int64_t *out)
+{
+	uint64_t v;
+	int neg = 0, rc;
+
+	if (s && *s == '-') {
+		neg = 1;
+		s++;
+	}
+	rc = parse_u64(s, &v);
+	if (rc)
+		return rc;
+	if (neg) {
+		if (v > (uint64_t)INT64_MAX + 1)
+			return -ERANGE;
+		*out = (int64_t)(0 - v);
+	} else {
+		if (v > (uint64_t)INT64_MAX)
+			return -ERANGE;
+		*out = (int64_t)v;
+	}
+	return 0;
+}
+
+int parse_duration_ns(const char *s, int64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		int64_t mult;
+	} units[] = { { "ns", 1 },	       { "us", 1000 },		{ "ms", 1000000 },
+		      { "s", 1000000000 },     { "m", 60000000000LL }, { "h", 3600000000000LL },
+		      { "d", 86400000000000LL } };
+	char num[32];
+	size_t i = 0;
+	uint64_t v;
+	int64_t r;
+
+	if (!s)
+		return -EINVAL;
+	while (s[i] >= '0' && s[i] <= '9' && i < sizeof(num) - 1) {
+		num[i] = s[i];
+		i++;
+	}
+	num[i] = '\0';
+	if (parse_u64(num, &v))
+		return -EINVAL;
+	if (v > (uint64_t)INT64_MAX)
+		return -ERANGE;
+	if (s[i] == '\0') {
+		if (__builtin_mul_overflow((int64_t)v, 1000000000LL, &r))
+			return -ERANGE;
+		*out = r;
+		return 0;
+	}
+	for (size_t u = 0; u < PROF_ARRAY_SIZE(units); u++) {
+		if (strcmp(s + i, units[u].suffix) == 0) {
+			if (__builtin_mul_overflow((int64_t)v, units[u].mult, &r))
+				return -ERANGE;
+			*out = r;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int parse_time_ms(const char *s, int64_t now_ms, int64_t *out)
+{
+	int64_t d;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (strncmp(s, "now", 3) == 0) {
+		if (s[3] == '\0') {
+			*out = now_ms;
+			return 0;
+		}
+		if (s[3] != '-' || parse_duration_ns(s + 4, &d))
+			return -EINVAL;
+		*out = now_ms - d / 1000000;
+		return 0;
+	}
+	return parse_i64(s, out);
+}
+
+int64_t prof_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}

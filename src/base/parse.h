@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * parse.h - checked number, duration and time parsing.
+ * Every parser checks the whole string was consumed ("12abc" is not 12)
+ * and reports overflow; never use bare strtol.
+ */
+#ifndef PROF_BASE_PARSE_H
+#define PROF_BASE_PARSE_H
+
+#include "base/compat.h"
+
+/** parse_u64() - decimal unsigned; 0 or -EINVAL / -ERANGE. */
+int parse_u64(const char *s, uint64_t *out);
+/** parse_i64() - decimal signed, optional leading '-'; 0 or -EINVAL / -ERANGE. */
+int parse_i64(const char *s, int64_t *out);
+/**
+ * parse_duration_ns() - "10s", "500ms", "2m", "1h", "250us", "100ns"
+ * (a bare number means seconds) into nanoseconds. 0 or -EINVAL / -ERANGE.
+ */
+int parse_duration_ns(const char *s, int64_t *out);
+/**
+ * parse_time_ms() - a query time: unix milliseconds, "now", or
+ * "now-15m" / "now-1h" (any parse_duration_ns suffix), relative to @now_ms.
+ */
+int parse_time_ms(const char *s, int64_t now_ms, int64_t *out);
+/** prof_now_ns() - CLOCK_REALTIME in nanoseconds since the epoch. */
+int64_t prof_now_ns(void);
+
+#endif

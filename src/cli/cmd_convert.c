@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
+/* cmd_convert.c - `profd convert` (placeholder until its module lands). */
+#include "base/compat.h"
+#include "cli/cli.h"
+
+int cmd_convert(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "profd: %s: this build does not include it yet\n", argv[0]);
+	return 1;
+}

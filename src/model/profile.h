@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * profile.h - the canonical in-memory profile every format decodes into.
+ *
+ * The model is the union of pprof (profile.proto) and OTLP profiles
+ * (opentelemetry.proto.profiles.v1development, v1.10/v1.11 layout; see
+ * docs and shared formats.md 1.4 and 2.1):
+ *
+ *   - dictionary tables: strings (interned, id 0 = ""), mappings,
+ *     functions, locations (each with an inline chain of lines, lines[0]
+ *     innermost as in both formats), links (trace/span ids);
+ *   - N sample types (value columns, pprof style). An OTLP Profile has one
+ *     sample type; pprof may have several;
+ *   - samples: a stack (location indexes, *leaf first*), one value per
+ *     sample type, labels (key -> string or number), an optional
+ *     timestamp and link. Stacks are ranges of @stack_locs, and several
+ *     samples may share one range (decoders intern stacks);
+ *   - profile-level attributes (@attrs): OTLP resource/scope/profile
+ *     attributes such as process.pid, service.name; pprof has none.
+ *
+ * Invariants (checked by model_profile_validate):
+ *   - index 0 of mappings, functions, locations and links is the zero
+ *     entry meaning "none", as in OTLP's dictionary;
+ *   - every index held by an entry is in range; every string id < strings.n;
+ *   - values.n == samples.n * sample_types.n (sample i's values start at
+ *     samples.v[i].value_off).
+ *
+ * Ownership: the profile owns everything in it; strings returned by
+ * model_str stay valid until model_profile_release. Not thread-safe.
+ */
+#ifndef PROF_MODEL_PROFILE_H
+#define PROF_MODEL_PROFILE_H
+
+#include "base/compat.h"
+#include "base/err.h"
+#include "base/mem.h"
+#include "base/strtab.h"
+
+struct model_value_type {
+	uint32_t type; /* string id, e.g. "cpu" */
+	uint32_t unit; /* string id, e.g. "nanoseconds" */
+};
+
+struct model_mapping {
+	uint64_t memory_start, memory_limit, file_offset;
+	uint32_t filename; /* string id: path or pseudo name such as [vdso] */
+	uint32_t build_id; /* string id: GNU build ID in lowercase hex, or "" */
+	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+};
+
+struct model_function {
+	uint32_t name, system_name, filename; /* string ids */
+	int64_t start_line;
+};
+
+struct model_line {
+	uint32_t function; /* index into functions, 0 = none */
+	int64_t line, column;
+};
+
+struct model_location {
+	uint32_t mapping; /* index into mappings, 0 = unknown */
+	uint64_t address; /* address as the producer gave it (see docs/model.md) */
+	uint32_t line_off, nlines; /* range of lines; lines[line_off] innermost */
+	bool is_folded;
+	uint32_t frame_type; /* string id of profile.frame.type ("native", "kernel", ...) or 0 */
+};
+
+struct model_label {
+	uint32_t key; /* string id */
+	uint32_t str; /* string id, 0 when numeric */
+	int64_t num;
+	uint32_t num_unit; /* string id */
+};
+
+struct model_link {
+	uint8_t trace_id[16];
+	uint8_t span_id[8];
+};
+
+struct model_sample {
+	uint32_t stack_off, nstack; /* range of stack_locs, leaf first */
+	uint32_t value_off;	    /* first of sample_types.n values in @values */
+	uint32_t label_off, nlabels; /* range of @labels */
+	uint32_t link;		    /* index into links, 0 = none */
+	int64_t timestamp_ns;	    /* unix ns, 0 = unknown */
+};
+
+struct model_profile {
+	struct strtab strings;
+	VEC(struct model_mapping) mappings;
+	VEC(struct model_function) functions;
+	VEC(struct model_location) locations;
+	VEC(struct model_line) lines;
+	VEC(struct model_link) links;
+	VEC(struct model_value_type) sample_types;
+	VEC(struct model_sample) samples;
+	VEC(uint32_t) stack_locs;
+	VEC(int64_t) values;
+	VEC(struct model_label) labels;
+	VEC(struct model_label) attrs; /* profile-level (resource) attributes */
+	VEC(uint32_t) comments;	       /* string ids */
+
+	struct model_value_type period_type;
+	int64_t period;
+	int64_t time_ns, duration_ns;
+	uint32_t default_sample_type; /* string id of the type name, 0 = unset */
+	uint32_t drop_frames, keep_frames; /* string ids of regexes, 0 = unset */
+	uint32_t name; /* string id of the profile name ("process_cpu", "memory"), 0 = derive */
+
+	/* private: hash index for model_function_intern */
+	uint32_t *fn_slots;
+	uint32_t fn_nslots;
+	size_t fn_indexed;
+};
+
+/** model_profile_init() - empty profile with the zero entries in place. */
+void model_profile_init(struct model_profile *p);
+/** model_profile_release() - free everything; the struct may be re-inited. NULL ok. */
+void model_profile_release(struct model_profile *p);
+
+static inline const char *model_str(const struct model_profile *p, uint32_t id)
+{
+	return strtab_get(&p->strings, id);
+}
+static inline uint32_t model_intern(struct model_profile *p, const char *s)
+{
+	return strtab_intern_cstr(&p->strings, s);
+}
+static inline uint32_t model_intern_n(struct model_profile *p, const char *s, size_t n)
+{
+	return strtab_intern(&p->strings, s, n);
+}
+
+/** model_sample_type_add() - append a value column; returns its index. Only before samples. */
+uint32_t model_sample_type_add(struct model_profile *p, const char *type, const char *unit);
+/** model_mapping_add() - append a mapping; returns its index (>= 1). */
+uint32_t model_mapping_add(struct model_profile *p, const struct model_mapping *m);
+/** model_function_add() - append a function; returns its index (>= 1). */
+uint32_t model_function_add(struct model_profile *p, const struct model_function *f);
+/**
+ * model_function_intern() - index of the function with these name,
+ * system name, file and start line, adding it if new (linear hash on the
+ * tuple). Use it from decoders whose input has no function table.
+ */
+uint32_t model_function_intern(struct model_profile *p, uint32_t name, uint32_t system_name,
+			       uint32_t filename, int64_t start_line);
+/**
+ * model_location_add() - append a location with @nlines lines (copied,
+ * innermost first); returns its index (>= 1).
+ */
+uint32_t model_location_add(struct model_profile *p, uint32_t mapping, uint64_t address,
+			    const struct model_line *lines, uint32_t nlines);
+/**
+ * model_stack_add() - copy @n location indexes (leaf first) into
+ * stack_locs and return the offset; pass it to model_sample_add so
+ * samples can share one stack.
+ */
+uint32_t model_stack_add(struct model_profile *p, const uint32_t *locs, uint32_t n);
+/**
+ * model_sample_add() - append a sample over the stack range
+ * (@stack_off, @nstack) with sample_types.n @values (copied) and @nlabels
+ * labels (copied). Returns the sample index.
+ */
+uint32_t model_sample_add(struct model_profile *p, uint32_t stack_off, uint32_t nstack,
+			  const int64_t *values, const struct model_label *labels, uint32_t nlabels,
+			  int64_t timestamp_ns, uint32_t link);
+/** model_attr_add_str() / _num() - add a profile-level attribute. */
+void model_attr_add_str(struct model_profile *p, const char *key, const char *value);
+void model_attr_add_num(struct model_profile *p, const char *key, int64_t value);
+/** model_attr_get() - string value of profile attribute @key, or NULL. */
+const char *model_attr_get(const struct model_profile *p, const char *key);
+
+/**
+ * model_profile_validate() - check the invariants above; 0 or
+ * -PROF_ECORRUPT with @err naming the table, entry and field.
+ */
+int model_profile_validate(const struct model_profile *p, struct prof_err *err);
+
+/**
+ * model_profile_type_id() - "name:type:unit:period_type:period_unit" for
+ * value column @idx (the Pyroscope/Parca convention), written to @out.
+ * The name is p->name when set, else derived from the period/sample type:
+ * cpu -> process_cpu, space/bytes -> memory, contentions -> mutex or block
+ * (delay), goroutine -> goroutine, off_cpu -> off_cpu, else the sample type.
+ */
+void model_profile_type_id(const struct model_profile *p, uint32_t idx, char *out, size_t outsz);
+
+/**
+ * model_location_name() - display name of line @line_idx of a location:
+ * the function name, else its system name, else "[basename of mapping]"
+ * when there is a mapping file, else "<unknown>" (go tool pprof -top's
+ * rule in graph.go NameComponents, at function granularity).
+ * Returns a string lent from @p, a static string, or @tmp (which
+ * receives the bracketed basename; 256 bytes is plenty).
+ */
+const char *model_frame_name(const struct model_profile *p, const struct model_location *loc,
+			     uint32_t line_idx, char *tmp, size_t tmpsz);
+
+#endif
