@@ -31,10 +31,10 @@
 #define PROF_PRINTF(f, a)  __attribute__((format(printf, f, a)))
 
 /* Always-on invariant check: prints file:line and aborts (Redis serverAssert). */
-#define PROF_ASSERT(cond)                                                                 \
-	do {                                                                              \
-		if (!(cond))                                                              \
-			prof_assert_fail(#cond, __FILE__, __LINE__);                      \
+#define PROF_ASSERT(cond)                                            \
+	do {                                                         \
+		if (!(cond))                                         \
+			prof_assert_fail(#cond, __FILE__, __LINE__); \
 	} while (0)
 void prof_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
 

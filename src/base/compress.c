@@ -12,8 +12,7 @@ bool gzip_is(const void *data, size_t n)
 	return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
 }
 
-int gzip_inflate(const void *data, size_t n, size_t max_out, struct buf *out,
-		 struct prof_err *err)
+int gzip_inflate(const void *data, size_t n, size_t max_out, struct buf *out, struct prof_err *err)
 {
 	unsigned char tmp[65536];
 	z_stream zs;

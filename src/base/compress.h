@@ -18,8 +18,7 @@ bool gzip_is(const void *data, size_t n);
  * cap) when the output would exceed @max_out bytes, and -PROF_ECORRUPT
  * with the input offset for bad data or a truncated stream.
  */
-int gzip_inflate(const void *data, size_t n, size_t max_out, struct buf *out,
-		 struct prof_err *err);
+int gzip_inflate(const void *data, size_t n, size_t max_out, struct buf *out, struct prof_err *err);
 
 /** gzip_deflate() - compress @data as one gzip member into @out (appending). */
 int gzip_deflate(const void *data, size_t n, struct buf *out);

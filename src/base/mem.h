@@ -25,35 +25,35 @@ char *xstrndup(const char *s, size_t n);
 /** xasprintf() - malloc'd formatted string; caller frees. */
 char *xasprintf(const char *fmt, ...) PROF_PRINTF(1, 2);
 
-#define VEC(T)                                                                            \
-	struct {                                                                          \
-		T *v;                                                                     \
-		size_t n, cap;                                                            \
+#define VEC(T)                 \
+	struct {               \
+		T *v;          \
+		size_t n, cap; \
 	}
 
 /* Make room for @extra more elements in @vec. */
-#define VEC_RESERVE(vec, extra)                                                           \
-	do {                                                                              \
-		if ((vec)->n + (extra) > (vec)->cap) {                                    \
-			size_t c_ = (vec)->cap ? (vec)->cap * 2 : 8;                      \
-			while (c_ < (vec)->n + (extra))                                   \
-				c_ *= 2;                                                  \
-			(vec)->v = xreallocarray((vec)->v, c_, sizeof(*(vec)->v));        \
-			(vec)->cap = c_;                                                  \
-		}                                                                         \
+#define VEC_RESERVE(vec, extra)                                                    \
+	do {                                                                       \
+		if ((vec)->n + (extra) > (vec)->cap) {                             \
+			size_t c_ = (vec)->cap ? (vec)->cap * 2 : 8;               \
+			while (c_ < (vec)->n + (extra))                            \
+				c_ *= 2;                                           \
+			(vec)->v = xreallocarray((vec)->v, c_, sizeof(*(vec)->v)); \
+			(vec)->cap = c_;                                           \
+		}                                                                  \
 	} while (0)
 
-#define VEC_PUSH(vec, x)                                                                  \
-	do {                                                                              \
-		VEC_RESERVE(vec, 1);                                                      \
-		(vec)->v[(vec)->n++] = (x);                                               \
+#define VEC_PUSH(vec, x)                    \
+	do {                                \
+		VEC_RESERVE(vec, 1);        \
+		(vec)->v[(vec)->n++] = (x); \
 	} while (0)
 
-#define VEC_FREE(vec)                                                                     \
-	do {                                                                              \
-		free((vec)->v);                                                           \
-		(vec)->v = NULL;                                                          \
-		(vec)->n = (vec)->cap = 0;                                                \
+#define VEC_FREE(vec)                      \
+	do {                               \
+		free((vec)->v);            \
+		(vec)->v = NULL;           \
+		(vec)->n = (vec)->cap = 0; \
 	} while (0)
 
 #endif

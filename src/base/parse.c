@@ -49,8 +49,12 @@ int parse_duration_ns(const char *s, int64_t *out)
 	static const struct {
 		const char *suffix;
 		int64_t mult;
-	} units[] = { { "ns", 1 },	       { "us", 1000 },		{ "ms", 1000000 },
-		      { "s", 1000000000 },     { "m", 60000000000LL }, { "h", 3600000000000LL },
+	} units[] = { { "ns", 1 },
+		      { "us", 1000 },
+		      { "ms", 1000000 },
+		      { "s", 1000000000 },
+		      { "m", 60000000000LL },
+		      { "h", 3600000000000LL },
 		      { "d", 86400000000000LL } };
 	char num[32];
 	size_t i = 0;

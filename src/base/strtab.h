@@ -15,8 +15,8 @@
 #include "base/compat.h"
 
 struct strtab {
-	char **s;	/* s[id], NUL-terminated */
-	uint32_t *len;	/* len[id] in bytes */
+	char **s;      /* s[id], NUL-terminated */
+	uint32_t *len; /* len[id] in bytes */
 	uint32_t n, cap;
 	uint32_t *slots; /* id + 1, 0 = empty */
 	uint32_t nslots; /* power of two */

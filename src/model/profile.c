@@ -190,12 +190,12 @@ const char *model_attr_get(const struct model_profile *p, const char *key)
 	return NULL;
 }
 
-#define CHECK_STR(id, what, i)                                                            \
-	do {                                                                              \
-		if ((id) >= ns)                                                           \
-			return prof_err_set(err, -PROF_ECORRUPT, -1,                      \
+#define CHECK_STR(id, what, i)                                                                   \
+	do {                                                                                     \
+		if ((id) >= ns)                                                                  \
+			return prof_err_set(err, -PROF_ECORRUPT, -1,                             \
 					    "%s %zu: string index %u out of range (%u strings)", \
-					    what, (size_t)(i), (unsigned)(id), ns);       \
+					    what, (size_t)(i), (unsigned)(id), ns);              \
 	} while (0)
 
 int model_profile_validate(const struct model_profile *p, struct prof_err *err)
@@ -225,9 +225,10 @@ int model_profile_validate(const struct model_profile *p, struct prof_err *err)
 					    "location %zu: line range out of bounds", i);
 		for (uint32_t k = 0; k < l->nlines; k++)
 			if (p->lines.v[l->line_off + k].function >= p->functions.n)
-				return prof_err_set(err, -PROF_ECORRUPT, -1,
-						    "location %zu line %u: function index %u out of range",
-						    i, k, p->lines.v[l->line_off + k].function);
+				return prof_err_set(
+					err, -PROF_ECORRUPT, -1,
+					"location %zu line %u: function index %u out of range", i,
+					k, p->lines.v[l->line_off + k].function);
 	}
 	for (size_t i = 0; i < p->stack_locs.n; i++)
 		if (p->stack_locs.v[i] >= p->locations.n || p->stack_locs.v[i] == 0)

@@ -59,8 +59,8 @@ struct model_line {
 };
 
 struct model_location {
-	uint32_t mapping; /* index into mappings, 0 = unknown */
-	uint64_t address; /* address as the producer gave it (see docs/model.md) */
+	uint32_t mapping;	   /* index into mappings, 0 = unknown */
+	uint64_t address;	   /* address as the producer gave it (see docs/model.md) */
 	uint32_t line_off, nlines; /* range of lines; lines[line_off] innermost */
 	bool is_folded;
 	uint32_t frame_type; /* string id of profile.frame.type ("native", "kernel", ...) or 0 */
@@ -79,11 +79,11 @@ struct model_link {
 };
 
 struct model_sample {
-	uint32_t stack_off, nstack; /* range of stack_locs, leaf first */
-	uint32_t value_off;	    /* first of sample_types.n values in @values */
+	uint32_t stack_off, nstack;  /* range of stack_locs, leaf first */
+	uint32_t value_off;	     /* first of sample_types.n values in @values */
 	uint32_t label_off, nlabels; /* range of @labels */
-	uint32_t link;		    /* index into links, 0 = none */
-	int64_t timestamp_ns;	    /* unix ns, 0 = unknown */
+	uint32_t link;		     /* index into links, 0 = none */
+	int64_t timestamp_ns;	     /* unix ns, 0 = unknown */
 };
 
 struct model_profile {
@@ -104,7 +104,7 @@ struct model_profile {
 	struct model_value_type period_type;
 	int64_t period;
 	int64_t time_ns, duration_ns;
-	uint32_t default_sample_type; /* string id of the type name, 0 = unset */
+	uint32_t default_sample_type;	   /* string id of the type name, 0 = unset */
 	uint32_t drop_frames, keep_frames; /* string ids of regexes, 0 = unset */
 	uint32_t name; /* string id of the profile name ("process_cpu", "memory"), 0 = derive */
 

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * elf.h - reading what profiling needs from an ELF file (libelf):
+ * the GNU build ID, the PT_LOAD segments (file offset -> virtual address,
+ * which handles PIEs and shared libraries whose executable segment's file
+ * offset differs from its address), and function symbols from .symtab,
+ * falling back to .dynsym, for address -> name lookups.
+ *
+ * Address convention used across profd (the OpenTelemetry eBPF profiler's,
+ * shared formats.md 1.8): native frame addresses are ELF virtual addresses
+ * of the file, not runtime addresses, so the same code has the same
+ * address in every process.
+ *
+ * A struct sym_elf is immutable after sym_elf_open and may be shared
+ * between threads for lookups.
+ */
+#ifndef PROF_SYMBOLIZE_ELF_H
+#define PROF_SYMBOLIZE_ELF_H
+
+#include "base/compat.h"
+#include "base/err.h"
+
+struct sym_elf;
+
+/**
+ * sym_elf_open() - open and index @path. On success *@out is a new object
+ * the caller frees with sym_elf_free. Errors: -errno when the file cannot
+ * be read; -PROF_EFORMAT when it is not ELF; -PROF_ECORRUPT when its
+ * headers are truncated or inconsistent (@err says which).
+ */
+int sym_elf_open(const char *path, struct sym_elf **out, struct prof_err *err);
+void sym_elf_free(struct sym_elf *e);
+
+/** sym_elf_build_id() - GNU build ID as lowercase hex, "" when absent. Lent. */
+const char *sym_elf_build_id(const struct sym_elf *e);
+
+/**
+ * sym_elf_offset_to_vaddr() - map a file offset inside a PT_LOAD segment
+ * to the ELF virtual address (p_vaddr + off - p_offset). 0 or -ENOENT.
+ */
+int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vaddr);
+
+/**
+ * sym_elf_lookup() - name of the function symbol containing @vaddr (its
+ * [st_value, st_value + st_size), or the nearest preceding symbol of
+ * size 0), from .symtab, else .dynsym. NULL when none covers it. The
+ * name is lent until sym_elf_free; *@start (optional) receives the symbol
+ * address.
+ */
+const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *start);
+
+/** sym_elf_nsymbols() - number of function symbols indexed (for stats/tests). */
+size_t sym_elf_nsymbols(const struct sym_elf *e);
+
+/**
+ * sym_elf_read_build_id() - read only the GNU build ID of @path into @hex
+ * (lowercase, NUL-terminated; @hexsz >= 41 for SHA-1 IDs). 0, -ENOENT when
+ * the file has no build ID, or another negative code.
+ */
+int sym_elf_read_build_id(const char *path, char *hex, size_t hexsz);
+
+#endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kallsyms.h - kernel symbols from /proc/kallsyms (text symbols t/T/w/W),
+ * sorted for address -> name lookups of kernel stack frames.
+ * Immutable after load; shareable between threads.
+ */
+#ifndef PROF_SYMBOLIZE_KALLSYMS_H
+#define PROF_SYMBOLIZE_KALLSYMS_H
+
+#include "base/compat.h"
+#include "base/err.h"
+
+struct sym_kallsyms;
+
+/** sym_kallsyms_load() - parse @path (normally "/proc/kallsyms"); caller frees. */
+int sym_kallsyms_load(const char *path, struct sym_kallsyms **out, struct prof_err *err);
+void sym_kallsyms_free(struct sym_kallsyms *k);
+/**
+ * sym_kallsyms_lookup() - name of the kernel symbol at or before @addr,
+ * NULL if @addr is below the first symbol or addresses are hidden
+ * (kptr_restrict gives all zeros). Lent until free.
+ */
+const char *sym_kallsyms_lookup(const struct sym_kallsyms *k, uint64_t addr);
+size_t sym_kallsyms_count(const struct sym_kallsyms *k);
+
+#endif
