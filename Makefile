@@ -49,10 +49,13 @@ LIBPROFD := $(O)/libprofd.a
 
 UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
+# Helpers the integration tests run (tests/tools/*.c -> $(O)/tests/tools/*).
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOL_BIN := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 
 .PHONY: all build run test unit check-format check-layers fuzz bench clean deps
 
-all build: $(O)/profd
+all build: $(O)/profd $(TOOL_BIN)
 
 deps:
 	$(Q)bash scripts/install-deps.sh
@@ -61,7 +64,9 @@ $(O)/gen/%.pb-c.c $(O)/gen/%.pb-c.h: src/format/proto/%.proto
 	@mkdir -p $(dir $@)
 	$(Q)$(PROTOC_C) --proto_path=src/format/proto --c_out=$(O)/gen $<
 
-$(O)/gen/%.pb-c.o: $(O)/gen/%.pb-c.c
+# Order-only on every generated file: a .pb-c.c includes the headers of the
+# .proto files it imports (profiles.proto imports common.proto, ...).
+$(O)/gen/%.pb-c.o: $(O)/gen/%.pb-c.c | $(PROTO_C)
 	$(Q)$(CC) -std=gnu11 -g -O2 -fPIC -I$(O)/gen $(if $(SANITIZE),-fsanitize=$(SANITIZE)) -c $< -o $@
 
 $(O)/bpf/vmlinux.h:
@@ -90,6 +95,10 @@ $(O)/profd: $(MAIN_OBJ) $(LIBPROFD)
 $(O)/tests/%: tests/unit/%.c $(LIBPROFD)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(LIBPROFD) $(LIBS) -lcmocka $(LDFLAGS_SAN)
+
+$(O)/tests/tools/%: tests/tools/%.c $(LIBPROFD)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(LIBPROFD) $(LIBS) $(LDFLAGS_SAN)
 
 unit: $(UNIT_BIN)
 	$(Q)set -e; for t in $(UNIT_BIN); do echo "  UNIT    $$t"; $$t; done

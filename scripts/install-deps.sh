@@ -9,7 +9,7 @@ PKGS=(build-essential pkg-config clang llvm libbpf-dev bpftool libelf-dev libdw-
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libzstd-dev libmicrohttpd-dev
 	libnghttp2-dev libcurl4-openssl-dev libjansson-dev libyaml-dev libpcre2-dev
 	libxxhash-dev libcmocka-dev libclang-rt-14-dev golang-go nodejs npm chromium
-	linux-perf curl ca-certificates)
+	linux-perf curl ca-certificates python3)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -33,5 +33,5 @@ fi
 # Node packages for the tests (independent decoders, browser driver).
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -f "$here/tests/js/package.json" ] && [ ! -d "$here/tests/js/node_modules" ]; then
-	(cd "$here/tests/js" && npm install --no-audit --no-fund --silent)
+	(cd "$here/tests/js" && npm ci --no-audit --no-fund --silent)
 fi

@@ -48,7 +48,8 @@ uint32_t strtab_find(const struct strtab *t, const char *s, size_t n)
 	while (t->slots[h]) {
 		uint32_t id = t->slots[h] - 1;
 
-		if (t->len[id] == n && memcmp(t->s[id], s, n) == 0)
+		/* n == 0 may come with s == NULL (an empty protobuf bytes field). */
+		if (t->len[id] == n && (n == 0 || memcmp(t->s[id], s, n) == 0))
 			return id;
 		h = (h + 1) & (t->nslots - 1);
 	}

@@ -9,6 +9,18 @@
  * attributes, then the profile's own attributes. Samples with several
  * values/timestamps become one model sample per observation (value 1 per
  * timestamp when there are no values) sharing one stack range.
+ * Attributes with a home in the model move there (semantic conventions,
+ * shared formats.md 1.7): Mapping `process.executable.build_id.gnu` ->
+ * build_id, `pprof.mapping.has_*` -> has_* flags, Location
+ * `profile.frame.type` -> frame_type, `pprof.location.is_folded`, Profile
+ * `pprof.profile.comment|drop_frames|keep_frames`, scope
+ * `pprof.scope.default_sample_type`; the encoder writes them back the
+ * same way, so pprof -> OTLP -> pprof loses nothing the model holds.
+ * Other Mapping/Location attributes are dropped. Resource and scope
+ * attributes given by reference (key_strindex, string_value_strindex) are
+ * resolved against the request's dictionary. Non-string attribute values
+ * other than ints become text ("true", "1.5", hex for bytes, JSON for
+ * arrays and kvlists).
  */
 #ifndef PROF_FORMAT_OTLP_H
 #define PROF_FORMAT_OTLP_H
@@ -24,21 +36,37 @@ struct fmt_otlp_batch {
 
 /**
  * fmt_otlp_decode() - decode an ExportProfilesServiceRequest (raw
- * protobuf; the caller inflates gzip) into @out (zeroed by the caller,
- * released with fmt_otlp_batch_release). Errors: -PROF_ECORRUPT with @err
- * naming the table/field and index (e.g. "sample 3: stack_index 9 out of
- * range (4 stacks)"); -PROF_ETOOBIG when decoded data would exceed
- * @max_samples samples in all (0 = no limit).
+ * protobuf; the caller inflates gzip) into @out (overwritten; release it
+ * with fmt_otlp_batch_release; on error it is left empty). Every index is
+ * checked against its table. Errors: -PROF_ECORRUPT with @err naming the
+ * table/field and index (e.g. "otlp: profile 0 sample 3: stack_index 9 out
+ * of range (4 stacks)", "otlp: location_table[7].lines[0].function_index
+ * 12 out of range (9 functions)") or the byte offset of malformed protobuf;
+ * -PROF_ETOOBIG when decoded data would exceed @max_samples model samples
+ * in all (0 = no limit), nesting is deeper than FMT_PB_MAX_DEPTH or the
+ * input would unpack to far more memory than its size (format/pbcheck.h).
+ * Never reads outside @data. Thread-safe (no shared state).
  */
 int fmt_otlp_decode(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
 		    struct prof_err *err);
+
+/** fmt_otlp_batch_release() - free the profiles of @b; @b is left empty. NULL ok. */
 void fmt_otlp_batch_release(struct fmt_otlp_batch *b);
 
 /**
- * fmt_otlp_encode() - encode @n profiles as one ExportProfilesServiceRequest
- * with one shared dictionary, appended to @out. Profiles with identical
- * attrs share one ResourceProfiles; a profile with K sample types becomes
- * K OTLP Profiles. Sample timestamps are kept. Returns 0 or -errno.
+ * fmt_otlp_encode() - encode @n profiles (each passing
+ * model_profile_validate) as one ExportProfilesServiceRequest with one
+ * shared, deduplicated dictionary (entry 0 of each table the zero value),
+ * appended to @out. Profiles with identical attrs share one
+ * ResourceProfiles; each profile gets its own ScopeProfiles (scope name
+ * "profd") holding K OTLP Profiles for its K sample types, in order.
+ * Samples with a timestamp that share stack, labels and link become one
+ * OTLP Sample with values and timestamps_unix_nano side by side; samples
+ * without a timestamp stay one Sample each, so sample counts survive a
+ * round trip. Resource attribute keys/values are written as plain strings
+ * (receivers that predate key_strindex read them), sample attributes
+ * through the attribute table. Returns 0, or -PROF_ETOOBIG when a table
+ * would exceed 2^31 entries or @out's cap is reached.
  */
 int fmt_otlp_encode(const struct model_profile *const *profiles, size_t n, struct buf *out);
 

@@ -16,18 +16,37 @@
 /**
  * fmt_pprof_decode() - decode a pprof profile (gzip or raw protobuf,
  * sniffed by the gzip magic) into @out, which must be initialised by the
- * caller (model_profile_init) and is owned by the caller.
+ * caller (model_profile_init) and is owned by the caller (release it on
+ * error too; it may hold part of the profile).
  * @max_decoded caps the decompressed size (0 = FMT_PPROF_DEFAULT_MAX).
- * Errors: -PROF_ECORRUPT (bad protobuf, id referring to nothing: @err names
- * the message, field and byte offset), -PROF_ETOOBIG (over the cap).
+ * pprof ids (any non-zero uint64) become dense model indexes; line
+ * function_id 0 and location mapping_id 0 mean "none".
+ * Errors, each with @err naming what is wrong:
+ *   -PROF_ECORRUPT  malformed protobuf ("pprof: Profile.sample: truncated
+ *                   varint at byte 123"; offsets are in the gunzipped
+ *                   bytes when the input was gzipped, and the message says
+ *                   so), a corrupt gzip stream, an id referring to nothing
+ *                   ("pprof: sample[3]: location_id[0] = 99 not found (12
+ *                   locations)"), a zero or duplicate id, a string index out
+ *                   of range ("pprof: function[2].name: string index 40 out
+ *                   of range (38 strings)"), a non-empty string_table[0], a
+ *                   sample whose value count differs from the sample types;
+ *   -PROF_ETOOBIG   over the cap, nesting too deep, or an input that would
+ *                   unpack to far more memory than its size (format/pbcheck.h);
+ *   -PROF_EFORMAT   empty input.
+ * Never reads outside @data. Thread-safe (no shared state).
  */
 int fmt_pprof_decode(const void *data, size_t n, size_t max_decoded, struct model_profile *out,
 		     struct prof_err *err);
 
 /**
- * fmt_pprof_encode() - encode @p as pprof protobuf, gzipped when @gzip,
- * appended to @out. Profile-level attributes become labels on every
- * sample (pprof has no resource). Returns 0 or -errno.
+ * fmt_pprof_encode() - encode @p (which must pass model_profile_validate)
+ * as pprof protobuf, gzipped when @gzip, appended to @out. Model index i
+ * of mappings, functions and locations becomes pprof id i; model string
+ * ids are the string table indexes. Profile-level attributes become labels
+ * on every sample (pprof has no resource); sample timestamps and links are
+ * not representable and are dropped. Deterministic. Returns 0 or
+ * -PROF_ETOOBIG when @out's cap is reached.
  */
 int fmt_pprof_encode(const struct model_profile *p, bool gzip, struct buf *out);
 

@@ -29,6 +29,15 @@ struct sym_elf;
  * headers are truncated or inconsistent (@err says which).
  */
 int sym_elf_open(const char *path, struct sym_elf **out, struct prof_err *err);
+
+/**
+ * sym_elf_open_mem() - like sym_elf_open, for an ELF image held in memory
+ * (a debuginfo upload, a fuzz input). Everything needed is copied out, so
+ * @data need only live during the call. Same errors, minus -errno.
+ */
+int sym_elf_open_mem(const void *data, size_t n, struct sym_elf **out, struct prof_err *err);
+
+/** sym_elf_free() - release @e; NULL is allowed. */
 void sym_elf_free(struct sym_elf *e);
 
 /** sym_elf_build_id() - GNU build ID as lowercase hex, "" when absent. Lent. */

@@ -15,8 +15,12 @@
 
 struct symbolizer;
 
-/** symbolizer_new() - cache of at most @max_files open ELF files. */
+/**
+ * symbolizer_new() - cache of at most @max_files indexed ELF files (0 is
+ * taken as 1); remembered misses count towards the bound. Caller frees.
+ */
 struct symbolizer *symbolizer_new(size_t max_files);
+/** symbolizer_free() - release the cache and everything in it; NULL ok. */
 void symbolizer_free(struct symbolizer *s);
 
 /**
@@ -27,5 +31,19 @@ void symbolizer_free(struct symbolizer *s);
  */
 int symbolizer_lookup(struct symbolizer *s, const char *path, const char *build_id, uint64_t vaddr,
 		      char *out, size_t outsz);
+
+/**
+ * struct symbolizer_stats - counters since symbolizer_new, for /metrics and
+ * tests: @lookups calls, @memo_hits answered from the memo, @file_opens ELF
+ * files opened and indexed, @mismatches files refused for a build ID
+ * mismatch, @missing opens that failed (file absent or unreadable),
+ * @evictions cached files dropped to respect max_files.
+ */
+struct symbolizer_stats {
+	uint64_t lookups, memo_hits, file_opens, mismatches, missing, evictions;
+};
+
+/** symbolizer_get_stats() - copy the counters (consistent snapshot). */
+void symbolizer_get_stats(struct symbolizer *s, struct symbolizer_stats *st);
 
 #endif

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# fuzz.sh - build and run the libFuzzer targets (one per decoder,
+# tests/fuzz/fuzz_*.c) with clang -fsanitize=fuzzer,address,undefined.
+#
+#   scripts/fuzz.sh build          build every target into build-fuzz/
+#   scripts/fuzz.sh run SECONDS    build, then run each target for SECONDS
+#                                  (one after the other) and write a summary
+#                                  table to build-fuzz/report.md
+#   scripts/fuzz.sh run SECONDS fuzz_pprof ...   only the named targets
+#
+# Targets link against the decoding layers (src/base, model, format,
+# symbolize and query/top.c) compiled here with the same sanitizers;
+# protobuf code is generated from src/format/proto into build-fuzz/gen.
+# Seeds (build-fuzz/seeds/<target>/): the shared corpus when $PROFD_CORPUS
+# (or ../shared/corpus) exists -- pprof files gunzipped, and for OTLP the
+# same files converted by $PROFD_FAST (default build/profd) when it exists.
+# Crashes are kept in build-fuzz/crashes/<target>/ and replayed first on
+# the next run (libFuzzer reads every corpus directory given); once fixed,
+# copy them to tests/fuzz/regress/<target>/, which every run replays too and
+# tests/integration/test_fuzz_regress.sh feeds to the sanitized profd.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=build-fuzz
+CLANG=${CLANG:-clang}
+FLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
+CFLAGS="-std=gnu11 -Wall -Wextra -Isrc -I$OUT/gen -D_GNU_SOURCE"
+LIBS="-lprotobuf-c -ljansson -lz -lzstd -lxxhash -lelf -ldw -lpthread -lm"
+CORPUS=${PROFD_CORPUS:-../shared/corpus}
+SEED_PROFD=${PROFD_FAST:-build/profd} # converts pprof seeds to OTLP
+
+build() {
+	mkdir -p "$OUT/gen" "$OUT/obj"
+	local objs=() src obj
+	while IFS= read -r proto; do
+		protoc-c --proto_path=src/format/proto --c_out="$OUT/gen" "$proto"
+	done < <(find src/format/proto -name '*.proto' | sort)
+	while IFS= read -r src; do
+		obj="$OUT/obj/$(echo "$src" | tr / _).o"
+		if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "${FORCE:-0}" = 1 ]; then
+			case "$src" in
+			"$OUT"/gen/*) $CLANG -std=gnu11 $FLAGS -fsanitize=fuzzer-no-link -I"$OUT/gen" -c "$src" -o "$obj" ;;
+			*) $CLANG $CFLAGS $FLAGS -fsanitize=fuzzer-no-link -c "$src" -o "$obj" ;;
+			esac
+		fi
+		objs+=("$obj")
+	done < <(
+		find "$OUT/gen" -name '*.pb-c.c'
+		ls src/base/*.c src/model/*.c src/format/*.c src/symbolize/*.c src/query/top.c 2>/dev/null
+	)
+	rm -f "$OUT/libfuzzprofd.a"
+	ar rcs "$OUT/libfuzzprofd.a" "${objs[@]}"
+	for t in tests/fuzz/fuzz_*.c; do
+		local name
+		name=$(basename "$t" .c)
+		$CLANG $CFLAGS $FLAGS -fsanitize=fuzzer "$t" "$OUT/libfuzzprofd.a" $LIBS -o "$OUT/$name"
+		echo "  FUZZ    $OUT/$name"
+	done
+}
+
+seeds() {
+	local name=$1 dir="$OUT/seeds/$1"
+	mkdir -p "$dir"
+	[ -d "$CORPUS/pprof" ] || return 0
+	for f in "$CORPUS"/pprof/*; do
+		local base
+		base=$(basename "$f")
+		case "$name" in
+		fuzz_pprof)
+			if gzip -t "$f" 2>/dev/null; then gzip -dc "$f" >"$dir/$base"; else cp "$f" "$dir/$base"; fi
+			;;
+		fuzz_otlp)
+			[ -x "$SEED_PROFD" ] && "$SEED_PROFD" convert "$f" "$dir/$base.otlp.pb" 2>/dev/null || true
+			;;
+		esac
+	done
+}
+
+run() {
+	local seconds=$1
+	shift
+	local targets=("$@")
+	if [ ${#targets[@]} = 0 ]; then
+		for t in tests/fuzz/fuzz_*.c; do targets+=("$(basename "$t" .c)"); done
+	fi
+	{
+		echo "| target | seconds | executions | exec/s | coverage (cov) | corpus entries | crashes |"
+		echo "| --- | --- | --- | --- | --- | --- | --- |"
+	} >"$OUT/report.md"
+	local status=0
+	for name in "${targets[@]}"; do
+		seeds "$name"
+		mkdir -p "$OUT/crashes/$name" "$OUT/corpus/$name"
+		touch "$OUT/$name.start"
+		echo "=== $name: ${seconds}s"
+		set +e
+		local dirs=("$OUT/corpus/$name" "$OUT/seeds/$name" "$OUT/crashes/$name")
+		[ -d "tests/fuzz/regress/$name" ] && dirs+=("tests/fuzz/regress/$name")
+		"$OUT/$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+			-print_final_stats=1 -artifact_prefix="$OUT/crashes/$name/" \
+			"${dirs[@]}" >"$OUT/$name.log" 2>&1
+		local rc=$?
+		set -e
+		local runs cov units crashes
+		runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$OUT/$name.log" | grep -oE '[0-9]+$' || echo "?")
+		cov=$(grep -oE 'cov: [0-9]+' "$OUT/$name.log" | tail -1 | grep -oE '[0-9]+' || echo "?")
+		units=$(ls "$OUT/corpus/$name" | wc -l)
+		# new this run only: older crash files are replayed as regression inputs
+		crashes=$(find "$OUT/crashes/$name" -newer "$OUT/$name.start" -type f \
+			\( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+		local rate="?"
+		[ "$runs" != "?" ] && rate=$((runs / (seconds > 0 ? seconds : 1)))
+		echo "| $name | $seconds | $runs | $rate | $cov | $units | $crashes |" >>"$OUT/report.md"
+		tail -n 12 "$OUT/$name.log"
+		if [ $rc != 0 ] || [ "$crashes" != 0 ]; then
+			echo "=== $name: FAILED (exit $rc, $crashes crash files in $OUT/crashes/$name)"
+			status=1
+		fi
+	done
+	echo
+	cat "$OUT/report.md"
+	return $status
+}
+
+case "${1:-}" in
+build) build ;;
+run)
+	[ $# -ge 2 ] || { echo "usage: $0 run SECONDS [target...]" >&2; exit 2; }
+	secs=$2
+	shift 2
+	build
+	run "$secs" "$@"
+	;;
+*)
+	echo "usage: $0 build | run SECONDS [target...]" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * load.c - reading profile files for the subcommands; see load.h.
+ */
+#include "base/compat.h"
+#include "base/buf.h"
+#include "cli/load.h"
+
+/* Prints a decode error the way every subcommand does: file, reason, offset. */
+void cli_print_decode_error(const char *cmd, const char *file, int rc, const struct prof_err *err)
+{
+	if (err->code && err->msg[0]) {
+		fprintf(stderr, "profd %s: %s: %s", cmd, file, err->msg);
+		if (err->offset >= 0 && !strstr(err->msg, "byte"))
+			fprintf(stderr, " (at byte %" PRId64 ")", err->offset);
+		fprintf(stderr, "\n");
+	} else {
+		fprintf(stderr, "profd %s: %s: %s\n", cmd, file, prof_strerror(rc));
+	}
+}
+
+int cli_load_profile(const char *cmd, const char *file, struct model_profile *p,
+		     enum fmt_kind *kind)
+{
+	struct buf data;
+	struct prof_err err;
+	int rc;
+
+	buf_init(&data, CLI_MAX_FILE);
+	prof_err_init(&err);
+	rc = buf_read_file(&data, file);
+	if (rc) {
+		fprintf(stderr, "profd %s: %s: %s\n", cmd, file,
+			rc == -PROF_ETOOBIG ? "file larger than 1 GiB" : prof_strerror(rc));
+		buf_release(&data);
+		return rc;
+	}
+	if (kind)
+		*kind = fmt_detect(data.p ? data.p : "", data.len, file);
+	rc = fmt_decode_any(data.p ? data.p : "", data.len, file, NULL, p, &err);
+	if (rc)
+		cli_print_decode_error(cmd, file, rc, &err);
+	buf_release(&data);
+	return rc;
+}

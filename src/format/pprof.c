@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * pprof.c - pprof profile.proto decoder and encoder (shared formats.md 2.1,
+ * 2.2; google/pprof proto/profile.proto and profile/encode.go semantics).
+ *
+ * Decoding: gzip is sniffed by its magic (pprof's own rule: "always sniff,
+ * accept both") and inflated under a cap; the bytes are checked by
+ * fmt_pb_check (exact byte offset and field path of the first malformed
+ * byte, nesting and allocation bounds), unpacked by protobuf-c from our
+ * src/format/proto/profile.proto, then translated into the model:
+ * pprof ids (any non-zero uint64, addresses included) become dense model
+ * indexes through an id map that is the identity when ids are 1..n, as Go
+ * writes them. Every id and string index is checked; a reference to
+ * nothing is -PROF_ECORRUPT naming the object, the field and the value.
+ *
+ * Encoding: model index i becomes pprof id i (dense), model string ids are
+ * the string table indexes (both tables start with the zero entry).
+ */
+#include "base/compat.h"
+#include "base/compress.h"
+#include "base/mem.h"
+#include "format/pbcheck.h"
+#include "format/pprof.h"
+
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__ValueType PbValueType;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Label PbLabel;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+
+/* ---- id -> model index map ---------------------------------------------- */
+
+/*
+ * Identity when the ids are exactly 1..n in order (Go, most writers);
+ * otherwise an open-addressing table. Lookups of unknown ids return 0.
+ */
+struct idmap {
+	bool dense;
+	size_t n;
+	uint64_t *keys;
+	uint32_t *vals;
+	uint32_t mask;
+};
+
+static void idmap_release(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static uint32_t idmap_slot(uint64_t id, uint32_t mask)
+{
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdULL;
+	id ^= id >> 33;
+	return (uint32_t)id & mask;
+}
+
+/*
+ * Builds the map for @n objects whose ids are read by @get_id. @what names
+ * the table in errors: a zero or duplicate id is -PROF_ECORRUPT.
+ */
+static int idmap_build(struct idmap *m, void *const *objs, size_t n,
+		       uint64_t (*get_id)(const void *), const char *what, struct prof_err *err)
+{
+	size_t cap = 16;
+
+	memset(m, 0, sizeof(*m));
+	m->n = n;
+	m->dense = true;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = get_id(objs[i]);
+
+		if (id == 0)
+			return prof_err_set(
+				err, -PROF_ECORRUPT, -1,
+				"pprof: %s[%zu]: id 0 is reserved (ids must be non-zero)", what, i);
+		if (id != i + 1)
+			m->dense = false;
+	}
+	if (m->dense)
+		return 0;
+	while (cap < n * 2)
+		cap *= 2;
+	m->keys = xcalloc(cap, sizeof(*m->keys));
+	m->vals = xcalloc(cap, sizeof(*m->vals));
+	m->mask = (uint32_t)(cap - 1);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = get_id(objs[i]);
+		uint32_t h = idmap_slot(id, m->mask);
+
+		while (m->keys[h]) {
+			if (m->keys[h] == id)
+				return prof_err_set(err, -PROF_ECORRUPT, -1,
+						    "pprof: %s[%zu]: duplicate id %" PRIu64
+						    " (also %s[%u])",
+						    what, i, id, what, m->vals[h] - 1);
+			h = (h + 1) & m->mask;
+		}
+		m->keys[h] = id;
+		m->vals[h] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+static uint32_t idmap_get(const struct idmap *m, uint64_t id)
+{
+	if (m->dense)
+		return id >= 1 && id <= m->n ? (uint32_t)id : 0;
+	if (!id)
+		return 0;
+	for (uint32_t h = idmap_slot(id, m->mask); m->keys[h]; h = (h + 1) & m->mask)
+		if (m->keys[h] == id)
+			return m->vals[h];
+	return 0;
+}
+
+static uint64_t mapping_id(const void *o)
+{
+	return ((const PbMapping *)o)->id;
+}
+static uint64_t function_id(const void *o)
+{
+	return ((const PbFunction *)o)->id;
+}
+static uint64_t location_id(const void *o)
+{
+	return ((const PbLocation *)o)->id;
+}
+
+/* ---- decode --------------------------------------------------------------- */
+
+struct pp_ctx {
+	const PbProfile *pb;
+	struct model_profile *out;
+	struct prof_err *err;
+	uint32_t *sid; /* string index -> model string id */
+	size_t nstr;
+	struct idmap maps, funcs, locs;
+};
+
+/* Resolves string index @idx of field @field of @obj[@i]. */
+static int pp_str(struct pp_ctx *c, int64_t idx, uint32_t *out, const char *obj, size_t i,
+		  const char *field)
+{
+	if (idx == 0 && c->nstr == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (idx < 0 || (uint64_t)idx >= c->nstr)
+		return prof_err_set(c->err, -PROF_ECORRUPT, -1,
+				    "pprof: %s[%zu].%s: string index %" PRId64
+				    " out of range (%zu strings)",
+				    obj, i, field, idx, c->nstr);
+	*out = c->sid[idx];
+	return 0;
+}
+
+#define PP_STR(idx, dst, obj, i, field)                                 \
+	do {                                                            \
+		int rc_ = pp_str(c, (idx), (dst), (obj), (i), (field)); \
+		if (rc_)                                                \
+			return rc_;                                     \
+	} while (0)
+
+static int pp_value_type(struct pp_ctx *c, const PbValueType *vt, struct model_value_type *out,
+			 const char *obj, size_t i)
+{
+	out->type = out->unit = 0;
+	if (!vt)
+		return 0;
+	PP_STR(vt->type, &out->type, obj, i, "type");
+	PP_STR(vt->unit, &out->unit, obj, i, "unit");
+	return 0;
+}
+
+static int pp_header(struct pp_ctx *c)
+{
+	const PbProfile *pb = c->pb;
+	struct model_profile *p = c->out;
+	int rc;
+
+	for (size_t i = 0; i < pb->n_sample_type; i++) {
+		struct model_value_type vt;
+
+		rc = pp_value_type(c, pb->sample_type[i], &vt, "sample_type", i);
+
+		if (rc)
+			return rc;
+		VEC_PUSH(&p->sample_types, vt);
+	}
+	rc = pp_value_type(c, pb->period_type, &p->period_type, "period_type", 0);
+	if (rc)
+		return rc;
+	p->period = pb->period;
+	p->time_ns = pb->time_nanos;
+	p->duration_ns = pb->duration_nanos;
+	PP_STR(pb->default_sample_type, &p->default_sample_type, "profile", 0,
+	       "default_sample_type");
+	PP_STR(pb->drop_frames, &p->drop_frames, "profile", 0, "drop_frames");
+	PP_STR(pb->keep_frames, &p->keep_frames, "profile", 0, "keep_frames");
+	for (size_t i = 0; i < pb->n_comment; i++) {
+		uint32_t id;
+
+		PP_STR(pb->comment[i], &id, "comment", i, "string");
+		VEC_PUSH(&p->comments, id);
+	}
+	return 0;
+}
+
+static int pp_mappings(struct pp_ctx *c)
+{
+	const PbProfile *pb = c->pb;
+
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const PbMapping *m = pb->mapping[i];
+		struct model_mapping mm = { 0 };
+
+		mm.memory_start = m->memory_start;
+		mm.memory_limit = m->memory_limit;
+		mm.file_offset = m->file_offset;
+		PP_STR(m->filename, &mm.filename, "mapping", i, "filename");
+		PP_STR(m->build_id, &mm.build_id, "mapping", i, "build_id");
+		mm.has_functions = m->has_functions;
+		mm.has_filenames = m->has_filenames;
+		mm.has_line_numbers = m->has_line_numbers;
+		mm.has_inline_frames = m->has_inline_frames;
+		model_mapping_add(c->out, &mm);
+	}
+	return 0;
+}
+
+static int pp_functions(struct pp_ctx *c)
+{
+	const PbProfile *pb = c->pb;
+
+	for (size_t i = 0; i < pb->n_function; i++) {
+		const PbFunction *f = pb->function[i];
+		struct model_function mf = { 0 };
+
+		PP_STR(f->name, &mf.name, "function", i, "name");
+		PP_STR(f->system_name, &mf.system_name, "function", i, "system_name");
+		PP_STR(f->filename, &mf.filename, "function", i, "filename");
+		mf.start_line = f->start_line;
+		model_function_add(c->out, &mf);
+	}
+	return 0;
+}
+
+static int pp_locations(struct pp_ctx *c)
+{
+	const PbProfile *pb = c->pb;
+	VEC(struct model_line) lines = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < pb->n_location && !rc; i++) {
+		const PbLocation *l = pb->location[i];
+		uint32_t mapping = 0, idx;
+
+		if (l->mapping_id && !(mapping = idmap_get(&c->maps, l->mapping_id))) {
+			rc = prof_err_set(c->err, -PROF_ECORRUPT, -1,
+					  "pprof: location[%zu] (id %" PRIu64
+					  "): mapping_id %" PRIu64 " not found (%zu mappings)",
+					  i, l->id, l->mapping_id, pb->n_mapping);
+			break;
+		}
+		lines.n = 0;
+		for (size_t k = 0; k < l->n_line; k++) {
+			const PbLine *ln = l->line[k];
+			struct model_line ml = { 0, ln->line, ln->column };
+
+			if (ln->function_id &&
+			    !(ml.function = idmap_get(&c->funcs, ln->function_id))) {
+				rc = prof_err_set(c->err, -PROF_ECORRUPT, -1,
+						  "pprof: location[%zu] (id %" PRIu64
+						  ") line %zu: function_id %" PRIu64
+						  " not found (%zu functions)",
+						  i, l->id, k, ln->function_id, pb->n_function);
+				break;
+			}
+			VEC_PUSH(&lines, ml);
+		}
+		if (rc)
+			break;
+		idx = model_location_add(c->out, mapping, l->address, lines.v, (uint32_t)lines.n);
+		c->out->locations.v[idx].is_folded = l->is_folded;
+	}
+	VEC_FREE(&lines);
+	return rc;
+}
+
+/* Resolves label @k of sample @i; errors name "sample[i].label[k].field". */
+static int pp_label(struct pp_ctx *c, const PbLabel *l, size_t i, size_t k, struct model_label *ml)
+{
+	static const char *const names[] = { "key", "str", "num_unit" };
+	const int64_t idx[] = { l->key, l->str, l->num_unit };
+	uint32_t *dst[] = { &ml->key, &ml->str, &ml->num_unit };
+
+	for (int f = 0; f < 3; f++) {
+		if (idx[f] == 0 && c->nstr == 0) {
+			*dst[f] = 0;
+			continue;
+		}
+		if (idx[f] < 0 || (uint64_t)idx[f] >= c->nstr)
+			return prof_err_set(
+				c->err, -PROF_ECORRUPT, -1,
+				"pprof: sample[%zu].label[%zu].%s: string index %" PRId64
+				" out of range (%zu strings)",
+				i, k, names[f], idx[f], c->nstr);
+		*dst[f] = c->sid[idx[f]];
+	}
+	ml->num = l->num;
+	return 0;
+}
+
+static int pp_samples(struct pp_ctx *c)
+{
+	const PbProfile *pb = c->pb;
+	struct model_profile *p = c->out;
+	VEC(uint32_t) stack = { 0 };
+	VEC(struct model_label) labels = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < pb->n_sample && !rc; i++) {
+		const PbSample *s = pb->sample[i];
+		uint32_t off;
+
+		if (s->n_value != pb->n_sample_type) {
+			rc = prof_err_set(c->err, -PROF_ECORRUPT, -1,
+					  "pprof: sample[%zu]: %zu values for %zu sample types", i,
+					  s->n_value, pb->n_sample_type);
+			break;
+		}
+		stack.n = 0;
+		VEC_RESERVE(&stack, s->n_location_id);
+		for (size_t k = 0; k < s->n_location_id; k++) {
+			uint32_t loc = idmap_get(&c->locs, s->location_id[k]);
+
+			if (!loc) {
+				rc = prof_err_set(c->err, -PROF_ECORRUPT, -1,
+						  "pprof: sample[%zu]: location_id[%zu] = %" PRIu64
+						  " not found (%zu locations)",
+						  i, k, s->location_id[k], pb->n_location);
+				break;
+			}
+			stack.v[stack.n++] = loc;
+		}
+		labels.n = 0;
+		for (size_t k = 0; k < s->n_label && !rc; k++) {
+			const PbLabel *l = s->label[k];
+			struct model_label ml = { 0 };
+
+			rc = pp_label(c, l, i, k, &ml);
+			if (rc)
+				break;
+			VEC_PUSH(&labels, ml);
+		}
+		if (rc)
+			break;
+		if (stack.n > UINT32_MAX || p->stack_locs.n + stack.n > UINT32_MAX ||
+		    p->labels.n + labels.n > UINT32_MAX) {
+			rc = prof_err_set(c->err, -PROF_ETOOBIG, -1,
+					  "pprof: sample[%zu]: more than 2^32 stack entries", i);
+			break;
+		}
+		off = model_stack_add(p, stack.v, (uint32_t)stack.n);
+		model_sample_add(p, off, (uint32_t)stack.n, s->value, labels.v, (uint32_t)labels.n,
+				 0, 0);
+	}
+	VEC_FREE(&stack);
+	VEC_FREE(&labels);
+	return rc;
+}
+
+static int pp_to_model(const PbProfile *pb, struct model_profile *out, struct prof_err *err)
+{
+	struct pp_ctx c = { 0 };
+	int rc;
+
+	c.pb = pb;
+	c.out = out;
+	c.err = err;
+	c.nstr = pb->n_string_table;
+	if (c.nstr && pb->string_table[0].len != 0)
+		return prof_err_set(err, -PROF_ECORRUPT, -1,
+				    "pprof: string_table[0] must be the empty string");
+	if (c.nstr > UINT32_MAX || pb->n_location >= UINT32_MAX || pb->n_function >= UINT32_MAX ||
+	    pb->n_mapping >= UINT32_MAX)
+		return prof_err_set(err, -PROF_ETOOBIG, -1, "pprof: tables exceed 2^32 entries");
+	c.sid = xmalloc((c.nstr ? c.nstr : 1) * sizeof(*c.sid));
+	for (size_t i = 0; i < c.nstr; i++)
+		c.sid[i] = model_intern_n(out, (const char *)pb->string_table[i].data,
+					  pb->string_table[i].len);
+	if ((rc = idmap_build(&c.maps, (void *const *)pb->mapping, pb->n_mapping, mapping_id,
+			      "mapping", err)) ||
+	    (rc = idmap_build(&c.funcs, (void *const *)pb->function, pb->n_function, function_id,
+			      "function", err)) ||
+	    (rc = idmap_build(&c.locs, (void *const *)pb->location, pb->n_location, location_id,
+			      "location", err)))
+		goto out;
+	if ((rc = pp_header(&c)) || (rc = pp_mappings(&c)) || (rc = pp_functions(&c)) ||
+	    (rc = pp_locations(&c)) || (rc = pp_samples(&c)))
+		goto out;
+	rc = model_profile_validate(out, err);
+out:
+	idmap_release(&c.maps);
+	idmap_release(&c.funcs);
+	idmap_release(&c.locs);
+	free(c.sid);
+	return rc;
+}
+
+int fmt_pprof_decode(const void *data, size_t n, size_t max_decoded, struct model_profile *out,
+		     struct prof_err *err)
+{
+	struct buf raw = BUF_INIT;
+	PbProfile *pb = NULL;
+	const char *what = "pprof";
+	size_t max = max_decoded ? max_decoded : FMT_PPROF_DEFAULT_MAX;
+	int rc;
+
+	if (gzip_is(data, n)) {
+		rc = gzip_inflate(data, n, max, &raw, err);
+		if (rc)
+			goto out;
+		data = raw.p;
+		n = raw.len;
+		what = "pprof (offsets in the gunzipped data)";
+	} else if (n > max) {
+		rc = prof_err_set(err, -PROF_ETOOBIG, -1,
+				  "pprof: input of %zu bytes exceeds the limit of %zu bytes", n,
+				  max);
+		goto out;
+	}
+	if (n == 0) {
+		rc = prof_err_set(err, -PROF_EFORMAT, 0, "pprof: empty input");
+		goto out;
+	}
+	/* Realistic profiles unpack to under ~16x their size; see pbcheck.h. */
+	rc = fmt_pb_check(&perftools__profiles__profile__descriptor, data, n, what,
+			  24 * n + (1u << 20), NULL, err);
+	if (rc)
+		goto out;
+	pb = perftools__profiles__profile__unpack(NULL, n, data);
+	if (!pb) {
+		rc = prof_err_set(err, -PROF_ECORRUPT, -1,
+				  "pprof: protobuf-c could not unpack the profile (%zu bytes)", n);
+		goto out;
+	}
+	rc = pp_to_model(pb, out, err);
+out:
+	if (pb)
+		perftools__profiles__profile__free_unpacked(pb, NULL);
+	buf_release(&raw);
+	return rc;
+}
+
+/* ---- encode --------------------------------------------------------------- */
+
+int fmt_pprof_encode(const struct model_profile *p, bool gzip, struct buf *out)
+{
+	PbProfile pb = PERFTOOLS__PROFILES__PROFILE__INIT;
+	size_t nt = p->sample_types.n, nm = p->mappings.n - 1, nf = p->functions.n - 1;
+	size_t nl = p->locations.n - 1, ns = p->samples.n, nstack = 0, nlab = 0;
+	PbValueType *vt = xcalloc(nt + 1, sizeof(*vt)), **vtp = xcalloc(nt + 1, sizeof(*vtp));
+	PbMapping *mp = xcalloc(nm + 1, sizeof(*mp)), **mpp = xcalloc(nm + 1, sizeof(*mpp));
+	PbFunction *fn = xcalloc(nf + 1, sizeof(*fn)), **fnp = xcalloc(nf + 1, sizeof(*fnp));
+	PbLocation *lc = xcalloc(nl + 1, sizeof(*lc)), **lcp = xcalloc(nl + 1, sizeof(*lcp));
+	PbLine *ln = xcalloc(p->lines.n + 1, sizeof(*ln));
+	PbLine **lnp = xcalloc(p->lines.n + 1, sizeof(*lnp));
+	PbSample *sm = xcalloc(ns + 1, sizeof(*sm)), **smp = xcalloc(ns + 1, sizeof(*smp));
+	ProtobufCBinaryData *st = xcalloc(p->strings.n + 1, sizeof(*st));
+	int64_t *comments = xcalloc(p->comments.n + 1, sizeof(*comments));
+	uint64_t *ids;
+	PbLabel *lb, **lbp;
+	PbValueType period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	uint8_t *packed = NULL;
+	size_t size, li = 0, ii = 0;
+	int rc;
+
+	for (size_t i = 0; i < ns; i++) {
+		nstack += p->samples.v[i].nstack;
+		nlab += p->samples.v[i].nlabels + p->attrs.n;
+	}
+	ids = xcalloc(nstack + 1, sizeof(*ids));
+	lb = xcalloc(nlab + 1, sizeof(*lb));
+	lbp = xcalloc(nlab + 1, sizeof(*lbp));
+
+	for (size_t i = 0; i < nt; i++) {
+		perftools__profiles__value_type__init(&vt[i]);
+		vt[i].type = p->sample_types.v[i].type;
+		vt[i].unit = p->sample_types.v[i].unit;
+		vtp[i] = &vt[i];
+	}
+	for (size_t i = 0; i < nm; i++) {
+		const struct model_mapping *m = &p->mappings.v[i + 1];
+
+		perftools__profiles__mapping__init(&mp[i]);
+		mp[i].id = i + 1;
+		mp[i].memory_start = m->memory_start;
+		mp[i].memory_limit = m->memory_limit;
+		mp[i].file_offset = m->file_offset;
+		mp[i].filename = m->filename;
+		mp[i].build_id = m->build_id;
+		mp[i].has_functions = m->has_functions;
+		mp[i].has_filenames = m->has_filenames;
+		mp[i].has_line_numbers = m->has_line_numbers;
+		mp[i].has_inline_frames = m->has_inline_frames;
+		mpp[i] = &mp[i];
+	}
+	for (size_t i = 0; i < nf; i++) {
+		const struct model_function *f = &p->functions.v[i + 1];
+
+		perftools__profiles__function__init(&fn[i]);
+		fn[i].id = i + 1;
+		fn[i].name = f->name;
+		fn[i].system_name = f->system_name;
+		fn[i].filename = f->filename;
+		fn[i].start_line = f->start_line;
+		fnp[i] = &fn[i];
+	}
+	for (size_t i = 0; i < p->lines.n; i++) {
+		perftools__profiles__line__init(&ln[i]);
+		ln[i].function_id = p->lines.v[i].function;
+		ln[i].line = p->lines.v[i].line;
+		ln[i].column = p->lines.v[i].column;
+		lnp[i] = &ln[i];
+	}
+	for (size_t i = 0; i < nl; i++) {
+		const struct model_location *l = &p->locations.v[i + 1];
+
+		perftools__profiles__location__init(&lc[i]);
+		lc[i].id = i + 1;
+		lc[i].mapping_id = l->mapping;
+		lc[i].address = l->address;
+		lc[i].n_line = l->nlines;
+		lc[i].line = l->nlines ? &lnp[l->line_off] : NULL;
+		lc[i].is_folded = l->is_folded;
+		lcp[i] = &lc[i];
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const struct model_sample *s = &p->samples.v[i];
+
+		perftools__profiles__sample__init(&sm[i]);
+		sm[i].n_location_id = s->nstack;
+		sm[i].location_id = &ids[ii];
+		for (uint32_t k = 0; k < s->nstack; k++)
+			ids[ii++] = p->stack_locs.v[s->stack_off + k];
+		sm[i].n_value = nt;
+		sm[i].value = nt ? &p->values.v[s->value_off] : NULL;
+		sm[i].n_label = s->nlabels + p->attrs.n;
+		sm[i].label = &lbp[li];
+		for (size_t k = 0; k < s->nlabels + p->attrs.n; k++) {
+			const struct model_label *ml = k < s->nlabels
+							       ? &p->labels.v[s->label_off + k]
+							       : &p->attrs.v[k - s->nlabels];
+
+			perftools__profiles__label__init(&lb[li]);
+			lb[li].key = ml->key;
+			if (ml->str) {
+				lb[li].str = ml->str;
+			} else {
+				lb[li].num = ml->num;
+				lb[li].num_unit = ml->num_unit;
+			}
+			lbp[li] = &lb[li];
+			li++;
+		}
+		smp[i] = &sm[i];
+	}
+	for (uint32_t i = 0; i < p->strings.n; i++) {
+		st[i].data = (uint8_t *)p->strings.s[i];
+		st[i].len = p->strings.len[i];
+	}
+	for (size_t i = 0; i < p->comments.n; i++)
+		comments[i] = p->comments.v[i];
+
+	pb.n_sample_type = nt;
+	pb.sample_type = vtp;
+	pb.n_sample = ns;
+	pb.sample = smp;
+	pb.n_mapping = nm;
+	pb.mapping = mpp;
+	pb.n_location = nl;
+	pb.location = lcp;
+	pb.n_function = nf;
+	pb.function = fnp;
+	pb.n_string_table = p->strings.n;
+	pb.string_table = st;
+	pb.drop_frames = p->drop_frames;
+	pb.keep_frames = p->keep_frames;
+	pb.time_nanos = p->time_ns;
+	pb.duration_nanos = p->duration_ns;
+	period.type = p->period_type.type;
+	period.unit = p->period_type.unit;
+	if (period.type || period.unit)
+		pb.period_type = &period;
+	pb.period = p->period;
+	pb.n_comment = p->comments.n;
+	pb.comment = comments;
+	pb.default_sample_type = p->default_sample_type;
+
+	size = perftools__profiles__profile__get_packed_size(&pb);
+	packed = xmalloc(size ? size : 1);
+	perftools__profiles__profile__pack(&pb, packed);
+	rc = gzip ? gzip_deflate(packed, size, out) : buf_add(out, packed, size);
+
+	free(packed);
+	free(vt);
+	free(vtp);
+	free(mp);
+	free(mpp);
+	free(fn);
+	free(fnp);
+	free(lc);
+	free(lcp);
+	free(ln);
+	free(lnp);
+	free(sm);
+	free(smp);
+	free(st);
+	free(comments);
+	free(ids);
+	free(lb);
+	free(lbp);
+	return rc;
+}

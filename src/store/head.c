@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * head.c - the in-memory head: hash-consed symbol dictionary, stack tree,
+ * series and sample rows; see head.h for the model and locking.
+ *
+ * Hash-consing of mappings and locations reuses strtab: an entry is
+ * serialized into a small key blob and interned; the dense strtab id is
+ * the entry's index (strtab id 0 is "", which no blob equals, matching the
+ * zero entry at index 0 of the dictionary tables). Stack nodes, which are
+ * far more numerous, get their own open-addressing table of node ids
+ * keyed by (parent, location).
+ */
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "base/strtab.h"
+#include "store/head.h"
+
+#include <pthread.h>
+
+struct series {
+	struct store_series pub;
+	VEC(struct store_label) labels;
+	VEC(struct store_row) rows;
+};
+
+struct store_head {
+	pthread_rwlock_t lock;
+	struct model_profile dict;
+	struct strtab map_keys; /* mapping key blob -> mapping index */
+	struct strtab loc_keys; /* location key blob -> location index */
+
+	VEC(struct store_stack_node) nodes;
+	uint32_t *node_slots; /* node id + 1, 0 = empty */
+	uint32_t node_nslots; /* power of two */
+
+	struct strtab series_keys; /* series key blob -> series index + 1 */
+	struct strtab label_strs;  /* label names and values, type ids */
+	VEC(struct series *) series;
+
+	uint64_t rows, profiles;
+};
+
+struct store_head *store_head_new(void)
+{
+	struct store_head *h = xcalloc(1, sizeof(*h));
+	struct store_stack_node root = { 0, 0 };
+	pthread_rwlockattr_t attr;
+
+	pthread_rwlockattr_init(&attr);
+	/* Queued writers (ingest) go before new readers (queries). */
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&h->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	model_profile_init(&h->dict);
+	strtab_init(&h->map_keys);
+	strtab_init(&h->loc_keys);
+	strtab_init(&h->series_keys);
+	strtab_init(&h->label_strs);
+	VEC_PUSH(&h->nodes, root);
+	return h;
+}
+
+void store_head_free(struct store_head *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->series.n; i++) {
+		VEC_FREE(&h->series.v[i]->labels);
+		VEC_FREE(&h->series.v[i]->rows);
+		free(h->series.v[i]);
+	}
+	VEC_FREE(&h->series);
+	VEC_FREE(&h->nodes);
+	free(h->node_slots);
+	strtab_release(&h->label_strs);
+	strtab_release(&h->series_keys);
+	strtab_release(&h->loc_keys);
+	strtab_release(&h->map_keys);
+	model_profile_release(&h->dict);
+	pthread_rwlock_destroy(&h->lock);
+	free(h);
+}
+
+/* --- key blobs ---------------------------------------------------------- */
+
+struct blob {
+	unsigned char b[512];
+	size_t n;
+	struct buf *big; /* used once b overflows */
+};
+
+static void blob_add(struct blob *k, const void *p, size_t n)
+{
+	if (!k->big && k->n + n <= sizeof(k->b)) {
+		memcpy(k->b + k->n, p, n);
+		k->n += n;
+		return;
+	}
+	if (!k->big) {
+		k->big = xcalloc(1, sizeof(*k->big));
+		buf_init(k->big, 0);
+		PROF_ASSERT(buf_add(k->big, k->b, k->n) == 0);
+	}
+	PROF_ASSERT(buf_add(k->big, p, n) == 0);
+}
+
+static void blob_u32(struct blob *k, uint32_t v)
+{
+	blob_add(k, &v, sizeof(v));
+}
+
+static void blob_u64(struct blob *k, uint64_t v)
+{
+	blob_add(k, &v, sizeof(v));
+}
+
+static uint32_t blob_intern(struct strtab *t, struct blob *k, bool *is_new)
+{
+	const char *p = k->big ? k->big->p : (const char *)k->b;
+	size_t n = k->big ? k->big->len : k->n;
+	uint32_t before = t->n, id = strtab_intern(t, p, n);
+
+	*is_new = t->n != before;
+	if (k->big) {
+		buf_release(k->big);
+		free(k->big);
+		k->big = NULL;
+	}
+	return id;
+}
+
+/* --- translation of one profile into the dictionary ---------------------- */
+
+struct xlate {
+	const struct model_profile *p;
+	uint32_t *str, *map, *fn, *loc; /* profile index -> head index; UINT32_MAX = unmapped */
+};
+
+static uint32_t xl_str(struct store_head *h, struct xlate *x, uint32_t id)
+{
+	if (x->str[id] == UINT32_MAX)
+		x->str[id] =
+			strtab_intern(&h->dict.strings, x->p->strings.s[id], x->p->strings.len[id]);
+	return x->str[id];
+}
+
+static uint32_t xl_mapping(struct store_head *h, struct xlate *x, uint32_t id)
+{
+	if (x->map[id] != UINT32_MAX)
+		return x->map[id];
+	const struct model_mapping *m = &x->p->mappings.v[id];
+	struct model_mapping nm = *m;
+	struct blob k = { .n = 0 };
+	bool is_new;
+
+	nm.filename = xl_str(h, x, m->filename);
+	nm.build_id = xl_str(h, x, m->build_id);
+	blob_add(&k, "M", 1);
+	blob_u64(&k, nm.memory_start);
+	blob_u64(&k, nm.memory_limit);
+	blob_u64(&k, nm.file_offset);
+	blob_u32(&k, nm.filename);
+	blob_u32(&k, nm.build_id);
+	blob_u32(&k, (uint32_t)nm.has_functions | (uint32_t)nm.has_filenames << 1 |
+			     (uint32_t)nm.has_line_numbers << 2 |
+			     (uint32_t)nm.has_inline_frames << 3);
+	uint32_t hid = blob_intern(&h->map_keys, &k, &is_new);
+	if (is_new) {
+		uint32_t got = model_mapping_add(&h->dict, &nm);
+
+		PROF_ASSERT(got == hid);
+	}
+	x->map[id] = hid;
+	return hid;
+}
+
+static uint32_t xl_function(struct store_head *h, struct xlate *x, uint32_t id)
+{
+	if (x->fn[id] != UINT32_MAX)
+		return x->fn[id];
+	const struct model_function *f = &x->p->functions.v[id];
+
+	x->fn[id] =
+		model_function_intern(&h->dict, xl_str(h, x, f->name), xl_str(h, x, f->system_name),
+				      xl_str(h, x, f->filename), f->start_line);
+	return x->fn[id];
+}
+
+static uint32_t xl_location(struct store_head *h, struct xlate *x, uint32_t id)
+{
+	if (x->loc[id] != UINT32_MAX)
+		return x->loc[id];
+	const struct model_location *l = &x->p->locations.v[id];
+	uint32_t mapping = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
+	uint32_t frame_type = xl_str(h, x, l->frame_type);
+	struct blob k = { .n = 0 };
+	VEC(struct model_line) lines = { 0 };
+	bool is_new;
+
+	blob_add(&k, "L", 1);
+	blob_u32(&k, mapping);
+	blob_u64(&k, l->address);
+	blob_u32(&k, (uint32_t)l->is_folded);
+	blob_u32(&k, frame_type);
+	blob_u32(&k, l->nlines);
+	for (uint32_t i = 0; i < l->nlines; i++) {
+		struct model_line ln = x->p->lines.v[l->line_off + i];
+
+		ln.function = ln.function ? xl_function(h, x, ln.function) : 0;
+		VEC_PUSH(&lines, ln);
+		blob_u32(&k, ln.function);
+		blob_u64(&k, (uint64_t)ln.line);
+		blob_u64(&k, (uint64_t)ln.column);
+	}
+	uint32_t hid = blob_intern(&h->loc_keys, &k, &is_new);
+	if (is_new) {
+		uint32_t got =
+			model_location_add(&h->dict, mapping, l->address, lines.v, l->nlines);
+
+		PROF_ASSERT(got == hid);
+		h->dict.locations.v[got].is_folded = l->is_folded;
+		h->dict.locations.v[got].frame_type = frame_type;
+	}
+	VEC_FREE(&lines);
+	x->loc[id] = hid;
+	return hid;
+}
+
+/* --- stack tree ------------------------------------------------------------ */
+
+static uint32_t node_hash(uint32_t parent, uint32_t loc)
+{
+	uint64_t z = ((uint64_t)parent << 32 | loc) + 0x9e3779b97f4a7c15ULL;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return (uint32_t)(z ^ (z >> 31));
+}
+
+static void node_rehash(struct store_head *h)
+{
+	uint32_t ns = h->node_nslots ? h->node_nslots * 2 : 1024;
+
+	free(h->node_slots);
+	h->node_slots = xcalloc(ns, sizeof(uint32_t));
+	h->node_nslots = ns;
+	for (uint32_t id = 1; id < h->nodes.n; id++) {
+		uint32_t s = node_hash(h->nodes.v[id].parent, h->nodes.v[id].loc) & (ns - 1);
+
+		while (h->node_slots[s])
+			s = (s + 1) & (ns - 1);
+		h->node_slots[s] = id + 1;
+	}
+}
+
+static uint32_t node_intern(struct store_head *h, uint32_t parent, uint32_t loc)
+{
+	uint32_t s, id;
+
+	if ((h->nodes.n + 1) * 2 > h->node_nslots)
+		node_rehash(h);
+	s = node_hash(parent, loc) & (h->node_nslots - 1);
+	while ((id = h->node_slots[s])) {
+		const struct store_stack_node *nd = &h->nodes.v[id - 1];
+
+		if (nd->parent == parent && nd->loc == loc)
+			return id - 1;
+		s = (s + 1) & (h->node_nslots - 1);
+	}
+	PROF_ASSERT(h->nodes.n < UINT32_MAX - 1);
+	struct store_stack_node nd = { parent, loc };
+	VEC_PUSH(&h->nodes, nd);
+	id = (uint32_t)h->nodes.n - 1;
+	h->node_slots[s] = id + 1;
+	return id;
+}
+
+/* --- input checks -------------------------------------------------------- */
+
+#define CHECK(cond, ...)                                                           \
+	do {                                                                       \
+		if (!(cond))                                                       \
+			return prof_err_set(err, -PROF_ECORRUPT, -1, __VA_ARGS__); \
+	} while (0)
+
+int store_head_check(const struct model_profile *p, struct prof_err *err)
+{
+	uint32_t ns = p->strings.n;
+
+	CHECK(ns >= 1 && p->mappings.n >= 1 && p->functions.n >= 1 && p->locations.n >= 1,
+	      "profile: dictionary tables lack their zero entry");
+	for (size_t i = 0; i < p->sample_types.n; i++)
+		CHECK(p->sample_types.v[i].type < ns && p->sample_types.v[i].unit < ns,
+		      "sample type %zu: string index out of range", i);
+	CHECK(p->period_type.type < ns && p->period_type.unit < ns && p->name < ns,
+	      "profile: period type or name string index out of range");
+	for (size_t i = 0; i < p->mappings.n; i++)
+		CHECK(p->mappings.v[i].filename < ns && p->mappings.v[i].build_id < ns,
+		      "mapping %zu: string index out of range (%u strings)", i, ns);
+	for (size_t i = 0; i < p->functions.n; i++) {
+		const struct model_function *f = &p->functions.v[i];
+
+		CHECK(f->name < ns && f->system_name < ns && f->filename < ns,
+		      "function %zu: string index out of range (%u strings)", i, ns);
+	}
+	for (size_t i = 0; i < p->locations.n; i++) {
+		const struct model_location *l = &p->locations.v[i];
+
+		CHECK(l->mapping < p->mappings.n, "location %zu: mapping %u out of range (%zu)", i,
+		      l->mapping, p->mappings.n);
+		CHECK(l->frame_type < ns, "location %zu: frame type string out of range", i);
+		CHECK((uint64_t)l->line_off + l->nlines <= p->lines.n,
+		      "location %zu: lines out of range", i);
+		for (uint32_t j = 0; j < l->nlines; j++)
+			CHECK(p->lines.v[l->line_off + j].function < p->functions.n,
+			      "location %zu line %u: function out of range", i, j);
+	}
+	for (size_t i = 0; i < p->attrs.n; i++)
+		CHECK(p->attrs.v[i].key < ns && p->attrs.v[i].str < ns,
+		      "attribute %zu: string index out of range", i);
+	for (size_t i = 0; i < p->samples.n; i++) {
+		const struct model_sample *s = &p->samples.v[i];
+
+		CHECK((uint64_t)s->stack_off + s->nstack <= p->stack_locs.n,
+		      "sample %zu: stack range out of bounds", i);
+		CHECK((uint64_t)s->value_off + p->sample_types.n <= p->values.n,
+		      "sample %zu: values out of bounds", i);
+		for (uint32_t j = 0; j < s->nstack; j++)
+			CHECK(p->stack_locs.v[s->stack_off + j] < p->locations.n,
+			      "sample %zu: location %u out of range (%zu locations)", i,
+			      p->stack_locs.v[s->stack_off + j], p->locations.n);
+	}
+	return 0;
+}
+
+/* --- series -------------------------------------------------------------- */
+
+struct attr_ref {
+	const char *key, *val;
+	size_t pos;
+	char num[24];
+};
+
+static int attr_cmp(const void *a, const void *b)
+{
+	const struct attr_ref *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The label set of @p (sorted by name, first value of a key wins). */
+static size_t profile_labels(const struct model_profile *p, struct attr_ref **out)
+{
+	struct attr_ref *a = xcalloc(p->attrs.n + 1, sizeof(*a));
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < p->attrs.n; i++) {
+		const struct model_label *l = &p->attrs.v[i];
+		struct attr_ref *r = &a[n];
+
+		r->key = model_str(p, l->key);
+		if (!*r->key)
+			continue;
+		if (l->str) {
+			r->val = model_str(p, l->str);
+		} else {
+			snprintf(r->num, sizeof(r->num), "%" PRId64, l->num);
+			r->val = NULL; /* fixed up below: r->num moves with qsort */
+		}
+		r->pos = i;
+		n++;
+	}
+	qsort(a, n, sizeof(*a), attr_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(a[k - 1].key, a[i].key))
+			continue;
+		a[k++] = a[i];
+	}
+	*out = a;
+	return k;
+}
+
+static const char *attr_val(const struct attr_ref *r)
+{
+	return r->val ? r->val : r->num;
+}
+
+static struct series *series_get(struct store_head *h, const char *type,
+				 const struct attr_ref *labels, size_t nlabels)
+{
+	struct buf key;
+	uint32_t id;
+
+	buf_init(&key, 0);
+	PROF_ASSERT(buf_add(&key, type, strlen(type) + 1) == 0);
+	for (size_t i = 0; i < nlabels; i++) {
+		PROF_ASSERT(buf_add(&key, labels[i].key, strlen(labels[i].key) + 1) == 0);
+		PROF_ASSERT(buf_add(&key, attr_val(&labels[i]), strlen(attr_val(&labels[i])) + 1) ==
+			    0);
+	}
+	uint32_t before = h->series_keys.n;
+	id = strtab_intern(&h->series_keys, key.p, key.len);
+	buf_release(&key);
+	if (h->series_keys.n == before)
+		return h->series.v[id - 1];
+
+	struct series *s = xcalloc(1, sizeof(*s));
+	PROF_ASSERT(id - 1 == h->series.n);
+	s->pub.id = id - 1;
+	s->pub.type = strtab_get(&h->label_strs, strtab_intern_cstr(&h->label_strs, type));
+	for (size_t i = 0; i < nlabels; i++) {
+		struct store_label l;
+
+		l.name = strtab_get(&h->label_strs,
+				    strtab_intern_cstr(&h->label_strs, labels[i].key));
+		l.value = strtab_get(&h->label_strs,
+				     strtab_intern_cstr(&h->label_strs, attr_val(&labels[i])));
+		VEC_PUSH(&s->labels, l);
+	}
+	s->pub.labels = s->labels.v;
+	s->pub.nlabels = (uint32_t)s->labels.n;
+	s->pub.min_ts_ns = INT64_MAX;
+	s->pub.max_ts_ns = INT64_MIN;
+	VEC_PUSH(&h->series, s);
+	return s;
+}
+
+int store_head_add(struct store_head *h, const struct model_profile *p, int64_t default_ts_ns,
+		   struct prof_err *err)
+{
+	struct xlate x = { .p = p };
+	struct attr_ref *labels = NULL;
+	struct series **ser = NULL;
+	uint32_t *stack_cache = NULL, *stack_cache_n = NULL;
+	char type[512];
+	int rc;
+
+	rc = store_head_check(p, err);
+	if (rc)
+		return rc;
+	if (p->samples.n == 0 || p->sample_types.n == 0)
+		return 0;
+
+	x.str = xmalloc(sizeof(uint32_t) * p->strings.n);
+	x.map = xmalloc(sizeof(uint32_t) * p->mappings.n);
+	x.fn = xmalloc(sizeof(uint32_t) * p->functions.n);
+	x.loc = xmalloc(sizeof(uint32_t) * p->locations.n);
+	memset(x.str, 0xff, sizeof(uint32_t) * p->strings.n);
+	memset(x.map, 0xff, sizeof(uint32_t) * p->mappings.n);
+	memset(x.fn, 0xff, sizeof(uint32_t) * p->functions.n);
+	memset(x.loc, 0xff, sizeof(uint32_t) * p->locations.n);
+	x.str[0] = x.map[0] = x.fn[0] = x.loc[0] = 0;
+	stack_cache = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
+	stack_cache_n = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
+
+	size_t nlabels = profile_labels(p, &labels);
+	ser = xcalloc(p->sample_types.n, sizeof(*ser));
+
+	pthread_rwlock_wrlock(&h->lock);
+	for (size_t t = 0; t < p->sample_types.n; t++) {
+		model_profile_type_id(p, (uint32_t)t, type, sizeof(type));
+		ser[t] = series_get(h, type, labels, nlabels);
+	}
+	for (size_t i = 0; i < p->samples.n; i++) {
+		const struct model_sample *s = &p->samples.v[i];
+		uint32_t node = 0;
+
+		/* Samples sharing a stack range share the walk (cache + 1, 0 = none). */
+		if (s->nstack && stack_cache[s->stack_off] &&
+		    stack_cache_n[s->stack_off] == s->nstack) {
+			node = stack_cache[s->stack_off] - 1;
+		} else {
+			for (uint32_t j = s->nstack; j-- > 0;)
+				node = node_intern(
+					h, node,
+					xl_location(h, &x, p->stack_locs.v[s->stack_off + j]));
+			if (s->nstack) {
+				stack_cache[s->stack_off] = node + 1;
+				stack_cache_n[s->stack_off] = s->nstack;
+			}
+		}
+		int64_t ts = s->timestamp_ns ? s->timestamp_ns
+					     : (p->time_ns ? p->time_ns : default_ts_ns);
+		for (size_t t = 0; t < p->sample_types.n; t++) {
+			int64_t v = p->values.v[s->value_off + t];
+			struct series *se = ser[t];
+
+			if (v == 0)
+				continue; /* adds nothing to any sum; pprof often has zero columns */
+			struct store_row r = { ts, v, node };
+			VEC_PUSH(&se->rows, r);
+			se->pub.nrows = se->rows.n;
+			se->pub.min_ts_ns = PROF_MIN(se->pub.min_ts_ns, ts);
+			se->pub.max_ts_ns = PROF_MAX(se->pub.max_ts_ns, ts);
+			h->rows++;
+		}
+	}
+	h->profiles++;
+	pthread_rwlock_unlock(&h->lock);
+
+	free(ser);
+	free(labels);
+	free(stack_cache);
+	free(stack_cache_n);
+	free(x.str);
+	free(x.map);
+	free(x.fn);
+	free(x.loc);
+	return 0;
+}
+
+/* --- readers ------------------------------------------------------------- */
+
+void store_head_rdlock(struct store_head *h)
+{
+	pthread_rwlock_rdlock(&h->lock);
+}
+
+void store_head_rdunlock(struct store_head *h)
+{
+	pthread_rwlock_unlock(&h->lock);
+}
+
+const struct model_profile *store_head_dict(const struct store_head *h)
+{
+	return &h->dict;
+}
+
+const struct store_stack_node *store_head_stacks(const struct store_head *h, size_t *n)
+{
+	*n = h->nodes.n;
+	return h->nodes.v;
+}
+
+static const char *series_label(const struct series *s, const char *name)
+{
+	for (size_t i = 0; i < s->labels.n; i++)
+		if (!strcmp(s->labels.v[i].name, name))
+			return s->labels.v[i].value;
+	return NULL;
+}
+
+static bool series_selected(const struct series *s, const char *type, const struct store_matcher *m,
+			    size_t nm, int64_t from_ns, int64_t to_ns)
+{
+	if (!s->rows.n || s->pub.max_ts_ns < from_ns || s->pub.min_ts_ns > to_ns)
+		return false;
+	if (type && strcmp(type, s->pub.type))
+		return false;
+	for (size_t i = 0; i < nm; i++)
+		if (!store_matcher_match(&m[i], series_label(s, m[i].name)))
+			return false;
+	return true;
+}
+
+int store_head_scan(struct store_head *h, const char *type, const struct store_matcher *m,
+		    size_t nm, int64_t from_ns, int64_t to_ns, store_scan_fn fn, void *arg)
+{
+	struct store_row batch[1024];
+	int rc;
+
+	for (size_t i = 0; i < h->series.n; i++) {
+		const struct series *s = h->series.v[i];
+
+		if (!series_selected(s, type, m, nm, from_ns, to_ns))
+			continue;
+		if (s->pub.min_ts_ns >= from_ns && s->pub.max_ts_ns <= to_ns) {
+			/* The whole series is in range: hand out the rows in place. */
+			rc = fn(arg, &s->pub, s->rows.v, s->rows.n);
+			if (rc)
+				return rc;
+			continue;
+		}
+		size_t nb = 0;
+		for (size_t j = 0; j < s->rows.n; j++) {
+			const struct store_row *r = &s->rows.v[j];
+
+			if (r->ts_ns < from_ns || r->ts_ns > to_ns)
+				continue;
+			batch[nb++] = *r;
+			if (nb == PROF_ARRAY_SIZE(batch)) {
+				rc = fn(arg, &s->pub, batch, nb);
+				if (rc)
+					return rc;
+				nb = 0;
+			}
+		}
+		if (nb) {
+			rc = fn(arg, &s->pub, batch, nb);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int store_head_types(struct store_head *h, int64_t from_ns, int64_t to_ns,
+		     int (*fn)(void *arg, const char *type), void *arg)
+{
+	const char **types = xcalloc(h->series.n + 1, sizeof(*types));
+	size_t n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < h->series.n; i++)
+		if (series_selected(h->series.v[i], NULL, NULL, 0, from_ns, to_ns))
+			types[n++] = h->series.v[i]->pub.type;
+	qsort(types, n, sizeof(*types), cmp_str);
+	for (size_t i = 0; i < n && !rc; i++)
+		if (i == 0 || strcmp(types[i - 1], types[i]))
+			rc = fn(arg, types[i]);
+	free(types);
+	return rc;
+}
+
+void store_head_get_stats(struct store_head *h, struct store_head_stats *st)
+{
+	pthread_rwlock_rdlock(&h->lock);
+	st->series = h->series.n;
+	st->rows = h->rows;
+	st->stack_nodes = h->nodes.n;
+	st->locations = h->dict.locations.n;
+	st->functions = h->dict.functions.n;
+	st->mappings = h->dict.mappings.n;
+	st->strings = h->dict.strings.n;
+	st->profiles = h->profiles;
+	pthread_rwlock_unlock(&h->lock);
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * head.h - the in-memory part of the store: everything ingested since
+ * start (rebuilt from the WAL), indexed for the query engine.
+ *
+ * Data model (shared DESIGN.md "Stacks are stored once", issue 5):
+ *
+ *   - one symbol dictionary for the whole head, a struct model_profile
+ *     used only for its tables: strings, mappings, functions, locations
+ *     and their inline lines. Entries are hash-consed, so equal mappings,
+ *     functions and locations (recursively equal, by value) from
+ *     different profiles get one id. Locations stay as ingested: an
+ *     unsymbolized native frame is (mapping with file + build ID, ELF
+ *     virtual address, no lines) and is resolved at query time, so
+ *     symbols found later apply to old data too;
+ *   - stacks: a parent-pointer tree of locations. Node 0 is the root
+ *     (the empty stack); node i > 0 is (parent, location) and a stack is
+ *     named by its leaf node. Nodes are hash-consed on (parent, location),
+ *     so shared prefixes are stored once. Invariant: parent < id, so a
+ *     pass in id order sees parents before children;
+ *   - series: profile type id ("process_cpu:cpu:nanoseconds:cpu:nanoseconds",
+ *     model_profile_type_id) + label set. Labels are the profile-level
+ *     attributes (OTLP resource, scope and profile attributes), keys as
+ *     they are, numbers written in decimal; the first value of a repeated
+ *     key wins. Sorted by name;
+ *   - rows: per series (timestamp ns, stack id, value). A sample without
+ *     a timestamp gets the profile's time, else the ingest time.
+ *
+ * Locking: one rwlock. store_head_add takes it for writing. Readers
+ * bracket their work with store_head_rdlock/store_head_rdunlock, and every
+ * function documented "rdlock held" requires that; pointers they return
+ * are lent until the unlock. Read sections must not nest.
+ */
+#ifndef PROF_STORE_HEAD_H
+#define PROF_STORE_HEAD_H
+
+#include "base/compat.h"
+#include "base/err.h"
+#include "model/profile.h"
+#include "store/matcher.h"
+
+struct store_head;
+
+/** struct store_stack_node - node of the stack tree; node 0 is the root. */
+struct store_stack_node {
+	uint32_t parent; /* node id, < this node's id; 0 for a root frame */
+	uint32_t loc;	 /* location index in the head dictionary */
+};
+
+/** struct store_label - one label of a series; strings owned by the head. */
+struct store_label {
+	const char *name, *value;
+};
+
+/** struct store_row - one sample row as handed to scan visitors. */
+struct store_row {
+	int64_t ts_ns;	/* unix ns */
+	int64_t value;	/* in the unit of the series' profile type */
+	uint32_t stack; /* leaf node id in the stack tree */
+};
+
+/** struct store_series - what a scan visitor learns about a series (lent). */
+struct store_series {
+	uint32_t id;
+	const char *type; /* profile type id */
+	const struct store_label *labels;
+	uint32_t nlabels;
+	int64_t min_ts_ns, max_ts_ns; /* over its rows */
+	uint64_t nrows;
+};
+
+/** struct store_head_stats - sizes, for logs, tests and `store stats`. */
+struct store_head_stats {
+	uint64_t series, rows, stack_nodes, locations, functions, mappings, strings;
+	uint64_t profiles; /* model profiles added */
+};
+
+/** store_head_new() - an empty head; caller frees with store_head_free. */
+struct store_head *store_head_new(void);
+/** store_head_free() - NULL is allowed. */
+void store_head_free(struct store_head *h);
+
+/**
+ * store_head_add() - add every sample of @p, one series per sample type.
+ * @default_ts_ns stamps samples that have no timestamp when the profile
+ * has no time either (the WAL record's ingest time, so a replay rebuilds
+ * the same rows). @p must have passed model_profile_validate; indexes are
+ * still bounds-checked and a bad one fails with -PROF_ECORRUPT (nothing
+ * is added then). Takes the write lock.
+ */
+int store_head_add(struct store_head *h, const struct model_profile *p, int64_t default_ts_ns,
+		   struct prof_err *err);
+
+/**
+ * store_head_check() - the bounds checks store_head_add does first, alone,
+ * so a caller can refuse bad input before logging it. 0 or -PROF_ECORRUPT
+ * with @err naming the entry. Needs no lock.
+ */
+int store_head_check(const struct model_profile *p, struct prof_err *err);
+
+void store_head_rdlock(struct store_head *h);
+void store_head_rdunlock(struct store_head *h);
+
+/**
+ * store_head_dict() - the symbol dictionary (rdlock held). Use its
+ * strings, mappings, functions, locations and lines tables; it has no
+ * samples. Lent until store_head_rdunlock.
+ */
+const struct model_profile *store_head_dict(const struct store_head *h);
+
+/** store_head_stacks() - the stack tree array, *@n nodes (rdlock held; lent). */
+const struct store_stack_node *store_head_stacks(const struct store_head *h, size_t *n);
+
+/**
+ * store_scan_fn - receives the rows of one series whose timestamps lie
+ * in the scanned range, in batches (@n >= 1, arrival order, not sorted by
+ * time). A non-zero return stops the scan and is returned by it.
+ */
+typedef int (*store_scan_fn)(void *arg, const struct store_series *s, const struct store_row *rows,
+			     size_t n);
+
+/**
+ * store_head_scan() - visit the rows of every series with profile type
+ * @type (NULL = any) whose labels satisfy all @nm matchers, with
+ * from_ns <= ts_ns <= to_ns (rdlock held). The matchers' regex match data
+ * is used, so they must not be shared with another thread meanwhile.
+ * Returns 0 or the visitor's non-zero return.
+ */
+int store_head_scan(struct store_head *h, const char *type, const struct store_matcher *m,
+		    size_t nm, int64_t from_ns, int64_t to_ns, store_scan_fn fn, void *arg);
+
+/**
+ * store_head_types() - call @fn once per distinct profile type id that has
+ * rows overlapping [from_ns, to_ns], in byte order of the ids (rdlock
+ * held). Returns 0 or @fn's non-zero return.
+ */
+int store_head_types(struct store_head *h, int64_t from_ns, int64_t to_ns,
+		     int (*fn)(void *arg, const char *type), void *arg);
+
+/** store_head_get_stats() - a consistent snapshot (takes the read lock itself). */
+void store_head_get_stats(struct store_head *h, struct store_head_stats *st);
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * matcher.h - one label matcher of a series selector (PromQL semantics):
+ *
+ *   name="v"   the label equals v
+ *   name!="v"  the label differs from v
+ *   name=~"re" the label matches the regex re, anchored at both ends
+ *   name!~"re" the label does not match re (anchored)
+ *
+ * A series without the label is treated as having it with the value ""
+ * (Prometheus' rule), so {thread.name!=""} means "has a thread.name" and
+ * {k=""} means "has no k". Regexes are PCRE2, compiled once with
+ * PCRE2_ANCHORED | PCRE2_ENDANCHORED and JIT-compiled when available.
+ *
+ * The matcher lives in the store layer, not the query layer, because the
+ * store's series selection takes matchers: a later label index (postings
+ * per name=value) turns the equality matchers into index lookups
+ * (issue 5). The text syntax is parsed by query/selector.c.
+ *
+ * A matcher is immutable after store_matcher_init except for its PCRE2
+ * match data, so one matcher must not be used by two threads at once.
+ */
+#ifndef PROF_STORE_MATCHER_H
+#define PROF_STORE_MATCHER_H
+
+#include "base/compat.h"
+#include "base/err.h"
+
+enum store_match_op {
+	STORE_MATCH_EQ,	    /* = */
+	STORE_MATCH_NE,	    /* != */
+	STORE_MATCH_RE,	    /* =~ */
+	STORE_MATCH_NOT_RE, /* !~ */
+};
+
+struct store_matcher {
+	enum store_match_op op;
+	char *name;  /* owned, NUL-terminated */
+	char *value; /* owned; the literal or the regex source */
+	void *re;    /* pcre2_code_8 *, owned, for the regex ops */
+	void *md;    /* pcre2_match_data_8 *, owned */
+};
+
+/**
+ * store_matcher_init() - fill @m with copies of @name and @value and
+ * compile the regex for =~ and !~. Errors: -EINVAL with @err naming the
+ * regex error and its offset in the pattern (err->offset). On error @m
+ * needs no release.
+ */
+int store_matcher_init(struct store_matcher *m, const char *name, enum store_match_op op,
+		       const char *value, struct prof_err *err);
+/** store_matcher_release() - free what @m owns; NULL is allowed. */
+void store_matcher_release(struct store_matcher *m);
+
+/** store_matcher_match() - does a label value @v (NULL = label absent = "") satisfy @m? */
+bool store_matcher_match(const struct store_matcher *m, const char *v);
+
+/** store_match_op_str() - "=", "!=", "=~" or "!~". */
+const char *store_match_op_str(enum store_match_op op);
+
+#endif

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_agent_e2e.sh - the main job end to end, for real: a C workload
+# (tests/workloads/spin.c: ~70 % of its CPU in hot_a, ~30 % in hot_b, both
+# called from main) runs for 12 s while `profd agent` samples the host
+# with eBPF and sends OTLP to `profd server` on loopback; the server's
+# flame graph for {process.executable.name="spin"} must show hot_a and
+# hot_b under main with shares 70/30 +- 10 points. Also checks that the
+# agent stops cleanly on SIGINT (exit 0, last interval sent).
+# Needs root and kernel BTF for eBPF; prints "skip: <why>" otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PROFD_FAST=${PROFD_FAST:-build/profd}
+SPIN_SECONDS=${SPIN_SECONDS:-12}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "skip: the eBPF agent needs root"
+	exit 0
+fi
+if [ ! -r /sys/kernel/btf/vmlinux ]; then
+	echo "skip: no kernel BTF at /sys/kernel/btf/vmlinux"
+	exit 0
+fi
+if [ ! -x "$PROFD_FAST" ]; then
+	echo "FAIL: $PROFD_FAST is not built"
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/profd-agent-e2e.XXXXXX)
+server_pid= agent_pid= spin_pid=
+cleanup() {
+	for p in $spin_pid $agent_pid $server_pid; do
+		kill "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	if [ "${keep_tmp:-0}" = 1 ]; then
+		echo "logs kept in $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	for f in server.log agent.log; do
+		[ -f "$tmp/$f" ] && { echo "--- $f (tail)"; tail -n 30 "$tmp/$f"; }
+	done
+	keep_tmp=1
+	exit 1
+}
+
+${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	-fno-optimize-sibling-calls -fno-inline -o "$tmp/spin" tests/workloads/spin.c ||
+	fail "cannot build tests/workloads/spin.c"
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+base="http://127.0.0.1:$port"
+"$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" >"$tmp/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 100); do
+	curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && break
+	kill -0 "$server_pid" 2>/dev/null || fail "server exited at start"
+	sleep 0.1
+done
+curl -fs "$base/api/v1/profile-types" >/dev/null || fail "server not answering on $base"
+
+mkdir -p "$tmp/dump"
+"$PROFD_FAST" agent --server "$base" --interval 2s --dump "$tmp/dump" >"$tmp/agent.log" 2>&1 &
+agent_pid=$!
+for _ in $(seq 1 100); do
+	grep -q "agent started" "$tmp/agent.log" && break
+	if ! kill -0 "$agent_pid" 2>/dev/null; then
+		agent_pid=
+		if grep -qiE "needs root|BTF|Operation not permitted|Permission denied" "$tmp/agent.log"; then
+			echo "skip: eBPF unavailable here: $(tail -n 1 "$tmp/agent.log")"
+			exit 0
+		fi
+		fail "agent exited at start"
+	fi
+	sleep 0.1
+done
+grep -q "agent started" "$tmp/agent.log" || fail "agent did not start"
+echo "ok agent attached"
+
+"$tmp/spin" "$SPIN_SECONDS" >"$tmp/spin.out" &
+spin_pid=$!
+wait "$spin_pid" || fail "spin failed"
+spin_pid=
+
+# SIGINT: the agent sends its last interval and exits 0.
+kill -INT "$agent_pid"
+rc=0
+wait "$agent_pid" || rc=$?
+agent_pid=
+[ "$rc" = 0 ] || fail "agent exited $rc after SIGINT"
+grep -q "agent export closed" "$tmp/agent.log" || fail "agent did not close its exporter"
+sent=$(sed -n 's/.*agent export closed.* sent=\([0-9]*\).*/\1/p' "$tmp/agent.log" | tail -n 1)
+[ "${sent:-0}" -ge 1 ] || fail "agent sent nothing (sent=${sent:-?})"
+echo "ok agent stopped on SIGINT (exit 0, $sent requests accepted)"
+
+type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
+query='{process.executable.name="spin"}'
+curl -fsG "$base/api/v1/flamegraph" --data-urlencode "type=$type" \
+	--data-urlencode "query=$query" --data-urlencode "from=now-5m" \
+	--data-urlencode "to=now" -o "$tmp/flame.json" || fail "flame graph query failed"
+
+python3 - "$tmp/flame.json" <<'PY' || fail "flame graph check"
+import json, sys
+
+fg = json.load(open(sys.argv[1]))
+root = fg["root"]
+total = fg.get("total", root.get("total", 0))
+per_sample = 1e9 / 19
+if total < 5 * 19 * per_sample:  # at least ~5 s of one CPU
+    print(f"too little data: total={total} {fg.get('unit')}")
+    sys.exit(1)
+
+# Sum hot_a / hot_b below every "main" frame (the first one on each path).
+sums = {"hot_a": 0, "hot_b": 0, "main": 0}
+
+def under_main(node):
+    for c in node.get("children", []):
+        if c["name"] in ("hot_a", "hot_b"):
+            sums[c["name"]] += c["total"]
+        else:
+            under_main(c)
+
+def walk(node):
+    for c in node.get("children", []):
+        if c["name"] == "main":
+            sums["main"] += c["total"]
+            under_main(c)
+        else:
+            walk(c)
+
+walk(root)
+a, b = sums["hot_a"], sums["hot_b"]
+if sums["main"] == 0:
+    print("no main frame in the flame graph; top level: "
+          + ", ".join(c["name"] for c in root.get("children", [])))
+    sys.exit(1)
+if a == 0 or b == 0:
+    print(f"hot_a={a} hot_b={b} under main: one is missing")
+    sys.exit(1)
+share_a = 100.0 * a / (a + b)
+share_b = 100.0 - share_a
+print(f"ok flame graph: total={total} {fg.get('unit')}, main={sums['main']}, "
+      f"hot_a {share_a:.1f}% / hot_b {share_b:.1f}% (want 70/30 +-10)")
+if abs(share_a - 70) > 10 or abs(share_b - 30) > 10:
+    sys.exit(1)
+PY
+echo "ok agent e2e"

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_cli_bad_input.sh - `profd top` and `profd convert` on bad input exit
+# with status 1 and a reason naming the field or byte offset, never crash:
+# a truncated pprof, random bytes, a gzip bomb expanding past the 256 MiB
+# cap, a sample pointing at a missing location, a string index out of
+# range, and an OTLP request whose sample points past the stack table.
+# Inputs are made here (python3, stdlib only), not taken from the corpus.
+# Environment: PROFD (binary under test).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+PROFD=${PROFD:-build-san/profd}
+if [ ! -x "$PROFD" ]; then
+	echo "FAIL: $PROFD is not built"
+	exit 1
+fi
+tmp=$(mktemp -d /tmp/profd-bad-input.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+python3 - "$tmp" <<'PY'
+import gzip, random, sys, zlib
+d = sys.argv[1]
+def w(name, data):
+    open(d + "/" + name, "wb").write(data)
+strings = b"\x32\x00\x32\x03cpu\x32\x0bnanoseconds\x32\x04main"
+good = (b"\x0a\x04\x08\x01\x10\x02"      # sample_type {cpu, nanoseconds}
+        b"\x12\x04\x08\x01\x10\x07"      # sample {location_id 1, value 7}
+        b"\x22\x06\x08\x01\x22\x02\x08\x01"  # location {id 1, line {function_id 1}}
+        b"\x2a\x04\x08\x01\x10\x03"      # function {id 1, name "main"}
+        + strings)
+w("good.pb", good)
+w("truncated.pb.gz", gzip.compress(good[:9]))
+w("missing-location.pb", good.replace(b"\x12\x04\x08\x01\x10\x07", b"\x12\x04\x08\x05\x10\x07"))
+w("bad-string.pb", good.replace(b"\x2a\x04\x08\x01\x10\x03", b"\x2a\x04\x08\x01\x10\x09"))
+w("random.bin", bytes(random.Random(7).getrandbits(8) for _ in range(4096)))
+# 300 MiB of zeros, gzipped in pieces (~300 KiB on disk)
+z = zlib.compressobj(1, zlib.DEFLATED, 31)
+chunk = bytes(1 << 20)
+out = [z.compress(chunk) for _ in range(300)]
+out.append(z.flush())
+w("bomb.pb.gz", b"".join(out))
+# OTLP: resource_profiles{scope_profiles{profiles{sample_type{1,2}, samples{stack_index 3, values 1}}}}
+sample = b"\x08\x03\x22\x01\x01"
+profile = b"\x0a\x04\x08\x01\x10\x02" + b"\x12" + bytes([len(sample)]) + sample
+scope = b"\x12" + bytes([len(profile)]) + profile
+rp = b"\x12" + bytes([len(scope)]) + scope
+dictionary = b"\x2a\x00\x2a\x03cpu\x2a\x0bnanoseconds\x3a\x00"
+w("bad-stack.otlp.pb", b"\x0a" + bytes([len(rp)]) + rp + b"\x12" + bytes([len(dictionary)]) + dictionary)
+PY
+
+pass=0 bad=0
+# expect FILE PATTERN: profd top must exit 1 with PATTERN (grep -E) on stderr.
+expect() {
+	local file=$1 pattern=$2 rc
+	for cmd in "top" "convert"; do
+		if [ "$cmd" = top ]; then
+			"$PROFD" top "$tmp/$file" >"$tmp/out" 2>"$tmp/err"
+		else
+			"$PROFD" convert "$tmp/$file" "$tmp/out.pb.gz" >"$tmp/out" 2>"$tmp/err"
+		fi
+		rc=$?
+		if [ $rc = 1 ] && grep -qE "$pattern" "$tmp/err" && ! grep -q Sanitizer "$tmp/err"; then
+			echo "ok   $cmd $file: $(head -c 300 "$tmp/err")"
+			pass=$((pass + 1))
+		else
+			echo "FAIL $cmd $file: exit $rc, stderr: $(head -c 600 "$tmp/err")"
+			echo "     wanted exit 1 and /$pattern/"
+			bad=$((bad + 1))
+		fi
+	done
+}
+
+if "$PROFD" top --json "$tmp/good.pb" | grep -q '"totals":{"cpu":7}'; then
+	echo "ok   the handmade profile decodes"
+	pass=$((pass + 1))
+else
+	echo "FAIL the handmade profile does not decode"
+	bad=$((bad + 1))
+fi
+expect truncated.pb.gz 'Profile\.sample: length 4 runs past the end \(1 bytes left\) at byte 7 \(offset in the gunzipped data\)'
+expect missing-location.pb 'sample\[0\]: location_id\[0\] = 5 not found \(1 locations\)'
+expect bad-string.pb 'function\[0\]\.name: string index 9 out of range \(4 strings\)'
+expect random.bin 'at byte [0-9]+'
+expect bomb.pb.gz 'decompressed size exceeds the limit of 268435456 bytes'
+expect bad-stack.otlp.pb 'otlp: profile 0 sample 0: stack_index 3 out of range \(1 stacks\)'
+echo "$pass passed, $bad failed"
+[ "$bad" = 0 ]

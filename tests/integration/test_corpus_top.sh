@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_corpus_top.sh - `profd top --json` on every pprof file of the shared
+# corpus gives the sample count, per-type totals and top-5 self functions
+# that google/pprof gives (facts/<id>.json, MANIFEST.md); files the
+# reference tool rejected must fail cleanly. Then, for every file,
+# pprof -> OTLP -> pprof (profd convert) keeps the sample count and every
+# per-type total, and so does the OTLP file read directly.
+# Environment: PROFD (binary under test), PROFD_CORPUS (corpus folder).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+PROFD=${PROFD:-build-san/profd}
+CORPUS=${PROFD_CORPUS:-../shared/corpus}
+
+if [ ! -d "$CORPUS/pprof" ] || [ ! -d "$CORPUS/facts" ]; then
+	echo "skip: no corpus at $CORPUS (set PROFD_CORPUS)"
+	exit 0
+fi
+if [ ! -x "$PROFD" ]; then
+	echo "FAIL: $PROFD is not built"
+	exit 1
+fi
+fail=0
+python3 tests/integration/corpus_top_check.py "$PROFD" "$CORPUS" || fail=1
+
+tmp=$(mktemp -d /tmp/profd-corpus-top.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 bad=0
+for f in "$CORPUS"/pprof/*; do
+	name=$(basename "$f")
+	if ! "$PROFD" convert "$f" "$tmp/x.otlp.pb" 2>"$tmp/err" ||
+		! "$PROFD" convert "$tmp/x.otlp.pb" "$tmp/x.pb.gz" 2>>"$tmp/err"; then
+		echo "FAIL roundtrip $name: $(cat "$tmp/err")"
+		bad=$((bad + 1))
+		continue
+	fi
+	"$PROFD" top --json -n 0 "$f" >"$tmp/a.json" &&
+		"$PROFD" top --json -n 0 "$tmp/x.pb.gz" >"$tmp/b.json" &&
+		"$PROFD" top --json -n 0 "$tmp/x.otlp.pb" >"$tmp/c.json"
+	if python3 - "$tmp/a.json" "$tmp/b.json" "$tmp/c.json" <<'PY'; then
+import json, sys
+a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
+for other, what in ((b, "pprof->OTLP->pprof"), (c, "pprof->OTLP")):
+    for key in ("sample_types", "samples", "totals"):
+        if a[key] != other[key]:
+            print("   %s changed %s: %s -> %s" % (what, key, a[key], other[key]))
+            sys.exit(1)
+PY
+		echo "ok   roundtrip $name"
+		pass=$((pass + 1))
+	else
+		echo "FAIL roundtrip $name"
+		bad=$((bad + 1))
+	fi
+done
+echo "roundtrip: $pass passed, $bad failed"
+[ "$bad" = 0 ] || fail=1
+exit $fail

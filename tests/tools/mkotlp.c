@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * mkotlp.c - test helper: write a small OTLP ExportProfilesServiceRequest
+ * (protobuf) built from the command line, so server tests need no corpus.
+ *
+ *   mkotlp [--attr KEY=VALUE]... [--type TYPE:UNIT] [--time-ms MS]
+ *          [--gzip] --stack 'main;foo;bar=70' [--stack ...] OUT
+ *   mkotlp --bad missing-location OUT
+ *
+ * A stack lists frames root first, separated by ';', then '=' and the
+ * value. A frame "@PATH@BUILDID@0xADDR" is an unsymbolized native frame
+ * (a location with a mapping and an address but no lines), for testing
+ * query-time symbolization. Valid requests are built as a model profile
+ * and encoded with fmt_otlp_encode; "--bad missing-location" writes a
+ * hand-made request whose stack refers to a location that does not exist
+ * (the encoder would never produce it). OUT may be "-" for stdout.
+ */
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/compress.h"
+#include "base/mem.h"
+#include "base/parse.h"
+#include "format/otlp.h"
+#include "model/profile.h"
+
+#include <unistd.h>
+
+static void die(const char *fmt, ...) PROF_PRINTF(1, 2);
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "mkotlp: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(2);
+}
+
+/* --- the hand-made bad request -------------------------------------------- */
+
+static void pb_varint(struct buf *b, uint64_t v)
+{
+	unsigned char t[10];
+	size_t n = 0;
+
+	do {
+		t[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	PROF_ASSERT(buf_add(b, t, n) == 0);
+}
+
+static void pb_int(struct buf *b, unsigned field, uint64_t v)
+{
+	pb_varint(b, field << 3 | 0);
+	pb_varint(b, v);
+}
+
+static void pb_bytes(struct buf *b, unsigned field, const void *p, size_t n)
+{
+	pb_varint(b, field << 3 | 2);
+	pb_varint(b, n);
+	PROF_ASSERT(buf_add(b, p, n) == 0);
+}
+
+static void pb_msg(struct buf *b, unsigned field, struct buf *m)
+{
+	pb_bytes(b, field, m->p ? m->p : "", m->len);
+	buf_reset(m);
+}
+
+static void bad_missing_location(struct buf *out)
+{
+	struct buf dict = BUF_INIT, m = BUF_INIT, m2 = BUF_INIT, prof = BUF_INIT;
+	struct buf sp = BUF_INIT, rp = BUF_INIT;
+	static const char *strs[] = { "", "cpu", "nanoseconds", "main" };
+
+	/* dictionary: mapping_table [{}], location_table [{}, {lines [{function 1}]}],
+	 * function_table [{}, {name 3}], string_table, stack_table [{}, {locs [1, 7]}] */
+	pb_msg(&dict, 1, &m);
+	pb_msg(&dict, 2, &m);
+	pb_int(&m2, 1, 1);
+	pb_msg(&m, 3, &m2);
+	pb_msg(&dict, 2, &m);
+	pb_msg(&dict, 3, &m);
+	pb_int(&m, 1, 3);
+	pb_msg(&dict, 3, &m);
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(strs); i++)
+		pb_bytes(&dict, 5, strs[i], strlen(strs[i]));
+	pb_msg(&dict, 7, &m);
+	pb_varint(&m2, 1);
+	pb_varint(&m2, 7); /* location 7: the table has 2 entries */
+	pb_msg(&m, 1, &m2);
+	pb_msg(&dict, 7, &m);
+
+	/* profile: sample_type {cpu, nanoseconds}, one sample {stack 1, values [10]} */
+	pb_int(&m, 1, 1);
+	pb_int(&m, 2, 2);
+	pb_msg(&prof, 1, &m);
+	pb_int(&m, 1, 1);
+	pb_varint(&m2, 10);
+	pb_msg(&m, 4, &m2);
+	pb_msg(&prof, 2, &m);
+	pb_int(&m, 1, 1);
+	pb_int(&m, 2, 2);
+	pb_msg(&prof, 5, &m);
+	pb_int(&prof, 6, 10000000);
+
+	pb_msg(&sp, 2, &prof);
+	pb_msg(&rp, 2, &sp);
+	pb_msg(out, 1, &rp);
+	pb_msg(out, 2, &dict);
+	buf_release(&dict);
+	buf_release(&m);
+	buf_release(&m2);
+	buf_release(&prof);
+	buf_release(&sp);
+	buf_release(&rp);
+}
+
+/* --- valid requests through the model and the real encoder ------------------ */
+
+struct frames {
+	struct strtab names; /* frame text -> id; loc_of[id] = location */
+	VEC(uint32_t) loc_of;
+};
+
+static uint32_t frame_location(struct model_profile *p, struct frames *fr, const char *f, size_t n)
+{
+	uint32_t before = fr->names.n, id = strtab_intern(&fr->names, f, n);
+
+	if (fr->names.n == before)
+		return fr->loc_of.v[id];
+	char *s = xstrndup(f, n);
+	uint32_t loc;
+	if (s[0] == '@') {
+		/* @PATH@BUILDID@ADDR */
+		char *b = strchr(s + 1, '@'), *a = b ? strchr(b + 1, '@') : NULL;
+		uint64_t addr;
+
+		if (!a)
+			die("native frame '%s': expected @PATH@BUILDID@0xADDR", s);
+		*b++ = '\0';
+		*a++ = '\0';
+		if (a[0] != '0' || (a[1] != 'x' && a[1] != 'X') || !a[2])
+			die("native frame address '%s': expected 0xHEX", a);
+		addr = 0;
+		for (const char *h = a + 2; *h; h++) {
+			int d = *h >= '0' && *h <= '9'	 ? *h - '0'
+				: *h >= 'a' && *h <= 'f' ? *h - 'a' + 10
+				: *h >= 'A' && *h <= 'F' ? *h - 'A' + 10
+							 : -1;
+			if (d < 0 || addr >> 60)
+				die("native frame address '%s': expected 0xHEX", a);
+			addr = addr << 4 | (uint64_t)d;
+		}
+		struct model_mapping m = { 0 };
+		m.memory_start = 0;
+		m.memory_limit = UINT64_MAX;
+		m.filename = model_intern(p, s + 1);
+		m.build_id = model_intern(p, b);
+		loc = model_location_add(p, model_mapping_add(p, &m), addr, NULL, 0);
+	} else {
+		struct model_line ln = { 0 };
+
+		ln.function = model_function_intern(p, model_intern(p, s), 0, 0, 0);
+		loc = model_location_add(p, 0, 0, &ln, 1);
+	}
+	free(s);
+	VEC_RESERVE(&fr->loc_of, id + 1 - fr->loc_of.n);
+	while (fr->loc_of.n <= id)
+		fr->loc_of.v[fr->loc_of.n++] = 0;
+	fr->loc_of.v[id] = loc;
+	return loc;
+}
+
+static void add_stack(struct model_profile *p, struct frames *fr, const char *spec, int64_t ts)
+{
+	const char *eq = strrchr(spec, '=');
+	VEC(uint32_t) locs = { 0 };
+	char *vs;
+	int64_t value;
+
+	if (!eq)
+		die("stack '%s': expected FRAMES=VALUE", spec);
+	vs = xstrdup(eq + 1);
+	if (parse_i64(vs, &value))
+		die("stack '%s': bad value", spec);
+	free(vs);
+	for (const char *s = spec; s < eq;) {
+		size_t n = strcspn(s, ";=");
+
+		if (n > (size_t)(eq - s))
+			n = (size_t)(eq - s);
+		VEC_PUSH(&locs, frame_location(p, fr, s, n));
+		s += n;
+		if (*s == ';')
+			s++;
+	}
+	/* Samples list locations leaf first. */
+	for (size_t i = 0; i < locs.n / 2; i++) {
+		uint32_t t = locs.v[i];
+
+		locs.v[i] = locs.v[locs.n - 1 - i];
+		locs.v[locs.n - 1 - i] = t;
+	}
+	uint32_t off = model_stack_add(p, locs.v, (uint32_t)locs.n);
+	model_sample_add(p, off, (uint32_t)locs.n, &value, NULL, 0, ts, 0);
+	VEC_FREE(&locs);
+}
+
+int main(int argc, char **argv)
+{
+	struct model_profile p;
+	struct frames fr;
+	struct buf out = BUF_INIT;
+	const char *type = "cpu:nanoseconds", *bad = NULL, *path = NULL;
+	int64_t time_ms = prof_now_ns() / 1000000;
+	bool gzip = false;
+	VEC(const char *) stacks = { 0 };
+	VEC(const char *) attrs = { 0 };
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--attr") && i + 1 < argc)
+			VEC_PUSH(&attrs, argv[++i]);
+		else if (!strcmp(a, "--stack") && i + 1 < argc)
+			VEC_PUSH(&stacks, argv[++i]);
+		else if (!strcmp(a, "--type") && i + 1 < argc)
+			type = argv[++i];
+		else if (!strcmp(a, "--time-ms") && i + 1 < argc) {
+			if (parse_i64(argv[++i], &time_ms))
+				die("--time-ms: bad number");
+		} else if (!strcmp(a, "--bad") && i + 1 < argc)
+			bad = argv[++i];
+		else if (!strcmp(a, "--gzip"))
+			gzip = true;
+		else if (a[0] == '-' && a[1])
+			die("unknown option %s", a);
+		else
+			path = a;
+	}
+	if (!path)
+		die("usage: mkotlp [--attr K=V] [--type TYPE:UNIT] [--time-ms MS] [--gzip] "
+		    "--stack 'a;b=1' OUT | mkotlp --bad missing-location OUT");
+
+	if (bad) {
+		if (strcmp(bad, "missing-location"))
+			die("--bad: only missing-location is known");
+		bad_missing_location(&out);
+	} else {
+		const char *colon = strchr(type, ':');
+		char *t;
+
+		if (!colon)
+			die("--type: expected TYPE:UNIT");
+		model_profile_init(&p);
+		strtab_init(&fr.names);
+		memset(&fr.loc_of, 0, sizeof(fr.loc_of));
+		t = xstrndup(type, (size_t)(colon - type));
+		model_sample_type_add(&p, t, colon + 1);
+		p.period_type.type = model_intern(&p, t);
+		p.period_type.unit = model_intern(&p, colon + 1);
+		p.period = 10000000;
+		free(t);
+		p.time_ns = time_ms * 1000000;
+		p.duration_ns = 10000000000LL;
+		for (size_t i = 0; i < attrs.n; i++) {
+			const char *eq = strchr(attrs.v[i], '=');
+			char *k;
+
+			if (!eq)
+				die("--attr: expected KEY=VALUE");
+			k = xstrndup(attrs.v[i], (size_t)(eq - attrs.v[i]));
+			model_attr_add_str(&p, k, eq + 1);
+			free(k);
+		}
+		for (size_t i = 0; i < stacks.n; i++)
+			add_stack(&p, &fr, stacks.v[i], p.time_ns + (int64_t)i);
+		const struct model_profile *pp = &p;
+		if (fmt_otlp_encode(&pp, 1, &out))
+			die("fmt_otlp_encode failed");
+		model_profile_release(&p);
+		strtab_release(&fr.names);
+		VEC_FREE(&fr.loc_of);
+	}
+	if (gzip) {
+		struct buf z = BUF_INIT;
+
+		if (gzip_deflate(out.p, out.len, &z))
+			die("gzip failed");
+		buf_release(&out);
+		out = z;
+	}
+	int rc = 0;
+	if (!strcmp(path, "-"))
+		rc = fwrite(out.p, 1, out.len, stdout) == out.len ? 0 : -EIO;
+	else
+		rc = buf_write_file(path, out.p, out.len);
+	if (rc)
+		die("writing %s: %s", path, strerror(-rc));
+	buf_release(&out);
+	VEC_FREE(&stacks);
+	VEC_FREE(&attrs);
+	return 0;
+}

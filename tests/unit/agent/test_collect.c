@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_collect.c - sample events -> per-process profiles: the profile's
+ * types and resource attributes, kernel frames named from kallsyms, user
+ * frames as ELF vaddrs that symbolize back to the right function, the
+ * return-address adjustment of non-leaf frames, shared stacks, samples of
+ * exited processes kept under [unknown], and the bounds.
+ */
+#include "base/compat.h"
+#include "agent/collect.h"
+#include "symbolize/elf.h"
+#include "symbolize/kallsyms.h"
+
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define PERIOD 52631578 /* 19 Hz */
+
+__attribute__((noinline)) int collect_test_leaf(int x);
+__attribute__((noinline)) int collect_test_leaf(int x)
+{
+	return x * 7 + 3;
+}
+
+__attribute__((noinline)) int collect_test_caller(int x);
+__attribute__((noinline)) int collect_test_caller(int x)
+{
+	return collect_test_leaf(x) + 1;
+}
+
+struct fixture {
+	char ksyms_path[64];
+	struct sym_kallsyms *ksyms;
+	struct agent_elfinfo_cache *cache;
+	struct agent_collect *c;
+	char exe[4096];
+};
+
+static int setup(void **state)
+{
+	static const char ksyms[] = "ffffffff81000000 T fake_fn_a\n"
+				    "ffffffff81000100 t fake_fn_b\n"
+				    "ffffffff81000105 T fake_fn_c\n"
+				    "ffffffff81000200 D some_data\n";
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct agent_collect_opts o = { 0 };
+	ssize_t n;
+	int fd;
+
+	snprintf(f->ksyms_path, sizeof(f->ksyms_path), "/tmp/profd-test-ksyms-XXXXXX");
+	fd = mkstemp(f->ksyms_path);
+	assert_true(fd >= 0);
+	assert_true(write(fd, ksyms, sizeof(ksyms) - 1) == (ssize_t)sizeof(ksyms) - 1);
+	close(fd);
+	assert_int_equal(sym_kallsyms_load(f->ksyms_path, &f->ksyms, NULL), 0);
+	f->cache = agent_elfinfo_cache_new(0);
+	o.period_ns = PERIOD;
+	o.host_name = "testhost";
+	o.ksyms = f->ksyms;
+	o.elfcache = f->cache;
+	o.max_samples = 3;
+	assert_int_equal(agent_collect_new(&o, &f->c), 0);
+	n = readlink("/proc/self/exe", f->exe, sizeof(f->exe) - 1);
+	assert_true(n > 0);
+	f->exe[n] = '\0';
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	agent_collect_free(f->c);
+	agent_elfinfo_cache_free(f->cache);
+	sym_kallsyms_free(f->ksyms);
+	unlink(f->ksyms_path);
+	free(f);
+	return 0;
+}
+
+static void make_event(struct profile_event *e, uint32_t pid)
+{
+	memset(e, 0, sizeof(*e));
+	e->time_ns = 1000;
+	e->pid = pid;
+	e->tid = (uint32_t)syscall(SYS_gettid);
+	e->cpu = 1;
+	snprintf(e->comm, sizeof(e->comm), "worker-1");
+	e->kstack_n = 2;
+	e->kstack[0] = 0xffffffff81000010ULL; /* leaf: exact */
+	/* A return address right at fake_fn_c: the call was in fake_fn_b. */
+	e->kstack[1] = 0xffffffff81000105ULL;
+	e->ustack_n = 2;
+	e->ustack[0] = (uint64_t)(uintptr_t)&collect_test_leaf + 1;
+	e->ustack[1] = (uint64_t)(uintptr_t)&collect_test_caller + 1; /* -1: the function start */
+}
+
+static const struct model_label *find_attr(const struct model_profile *p, const char *key)
+{
+	for (size_t i = 0; i < p->attrs.n; i++)
+		if (!strcmp(model_str(p, p->attrs.v[i].key), key))
+			return &p->attrs.v[i];
+	return NULL;
+}
+
+static const char *loc_function(const struct model_profile *p, uint32_t loc)
+{
+	const struct model_location *l = &p->locations.v[loc];
+
+	if (!l->nlines)
+		return NULL;
+	return model_str(p, p->functions.v[p->lines.v[l->line_off].function].name);
+}
+
+static void test_event_becomes_process_cpu_profile(void **state)
+{
+	struct fixture *f = *state;
+	struct profile_event e;
+	struct model_profile **ps;
+	const struct model_profile *p;
+	const struct model_sample *s;
+	const struct model_location *l;
+	const struct model_mapping *m;
+	struct sym_elf *elf = NULL;
+	struct prof_err err;
+	char type[256];
+	const char *slash = strrchr(f->exe, '/');
+	size_t n, nlocs;
+
+	make_event(&e, (uint32_t)getpid());
+	assert_int_equal(agent_collect_add(f->c, &e, 5000000000LL), 0);
+	e.time_ns += 10;
+	assert_int_equal(agent_collect_add(f->c, &e, 4000000000LL), 0);
+
+	n = agent_collect_take(f->c, 4500000000LL, 1000000000LL, &ps);
+	assert_int_equal(n, 1);
+	p = ps[0];
+	prof_err_init(&err);
+	assert_int_equal(model_profile_validate(p, &err), 0);
+
+	assert_int_equal(p->sample_types.n, 2);
+	assert_string_equal(model_str(p, p->sample_types.v[0].type), "samples");
+	assert_string_equal(model_str(p, p->sample_types.v[0].unit), "count");
+	assert_true(p->period == PERIOD);
+	model_profile_type_id(p, 1, type, sizeof(type));
+	assert_string_equal(type, "process_cpu:cpu:nanoseconds:cpu:nanoseconds");
+	/* The window was widened back to the earlier sample. */
+	assert_true(p->time_ns == 4000000000LL);
+	assert_true(p->time_ns + p->duration_ns >= 5500000000LL);
+
+	assert_true(find_attr(p, "process.pid")->num == getpid());
+	assert_string_equal(model_str(p, find_attr(p, "process.executable.name")->str), slash + 1);
+	assert_string_equal(model_str(p, find_attr(p, "process.executable.path")->str), f->exe);
+	assert_string_equal(model_str(p, find_attr(p, "host.name")->str), "testhost");
+
+	assert_int_equal(p->samples.n, 2);
+	s = &p->samples.v[0];
+	assert_true(p->values.v[s->value_off] == 1 && p->values.v[s->value_off + 1] == PERIOD);
+	assert_true(s->timestamp_ns == 5000000000LL);
+	assert_int_equal(s->nlabels, 3);
+	assert_string_equal(model_str(p, p->labels.v[s->label_off].key), "thread.name");
+	assert_string_equal(model_str(p, p->labels.v[s->label_off].str), "worker-1");
+	assert_true(p->labels.v[s->label_off + 1].num == e.tid);
+	assert_true(p->labels.v[s->label_off + 2].num == 1);
+	/* Equal stacks share one range. */
+	assert_int_equal(p->samples.v[1].stack_off, s->stack_off);
+
+	assert_int_equal(s->nstack, 4);
+	l = &p->locations.v[p->stack_locs.v[s->stack_off]];
+	assert_string_equal(model_str(p, p->mappings.v[l->mapping].filename), "[kernel.kallsyms]");
+	assert_string_equal(model_str(p, l->frame_type), "kernel");
+	assert_string_equal(loc_function(p, p->stack_locs.v[s->stack_off]), "fake_fn_a");
+	assert_string_equal(loc_function(p, p->stack_locs.v[s->stack_off + 1]), "fake_fn_b");
+
+	assert_int_equal(sym_elf_open(f->exe, &elf, NULL), 0);
+	nlocs = 0;
+	for (uint32_t i = 2; i < 4; i++) {
+		static const char *want[] = { "collect_test_leaf", "collect_test_caller" };
+		const char *name;
+
+		l = &p->locations.v[p->stack_locs.v[s->stack_off + i]];
+		m = &p->mappings.v[l->mapping];
+		assert_string_equal(model_str(p, l->frame_type), "native");
+		assert_int_equal(l->nlines, 0); /* user frames are left to the server */
+		assert_string_equal(model_str(p, m->filename), f->exe);
+		assert_string_equal(model_str(p, m->build_id), sym_elf_build_id(elf));
+		assert_true(l->address >= m->memory_start && l->address < m->memory_limit);
+		name = sym_elf_lookup(elf, l->address, NULL);
+		assert_non_null(name);
+		assert_string_equal(name, want[i - 2]);
+		nlocs++;
+	}
+	assert_int_equal(nlocs, 2);
+	assert_true(collect_test_caller(1) == 11);
+	sym_elf_free(elf);
+	agent_collect_profiles_free(ps, n);
+
+	/* The next interval starts empty. */
+	assert_int_equal(agent_collect_take(f->c, 0, 1, &ps), 0);
+	assert_null(ps);
+}
+
+static void test_exited_process_keeps_its_samples(void **state)
+{
+	struct fixture *f = *state;
+	struct agent_collect_stats st;
+	struct profile_event e;
+	struct model_profile **ps;
+	const struct model_profile *p;
+	const struct model_location *l;
+	pid_t pid = fork();
+	size_t n;
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	make_event(&e, (uint32_t)pid);
+	assert_int_equal(agent_collect_add(f->c, &e, 1), 0);
+	n = agent_collect_take(f->c, 0, 10, &ps);
+	assert_int_equal(n, 1);
+	p = ps[0];
+	assert_int_equal(model_profile_validate(p, NULL), 0);
+	assert_int_equal(p->samples.n, 1);
+	assert_string_equal(model_str(p, find_attr(p, "process.executable.name")->str), "worker-1");
+	assert_null(find_attr(p, "process.executable.path"));
+	l = &p->locations.v[p->stack_locs.v[p->samples.v[0].stack_off + 2]];
+	assert_string_equal(model_str(p, p->mappings.v[l->mapping].filename), "[unknown]");
+	assert_true(l->address == e.ustack[0]);
+	agent_collect_get_stats(f->c, &st);
+	assert_true(st.maps_failed >= 1);
+	assert_true(st.unknown_frames >= 2);
+	agent_collect_profiles_free(ps, n);
+}
+
+static void test_bounds_drop_and_count(void **state)
+{
+	struct fixture *f = *state;
+	struct agent_collect_stats st;
+	struct profile_event e;
+	struct model_profile **ps;
+	size_t n;
+
+	make_event(&e, (uint32_t)getpid());
+	e.kstack_n = -14; /* unreadable stacks still make a sample */
+	e.ustack_n = -14;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(agent_collect_add(f->c, &e, 1), 0);
+	assert_int_equal(agent_collect_add(f->c, &e, 1), -PROF_ETOOBIG);
+	agent_collect_get_stats(f->c, &st);
+	assert_true(st.dropped == 1);
+	assert_true(st.ustack_errors == 4 - 1);
+	n = agent_collect_take(f->c, 0, 10, &ps);
+	assert_int_equal(n, 1);
+	assert_int_equal(ps[0]->samples.n, 3);
+	assert_int_equal(ps[0]->samples.v[0].nstack, 0);
+	assert_int_equal(model_profile_validate(ps[0], NULL), 0);
+	agent_collect_profiles_free(ps, n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_event_becomes_process_cpu_profile, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_exited_process_keeps_its_samples, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bounds_drop_and_count, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+/* test_base.c - checked parsing, string interning, buffers and gzip caps. */
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/compress.h"
+#include "base/parse.h"
+#include "base/strtab.h"
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+static void test_parse_u64_rejects_trailing_garbage(void **state)
+{
+	uint64_t v = 7;
+	int64_t s;
+
+	(void)state;
+	assert_int_equal(parse_u64("12", &v), 0);
+	assert_int_equal(v, 12);
+	assert_int_equal(parse_u64("12abc", &v), -EINVAL);
+	assert_int_equal(parse_u64("", &v), -EINVAL);
+	assert_int_equal(parse_u64("18446744073709551615", &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(parse_u64("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(parse_i64("-9223372036854775808", &s), 0);
+	assert_true(s == INT64_MIN);
+	assert_int_equal(parse_i64("9223372036854775808", &s), -ERANGE);
+}
+
+static void test_parse_duration_units(void **state)
+{
+	int64_t ns;
+
+	(void)state;
+	assert_int_equal(parse_duration_ns("10s", &ns), 0);
+	assert_true(ns == 10000000000LL);
+	assert_int_equal(parse_duration_ns("500ms", &ns), 0);
+	assert_true(ns == 500000000LL);
+	assert_int_equal(parse_duration_ns("2m", &ns), 0);
+	assert_true(ns == 120000000000LL);
+	assert_int_equal(parse_duration_ns("3", &ns), 0);
+	assert_true(ns == 3000000000LL);
+	assert_int_equal(parse_duration_ns("10x", &ns), -EINVAL);
+	assert_int_equal(parse_duration_ns("ms", &ns), -EINVAL);
+	assert_int_equal(parse_duration_ns("99999999999999999h", &ns), -ERANGE);
+}
+
+static void test_parse_time_relative(void **state)
+{
+	int64_t t;
+
+	(void)state;
+	assert_int_equal(parse_time_ms("now-15m", 1000000000, &t), 0);
+	assert_true(t == 1000000000 - 15 * 60 * 1000);
+	assert_int_equal(parse_time_ms("now", 42, &t), 0);
+	assert_true(t == 42);
+	assert_int_equal(parse_time_ms("1700000000000", 0, &t), 0);
+	assert_true(t == 1700000000000LL);
+	assert_int_equal(parse_time_ms("now+5m", 0, &t), -EINVAL);
+}
+
+static void test_strtab_interns_once(void **state)
+{
+	struct strtab t;
+	char name[32];
+
+	(void)state;
+	strtab_init(&t);
+	assert_int_equal(strtab_intern_cstr(&t, ""), 0);
+	assert_int_equal(strtab_intern_cstr(&t, "main"), 1);
+	assert_int_equal(strtab_intern_cstr(&t, "main"), 1);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		assert_int_equal(strtab_intern_cstr(&t, name), (uint32_t)i + 2);
+	}
+	assert_int_equal(strtab_find(&t, "f4999", 5), 5001);
+	assert_string_equal(strtab_get(&t, 5001), "f4999");
+	assert_int_equal(strtab_find(&t, "nope", 4), UINT32_MAX);
+	/* embedded NUL bytes are part of the key */
+	assert_int_not_equal(strtab_intern(&t, "a\0b", 3), strtab_intern(&t, "a\0c", 3));
+	strtab_release(&t);
+}
+
+static void test_buf_cap(void **state)
+{
+	struct buf b;
+
+	(void)state;
+	buf_init(&b, 8);
+	assert_int_equal(buf_addstr(&b, "12345678"), 0);
+	assert_int_equal(buf_addstr(&b, "9"), -PROF_ETOOBIG);
+	assert_int_equal(b.len, 8);
+	assert_string_equal(b.p, "12345678");
+	buf_release(&b);
+	buf_init(&b, 0);
+	assert_int_equal(buf_add_json_str(&b, "a\"\n", 3), 0);
+	assert_string_equal(b.p, "\"a\\\"\\u000a\"");
+	buf_release(&b);
+}
+
+static void test_gzip_roundtrip_and_bomb(void **state)
+{
+	struct buf z = BUF_INIT, out = BUF_INIT;
+	struct prof_err err;
+	char *zeros = calloc(1, 1 << 20);
+
+	(void)state;
+	assert_int_equal(gzip_deflate(zeros, 1 << 20, &z), 0);
+	assert_true(gzip_is(z.p, z.len));
+	prof_err_init(&err);
+	assert_int_equal(gzip_inflate(z.p, z.len, 1 << 20, &out, &err), 0);
+	assert_int_equal(out.len, 1 << 20);
+	buf_reset(&out);
+	/* 1 MiB of zeros compresses ~1000x; a 64 KiB cap must refuse it */
+	prof_err_init(&err);
+	assert_int_equal(gzip_inflate(z.p, z.len, 65536, &out, &err), -PROF_ETOOBIG);
+	assert_non_null(strstr(err.msg, "65536"));
+	assert_int_equal(out.len, 0);
+	/* truncated stream */
+	prof_err_init(&err);
+	assert_int_equal(gzip_inflate(z.p, z.len / 2, 1 << 21, &out, &err), -PROF_ECORRUPT);
+	assert_non_null(strstr(err.msg, "truncated"));
+	/* two members concatenated (RFC 1952) decode as one stream */
+	{
+		char *copy = malloc(z.len);
+		size_t n = z.len;
+
+		memcpy(copy, z.p, n);
+		buf_add(&z, copy, n);
+		free(copy);
+	}
+	prof_err_init(&err);
+	buf_reset(&out);
+	assert_int_equal(gzip_inflate(z.p, z.len, 4 << 20, &out, &err), 0);
+	assert_int_equal(out.len, 2 << 20);
+	free(zeros);
+	buf_release(&z);
+	buf_release(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_u64_rejects_trailing_garbage),
+		cmocka_unit_test(test_parse_duration_units),
+		cmocka_unit_test(test_parse_time_relative),
+		cmocka_unit_test(test_strtab_interns_once),
+		cmocka_unit_test(test_buf_cap),
+		cmocka_unit_test(test_gzip_roundtrip_and_bomb),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
