@@ -6,7 +6,8 @@
 # with eBPF and sends OTLP to `profd server` on loopback; the server's
 # flame graph for {process.executable.name="spin"} must show hot_a and
 # hot_b under main with shares 70/30 +- 10 points. Also checks that the
-# agent stops cleanly on SIGINT (exit 0, last interval sent).
+# agent stops cleanly on SIGINT (exit 0, last interval sent), and that the
+# explorer page, in a real browser, shows hot_a in the rendered flame graph.
 # Needs root and kernel BTF for eBPF; prints "skip: <why>" otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -150,3 +151,12 @@ if abs(share_a - 70) > 10 or abs(share_b - 30) > 10:
     sys.exit(1)
 PY
 echo "ok agent e2e"
+
+# The explorer in a real browser (Debian's chromium driven by playwright-core)
+# on the same data: pick the CPU type, enter the selector, find hot_a in the
+# rendered flame graph and hover it. Screenshot: tests/artifacts/explorer.png.
+[ -x /usr/bin/chromium ] || fail "chromium is not installed (scripts/install-deps.sh installs it)"
+[ -d tests/js/node_modules/playwright-core ] || fail "tests/js/node_modules missing (run scripts/install-deps.sh)"
+PROFD_URL="$base/" PROFD_TYPE="$type" PROFD_QUERY="$query" PROFD_EXPECT_FUNCTION=hot_a \
+	node tests/js/explorer.test.mjs || fail "explorer browser test"
+echo "ok explorer shows hot_a in the browser"

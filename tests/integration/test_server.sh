@@ -57,7 +57,7 @@ start_server() {
 		--max-body "$MAX_BODY" "$@" >"$tmp/out.$n" 2>"$tmp/log.$n" &
 	server_pid=$!
 	for _ in $(seq 1 200); do
-		port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out.$n")
+		port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out.$n" 2>/dev/null)
 		[ -n "$port" ] && break
 		kill -0 "$server_pid" 2>/dev/null || break
 		sleep 0.05
