@@ -6,13 +6,12 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/parse.h"
+#include "base/curl_dl.h"
 #include "format/otlp.h"
 #include "agent/export.h"
 
 #include <pthread.h>
 #include <signal.h>
-
-#include <curl/curl.h>
 
 #define EXPORT_PATH		 "/v1development/profiles"
 #define EXPORT_DEFAULT_QUEUE	 (32u << 20)
@@ -271,6 +270,8 @@ int agent_export_new(const struct agent_export_opts *opts, struct agent_export *
 		return prof_err_set(err, -EINVAL, -1,
 				    "server URL '%s' must start with http:// or https://",
 				    opts->server_url);
+	if (opts->server_url && (rc = prof_curl_load(err)))
+		return rc;
 	x = xcalloc(1, sizeof(*x));
 	x->o = *opts;
 	if (!x->o.max_queue_bytes)
