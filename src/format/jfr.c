@@ -459,16 +459,11 @@ static size_t rd_left(const struct rd *r)
 }
 
 /* LEB128, 7 bits a byte, low group first; the 9th byte carries 8 bits (formats.md 3.3). */
-static int rd_u64(struct dec *d, struct rd *r, uint64_t *v)
+static __attribute__((noinline)) int rd_u64_slow(struct dec *d, struct rd *r, uint64_t *v)
 {
 	const uint8_t *p = r->p;
 	uint64_t x = 0;
 
-	if (p < r->end && *p < 0x80) {
-		*v = *p;
-		r->p = p + 1;
-		return 0;
-	}
 	for (int i = 0; i < 8; i++) {
 		if (p >= r->end)
 			return bad(d, -PROF_ECORRUPT, r->p, "truncated varint");
@@ -485,6 +480,16 @@ static int rd_u64(struct dec *d, struct rd *r, uint64_t *v)
 	*v = x;
 	r->p = p;
 	return 0;
+}
+
+/* Most varints are one byte: that case stays inline. */
+static inline int rd_u64(struct dec *d, struct rd *r, uint64_t *v)
+{
+	if (r->p < r->end && *r->p < 0x80) {
+		*v = *r->p++;
+		return 0;
+	}
+	return rd_u64_slow(d, r, v);
 }
 
 /* A count or length: each unit takes at least one byte, so it cannot exceed the bytes left. */
@@ -1907,20 +1912,26 @@ static int decode(struct dec *d)
 	int64_t t0 = INT64_MAX, t1 = 0;
 	int rc;
 
-	/* Pass 1: headers, metadata, event counts. */
+	/*
+	 * Pass 1: headers, metadata, event counts. Only the headers are kept:
+	 * pass 2 parses the metadata again (a small part of a chunk), so the
+	 * tables of one chunk at a time are in memory, however many chunks.
+	 */
 	for (d->chunk_off = 0; d->chunk_off < d->n;) {
-		struct chunk c;
+		struct chunk *c;
 
-		rc = read_header(d, &c);
+		VEC_RESERVE(&d->chunks, 1);
+		c = &d->chunks.v[d->chunks.n];
+		rc = read_header(d, c);
 		if (rc == 1)
 			break;
 		if (rc)
 			return rc;
-		VEC_PUSH(&d->chunks, c);
-		if ((rc = read_metadata(d, &d->chunks.v[d->chunks.n - 1])) ||
-		    (rc = scan_records(d, &d->chunks.v[d->chunks.n - 1], SCAN_COUNT)))
+		d->chunks.n++;
+		if ((rc = read_metadata(d, c)) || (rc = scan_records(d, c, SCAN_COUNT)))
 			return rc;
-		d->chunk_off += c.size;
+		chunk_release(c);
+		d->chunk_off += c->size;
 		d->chunk_no++;
 	}
 	if ((rc = select_events(d)))
@@ -1932,7 +1943,8 @@ static int decode(struct dec *d)
 
 		d->chunk_no = (unsigned)i;
 		d->chunk_off = c->off;
-		if ((rc = read_pools(d, c)) || (rc = scan_records(d, c, SCAN_SETTINGS)))
+		if ((rc = read_metadata(d, c)) || (rc = read_pools(d, c)) ||
+		    (rc = scan_records(d, c, SCAN_SETTINGS)))
 			return rc;
 		/* async-profiler writes its settings only into its first chunk. */
 		if (c->asprof && !c->set.asprof_set && d->last_asprof.asprof_set) {

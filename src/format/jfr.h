@@ -48,18 +48,20 @@
  * (formats.md 3.9); durations likewise (the open question 10 of
  * formats.md: we convert, unlike Pyroscope). On every corpus file this
  * equals `jfr print` of JDK 17.0.15 to the nanosecond, tick rates of
- * 1.8 and 2.3 GHz included (older JDKs truncated the tick rate to whole
- * GHz when converting).
+ * 1.8 and 2.3 GHz included (some JDK versions' TimeConverter divides by
+ * ticks_per_second / 1e9 in integer arithmetic; their `jfr` then differs).
  *
  * Leniency, chosen and documented: an empty constant pool is accepted
  * (the JDK rejects it; jfrp-fastslow-multichunk's middle chunk has an empty
  * StackTrace pool, and the chunks around it decode as `jfr print` of each
  * chunk alone); a key missing from its pool reads as null (no stack, no
  * thread, "[unknown]" method), as the JDK parser does; a trailing chunk
- * still being written (constant pool or metadata offset 0, or a size past
- * the end of the input) is skipped when an earlier chunk was complete;
- * async-profiler settings carry over to its later chunks, which do not
- * repeat them.
+ * still being written (constant pool or metadata offset 0, as
+ * async-profiler leaves it) is skipped when an earlier chunk was complete,
+ * while a chunk whose size runs past the end of the input (a cut file) is
+ * an error; async-profiler settings carry over to its later chunks, which
+ * do not repeat them. Bytes after the metadata tree or after a record's
+ * known fields are ignored (writers may append fields, formats.md 3.4).
  *
  * Not supported (-PROF_EUNSUPPORTED): JFR 1.x (JDK 7/8), chunks without
  * compressed integers (no known writer), array dimensions above 1.

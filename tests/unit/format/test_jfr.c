@@ -164,6 +164,8 @@ struct mkopt {
 	bool empty_st_pool;   /* an extra StackTrace pool with no entries */
 	int64_t delta;	      /* the checkpoint's delta (0: last in the chain) */
 	bool overlap;	      /* chain to an earlier checkpoint that overlaps it */
+	bool chain;	      /* the Symbol pool in an earlier checkpoint of the chain */
+	int name_enc;	      /* encoding of the thread's Java name: 3 (UTF-8), 4 or 5 */
 	uint64_t frames_len;  /* declared length of stack 50's frames (0: real) */
 	bool cyclic;	      /* a pool of a class that contains itself inline */
 	unsigned deep;	      /* nest this many elements under the root */
@@ -269,6 +271,16 @@ static void pool_head(struct buf *b, unsigned type, unsigned count)
 	put_var(b, count);
 }
 
+/* A Symbol value is its one String field. */
+static void put_symbols(struct buf *b, uint64_t s)
+{
+	pool_head(b, T_SYMBOL, 4);
+	put_var(b, s + 1), put_str(b, "com/x/Foo");
+	put_var(b, s + 2), put_str(b, "bar");
+	put_var(b, s + 3), put_str(b, "baz");
+	put_var(b, s + 4), put_str(b, "main");
+}
+
 static void write_checkpoint(struct buf *out, const struct mkopt *o)
 {
 	struct buf b = BUF_INIT;
@@ -278,13 +290,9 @@ static void write_checkpoint(struct buf *out, const struct mkopt *o)
 	put_var(&b, 0); /* duration */
 	put_var(&b, (uint64_t)o->delta);
 	put_u8(&b, 1); /* type mask: flush */
-	put_var(&b, 7 + o->empty_st_pool + o->cyclic);
-	/* A Symbol value is its one String field. */
-	pool_head(&b, T_SYMBOL, 4);
-	put_var(&b, s + 1), put_str(&b, "com/x/Foo");
-	put_var(&b, s + 2), put_str(&b, "bar");
-	put_var(&b, s + 3), put_str(&b, "baz");
-	put_var(&b, s + 4), put_str(&b, "main");
+	put_var(&b, 6 + !o->chain + o->empty_st_pool + o->cyclic);
+	if (!o->chain)
+		put_symbols(&b, s);
 	pool_head(&b, T_CLASS, 1);
 	put_var(&b, s + 10), put_var(&b, s + 1);
 	pool_head(&b, T_METHOD, 3);
@@ -292,8 +300,20 @@ static void write_checkpoint(struct buf *out, const struct mkopt *o)
 	put_var(&b, s + 21), put_var(&b, s + 10), put_var(&b, s + 3);
 	put_var(&b, s + 22), put_var(&b, s + 10), put_var(&b, s + 4);
 	pool_head(&b, T_THREAD, 1);
-	put_var(&b, s + 30), put_str(&b, "os-thr"), put_var(&b, 111), put_str(&b, "worker-1"),
-		put_var(&b, 7);
+	put_var(&b, s + 30), put_str(&b, "os-thr"), put_var(&b, 111);
+	if (o->name_enc == 4) {
+		/* UTF-16 units as varints: "w", U+00E9, U+1F600 as a surrogate pair */
+		static const unsigned u16[] = { 'w', 0xe9, 0xd83d, 0xde00 };
+
+		put_u8(&b, 4), put_var(&b, 4);
+		for (int i = 0; i < 4; i++)
+			put_var(&b, u16[i]);
+	} else if (o->name_enc == 5) {
+		put_u8(&b, 5), put_var(&b, 3), put(&b, "w\xf6r", 3); /* Latin-1 "wör" */
+	} else {
+		put_str(&b, "worker-1");
+	}
+	put_var(&b, 7);
 	pool_head(&b, T_FRAMETYPE, 2);
 	put_var(&b, s + 40), put_str(&b, "JIT compiled");
 	put_var(&b, s + 41), put_str(&b, "Native");
@@ -355,6 +375,19 @@ static void mk_chunk(struct buf *out, const struct mkopt *o, struct layout *lay)
 		put_var(out, 1);
 		put_var(out, 0), put_var(out, 0), put_var(out, 0), put_u8(out, 1), put_var(out, 0);
 		o2.delta = -(int64_t)(out->len - lay->extra);
+		lay->cp = out->len;
+		write_checkpoint(out, &o2);
+	} else if (o->chain) {
+		/* The Symbol pool in a checkpoint of its own, earlier in the chain. */
+		struct mkopt o2 = *o;
+		struct buf b1 = BUF_INIT;
+		size_t pre = out->len;
+
+		put_var(&b1, 0), put_var(&b1, 0), put_var(&b1, 0), put_u8(&b1, 1), put_var(&b1, 1);
+		put_symbols(&b1, o->shift);
+		put_rec(out, 1, &b1);
+		buf_release(&b1);
+		o2.delta = -(int64_t)(out->len - pre);
 		lay->cp = out->len;
 		write_checkpoint(out, &o2);
 	} else {
@@ -559,6 +592,38 @@ static void test_multichunk_own_pools_and_gzip(void **state)
 	assert_int_equal(p.samples.n, 4);
 	model_profile_release(&p);
 	buf_release(&gz);
+	buf_release(&in);
+}
+
+static void test_checkpoint_chain_and_string_encodings(void **state)
+{
+	static const struct {
+		int enc;
+		const char *want;
+	} names[] = { { 4, "w\xc3\xa9\xf0\x9f\x98\x80" }, { 5, "w\xc3\xb6r" } };
+	struct mkopt o = { 0 };
+	struct layout lay;
+	struct buf in = BUF_INIT;
+	struct model_profile p;
+	struct prof_err err;
+
+	(void)state;
+	o.chain = true;
+	mk_chunk(&in, &o, &lay);
+	assert_int_equal(decode(&in, NULL, &p, &err), 0);
+	assert_int_equal(p.samples.n, 2);
+	assert_string_equal(stack_str(&p, 0), "com/x/Foo.bar;com/x/Foo.main");
+	model_profile_release(&p);
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(names); i++) {
+		memset(&o, 0, sizeof(o));
+		o.name_enc = names[i].enc;
+		buf_reset(&in);
+		mk_chunk(&in, &o, &lay);
+		assert_int_equal(decode(&in, NULL, &p, &err), 0);
+		assert_string_equal(model_str(&p, p.labels.v[p.samples.v[0].label_off].str),
+				    names[i].want);
+		model_profile_release(&p);
+	}
 	buf_release(&in);
 }
 
@@ -852,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_samples_frames_labels_times),
 		cmocka_unit_test(test_families_alloc_lock_wall),
 		cmocka_unit_test(test_multichunk_own_pools_and_gzip),
+		cmocka_unit_test(test_checkpoint_chain_and_string_encodings),
 		cmocka_unit_test(test_incomplete_trailing_chunk_is_skipped),
 		cmocka_unit_test(test_bad_magic_version_and_truncation),
 		cmocka_unit_test(test_bad_varint_and_huge_sizes),
