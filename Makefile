@@ -30,7 +30,7 @@ LDFLAGS_SAN := -fsanitize=$(SANITIZE)
 endif
 CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS)
 LIBS := -lbpf -lelf -ldw -lprotobuf-c -lz -lzstd -lmicrohttpd -lnghttp2 -ljansson \
-	-lyaml -lpcre2-8 -lxxhash -lpthread -lm -ldl
+	-lyaml -lpcre2-8 -lxxhash -liberty -lpthread -lm -ldl
 
 # Protobuf: our own .proto files (shared/formats.md 1.4, 2.1) compiled by protobuf-c.
 PROTOS   := $(sort $(shell find src/format/proto -name '*.proto' 2>/dev/null))

@@ -10,22 +10,32 @@
 #   scripts/fuzz.sh run SECONDS fuzz_pprof ...   only the named targets
 #
 # Targets link against the decoding layers (src/base, model, format,
-# symbolize and query/top.c) compiled here with the same sanitizers;
+# symbolize, query/top.c and the scrape config parser) compiled here with
+# the same sanitizers;
 # protobuf code is generated from src/format/proto into build-fuzz/gen.
-# Seeds (build-fuzz/seeds/<target>/): the shared corpus when $PROFD_CORPUS
-# (or ../shared/corpus) exists -- pprof files gunzipped, and for OTLP the
-# same files converted by $PROFD_FAST (default build/profd) when it exists.
+# Seeds (build-fuzz/seeds/<target>/): the matching folder of the shared
+# corpus when $PROFD_CORPUS (or ../shared/corpus) exists, gzipped files
+# inflated: fuzz_pprof <- pprof/, fuzz_pprof_legacy <- pprof-legacy/,
+# fuzz_jfr <- jfr/, fuzz_folded <- collapsed/, fuzz_perfscript <-
+# perf-script/, fuzz_speedscope <- speedscope/, fuzz_cpuprofile <-
+# cpuprofile/, fuzz_otlp_json <- otlp/, fuzz_detect <- every folder but
+# jfr/ (JFR files are large; one small recording instead); fuzz_otlp gets
+# pprof/ and otlp/ converted to OTLP protobuf, and fuzz_otlp_json pprof/
+# converted to OTLP/JSON, by $PROFD_FAST (default build/profd) when it is
+# built. Targets without a corpus folder (fuzz_elf, ...) start from their
+# regression inputs. FUZZ_OUT=dir builds and runs somewhere else than
+# build-fuzz/ (e.g. while another run uses it).
 # Crashes are kept in build-fuzz/crashes/<target>/ and replayed first on
 # the next run (libFuzzer reads every corpus directory given); once fixed,
 # copy them to tests/fuzz/regress/<target>/, which every run replays too and
 # tests/integration/test_fuzz_regress.sh feeds to the sanitized profd.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=build-fuzz
+OUT=${FUZZ_OUT:-build-fuzz}
 CLANG=${CLANG:-clang}
 FLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=gnu11 -Wall -Wextra -Isrc -I$OUT/gen -D_GNU_SOURCE"
-LIBS="-lprotobuf-c -ljansson -lz -lzstd -lxxhash -lelf -ldw -lpthread -lm"
+LIBS="-lprotobuf-c -ljansson -lz -lzstd -lxxhash -lelf -ldw -liberty -lpcre2-8 -lyaml -lpthread -lm"
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
 SEED_PROFD=${PROFD_FAST:-build/profd} # converts pprof seeds to OTLP
 
@@ -46,7 +56,9 @@ build() {
 		objs+=("$obj")
 	done < <(
 		find "$OUT/gen" -name '*.pb-c.c'
-		ls src/base/*.c src/model/*.c src/format/*.c src/symbolize/*.c src/query/top.c 2>/dev/null
+		ls src/base/*.c src/model/*.c src/format/*.c src/symbolize/*.c src/query/top.c \
+			src/scrape/config.c src/scrape/relabel.c src/query/units.c src/mcp/mcp.c \
+			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c 2>/dev/null
 	)
 	rm -f "$OUT/libfuzzprofd.a"
 	ar rcs "$OUT/libfuzzprofd.a" "${objs[@]}"
@@ -58,22 +70,62 @@ build() {
 	done
 }
 
+# Copies @src into @dir, inflating gzip files (libFuzzer mutates the inner format).
+seed_file() {
+	local src=$1 dir=$2 base
+	base=$(basename "$src")
+	if gzip -t "$src" 2>/dev/null; then gzip -dc "$src" >"$dir/${base%.gz}"; else cp "$src" "$dir/$base"; fi
+}
+
 seeds() {
-	local name=$1 dir="$OUT/seeds/$1"
+	local name=$1 dir="$OUT/seeds/$1" f d folders=()
 	mkdir -p "$dir"
-	[ -d "$CORPUS/pprof" ] || return 0
-	for f in "$CORPUS"/pprof/*; do
-		local base
-		base=$(basename "$f")
-		case "$name" in
-		fuzz_pprof)
-			if gzip -t "$f" 2>/dev/null; then gzip -dc "$f" >"$dir/$base"; else cp "$f" "$dir/$base"; fi
-			;;
-		fuzz_otlp)
-			[ -x "$SEED_PROFD" ] && "$SEED_PROFD" convert "$f" "$dir/$base.otlp.pb" 2>/dev/null || true
-			;;
-		esac
+	if [ "$name" = fuzz_mcp ]; then # JSON-RPC messages for the MCP server (stub backend)
+		printf '%s' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' >"$dir/init.json"
+		printf '%s' '[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"}]' >"$dir/batch.json"
+		local t a
+		for t in top_functions flamegraph_summary compare explain_change callers_callees function_timeseries source_location; do
+			a='"from":1700000000000,"to":1700000019999,"max_tokens":300'
+			case "$t" in
+			compare | explain_change) a="$a"',"b_from":1700000600000,"b_to":1700000619999' ;;
+			callers_callees | function_timeseries | source_location) a="$a"',"function":"hot_loop"' ;;
+			esac
+			printf '{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"name":"%s","arguments":{%s}}}' "$t" "$t" "$a" >"$dir/$t.json"
+		done
+	fi
+	[ -d "$CORPUS" ] || return 0
+	case "$name" in
+	fuzz_pprof) folders=(pprof) ;;
+	fuzz_pprof_legacy) folders=(pprof-legacy) ;;
+	fuzz_jfr) folders=(jfr) ;;
+	fuzz_folded) folders=(collapsed) ;;
+	fuzz_perfscript) folders=(perf-script) ;;
+	fuzz_speedscope) folders=(speedscope) ;;
+	fuzz_cpuprofile) folders=(cpuprofile) ;;
+	fuzz_otlp_json) folders=(otlp) ;;
+	fuzz_detect) folders=(pprof pprof-legacy collapsed perf-script speedscope cpuprofile otlp) ;;
+	esac
+	for d in "${folders[@]}"; do
+		for f in "$CORPUS/$d"/*; do
+			[ -f "$f" ] && seed_file "$f" "$dir"
+		done
 	done
+	if [ "$name" = fuzz_detect ] && [ -f "$CORPUS/jfr/jfrparser--wall_tick_sample.jfr.gz" ]; then
+		seed_file "$CORPUS/jfr/jfrparser--wall_tick_sample.jfr.gz" "$dir"
+	fi
+	[ -x "$SEED_PROFD" ] || return 0
+	case "$name" in
+	fuzz_otlp)
+		for f in "$CORPUS"/pprof/* "$CORPUS"/otlp/*; do
+			[ -f "$f" ] && "$SEED_PROFD" convert "$f" "$dir/$(basename "$f").otlp.pb" 2>/dev/null || true
+		done
+		;;
+	fuzz_otlp_json)
+		for f in "$CORPUS"/pprof/*; do
+			[ -f "$f" ] && "$SEED_PROFD" convert "$f" "$dir/$(basename "$f").otlp.json" 2>/dev/null || true
+		done
+		;;
+	esac
 }
 
 run() {

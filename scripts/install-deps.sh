@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(build-essential pkg-config clang llvm libbpf-dev bpftool libelf-dev libdw-dev
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libzstd-dev libmicrohttpd-dev
 	libnghttp2-dev libcurl4-openssl-dev libjansson-dev libyaml-dev libpcre2-dev
-	libxxhash-dev libcmocka-dev libclang-rt-14-dev golang-go nodejs npm chromium
+	libxxhash-dev libiberty-dev libdebuginfod-dev elfutils libcmocka-dev libclang-rt-14-dev golang-go nodejs npm chromium
 	linux-perf curl ca-certificates python3)
 
 missing=()
@@ -32,6 +32,9 @@ fi
 
 # Node packages for the tests (independent decoders, browser driver).
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [ -f "$here/tests/js/package.json" ] && [ ! -d "$here/tests/js/node_modules" ]; then
-	(cd "$here/tests/js" && npm ci --no-audit --no-fund --silent)
+# Also when package-lock.json changed since the last install (new test deps).
+js=$here/tests/js
+if [ -f "$js/package.json" ] && { [ ! -d "$js/node_modules" ] ||
+	[ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; }; then
+	(cd "$js" && npm ci --no-audit --no-fund --silent)
 fi

@@ -1,25 +1,45 @@
 // SPDX-License-Identifier: Apache-2.0
 /* agent.c - the agent's main loop; see agent.h. */
 #include "base/compat.h"
+#include "base/buf.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "agent/agent.h"
 #include "agent/collect.h"
 #include "agent/elfinfo.h"
 #include "agent/export.h"
+#include "agent/metrics.h"
+#include "agent/procs.h"
 #include "agent/sampler.h"
+#include "agent/unwind.h"
 #include "symbolize/kallsyms.h"
 
+#include <linux/magic.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
-#define AGENT_POLL_MS	   100
-#define AGENT_DRAIN_MS	   5000L /* time allowed at exit to send what is queued */
-#define AGENT_MAX_ELFFILES 4096
+#define AGENT_POLL_MS	       100
+#define AGENT_DRAIN_MS	       5000L /* time allowed at exit to send what is queued */
+#define AGENT_MAX_ELFFILES     4096
+#define AGENT_METRICS_EVERY_NS 1000000000LL
+#define AGENT_MAX_SAMPLES      200000 /* per interval: bounds the collector's memory */
 
 struct agent_loop {
 	struct agent_collect *collect;
+	struct agent_procs *procs;
 	int64_t mono_to_unix_ns; /* add to a CLOCK_MONOTONIC time to get unix time */
+};
+
+/* Everything /metrics and the interval log line report. */
+struct agent_parts {
+	struct agent_sampler *s;
+	struct agent_collect *collect;
+	struct agent_procs *procs;
+	struct agent_unwinder *unwinder;
+	struct agent_export *x;
+	struct agent_elfinfo_cache *elfcache;
 };
 
 static int64_t mono_ns(void)
@@ -30,62 +50,282 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void agent_on_event(void *ctx, const struct profile_event *e)
+static void agent_on_event(void *ctx, const struct profile_event *e, size_t size)
 {
 	struct agent_loop *l = ctx;
 
+	(void)size; /* checked by the sampler against e->flags */
 	agent_collect_add(l->collect, e, (int64_t)e->time_ns + l->mono_to_unix_ns);
 }
 
-/* Self-measurement for the flush log line: CPU ms used and peak RSS. */
-static void agent_self_usage(int64_t *cpu_ms, long *maxrss_kb)
+static void agent_on_proc(void *ctx, const struct profile_proc_event *pe)
 {
-	struct rusage ru;
+	struct agent_loop *l = ctx;
+	char comm[PROFILE_COMM_LEN + 1], file[PROFILE_PATH_LEN + 1];
 
-	if (getrusage(RUSAGE_SELF, &ru) != 0) {
-		*cpu_ms = 0;
-		*maxrss_kb = 0;
-		return;
-	}
-	*cpu_ms = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-		  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-	*maxrss_kb = ru.ru_maxrss;
+	/* Ring buffer bytes are input: terminate the strings ourselves. */
+	snprintf(comm, sizeof(comm), "%.*s", PROFILE_COMM_LEN, pe->comm);
+	snprintf(file, sizeof(file), "%.*s", PROFILE_PATH_LEN, pe->filename);
+	if (pe->kind == PROFILE_EV_EXEC)
+		agent_procs_on_exec(l->procs, pe->pid, file, comm, pe->start_code,
+				    (int64_t)pe->time_ns);
+	else
+		agent_procs_on_exit(l->procs, pe->pid, (int64_t)pe->time_ns);
 }
 
-static void agent_flush(struct agent_collect *collect, struct agent_export *x,
-			struct agent_sampler *s, int64_t start_unix, int64_t dur_ns)
+static void agent_on_libs(void *ctx, const struct profile_libs_event *le)
+{
+	struct agent_loop *l = ctx;
+
+	agent_procs_on_libs(l->procs, le, (int64_t)le->time_ns);
+}
+
+static void agent_on_kstack(void *ctx, const struct profile_kstack_event *ke)
+{
+	struct agent_loop *l = ctx;
+
+	agent_collect_add_kstack(l->collect, ke);
+}
+
+/* Self-measurement: CPU ms used, peak RSS and current RSS. */
+static void agent_self_usage(int64_t *cpu_ms, long *maxrss_kb, long *rss_kb)
+{
+	struct rusage ru;
+	FILE *f;
+	long resident = 0;
+
+	*cpu_ms = 0;
+	*maxrss_kb = 0;
+	*rss_kb = 0;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		*cpu_ms = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+		*maxrss_kb = ru.ru_maxrss;
+	}
+	/* statm: "size resident shared ..." in pages; the second field is RSS. */
+	f = fopen("/proc/self/statm", "re");
+	if (f) {
+		char line[256], *sp;
+		uint64_t v;
+
+		if (fgets(line, sizeof(line), f) && (sp = strchr(line, ' '))) {
+			char *end = sp + 1 + strcspn(sp + 1, " \n");
+
+			*end = '\0';
+			if (parse_u64(sp + 1, &v) == 0)
+				resident = (long)v;
+		}
+		fclose(f);
+		*rss_kb = resident * (sysconf(_SC_PAGESIZE) / 1024);
+	}
+}
+
+static void metric_head(struct buf *b, const char *name, const char *type, const char *help)
+{
+	buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void metric_u64(struct buf *b, const char *name, const char *labels, uint64_t v)
+{
+	buf_addf(b, "%s%s%s%s %" PRIu64 "\n", name, labels ? "{" : "", labels ? labels : "",
+		 labels ? "}" : "", v);
+}
+
+/* The Prometheus text page (metrics.h). */
+static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
+{
+	uint64_t bst[PROFILE_STAT_MAX] = { 0 };
+	struct agent_collect_stats cst;
+	struct agent_procs_stats pst;
+	struct agent_unwind_stats ust = { 0 };
+	struct agent_export_stats xst;
+	int64_t cpu_ms;
+	long maxrss_kb, rss_kb;
+	char lb[128];
+
+	if (a->s)
+		agent_sampler_read_stats(a->s, bst);
+	agent_collect_get_stats(a->collect, &cst);
+	agent_procs_get_stats(a->procs, &pst);
+	if (a->unwinder)
+		agent_unwind_get_stats(a->unwinder, &ust);
+	agent_export_get_stats(a->x, &xst);
+	agent_self_usage(&cpu_ms, &maxrss_kb, &rss_kb);
+
+	metric_head(
+		b, "profd_agent_samples_total", "counter",
+		"Samples the BPF programs sent, by kind (cpu: on-CPU ticks; off_cpu: times away).");
+	metric_u64(b, "profd_agent_samples_total", "kind=\"cpu\"", bst[PROFILE_STAT_SAMPLES]);
+	metric_u64(b, "profd_agent_samples_total", "kind=\"off_cpu\"",
+		   bst[PROFILE_STAT_OFFCPU_SAMPLES]);
+	metric_head(b, "profd_agent_lost_samples_total", "counter",
+		    "Samples lost, by reason (BPF ring buffer or map full, collector bound).");
+	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"ringbuf_full\"",
+		   bst[PROFILE_STAT_RINGBUF_FULL]);
+	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"offcpu_ringbuf_full\"",
+		   bst[PROFILE_STAT_OFFCPU_RINGBUF_FULL]);
+	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"offcpu_map_full\"",
+		   bst[PROFILE_STAT_OFFCPU_MAP_FULL]);
+	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"collector_bound\"", cst.dropped);
+	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"proc_event_ringbuf_full\"",
+		   bst[PROFILE_STAT_PROC_RINGBUF_FULL]);
+	metric_head(
+		b, "profd_agent_bpf_events_total", "counter",
+		"Every BPF program counter (per-CPU, summed), by name (src/agent/bpf/profile.h).");
+	for (int i = 0; i < PROFILE_STAT_MAX; i++) {
+		snprintf(lb, sizeof(lb), "event=\"%s\"", agent_sampler_stat_name(i));
+		metric_u64(b, "profd_agent_bpf_events_total", lb, bst[i]);
+	}
+	metric_head(b, "profd_agent_unwind_failures_total", "counter",
+		    "Stacks or frames the agent could not unwind fully, by reason.");
+	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"kstack_error\"",
+		   bst[PROFILE_STAT_KSTACK_ERR]);
+	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"ustack_error\"",
+		   bst[PROFILE_STAT_USTACK_ERR]);
+	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"stack_copy_error\"",
+		   bst[PROFILE_STAT_STACK_COPY_ERR]);
+	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"truncated\"", cst.truncated);
+	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"unknown_mapping\"",
+		   cst.unknown_frames);
+	for (int i = 1; i < AGENT_UNWIND_END_MAX; i++) {
+		snprintf(lb, sizeof(lb), "reason=\"dwarf_%s\"", agent_unwind_end_name(i));
+		metric_u64(b, "profd_agent_unwind_failures_total", lb, ust.ends[i]);
+	}
+	metric_head(
+		b, "profd_agent_unwound_stacks_total", "counter",
+		"User stacks unwound from stack copies with CFI, and those complete to the outermost frame.");
+	metric_u64(b, "profd_agent_unwound_stacks_total", "result=\"all\"", cst.dwarf_stacks);
+	metric_u64(b, "profd_agent_unwound_stacks_total", "result=\"complete\"",
+		   cst.dwarf_complete);
+	metric_head(b, "profd_agent_jit_frames_total", "counter",
+		    "User frames in JIT code, all and those named from a perf map.");
+	metric_u64(b, "profd_agent_jit_frames_total", "result=\"all\"", cst.jit_frames);
+	metric_u64(b, "profd_agent_jit_frames_total", "result=\"named\"", cst.jit_named);
+	metric_head(b, "profd_agent_export_requests_total", "counter", "Export requests queued.");
+	metric_u64(b, "profd_agent_export_requests_total", NULL, xst.requests);
+	metric_head(b, "profd_agent_export_sent_total", "counter",
+		    "Export requests the server accepted.");
+	metric_u64(b, "profd_agent_export_sent_total", NULL, xst.sent);
+	metric_head(b, "profd_agent_export_errors_total", "counter",
+		    "Failed export attempts (each retry counts).");
+	metric_u64(b, "profd_agent_export_errors_total", NULL, xst.failures);
+	metric_head(b, "profd_agent_export_dropped_total", "counter",
+		    "Export requests given up, by reason.");
+	metric_u64(b, "profd_agent_export_dropped_total", "reason=\"buffer_full\"",
+		   xst.dropped_full);
+	metric_u64(b, "profd_agent_export_dropped_total", "reason=\"rejected\"",
+		   xst.dropped_rejected);
+	metric_u64(b, "profd_agent_export_dropped_total", "reason=\"shutdown\"",
+		   xst.dropped - xst.dropped_full - xst.dropped_rejected);
+	metric_head(b, "profd_agent_export_buffer_bytes", "gauge",
+		    "Compressed bytes waiting to be sent.");
+	metric_u64(b, "profd_agent_export_buffer_bytes", NULL, xst.queued_bytes);
+	metric_head(b, "profd_agent_export_buffer_limit_bytes", "gauge",
+		    "Cap on the bytes waiting to be sent (--max-buffer).");
+	metric_u64(b, "profd_agent_export_buffer_limit_bytes", NULL, xst.max_queue_bytes);
+	metric_head(b, "profd_agent_export_buffer_requests", "gauge",
+		    "Requests waiting to be sent.");
+	metric_u64(b, "profd_agent_export_buffer_requests", NULL, xst.queued);
+	metric_head(b, "profd_agent_processes", "gauge", "Processes in the agent's cache.");
+	metric_u64(b, "profd_agent_processes", NULL, pst.entries);
+	metric_head(b, "profd_agent_proc_reads_total", "counter",
+		    "Reads of /proc/PID/maps, by outcome and trigger.");
+	metric_u64(b, "profd_agent_proc_reads_total", "what=\"maps\"", pst.maps_reads);
+	metric_u64(b, "profd_agent_proc_reads_total", "what=\"maps_failed\"", pst.maps_failed);
+	metric_u64(b, "profd_agent_proc_reads_total", "what=\"at_exec\"", pst.exec_reads);
+	metric_u64(b, "profd_agent_proc_reads_total", "what=\"maps_rebuilt_from_events\"",
+		   pst.maps_rebuilt);
+	metric_u64(b, "profd_agent_proc_reads_total", "what=\"exec_rate_limited\"",
+		   pst.exec_skipped);
+	metric_head(
+		b, "profd_agent_loader_events_total", "counter",
+		"Dynamic loader link maps received, and mappings they added that /proc had not shown.");
+	metric_u64(b, "profd_agent_loader_events_total", "what=\"events\"", pst.libs_events);
+	metric_u64(b, "profd_agent_loader_events_total", "what=\"mappings_added\"",
+		   pst.libs_mapped);
+	metric_head(b, "process_cpu_seconds_total", "counter",
+		    "CPU time the agent used (user + system).");
+	buf_addf(b, "process_cpu_seconds_total %.3f\n", (double)cpu_ms / 1000.0);
+	metric_head(b, "process_resident_memory_bytes", "gauge", "The agent's resident memory.");
+	metric_u64(b, "process_resident_memory_bytes", NULL, (uint64_t)rss_kb * 1024);
+	metric_head(b, "process_max_resident_memory_bytes", "gauge",
+		    "The agent's peak resident memory.");
+	metric_u64(b, "process_max_resident_memory_bytes", NULL, (uint64_t)maxrss_kb * 1024);
+}
+
+static void agent_flush(struct agent_parts *a, int64_t start_unix, int64_t dur_ns)
 {
 	uint64_t bst[PROFILE_STAT_MAX] = { 0 };
 	struct agent_collect_stats cst;
 	struct agent_export_stats xst;
+	struct agent_procs_stats pst;
 	struct model_profile **profiles;
 	size_t n, nsamples = 0;
 	int64_t cpu_ms;
-	long rss_kb;
+	long maxrss_kb, rss_kb;
 
-	n = agent_collect_take(collect, start_unix, dur_ns, &profiles);
+	n = agent_collect_take(a->collect, start_unix, dur_ns, &profiles);
 	for (size_t i = 0; i < n; i++)
 		nsamples += profiles[i]->samples.n;
 	if (n)
-		agent_export_submit(x, (const struct model_profile *const *)profiles, n);
+		agent_export_submit(a->x, (const struct model_profile *const *)profiles, n);
 	agent_collect_profiles_free(profiles, n);
 
-	if (s)
-		agent_sampler_read_stats(s, bst);
-	agent_collect_get_stats(collect, &cst);
-	agent_export_get_stats(x, &xst);
-	agent_self_usage(&cpu_ms, &rss_kb);
+	if (a->s)
+		agent_sampler_read_stats(a->s, bst);
+	agent_collect_get_stats(a->collect, &cst);
+	agent_export_get_stats(a->x, &xst);
+	agent_procs_get_stats(a->procs, &pst);
+	agent_self_usage(&cpu_ms, &maxrss_kb, &rss_kb);
 	log_info("agent interval profiles=%zu samples=%zu"
-		 " | since start: bpf samples=%" PRIu64 " idle=%" PRIu64 " self=%" PRIu64
-		 " ringbuf_full=%" PRIu64 " kstack_err=%" PRIu64 " ustack_err=%" PRIu64
-		 " | dropped=%" PRIu64 " maps_failed=%" PRIu64 " unknown_frames=%" PRIu64
+		 " | since start: bpf samples=%" PRIu64 " offcpu=%" PRIu64 " idle=%" PRIu64
+		 " self=%" PRIu64 " filtered=%" PRIu64 " ringbuf_full=%" PRIu64
+		 " kstack_err=%" PRIu64 " ustack_err=%" PRIu64 " | dropped=%" PRIu64
+		 " maps_failed=%" PRIu64 " unknown_frames=%" PRIu64 " jit=%" PRIu64 "/%" PRIu64
+		 " truncated=%" PRIu64 " dwarf=%" PRIu64 "/%" PRIu64 " procs=%" PRIu64
 		 " | export sent=%" PRIu64 " failures=%" PRIu64 " dropped=%" PRIu64
-		 " queued_bytes=%" PRIu64 " | self_cpu_ms=%" PRId64 " maxrss_kb=%ld",
-		 n, nsamples, bst[PROFILE_STAT_SAMPLES], bst[PROFILE_STAT_IDLE],
-		 bst[PROFILE_STAT_SELF], bst[PROFILE_STAT_RINGBUF_FULL],
-		 bst[PROFILE_STAT_KSTACK_ERR], bst[PROFILE_STAT_USTACK_ERR], cst.dropped,
-		 cst.maps_failed, cst.unknown_frames, xst.sent, xst.failures, xst.dropped,
-		 xst.queued_bytes, cpu_ms, rss_kb);
+		 " queued_bytes=%" PRIu64 " | self_cpu_ms=%" PRId64 " rss_kb=%ld maxrss_kb=%ld",
+		 n, nsamples, bst[PROFILE_STAT_SAMPLES], bst[PROFILE_STAT_OFFCPU_SAMPLES],
+		 bst[PROFILE_STAT_IDLE], bst[PROFILE_STAT_SELF], bst[PROFILE_STAT_FILTERED],
+		 bst[PROFILE_STAT_RINGBUF_FULL], bst[PROFILE_STAT_KSTACK_ERR],
+		 bst[PROFILE_STAT_USTACK_ERR], cst.dropped, cst.maps_failed, cst.unknown_frames,
+		 cst.jit_named, cst.jit_frames, cst.truncated, cst.dwarf_complete, cst.dwarf_stacks,
+		 pst.entries, xst.sent, xst.failures, xst.dropped, xst.queued_bytes, cpu_ms, rss_kb,
+		 maxrss_kb);
+}
+
+static void agent_publish_metrics(struct agent_metrics *m, const struct agent_parts *a)
+{
+	struct buf b;
+
+	if (!m)
+		return;
+	buf_init(&b, 1u << 20);
+	agent_render_metrics(&b, a);
+	agent_metrics_publish(m, b.p ? b.p : "", b.len);
+	buf_release(&b);
+}
+
+/* Cgroup v2 directories -> their ids (the directory's inode number). */
+static int agent_cgroup_ids(const char *const *paths, size_t n, uint64_t *ids, struct prof_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct statfs sfs;
+		struct stat st;
+
+		if (statfs(paths[i], &sfs) != 0 || stat(paths[i], &st) != 0)
+			return prof_err_set(err, -errno, -1, "cgroup '%s': %s", paths[i],
+					    strerror(errno));
+		if (sfs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
+			return prof_err_set(
+				err, -EINVAL, -1,
+				"cgroup '%s' is not a cgroup v2 directory (BPF sees the "
+				"v2 hierarchy only; e.g. /sys/fs/cgroup/<path> or "
+				"/sys/fs/cgroup/unified/<path>)",
+				paths[i]);
+		ids[i] = (uint64_t)st.st_ino;
+	}
+	return 0;
 }
 
 int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct prof_err *err)
@@ -93,21 +333,30 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	struct agent_collect_opts co = { 0 };
 	struct agent_export_opts xo = { 0 };
 	struct agent_sampler_opts so = { 0 };
-	struct agent_elfinfo_cache *elfcache = NULL;
+	struct agent_procs_opts po = { 0 };
+	struct agent_parts a = { 0 };
+	struct agent_metrics *metrics = NULL;
 	struct sym_kallsyms *ksyms = NULL;
-	struct agent_collect *collect = NULL;
-	struct agent_export *x = NULL;
-	struct agent_sampler *s = NULL;
 	struct agent_loop loop = { 0 };
+	uint64_t inc_cg[AGENT_MAX_RULES], exc_cg[AGENT_MAX_RULES];
 	struct prof_err kerr;
 	char host[256];
-	int64_t t0, next_flush, interval_start_unix, deadline = 0;
+	int64_t t0, next_flush, next_metrics, interval_start_unix, deadline = 0;
 	int rc, run_rc = 0;
 
 	if (!opts || opts->frequency < 1 || opts->frequency > 10000 || opts->interval_ns <= 0 ||
-	    opts->duration_ns < 0)
+	    opts->duration_ns < 0 || opts->off_cpu_threshold_ns < 0 ||
+	    opts->n_include_exe > AGENT_MAX_RULES || opts->n_exclude_exe > AGENT_MAX_RULES ||
+	    opts->n_include_cgroup > AGENT_MAX_RULES || opts->n_exclude_cgroup > AGENT_MAX_RULES)
 		return prof_err_set(err, -EINVAL, -1,
-				    "frequency must be 1..10000 Hz and the interval positive");
+				    "frequency must be 1..10000 Hz, the interval positive and at "
+				    "most %d rules of each kind",
+				    AGENT_MAX_RULES);
+	rc = agent_cgroup_ids(opts->include_cgroup, opts->n_include_cgroup, inc_cg, err);
+	if (!rc)
+		rc = agent_cgroup_ids(opts->exclude_cgroup, opts->n_exclude_cgroup, exc_cg, err);
+	if (rc)
+		return rc;
 
 	if (gethostname(host, sizeof(host)) != 0)
 		host[0] = '\0';
@@ -121,46 +370,91 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 		ksyms = NULL;
 	}
 
-	elfcache = agent_elfinfo_cache_new(AGENT_MAX_ELFFILES);
+	a.elfcache = agent_elfinfo_cache_new(AGENT_MAX_ELFFILES);
+	po.proc_root = opts->proc_root ? opts->proc_root : "/proc";
+	po.elfcache = a.elfcache;
+	po.command_line = opts->command_line;
+	rc = agent_procs_new(&po, &a.procs);
+	if (rc) {
+		prof_err_set(err, rc, -1, "agent: bad process cache options");
+		goto out;
+	}
+#if defined(__x86_64__)
+	if (!opts->unwind_fp_only)
+		a.unwinder = agent_unwinder_new(0);
+#endif
 	co.period_ns = 1000000000LL / opts->frequency;
 	co.host_name = host;
-	co.proc_root = opts->proc_root ? opts->proc_root : "/proc";
+	co.proc_root = po.proc_root;
 	co.ksyms = ksyms;
-	co.elfcache = elfcache;
-	rc = agent_collect_new(&co, &collect);
+	co.elfcache = a.elfcache;
+	co.procs = a.procs;
+	co.unwinder = a.unwinder;
+	co.max_samples = AGENT_MAX_SAMPLES;
+	rc = agent_collect_new(&co, &a.collect);
 	if (rc) {
 		prof_err_set(err, rc, -1, "agent: bad collector options");
 		goto out;
 	}
 
-	loop.collect = collect;
+	loop.collect = a.collect;
+	loop.procs = a.procs;
 	so.frequency = opts->frequency;
+	so.off_cpu = opts->off_cpu;
+	so.off_cpu_min_ns = (uint64_t)opts->off_cpu_threshold_ns;
+	so.stack_copy = a.unwinder != NULL;
+	so.include_exe = opts->include_exe;
+	so.n_include_exe = opts->n_include_exe;
+	so.exclude_exe = opts->exclude_exe;
+	so.n_exclude_exe = opts->n_exclude_exe;
+	so.include_cgroup = inc_cg;
+	so.n_include_cgroup = opts->n_include_cgroup;
+	so.exclude_cgroup = exc_cg;
+	so.n_exclude_cgroup = opts->n_exclude_cgroup;
 	so.on_event = agent_on_event;
+	so.on_proc = agent_on_proc;
+	so.on_kstack = agent_on_kstack;
+	so.on_libs = agent_on_libs;
 	so.ctx = &loop;
-	rc = agent_sampler_open(&so, &s, err);
+	rc = agent_sampler_open(&so, &a.s, err);
 	if (rc)
 		goto out;
 	/* Events wait in the ring buffer until the first poll, after this. */
 	xo.server_url = opts->server_url;
 	xo.dump_dir = opts->dump_dir;
-	rc = agent_export_new(&xo, &x, err);
+	xo.max_queue_bytes = opts->max_buffer_bytes;
+	xo.max_backoff_ms = (long)(opts->max_backoff_ns / 1000000);
+	xo.bearer_token = opts->bearer_token;
+	xo.dataset = opts->dataset;
+	rc = agent_export_new(&xo, &a.x, err);
 	if (rc)
 		goto out;
+	if (opts->metrics_listen) {
+		rc = agent_metrics_start(opts->metrics_listen, &metrics, err);
+		if (rc)
+			goto out;
+		log_info("agent metrics listening=%s port=%u", opts->metrics_listen,
+			 agent_metrics_port(metrics));
+	}
 
 	t0 = mono_ns();
 	interval_start_unix = prof_now_ns();
 	next_flush = t0 + opts->interval_ns;
+	next_metrics = t0;
 	if (opts->duration_ns)
 		deadline = t0 + opts->duration_ns;
-	log_info("agent started server=%s dump=%s frequency_hz=%u interval_ms=%" PRId64 " host=%s",
+	log_info("agent started server=%s dump=%s frequency_hz=%u interval_ms=%" PRId64
+		 " off_cpu=%d unwind=%s host=%s",
 		 opts->server_url ? opts->server_url : "-", opts->dump_dir ? opts->dump_dir : "-",
-		 opts->frequency, opts->interval_ns / 1000000, host);
+		 opts->frequency, opts->interval_ns / 1000000, opts->off_cpu,
+		 a.unwinder ? "dwarf+fp" : "fp", host);
 
 	while (!*stop) {
 		int64_t now;
 
+		agent_procs_tick(a.procs, mono_ns());
 		loop.mono_to_unix_ns = prof_now_ns() - mono_ns();
-		rc = agent_sampler_poll(s, AGENT_POLL_MS);
+		rc = agent_sampler_poll(a.s, AGENT_POLL_MS);
 		if (rc < 0) {
 			/* Still send what we have, then report the failure. */
 			prof_err_set(err, rc, -1, "polling the BPF ring buffer failed: %s",
@@ -172,11 +466,17 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 		now = mono_ns();
 		if (deadline && now >= deadline)
 			break;
+		if (now >= next_metrics) {
+			/* Once a second: metrics, and the unwinder gives back what it mapped. */
+			agent_publish_metrics(metrics, &a);
+			if (a.unwinder)
+				agent_unwinder_trim(a.unwinder);
+			next_metrics = now + AGENT_METRICS_EVERY_NS;
+		}
 		if (now >= next_flush) {
 			int64_t now_unix = prof_now_ns();
 
-			agent_flush(collect, x, s, interval_start_unix,
-				    now_unix - interval_start_unix);
+			agent_flush(&a, interval_start_unix, now_unix - interval_start_unix);
 			interval_start_unix = now_unix;
 			next_flush += opts->interval_ns;
 			if (next_flush <= now)
@@ -185,16 +485,19 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	}
 	/* Stop: detach, take what the ring buffer still holds, send the rest. */
 	log_info("agent stopping");
-	agent_sampler_stop(s);
+	agent_sampler_stop(a.s);
 	loop.mono_to_unix_ns = prof_now_ns() - mono_ns();
-	agent_sampler_poll(s, 0);
-	agent_flush(collect, x, s, interval_start_unix, prof_now_ns() - interval_start_unix);
+	agent_sampler_poll(a.s, 0);
+	agent_flush(&a, interval_start_unix, prof_now_ns() - interval_start_unix);
 	rc = run_rc;
 out:
-	agent_sampler_free(s);
-	agent_export_close(x, AGENT_DRAIN_MS);
-	agent_collect_free(collect);
-	agent_elfinfo_cache_free(elfcache);
+	agent_metrics_stop(metrics);
+	agent_sampler_free(a.s);
+	agent_export_close(a.x, AGENT_DRAIN_MS);
+	agent_collect_free(a.collect);
+	agent_unwinder_free(a.unwinder);
+	agent_procs_free(a.procs);
+	agent_elfinfo_cache_free(a.elfcache);
 	sym_kallsyms_free(ksyms);
 	return rc;
 }

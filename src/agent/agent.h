@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * agent.h - `profd agent`: sample every process on this host with eBPF
- * (sampler.h), build one profile per process per interval (collect.h)
- * and send them as OTLP profiles (export.h).
+ * (sampler.h), build profiles per process per interval (collect.h):
+ * on-CPU, and off-CPU when asked; send them as OTLP profiles (export.h);
+ * keep per-process facts across intervals (procs.h), fed by the kernel's
+ * exec/exit events; serve counters on /metrics (metrics.h).
  *
  * Main loop (libbpf-bootstrap bootstrap.c): poll the ring buffer with a
- * 100 ms timeout, check the caller's stop flag, and at each interval
- * boundary hand the interval's profiles to the exporter. On stop: read
- * what is left in the ring buffer, detach, send the last interval and
- * whatever is queued (within a deadline), return 0.
+ * 100 ms timeout, check the caller's stop flag, publish /metrics once a second, and
+ * at each interval boundary hand the interval's profiles to the
+ * exporter. On stop: read what is left in the ring buffer, detach, send
+ * the last interval and whatever is queued (within a deadline), return 0.
  */
 #ifndef PROF_AGENT_AGENT_H
 #define PROF_AGENT_AGENT_H
@@ -21,12 +23,29 @@
 #define AGENT_DEFAULT_FREQUENCY	  19
 #define AGENT_DEFAULT_INTERVAL_NS (10 * 1000000000LL)
 
+#define AGENT_DEFAULT_OFFCPU_NS	  1000000LL /* --off-cpu-threshold 1ms */
+#define AGENT_MAX_RULES		  64	    /* --include-* / --exclude-* of each kind */
+
 /**
- * struct agent_opts - @server_url: base URL of the profd server (or any
- * OTLP/HTTP profiles receiver), NULL to only dump; @dump_dir: also write
- * each request body there, or NULL; @frequency: samples per second per
- * CPU; @interval_ns: export period; @duration_ns: stop after this long
- * (0 = until stopped); @proc_root: "/proc" unless testing.
+ * struct agent_opts - what `profd agent` was asked to do. Strings are
+ * borrowed for the duration of agent_run.
+ * @server_url:     base URL of the profd server (or any OTLP/HTTP profiles
+ *                  receiver), NULL to only dump
+ * @dump_dir:       also write each request body there, or NULL
+ * @frequency:      samples per second per CPU
+ * @interval_ns:    export period
+ * @duration_ns:    stop after this long (0 = until stopped)
+ * @proc_root:      "/proc" unless testing
+ * @off_cpu:        also profile time threads spend off CPU
+ * @off_cpu_threshold_ns: shortest time off CPU recorded
+ * @unwind_fp_only: no stack copies: frame-pointer user stacks only
+ * @include_exe, @exclude_exe: executable names (n_* of each, <= AGENT_MAX_RULES)
+ * @include_cgroup, @exclude_cgroup: cgroup v2 directories (paths)
+ * @command_line:   add process.command_line
+ * @bearer_token, @dataset: sent with every request, or NULL
+ * @max_buffer_bytes: export queue cap (0 = 32 MiB)
+ * @max_backoff_ns: longest wait between export retries (0 = 30 s)
+ * @metrics_listen: "HOST:PORT" for /metrics, or NULL
  */
 struct agent_opts {
 	const char *server_url;
@@ -35,6 +54,19 @@ struct agent_opts {
 	int64_t interval_ns;
 	int64_t duration_ns;
 	const char *proc_root;
+	bool off_cpu;
+	int64_t off_cpu_threshold_ns;
+	bool unwind_fp_only;
+	const char *include_exe[AGENT_MAX_RULES], *exclude_exe[AGENT_MAX_RULES];
+	size_t n_include_exe, n_exclude_exe;
+	const char *include_cgroup[AGENT_MAX_RULES], *exclude_cgroup[AGENT_MAX_RULES];
+	size_t n_include_cgroup, n_exclude_cgroup;
+	bool command_line;
+	const char *bearer_token;
+	const char *dataset;
+	size_t max_buffer_bytes;
+	int64_t max_backoff_ns;
+	const char *metrics_listen;
 };
 
 /**

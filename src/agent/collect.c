@@ -2,22 +2,25 @@
 /*
  * collect.c - events -> per-process profiles; see collect.h.
  *
- * Per process and interval: a model_profile being built, the process's
- * executable mappings, and two small hash indexes so equal frames share
- * one location and equal stacks one stack range (the dictionary rule of
- * OTLP: no duplicates).
+ * Per process and interval: one model_profile per kind (on-CPU, off-CPU)
+ * being built, each with small hash indexes so equal frames share one
+ * location, equal stacks one stack range and a process mapping one
+ * profile mapping (the dictionary rule of OTLP: no duplicates). What is
+ * known about the process itself lives in the process cache (procs.h),
+ * which outlives intervals.
  */
 #include "base/compat.h"
+#include "base/log.h"
 #include "base/mem.h"
 #include "agent/collect.h"
 #include "agent/procmaps.h"
+#include "agent/unwind.h"
 
 #include <unistd.h>
 #include <xxhash.h>
 
 #define COLLECT_DEFAULT_MAX_SAMPLES 1000000
 #define COLLECT_DEFAULT_MAX_PROCS   16384
-#define COLLECT_REREAD_NS	    1000000000LL /* re-read maps at most once a second */
 
 /* ---- (u64, u64) -> u32 open-addressing index ---- */
 
@@ -94,26 +97,33 @@ static void pair_release(struct pair_index *x)
 
 /* ---- per process ---- */
 
-struct collect_proc {
-	uint32_t pid;
-	struct model_profile *prof;
-	struct agent_procmaps maps;
-	int maps_rc;		 /* result of the last maps read */
-	int64_t maps_read_ns;	 /* event clock of the last read */
-	uint32_t kernel_mapping; /* profile mapping indexes, 0 = not added yet */
-	uint32_t unknown_mapping;
-	uint32_t ft_kernel, ft_native; /* string ids of the frame types */
+/* One profile being built (on-CPU or off-CPU) and its dedup indexes. */
+struct collect_prof {
+	struct model_profile *prof; /* NULL until the first sample of this kind */
+	uint32_t kernel_mapping;    /* profile mapping indexes, 0 = not added yet */
+	uint32_t unknown_mapping, jit_mapping, trunc_loc;
+	uint32_t ft_kernel, ft_native, ft_jit, ft_abort; /* string ids of the frame types */
 	uint32_t k_thread_name, k_thread_id, k_cpu;
 	struct pair_index locs;	  /* (mapping, address) -> location */
 	struct pair_index stacks; /* (hash, depth) -> stack_locs offset */
+	struct pair_index maps;	  /* (maps generation, map index) -> profile mapping */
+};
+
+struct collect_proc {
+	uint32_t pid;
+	struct collect_prof cpu, off;
 };
 
 struct agent_collect {
 	struct agent_collect_opts o;
-	VEC(struct collect_proc *) procs;
-	struct pair_index by_pid; /* pid -> index in procs */
+	struct agent_procs *procs;
+	bool own_procs;
+	VEC(struct collect_proc *) procs_v;
+	struct pair_index by_pid; /* pid -> index in procs_v */
 	size_t nsamples;	  /* in this interval */
 	struct agent_collect_stats stats;
+	uint64_t *pcs;			      /* PROFILE_MAX_FRAMES scratch for unwound stacks */
+	struct profile_kstack_event *kstacks; /* AGENT_COLLECT_KSTACKS slots, kind 0 = empty */
 };
 
 int agent_collect_new(const struct agent_collect_opts *opts, struct agent_collect **out)
@@ -133,29 +143,51 @@ int agent_collect_new(const struct agent_collect_opts *opts, struct agent_collec
 		c->o.max_samples = COLLECT_DEFAULT_MAX_SAMPLES;
 	if (!c->o.max_procs)
 		c->o.max_procs = COLLECT_DEFAULT_MAX_PROCS;
+	c->procs = opts->procs;
+	if (!c->procs) {
+		struct agent_procs_opts po = { 0 };
+
+		po.proc_root = c->o.proc_root;
+		po.elfcache = opts->elfcache;
+		po.command_line = opts->command_line;
+		if (agent_procs_new(&po, &c->procs)) {
+			free(c);
+			return -EINVAL;
+		}
+		c->own_procs = true;
+	}
+	c->pcs = xcalloc(PROFILE_MAX_FRAMES, sizeof(*c->pcs));
+	c->kstacks = xcalloc(AGENT_COLLECT_KSTACKS, sizeof(*c->kstacks));
 	*out = c;
 	return 0;
+}
+
+static void collect_prof_release(struct collect_prof *cp)
+{
+	if (cp->prof) {
+		model_profile_release(cp->prof);
+		free(cp->prof);
+	}
+	pair_release(&cp->locs);
+	pair_release(&cp->stacks);
+	pair_release(&cp->maps);
+	memset(cp, 0, sizeof(*cp));
 }
 
 static void collect_proc_free(struct collect_proc *pr)
 {
 	if (!pr)
 		return;
-	if (pr->prof) {
-		model_profile_release(pr->prof);
-		free(pr->prof);
-	}
-	agent_procmaps_release(&pr->maps);
-	pair_release(&pr->locs);
-	pair_release(&pr->stacks);
+	collect_prof_release(&pr->cpu);
+	collect_prof_release(&pr->off);
 	free(pr);
 }
 
 static void collect_reset(struct agent_collect *c)
 {
-	for (size_t i = 0; i < c->procs.n; i++)
-		collect_proc_free(c->procs.v[i]);
-	c->procs.n = 0;
+	for (size_t i = 0; i < c->procs_v.n; i++)
+		collect_proc_free(c->procs_v.v[i]);
+	c->procs_v.n = 0;
 	pair_release(&c->by_pid);
 	c->nsamples = 0;
 }
@@ -165,13 +197,26 @@ void agent_collect_free(struct agent_collect *c)
 	if (!c)
 		return;
 	collect_reset(c);
-	VEC_FREE(&c->procs);
+	VEC_FREE(&c->procs_v);
+	if (c->own_procs)
+		agent_procs_free(c->procs);
+	free(c->pcs);
+	free(c->kstacks);
 	free(c);
 }
 
 void agent_collect_get_stats(const struct agent_collect *c, struct agent_collect_stats *st)
 {
+	struct agent_procs_stats ps;
+
 	*st = c->stats;
+	agent_procs_get_stats(c->procs, &ps);
+	st->maps_failed = ps.maps_failed;
+}
+
+struct agent_procs *agent_collect_procs(struct agent_collect *c)
+{
+	return c->procs;
 }
 
 void agent_collect_profiles_free(struct model_profile **profiles, size_t n)
@@ -185,95 +230,88 @@ void agent_collect_profiles_free(struct model_profile **profiles, size_t n)
 	free(profiles);
 }
 
-/* Read a small /proc text file into @out (NUL-terminated, trailing newline cut). */
-static bool read_small(const char *path, char *out, size_t outsz)
+/* The JIT frame type for a runtime, by executable name (profile.frame.type values). */
+static const char *collect_jit_frame_type(const char *exe)
 {
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(out, 1, outsz - 1, f);
-	fclose(f);
-	out[n] = '\0';
-	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\0'))
-		out[--n] = '\0';
-	return n > 0;
+	if (!strcmp(exe, "node") || !strcmp(exe, "nodejs") || !strcmp(exe, "deno") ||
+	    !strcmp(exe, "bun"))
+		return "v8js";
+	if (!strcmp(exe, "java"))
+		return "jvm";
+	if (!strncmp(exe, "python", 6))
+		return "cpython";
+	if (!strcmp(exe, "dotnet"))
+		return "dotnet";
+	return "jit";
 }
 
-static void collect_proc_attrs(struct agent_collect *c, struct collect_proc *pr,
-			       const struct profile_event *e)
+static void collect_prof_attrs(struct agent_collect *c, struct model_profile *p,
+			       const struct agent_proc *ap)
 {
-	static const char deleted[] = " (deleted)";
-	char path[512], exe[4096], name[256];
-	ssize_t n;
-	const char *slash;
-
-	snprintf(path, sizeof(path), "%s/%u/exe", c->o.proc_root, pr->pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n < 0)
-		n = 0;
-	exe[n] = '\0';
-	if ((size_t)n > sizeof(deleted) - 1 && !strcmp(exe + n - (sizeof(deleted) - 1), deleted))
-		exe[n - (sizeof(deleted) - 1)] = '\0';
-
-	if (exe[0] && (slash = strrchr(exe, '/')) && slash[1]) {
-		snprintf(name, sizeof(name), "%s", slash + 1);
-	} else {
-		snprintf(path, sizeof(path), "%s/%u/comm", c->o.proc_root, pr->pid);
-		if (!read_small(path, name, sizeof(name)))
-			snprintf(name, sizeof(name), "%.*s", PROFILE_COMM_LEN, e->comm);
-	}
-	model_attr_add_num(pr->prof, "process.pid", pr->pid);
-	model_attr_add_str(pr->prof, "process.executable.name", name);
-	if (exe[0])
-		model_attr_add_str(pr->prof, "process.executable.path", exe);
+	model_attr_add_num(p, "process.pid", ap->pid);
+	model_attr_add_str(p, "process.executable.name", ap->exe_name);
+	if (ap->exe_path[0])
+		model_attr_add_str(p, "process.executable.path", ap->exe_path);
+	if (ap->vpid && ap->vpid != ap->pid)
+		model_attr_add_num(p, "process.vpid", ap->vpid);
+	if (ap->cmdline && ap->cmdline[0])
+		model_attr_add_str(p, "process.command_line", ap->cmdline);
+	if (ap->ctr.id[0])
+		model_attr_add_str(p, "container.id", ap->ctr.id);
+	if (ap->ctr.pod_uid[0])
+		model_attr_add_str(p, "k8s.pod.uid", ap->ctr.pod_uid);
 	if (c->o.host_name[0])
-		model_attr_add_str(pr->prof, "host.name", c->o.host_name);
+		model_attr_add_str(p, "host.name", c->o.host_name);
 }
 
-static struct collect_proc *collect_proc_get(struct agent_collect *c, const struct profile_event *e)
+/* Start the profile of kind @kind for @ap. */
+static void collect_prof_init(struct agent_collect *c, struct collect_prof *cp, uint32_t kind,
+			      const struct agent_proc *ap)
+{
+	struct model_profile *p = cp->prof = xmalloc(sizeof(*p));
+
+	model_profile_init(p);
+	if (kind == PROFILE_EV_OFFCPU) {
+		model_sample_type_add(p, "off_cpu", "nanoseconds");
+		p->name = model_intern(p, "off_cpu");
+		p->default_sample_type = model_intern(p, "off_cpu");
+	} else {
+		model_sample_type_add(p, "samples", "count");
+		model_sample_type_add(p, "cpu", "nanoseconds");
+		p->period_type.type = model_intern(p, "cpu");
+		p->period_type.unit = model_intern(p, "nanoseconds");
+		p->period = c->o.period_ns;
+		p->name = model_intern(p, "process_cpu");
+		p->default_sample_type = model_intern(p, "cpu");
+	}
+	cp->ft_kernel = model_intern(p, "kernel");
+	cp->ft_native = model_intern(p, "native");
+	cp->ft_jit = model_intern(p, collect_jit_frame_type(ap->exe_name));
+	cp->ft_abort = model_intern(p, "abort-marker");
+	cp->k_thread_name = model_intern(p, "thread.name");
+	cp->k_thread_id = model_intern(p, "thread.id");
+	cp->k_cpu = model_intern(p, "cpu.logical_number");
+	collect_prof_attrs(c, p, ap);
+}
+
+static struct collect_proc *collect_proc_get(struct agent_collect *c, uint32_t pid)
 {
 	struct collect_proc *pr;
-	struct model_profile *p;
 	uint32_t idx;
 
-	if (pair_get(&c->by_pid, e->pid, 0, &idx))
-		return c->procs.v[idx];
-	if (c->procs.n >= c->o.max_procs)
+	if (pair_get(&c->by_pid, pid, 0, &idx))
+		return c->procs_v.v[idx];
+	if (c->procs_v.n >= c->o.max_procs)
 		return NULL;
-
 	pr = xcalloc(1, sizeof(*pr));
-	pr->pid = e->pid;
-	agent_procmaps_init(&pr->maps);
-	p = pr->prof = xmalloc(sizeof(*p));
-	model_profile_init(p);
-	model_sample_type_add(p, "samples", "count");
-	model_sample_type_add(p, "cpu", "nanoseconds");
-	p->period_type.type = model_intern(p, "cpu");
-	p->period_type.unit = model_intern(p, "nanoseconds");
-	p->period = c->o.period_ns;
-	p->name = model_intern(p, "process_cpu");
-	p->default_sample_type = model_intern(p, "cpu");
-	pr->ft_kernel = model_intern(p, "kernel");
-	pr->ft_native = model_intern(p, "native");
-	pr->k_thread_name = model_intern(p, "thread.name");
-	pr->k_thread_id = model_intern(p, "thread.id");
-	pr->k_cpu = model_intern(p, "cpu.logical_number");
-	collect_proc_attrs(c, pr, e);
-
-	pr->maps_rc = agent_procmaps_read(&pr->maps, c->o.proc_root, (int)pr->pid, c->o.elfcache);
-	pr->maps_read_ns = (int64_t)e->time_ns;
-	if (pr->maps_rc)
-		c->stats.maps_failed++;
-
-	pair_put(&c->by_pid, e->pid, 0, (uint32_t)c->procs.n);
-	VEC_PUSH(&c->procs, pr);
+	pr->pid = pid;
+	pair_put(&c->by_pid, pid, 0, (uint32_t)c->procs_v.n);
+	VEC_PUSH(&c->procs_v, pr);
 	c->stats.procs++;
 	return pr;
 }
 
-/* A catch-all mapping ("[kernel.kallsyms]", "[unknown]") covering every address. */
+/* A catch-all mapping ("[kernel.kallsyms]", "[unknown]", "[jit]") covering every address. */
 static uint32_t collect_pseudo_mapping(struct model_profile *p, const char *name,
 				       bool has_functions)
 {
@@ -286,180 +324,344 @@ static uint32_t collect_pseudo_mapping(struct model_profile *p, const char *name
 	return model_mapping_add(p, &m);
 }
 
-static uint32_t collect_kernel_loc(struct agent_collect *c, struct collect_proc *pr, uint64_t addr)
+/* A location named @name (one line, function @name) on @mapping. */
+static uint32_t collect_named_loc(struct collect_prof *cp, uint32_t mapping, uint64_t addr,
+				  const char *name, uint32_t frame_type)
 {
-	struct model_profile *p = pr->prof;
-	const char *name = c->o.ksyms ? sym_kallsyms_lookup(c->o.ksyms, addr) : NULL;
+	struct model_profile *p = cp->prof;
 	struct model_line line = { 0 };
 	uint32_t loc;
 
-	if (!pr->kernel_mapping)
-		pr->kernel_mapping = collect_pseudo_mapping(p, "[kernel.kallsyms]", true);
-	if (pair_get(&pr->locs, pr->kernel_mapping, addr, &loc))
-		return loc;
-	if (name && name[0]) {
-		line.function = model_function_intern(p, model_intern(p, name), 0, 0, 0);
-		loc = model_location_add(p, pr->kernel_mapping, addr, &line, 1);
-	} else {
-		loc = model_location_add(p, pr->kernel_mapping, addr, NULL, 0);
-	}
-	p->locations.v[loc].frame_type = pr->ft_kernel;
-	pair_put(&pr->locs, pr->kernel_mapping, addr, loc);
+	line.function = model_function_intern(p, model_intern(p, name), 0, 0, 0);
+	loc = model_location_add(p, mapping, addr, &line, 1);
+	p->locations.v[loc].frame_type = frame_type;
 	return loc;
 }
 
-/* The profile's mapping for process mapping @m, added on first use. */
-static uint32_t collect_user_mapping(struct collect_proc *pr, struct agent_map *m)
+static uint32_t collect_kernel_loc(struct agent_collect *c, struct collect_prof *cp, uint64_t addr)
 {
-	struct model_profile *p = pr->prof;
-	struct model_mapping mm = { 0 };
+	struct model_profile *p = cp->prof;
+	const char *name = c->o.ksyms ? sym_kallsyms_lookup(c->o.ksyms, addr) : NULL;
+	uint32_t loc;
 
-	if (m->user)
-		return m->user;
+	if (!cp->kernel_mapping)
+		cp->kernel_mapping = collect_pseudo_mapping(p, "[kernel.kallsyms]", true);
+	if (pair_get(&cp->locs, cp->kernel_mapping, addr, &loc))
+		return loc;
+	if (name && name[0]) {
+		loc = collect_named_loc(cp, cp->kernel_mapping, addr, name, cp->ft_kernel);
+	} else {
+		loc = model_location_add(p, cp->kernel_mapping, addr, NULL, 0);
+		p->locations.v[loc].frame_type = cp->ft_kernel;
+	}
+	pair_put(&cp->locs, cp->kernel_mapping, addr, loc);
+	return loc;
+}
+
+/* The profile's mapping for process mapping @m (index @mi of generation @gen). */
+static uint32_t collect_user_mapping(struct collect_prof *cp, const struct agent_map *m,
+				     uint64_t gen, uint32_t mi)
+{
+	struct model_profile *p = cp->prof;
+	struct model_mapping mm = { 0 };
+	uint32_t idx;
+
+	if (pair_get(&cp->maps, gen, mi, &idx))
+		return idx;
 	mm.memory_start = agent_map_vstart(m);
 	mm.memory_limit = mm.memory_start + (m->end - m->start);
 	mm.file_offset = m->offset;
 	mm.filename = model_intern(p, m->path[0] ? m->path : "[anon]");
 	mm.build_id = model_intern(p, m->build_id);
+	idx = 0;
 	/* After a maps re-read the same mapping may already be in the profile. */
-	for (size_t i = 1; i < p->mappings.n; i++) {
+	for (size_t i = 1; i < p->mappings.n && !idx; i++) {
 		const struct model_mapping *o = &p->mappings.v[i];
 
 		if (o->memory_start == mm.memory_start && o->memory_limit == mm.memory_limit &&
 		    o->file_offset == mm.file_offset && o->filename == mm.filename &&
-		    o->build_id == mm.build_id) {
-			m->user = (uint32_t)i;
-			return m->user;
-		}
+		    o->build_id == mm.build_id)
+			idx = (uint32_t)i;
 	}
-	m->user = model_mapping_add(p, &mm);
-	return m->user;
+	if (!idx)
+		idx = model_mapping_add(p, &mm);
+	pair_put(&cp->maps, gen, mi, idx);
+	return idx;
 }
 
-static uint32_t collect_user_loc(struct agent_collect *c, struct collect_proc *pr, uint64_t addr,
-				 int64_t now_ns)
+static uint32_t collect_jit_loc(struct agent_collect *c, struct collect_prof *cp,
+				struct agent_proc *ap, uint64_t addr, int64_t now_ns)
 {
-	struct model_profile *p = pr->prof;
-	struct agent_map *m = agent_procmaps_find(&pr->maps, addr);
-	uint32_t mapping, loc;
-	uint64_t vaddr;
+	const char *name = agent_procs_jit_symbol(c->procs, ap, addr, now_ns);
+	uint32_t loc;
 
-	if (!m && now_ns - pr->maps_read_ns >= COLLECT_REREAD_NS) {
-		/* New code mapped since we looked (dlopen, JIT), or we never could read. */
-		pr->maps_rc =
-			agent_procmaps_read(&pr->maps, c->o.proc_root, (int)pr->pid, c->o.elfcache);
-		pr->maps_read_ns = now_ns;
-		if (pr->maps_rc)
-			c->stats.maps_failed++;
-		m = agent_procmaps_find(&pr->maps, addr);
+	c->stats.jit_frames++;
+	if (name)
+		c->stats.jit_named++;
+	if (!cp->jit_mapping)
+		cp->jit_mapping = collect_pseudo_mapping(cp->prof, "[jit]", true);
+	if (pair_get(&cp->locs, cp->jit_mapping, addr, &loc)) {
+		const struct model_location *l = &cp->prof->locations.v[loc];
+		const char *had = model_str(
+			cp->prof,
+			cp->prof->functions.v[cp->prof->lines.v[l->line_off].function].name);
+
+		/* Same address, same name: reuse (code can be replaced at an address). */
+		if (!strcmp(had, name ? name : "[jit]"))
+			return loc;
+		return collect_named_loc(cp, cp->jit_mapping, addr, name ? name : "[jit]",
+					 cp->ft_jit);
 	}
-	if (m) {
-		mapping = collect_user_mapping(pr, m);
-		vaddr = agent_map_vaddr(m, addr);
-	} else {
-		c->stats.unknown_frames++;
-		if (!pr->unknown_mapping)
-			pr->unknown_mapping = collect_pseudo_mapping(p, "[unknown]", false);
-		mapping = pr->unknown_mapping;
-		vaddr = addr;
-	}
-	if (pair_get(&pr->locs, mapping, vaddr, &loc))
-		return loc;
-	loc = model_location_add(p, mapping, vaddr, NULL, 0);
-	p->locations.v[loc].frame_type = pr->ft_native;
-	pair_put(&pr->locs, mapping, vaddr, loc);
+	loc = collect_named_loc(cp, cp->jit_mapping, addr, name ? name : "[jit]", cp->ft_jit);
+	pair_put(&cp->locs, cp->jit_mapping, addr, loc);
 	return loc;
 }
 
-static uint32_t collect_stack(struct collect_proc *pr, const uint32_t *locs, uint32_t n)
+static uint32_t collect_user_loc(struct agent_collect *c, struct collect_prof *cp,
+				 struct agent_proc *ap, uint64_t addr, int64_t now_ns)
 {
-	struct model_profile *p = pr->prof;
+	struct model_profile *p = cp->prof;
+	struct agent_map *m = agent_procs_find_map(c->procs, ap, addr, now_ns);
+	uint32_t mapping, loc;
+	uint64_t vaddr;
+
+	if (m && m->kind == AGENT_MAP_ANON)
+		return collect_jit_loc(c, cp, ap, addr, now_ns);
+	if (m) {
+		mapping =
+			collect_user_mapping(cp, m, ap->maps_gen, (uint32_t)(m - ap->maps.maps.v));
+		vaddr = agent_map_vaddr(m, addr);
+	} else {
+		c->stats.unknown_frames++;
+		if (!cp->unknown_mapping)
+			cp->unknown_mapping = collect_pseudo_mapping(p, "[unknown]", false);
+		mapping = cp->unknown_mapping;
+		vaddr = addr;
+	}
+	if (pair_get(&cp->locs, mapping, vaddr, &loc))
+		return loc;
+	loc = model_location_add(p, mapping, vaddr, NULL, 0);
+	p->locations.v[loc].frame_type = cp->ft_native;
+	pair_put(&cp->locs, mapping, vaddr, loc);
+	return loc;
+}
+
+/* The "[truncated]" root frame marking a stack cut short. */
+static uint32_t collect_trunc_loc(struct collect_prof *cp)
+{
+	if (!cp->trunc_loc) {
+		uint32_t m = collect_pseudo_mapping(cp->prof, "[truncated]", true);
+
+		cp->trunc_loc = collect_named_loc(cp, m, 0, "[truncated]", cp->ft_abort);
+	}
+	return cp->trunc_loc;
+}
+
+static uint32_t collect_stack(struct collect_prof *cp, const uint32_t *locs, uint32_t n)
+{
+	struct model_profile *p = cp->prof;
 	uint64_t h = XXH3_64bits(locs, (size_t)n * sizeof(*locs));
 	uint32_t off;
 
-	if (pair_get(&pr->stacks, h, n, &off)) {
+	if (pair_get(&cp->stacks, h, n, &off)) {
 		if (n == 0 || !memcmp(&p->stack_locs.v[off], locs, (size_t)n * sizeof(*locs)))
 			return off;
 		return model_stack_add(p, locs, n); /* hash collision: keep it unshared */
 	}
 	off = model_stack_add(p, locs, n);
-	pair_put(&pr->stacks, h, n, off);
+	pair_put(&cp->stacks, h, n, off);
 	return off;
+}
+
+/*
+ * Whether a frame-pointer stack can be believed: every return address in
+ * it falls in a known executable mapping. Code built without frame
+ * pointers makes the chain read arbitrary stack words.
+ */
+static bool collect_fp_plausible(struct agent_collect *c, struct agent_proc *ap,
+				 const struct profile_event *e, int un)
+{
+	for (int i = 1; i < un; i++)
+		if (!agent_procmaps_find(&ap->maps, e->ustack[i] - 1))
+			return false;
+	(void)c;
+	return true;
+}
+
+/*
+ * The user stack to use for @e: the CFI-unwound one when the event has a
+ * stack copy, unless it stopped early and the frame-pointer one is longer
+ * and plausible; else the frame-pointer one. *@trunc tells whether it was cut short.
+ */
+static int collect_user_pcs(struct agent_collect *c, struct agent_proc *ap,
+			    const struct profile_event *e, const uint64_t **pcs, bool *trunc)
+{
+	int un = PROF_MIN(PROF_MAX(e->ustack_n, 0), PROFILE_MAX_FRAMES);
+	enum agent_unwind_end end;
+	int n;
+
+	*pcs = (const uint64_t *)e->ustack;
+	*trunc = (e->flags & PROFILE_F_USTACK_TRUNCATED) != 0;
+	if (!(e->flags & PROFILE_F_STACK_COPY) || !c->o.unwinder || (e->flags & PROFILE_F_KTHREAD))
+		return un;
+	n = agent_unwind_user(c->o.unwinder, c->procs, ap, (const struct profile_event_ext *)e,
+			      (int64_t)e->time_ns, c->pcs, PROFILE_MAX_FRAMES, &end);
+	if (n <= 0)
+		return un;
+	c->stats.dwarf_stacks++;
+	if (end == AGENT_UNWIND_COMPLETE)
+		c->stats.dwarf_complete++;
+	else
+		log_debug("agent unwind stopped pid=%u exe=%s frames=%d end=%s last_pc=%#" PRIx64
+			  " stack_len=%u maps=%zu maps_rc=%d",
+			  e->pid, ap->exe_name, n, agent_unwind_end_name(end), c->pcs[n - 1],
+			  ((const struct profile_event_ext *)e)->stack_len, ap->maps.maps.n,
+			  ap->maps_rc);
+	if (end != AGENT_UNWIND_COMPLETE && un > n && collect_fp_plausible(c, ap, e, un))
+		return un; /* frame pointers got further (e.g. JIT code without CFI) */
+	*pcs = c->pcs;
+	*trunc = end != AGENT_UNWIND_COMPLETE;
+	return n;
+}
+
+static size_t collect_kstack_slot(uint32_t tid)
+{
+	return (size_t)(((uint64_t)tid * 0x9e3779b97f4a7c15ULL) >> 32) &
+	       (AGENT_COLLECT_KSTACKS - 1);
+}
+
+void agent_collect_add_kstack(struct agent_collect *c, const struct profile_kstack_event *ke)
+{
+	c->kstacks[collect_kstack_slot(ke->tid)] = *ke;
+}
+
+/* The kernel stack sent at switch-in for off-CPU event @e, or NULL. */
+static const struct profile_kstack_event *collect_kstack_find(struct agent_collect *c,
+							      const struct profile_event *e)
+{
+	struct profile_kstack_event *k = &c->kstacks[collect_kstack_slot(e->tid)];
+
+	if (k->kind != PROFILE_EV_OFFCPU_KSTACK || k->tid != e->tid || k->in_ns != e->aux) {
+		c->stats.offcpu_kstack_missed++;
+		return NULL;
+	}
+	k->kind = 0; /* used */
+	return k;
 }
 
 int agent_collect_add(struct agent_collect *c, const struct profile_event *e, int64_t time_unix_ns)
 {
-	uint32_t locs[2 * PROFILE_MAX_FRAMES];
+	const struct profile_kstack_event *ke = NULL;
+	const __u64 *kstack = e->kstack;
+	uint32_t locs[2 * PROFILE_MAX_FRAMES + 1];
 	struct model_label labels[3];
 	int64_t values[2];
 	struct collect_proc *pr;
+	struct collect_prof *cp;
+	struct agent_proc *ap;
+	const uint64_t *pcs;
 	uint32_t n = 0, off;
+	bool trunc;
 	int kn, un;
 
-	if (c->nsamples >= c->o.max_samples || !(pr = collect_proc_get(c, e))) {
+	if (e->kind != PROFILE_EV_CPU && e->kind != PROFILE_EV_OFFCPU)
+		return -EINVAL;
+	if (c->nsamples >= c->o.max_samples || !(pr = collect_proc_get(c, e->pid))) {
 		c->stats.dropped++;
 		return -PROF_ETOOBIG;
 	}
+	ap = agent_procs_get(c->procs, e->pid, e->comm, (int64_t)e->time_ns);
+	cp = e->kind == PROFILE_EV_OFFCPU ? &pr->off : &pr->cpu;
+	if (!cp->prof)
+		collect_prof_init(c, cp, e->kind, ap);
+
 	kn = PROF_MIN(PROF_MAX(e->kstack_n, 0), PROFILE_MAX_FRAMES);
-	un = PROF_MIN(PROF_MAX(e->ustack_n, 0), PROFILE_MAX_FRAMES);
+	if (e->kind == PROFILE_EV_OFFCPU && kn == 0 && (ke = collect_kstack_find(c, e))) {
+		kstack = ke->kstack;
+		kn = PROF_MIN(PROF_MAX(ke->kstack_n, 0), PROFILE_MAX_FRAMES);
+	}
 	if (e->ustack_n < 0)
 		c->stats.ustack_errors++;
+	un = collect_user_pcs(c, ap, e, &pcs, &trunc);
 
 	/* Non-leaf frames are return addresses: step back into the call (collect.h). */
 	for (int i = 0; i < kn; i++)
-		locs[n++] = collect_kernel_loc(c, pr, e->kstack[i] - (i > 0));
+		locs[n++] = collect_kernel_loc(c, cp, kstack[i] - (i > 0));
 	for (int i = 0; i < un; i++) {
-		if (!e->ustack[i])
+		if (!pcs[i])
 			continue;
-		locs[n++] = collect_user_loc(c, pr, e->ustack[i] - (i > 0), (int64_t)e->time_ns);
+		locs[n++] = collect_user_loc(c, cp, ap, pcs[i] - (i > 0), (int64_t)e->time_ns);
 	}
-	off = collect_stack(pr, locs, n);
+	if (trunc && un > 0) {
+		locs[n++] = collect_trunc_loc(cp);
+		c->stats.truncated++;
+	}
+	off = collect_stack(cp, locs, n);
 
 	memset(labels, 0, sizeof(labels));
-	labels[0].key = pr->k_thread_name;
-	labels[0].str = model_intern_n(pr->prof, e->comm, strnlen(e->comm, PROFILE_COMM_LEN));
-	labels[1].key = pr->k_thread_id;
+	labels[0].key = cp->k_thread_name;
+	labels[0].str = model_intern_n(cp->prof, e->comm, strnlen(e->comm, PROFILE_COMM_LEN));
+	labels[1].key = cp->k_thread_id;
 	labels[1].num = e->tid;
-	labels[2].key = pr->k_cpu;
+	labels[2].key = cp->k_cpu;
 	labels[2].num = e->cpu;
-	values[0] = 1;
-	values[1] = c->o.period_ns;
-	model_sample_add(pr->prof, off, n, values, labels, 3, time_unix_ns, 0);
+	if (e->kind == PROFILE_EV_OFFCPU) {
+		values[0] = (int64_t)PROF_MIN(e->value, (uint64_t)INT64_MAX);
+		c->stats.offcpu_samples++;
+		c->stats.offcpu_ns += e->value;
+	} else {
+		values[0] = 1;
+		values[1] = c->o.period_ns;
+		c->stats.samples++;
+	}
+	model_sample_add(cp->prof, off, n, values, labels, 3, time_unix_ns, 0);
 	c->nsamples++;
-	c->stats.samples++;
 	return 0;
+}
+
+/* Widen the window to cover every sample (events sampled before it began are read after). */
+static void collect_window(struct model_profile *p, int64_t start_unix_ns, int64_t duration_ns)
+{
+	int64_t lo = start_unix_ns, hi = start_unix_ns + duration_ns;
+
+	for (size_t j = 0; j < p->samples.n; j++) {
+		int64_t t = p->samples.v[j].timestamp_ns;
+
+		lo = PROF_MIN(lo, t);
+		hi = PROF_MAX(hi, t + 1);
+	}
+	p->time_ns = lo;
+	p->duration_ns = hi - lo;
 }
 
 size_t agent_collect_take(struct agent_collect *c, int64_t start_unix_ns, int64_t duration_ns,
 			  struct model_profile ***out)
 {
 	struct model_profile **v = NULL;
-	size_t n = c->procs.n;
+	size_t n = 0;
 
 	*out = NULL;
-	if (n) {
-		v = xcalloc(n, sizeof(*v));
-		for (size_t i = 0; i < n; i++) {
-			struct collect_proc *pr = c->procs.v[i];
+	if (c->procs_v.n) {
+		v = xcalloc(c->procs_v.n * 2, sizeof(*v));
+		for (size_t i = 0; i < c->procs_v.n; i++) {
+			struct collect_proc *pr = c->procs_v.v[i];
+			struct collect_prof *kinds[2] = { &pr->cpu, &pr->off };
 
-			struct model_profile *p = pr->prof;
-			int64_t lo = start_unix_ns, hi = start_unix_ns + duration_ns;
-
-			/* Events sampled just before the interval began are read after it. */
-			for (size_t j = 0; j < p->samples.n; j++) {
-				int64_t t = p->samples.v[j].timestamp_ns;
-
-				lo = PROF_MIN(lo, t);
-				hi = PROF_MAX(hi, t + 1);
+			for (int k = 0; k < 2; k++) {
+				if (!kinds[k]->prof)
+					continue;
+				collect_window(kinds[k]->prof, start_unix_ns, duration_ns);
+				v[n++] = kinds[k]->prof;
+				kinds[k]->prof = NULL;
 			}
-			p->time_ns = lo;
-			p->duration_ns = hi - lo;
-			v[i] = p;
-			pr->prof = NULL;
 		}
 		c->stats.profiles_emitted += n;
 	}
 	collect_reset(c);
+	if (!n) {
+		free(v);
+		v = NULL;
+	}
 	*out = v;
 	return n;
 }

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #define EXPORT_PATH		 "/v1development/profiles"
 #define EXPORT_DEFAULT_QUEUE	 (32u << 20)
@@ -31,7 +32,10 @@ struct export_req {
 
 struct agent_export {
 	struct agent_export_opts o;
-	char *url; /* server_url + EXPORT_PATH, or NULL */
+	char *url;	   /* server_url + EXPORT_PATH, or NULL */
+	char *auth_hdr;	   /* "Authorization: Bearer ..." or NULL */
+	char *dataset_hdr; /* "X-Profd-Dataset: ..." or NULL */
+	uint64_t rng;	   /* xorshift state for backoff jitter (sender thread) */
 	uint64_t seq;
 
 	pthread_mutex_t mu;
@@ -86,6 +90,23 @@ static size_t export_on_reply(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/*
+ * libcurl progress callback: abort a transfer once closing has begun and
+ * its drain deadline has passed, so a hung server cannot hold up exit.
+ */
+static int export_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			      curl_off_t ulnow)
+{
+	struct agent_export *x = ud;
+	bool late;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	pthread_mutex_lock(&x->mu);
+	late = x->stopping && mono_ms_until(&x->drain_deadline) <= 0;
+	pthread_mutex_unlock(&x->mu);
+	return late ? 1 : 0;
+}
+
 /* One POST. 0 on 2xx; 1 for a transient failure worth retrying; -1 to give up. */
 static int export_post(struct agent_export *x, CURL *curl, const struct export_req *r,
 		       long timeout_ms)
@@ -100,6 +121,10 @@ static int export_post(struct agent_export *x, CURL *curl, const struct export_r
 	hdrs = curl_slist_append(hdrs, "Content-Type: application/x-protobuf");
 	hdrs = curl_slist_append(hdrs, "Content-Encoding: gzip");
 	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (x->auth_hdr)
+		hdrs = curl_slist_append(hdrs, x->auth_hdr);
+	if (x->dataset_hdr)
+		hdrs = curl_slist_append(hdrs, x->dataset_hdr);
 	curl_easy_setopt(curl, CURLOPT_URL, x->url);
 	curl_easy_setopt(curl, CURLOPT_POST, 1L);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, r->data);
@@ -111,6 +136,9 @@ static int export_post(struct agent_export *x, CURL *curl, const struct export_r
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, "profd-agent");
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, export_on_reply);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
+	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, export_on_progress);
+	curl_easy_setopt(curl, CURLOPT_XFERINFODATA, x);
 	cc = curl_easy_perform(curl);
 	if (cc == CURLE_OK)
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
@@ -155,7 +183,10 @@ static void export_make_room(struct agent_export *x, size_t extra)
 		if (!r->data)
 			continue;
 		x->st.queued_bytes -= r->len;
+		x->st.queued--;
 		x->st.dropped++;
+		x->st.dropped_full++;
+		x->st.dropped_bytes += r->len;
 		log_warn("agent export queue full: dropped request seq=%" PRIu64
 			 " bytes=%zu max_queue_bytes=%zu",
 			 r->seq, r->len, x->o.max_queue_bytes);
@@ -170,6 +201,7 @@ static void export_pop(struct agent_export *x)
 
 	if (r->data) {
 		x->st.queued_bytes -= r->len;
+		x->st.queued--;
 		export_req_free(r);
 	}
 	/* Reclaim the consumed front of the vector. */
@@ -183,10 +215,22 @@ static void export_pop(struct agent_export *x)
 	}
 }
 
+/* A wait in [backoff/2, backoff] ms: jitter so agents do not retry in step. */
+static long export_jitter(struct agent_export *x, long backoff)
+{
+	uint64_t r = x->rng;
+
+	r ^= r << 13;
+	r ^= r >> 7;
+	r ^= r << 17;
+	x->rng = r;
+	return backoff / 2 + (long)(r % (uint64_t)(backoff / 2 + 1));
+}
+
 static void *export_thread(void *arg)
 {
 	struct agent_export *x = arg;
-	long backoff = EXPORT_BACKOFF_MIN_MS;
+	long backoff = PROF_MIN(EXPORT_BACKOFF_MIN_MS, x->o.max_backoff_ms);
 	CURL *curl = curl_easy_init();
 
 	if (!curl)
@@ -212,6 +256,7 @@ static void *export_thread(void *arg)
 			if (timeout <= 0 || r.tried_at_close) {
 				/* Past the deadline, or already tried since closing began. */
 				x->st.dropped++;
+				x->st.dropped_bytes += r.len;
 				log_warn("agent export giving up at exit seq=%" PRIu64 " bytes=%zu",
 					 r.seq, r.len);
 				export_pop(x);
@@ -229,7 +274,7 @@ static void *export_thread(void *arg)
 		if (rc == 0) {
 			x->st.sent++;
 			x->st.bytes_sent += r.len;
-			backoff = EXPORT_BACKOFF_MIN_MS;
+			backoff = PROF_MIN(EXPORT_BACKOFF_MIN_MS, x->o.max_backoff_ms);
 			export_pop(x);
 			continue;
 		}
@@ -238,11 +283,13 @@ static void *export_thread(void *arg)
 		x->queue.v[x->head].tried_at_close = x->stopping;
 		if (rc < 0) {
 			x->st.dropped++; /* the server refused it for good */
+			x->st.dropped_rejected++;
+			x->st.dropped_bytes += r.len;
 			export_pop(x);
 		} else if (!x->stopping) {
-			struct timespec until = mono_after_ms(backoff);
+			struct timespec until = mono_after_ms(export_jitter(x, backoff));
 
-			backoff = PROF_MIN(backoff * 2, EXPORT_BACKOFF_MAX_MS);
+			backoff = PROF_MIN(backoff * 2, x->o.max_backoff_ms);
 			while (!x->stopping && pthread_cond_timedwait(&x->cv, &x->mu, &until) == 0)
 				;
 		}
@@ -270,6 +317,11 @@ int agent_export_new(const struct agent_export_opts *opts, struct agent_export *
 		return prof_err_set(err, -EINVAL, -1,
 				    "server URL '%s' must start with http:// or https://",
 				    opts->server_url);
+	if ((opts->bearer_token && strpbrk(opts->bearer_token, "\r\n")) ||
+	    (opts->dataset && strpbrk(opts->dataset, "\r\n")))
+		return prof_err_set(
+			err, -EINVAL, -1,
+			"the bearer token and the dataset must not contain line breaks");
 	if (opts->server_url && (rc = prof_curl_load(err)))
 		return rc;
 	x = xcalloc(1, sizeof(*x));
@@ -278,6 +330,17 @@ int agent_export_new(const struct agent_export_opts *opts, struct agent_export *
 		x->o.max_queue_bytes = EXPORT_DEFAULT_QUEUE;
 	if (x->o.timeout_ms <= 0)
 		x->o.timeout_ms = EXPORT_DEFAULT_TIMEOUT;
+	if (x->o.max_backoff_ms <= 0)
+		x->o.max_backoff_ms = EXPORT_BACKOFF_MAX_MS;
+	x->st.max_queue_bytes = x->o.max_queue_bytes;
+	x->o.bearer_token = x->o.dataset = NULL; /* not kept: only the headers below */
+	if (opts->bearer_token && opts->bearer_token[0])
+		x->auth_hdr = xasprintf("Authorization: Bearer %s", opts->bearer_token);
+	if (opts->dataset && opts->dataset[0])
+		x->dataset_hdr = xasprintf("X-Profd-Dataset: %s", opts->dataset);
+	x->rng = (uint64_t)prof_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
+	if (!x->rng)
+		x->rng = 1;
 	pthread_mutex_init(&x->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -356,6 +419,8 @@ int agent_export_submit(struct agent_export *x, const struct model_profile *cons
 	x->st.requests++;
 	if (r.len > x->o.max_queue_bytes) {
 		x->st.dropped++;
+		x->st.dropped_full++;
+		x->st.dropped_bytes += r.len;
 		log_warn("agent export: request seq=%" PRIu64
 			 " bytes=%zu is larger than max_queue_bytes=%zu; dropped",
 			 r.seq, r.len, x->o.max_queue_bytes);
@@ -364,6 +429,7 @@ int agent_export_submit(struct agent_export *x, const struct model_profile *cons
 		export_make_room(x, r.len);
 		VEC_PUSH(&x->queue, r);
 		x->st.queued_bytes += r.len;
+		x->st.queued++;
 		pthread_cond_signal(&x->cv);
 	}
 	pthread_mutex_unlock(&x->mu);
@@ -406,5 +472,9 @@ void agent_export_close(struct agent_export *x, long drain_ms)
 	if (x->url)
 		curl_global_cleanup();
 	free(x->url);
+	if (x->auth_hdr) /* a secret: do not leave it in freed memory */
+		explicit_bzero(x->auth_hdr, strlen(x->auth_hdr));
+	free(x->auth_hdr);
+	free(x->dataset_hdr);
 	free(x);
 }

@@ -10,9 +10,15 @@
  * server never stops sampling. The queue is bounded in bytes: when a new
  * request does not fit, the oldest queued ones are dropped and counted.
  * Failed posts are logged; transient failures (connection errors, 5xx,
- * 408, 429) are retried with exponential backoff (1 s .. 30 s), other 4xx
- * answers drop the request (retrying cannot fix it). Closing tries every
- * queued request once more within a deadline, then drops the rest.
+ * 408, 429) are retried with exponential backoff (1 s doubling up to
+ * max_backoff_ms, each wait drawn uniformly from its upper half so agents
+ * restarted together do not retry in step), other 4xx answers drop the
+ * request (retrying cannot fix it). Closing tries every queued request
+ * once more within a deadline, then drops the rest.
+ *
+ * Requests carry "Authorization: Bearer TOKEN" when a token is given and
+ * "X-Profd-Dataset: NAME" when a dataset is (the profd server's tenant
+ * selection, server/tenant.h).
  *
  * With a dump directory, each request body (uncompressed protobuf) is
  * also written there as agent-<unix ms>-<seq>.otlp.pb, for debugging
@@ -32,24 +38,34 @@
  * struct agent_export_opts - @server_url: base URL ("http://host:4040"),
  * or NULL to only dump; @dump_dir: directory for request dumps, or NULL;
  * @max_queue_bytes: cap on compressed bytes waiting to be sent (0 = 32
- * MiB); @timeout_ms: per-request limit (0 = 10000).
+ * MiB); @timeout_ms: per-request limit (0 = 10000); @max_backoff_ms:
+ * longest wait between retries (0 = 30000); @bearer_token, @dataset:
+ * header values or NULL (copied; must not contain CR or LF).
  */
 struct agent_export_opts {
 	const char *server_url;
 	const char *dump_dir;
 	size_t max_queue_bytes;
 	long timeout_ms;
+	long max_backoff_ms;
+	const char *bearer_token;
+	const char *dataset;
 };
 
 /** struct agent_export_stats - totals since _new. */
 struct agent_export_stats {
-	uint64_t requests;	/* requests queued */
-	uint64_t sent;		/* requests the server accepted (2xx) */
-	uint64_t failures;	/* failed attempts (each retry counts) */
-	uint64_t dropped;	/* requests given up (queue full, 4xx, close deadline) */
-	uint64_t bytes_sent;	/* compressed bytes accepted */
-	uint64_t queued_bytes;	/* compressed bytes waiting now */
-	uint64_t dump_failures; /* dumps that could not be written */
+	uint64_t requests;	   /* requests queued */
+	uint64_t sent;		   /* requests the server accepted (2xx) */
+	uint64_t failures;	   /* failed attempts (each retry counts) */
+	uint64_t dropped;	   /* requests given up (queue full, 4xx, close deadline) */
+	uint64_t dropped_full;	   /* ... of which to make room in a full queue */
+	uint64_t dropped_rejected; /* ... of which refused for good by the server (4xx) */
+	uint64_t dropped_bytes;	   /* compressed bytes of dropped requests */
+	uint64_t bytes_sent;	   /* compressed bytes accepted */
+	uint64_t queued_bytes;	   /* compressed bytes waiting now */
+	uint64_t queued;	   /* requests waiting now */
+	uint64_t max_queue_bytes;  /* the cap */
+	uint64_t dump_failures;	   /* dumps that could not be written */
 };
 
 struct agent_export;
@@ -57,8 +73,8 @@ struct agent_export;
 /**
  * agent_export_new() - start the exporter (and its sender thread when a
  * server URL is given). Errors: -EINVAL (neither URL nor dump directory,
- * or a URL that is not http:// or https://), -errno when the thread
- * cannot start; @err says which.
+ * a URL that is not http:// or https://, a token or dataset with a line
+ * break), -errno when the thread cannot start; @err says which.
  */
 int agent_export_new(const struct agent_export_opts *opts, struct agent_export **out,
 		     struct prof_err *err);
@@ -77,8 +93,8 @@ void agent_export_get_stats(struct agent_export *x, struct agent_export_stats *s
 
 /**
  * agent_export_close() - send what is queued (each request tried once
- * more, within @drain_ms milliseconds in all), stop the sender, free
- * everything. NULL ok.
+ * more, within @drain_ms milliseconds in all; a transfer still running at
+ * the deadline is aborted), stop the sender, free everything. NULL ok.
  */
 void agent_export_close(struct agent_export *x, long drain_ms);
 

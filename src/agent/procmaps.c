@@ -182,6 +182,10 @@ static void procmaps_resolve(struct agent_map *m, const char *proc_root, int pid
 				 sizeof(m->build_id), &bias) == 0) {
 		m->bias = bias;
 		m->normalized = true;
+		m->dev = (uint64_t)st.st_dev;
+		m->ino = (uint64_t)st.st_ino;
+		m->size = (uint64_t)st.st_size;
+		m->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	}
 }
 

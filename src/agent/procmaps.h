@@ -37,7 +37,9 @@ enum agent_map_kind {
  * @build_id:     GNU build ID, lowercase hex, "" when unknown
  * @bias:         ELF vaddr = file offset + bias; valid when @normalized
  * @normalized:   addresses in this mapping translate to ELF vaddrs
- * @user:         free for the caller (the collector keeps a profile's mapping index here)
+ * @dev, @ino, @size, @mtime_ns: identity of the mapped file (stat through
+ *                /proc/PID/map_files), valid when @normalized
+ * @user:         free for the caller
  */
 struct agent_map {
 	uint64_t start, end, offset;
@@ -46,6 +48,8 @@ struct agent_map {
 	int64_t bias;
 	enum agent_map_kind kind;
 	bool normalized;
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
 	uint32_t user;
 };
 

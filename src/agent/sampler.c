@@ -9,22 +9,32 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "profile.skel.h"
 
 #define SAMPLER_RINGBUF_MIN (256u << 10)
-#define SAMPLER_RINGBUF_MAX (64u << 20)
+#define SAMPLER_RINGBUF_MAX (16u << 20)
+#define SAMPLER_OFFCPU_LRU  16384
+#define SAMPLER_VERDICT_LRU 16384
+/* The dynamic loader whose r_debug profile_libs reads (x86-64 glibc). */
+#define SAMPLER_LDSO "/lib64/ld-linux-x86-64.so.2"
 
 struct agent_sampler {
 	struct agent_sampler_opts o;
 	struct profile_bpf *skel;
 	struct ring_buffer *rb;
-	VEC(struct bpf_link *) links;
+	VEC(struct bpf_link *) links;  /* perf_event links, one per CPU */
+	VEC(struct bpf_link *) tlinks; /* tracepoints */
 	VEC(int) pfds;
 	int ncpus_possible;
 	unsigned ncpus_attached;
+	char ldso[4096]; /* resolved loader path, "" when the link-map hook is off */
 };
 
 static int sampler_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -48,18 +58,56 @@ static int sampler_libbpf_print(enum libbpf_print_level level, const char *fmt, 
 static int sampler_on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct agent_sampler *s = ctx;
+	__u32 kind;
 
 	/* The ring buffer is input: check the size before reading. */
-	if (size < sizeof(struct profile_event))
+	if (size < sizeof(kind))
 		return 0;
-	s->o.on_event(s->o.ctx, data);
+	memcpy(&kind, data, sizeof(kind));
+	switch (kind) {
+	case PROFILE_EV_CPU:
+	case PROFILE_EV_OFFCPU: {
+		const struct profile_event *e = data;
+
+		if (size < sizeof(*e) ||
+		    ((e->flags & PROFILE_F_STACK_COPY) && size < sizeof(struct profile_event_ext)))
+			return 0;
+		s->o.on_event(s->o.ctx, e, size);
+		break;
+	}
+	case PROFILE_EV_OFFCPU_KSTACK:
+		if (size >= sizeof(struct profile_kstack_event) && s->o.on_kstack)
+			s->o.on_kstack(s->o.ctx, data);
+		break;
+	case PROFILE_EV_LIBS:
+		if (size >= sizeof(struct profile_libs_event) && s->o.on_libs)
+			s->o.on_libs(s->o.ctx, data);
+		break;
+	case PROFILE_EV_EXEC:
+	case PROFILE_EV_EXIT:
+		if (size >= sizeof(struct profile_proc_event) && s->o.on_proc)
+			s->o.on_proc(s->o.ctx, data);
+		break;
+	default:
+		break;
+	}
 	return 0;
 }
 
 static size_t sampler_ringbuf_size(const struct agent_sampler_opts *o, int ncpus)
 {
-	size_t want = (size_t)o->frequency * (size_t)ncpus * sizeof(struct profile_event);
+	size_t ev = o->stack_copy ? sizeof(struct profile_event_ext) : sizeof(struct profile_event);
+	/*
+	 * A quarter second of samples: the reader drains it every 100 ms and
+	 * is woken at half full, and every byte here is resident memory.
+	 */
+	size_t want = (size_t)o->frequency * (size_t)ncpus * ev / 4;
 	size_t sz = SAMPLER_RINGBUF_MIN;
+
+	if (o->off_cpu) /* bursts of wake-ups: ~100 off-CPU events more */
+		want += 100 * ev;
+	/* At least ~48 events: a reader busy for a moment must not lose any. */
+	want = PROF_MAX(want, 48 * ev);
 
 	while (sz < want && sz < SAMPLER_RINGBUF_MAX)
 		sz *= 2;
@@ -111,6 +159,180 @@ static int sampler_attach(struct agent_sampler *s, struct prof_err *err)
 	return 0;
 }
 
+/*
+ * The host's dynamic loader (symlinks resolved) and the distance from
+ * _dl_debug_state to _r_debug in it (both exported in .dynsym). 0, or
+ * -ENOENT when there is no such loader or symbol (the hook stays off).
+ */
+static int sampler_find_ldso(char *path, size_t pathsz, int64_t *rdebug_off)
+{
+	uint64_t dbg = 0, rdebug = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	if (!realpath(SAMPLER_LDSO, path) || strlen(path) >= pathsz)
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
+				continue;
+			if (!strcmp(name, "_dl_debug_state"))
+				dbg = sym.st_value;
+			else if (!strcmp(name, "_r_debug"))
+				rdebug = sym.st_value;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (!dbg || !rdebug)
+		return -ENOENT;
+	*rdebug_off = (int64_t)(rdebug - dbg);
+	return 0;
+}
+
+static int sampler_attach_tracing(struct agent_sampler *s, struct prof_err *err)
+{
+	struct bpf_program *progs[] = { s->skel->progs.profile_exec, s->skel->progs.profile_exit,
+					s->skel->progs.profile_switch,
+					s->skel->progs.profile_sys_exit };
+	struct bpf_link *link;
+	int rc;
+
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(progs); i++) {
+		if (!bpf_program__autoload(progs[i]))
+			continue;
+		link = bpf_program__attach(progs[i]);
+		if (!link) {
+			rc = -errno ? -errno : -EINVAL;
+			return prof_err_set(err, rc, -1, "attaching %s: %s%s",
+					    bpf_program__name(progs[i]), strerror(-rc),
+					    sampler_priv_hint(rc));
+		}
+		VEC_PUSH(&s->tlinks, link);
+	}
+	if (s->o.off_cpu)
+		log_info("agent off-cpu attached threshold_ns=%" PRIu64, s->o.off_cpu_min_ns);
+	if (s->ldso[0]) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
+
+		link = bpf_program__attach_uprobe_opts(s->skel->progs.profile_libs, -1, s->ldso, 0,
+						       &uo);
+		if (!link) /* not fatal: short-lived processes lose their libraries' frames */
+			log_warn("agent: no link-map hook on %s: %s", s->ldso, strerror(errno));
+		else
+			VEC_PUSH(&s->tlinks, link);
+	}
+	return 0;
+}
+
+/* Fill the targeting maps (after load). */
+static int sampler_fill_filters(struct agent_sampler *s, struct prof_err *err)
+{
+	const struct {
+		const char *const *names;
+		size_t n;
+		__u8 verdict;
+	} exes[] = { { s->o.include_exe, s->o.n_include_exe, PROFILE_V_INCLUDE },
+		     { s->o.exclude_exe, s->o.n_exclude_exe, PROFILE_V_EXCLUDE } };
+	const struct {
+		const uint64_t *ids;
+		size_t n;
+		__u8 verdict;
+	} cgs[] = { { s->o.include_cgroup, s->o.n_include_cgroup, PROFILE_V_INCLUDE },
+		    { s->o.exclude_cgroup, s->o.n_exclude_cgroup, PROFILE_V_EXCLUDE } };
+	int rc;
+
+	for (size_t k = 0; k < PROF_ARRAY_SIZE(exes); k++) {
+		for (size_t i = 0; i < exes[k].n; i++) {
+			struct profile_exe_key key;
+
+			memset(&key, 0, sizeof(key));
+			snprintf(key.name, sizeof(key.name), "%s", exes[k].names[i]);
+			rc = bpf_map__update_elem(s->skel->maps.exe_filter, &key, sizeof(key),
+						  &exes[k].verdict, 1, BPF_ANY);
+			if (rc)
+				return prof_err_set(err, rc, -1,
+						    "filling the executable filter: %s",
+						    strerror(-rc));
+		}
+	}
+	for (size_t k = 0; k < PROF_ARRAY_SIZE(cgs); k++) {
+		for (size_t i = 0; i < cgs[k].n; i++) {
+			__u64 id = cgs[k].ids[i];
+
+			rc = bpf_map__update_elem(s->skel->maps.cgroup_filter, &id, sizeof(id),
+						  &cgs[k].verdict, 1, BPF_ANY);
+			if (rc)
+				return prof_err_set(err, rc, -1, "filling the cgroup filter: %s",
+						    strerror(-rc));
+		}
+	}
+	return 0;
+}
+
+static int sampler_configure(struct agent_sampler *s, const struct agent_sampler_opts *opts,
+			     size_t rbsz, struct prof_err *err)
+{
+	struct profile_bpf *sk = s->skel;
+	size_t nexe = opts->n_include_exe + opts->n_exclude_exe;
+	size_t ncg = opts->n_include_cgroup + opts->n_exclude_cgroup;
+	int64_t rdebug_off = 0;
+	__u32 flags = 0;
+	int rc;
+
+	sk->rodata->agent_tgid = (__u32)getpid();
+	sk->rodata->offcpu_min_ns = opts->off_cpu_min_ns;
+	sk->rodata->stack_copy = opts->stack_copy ? 1 : 0;
+	if (opts->n_include_exe)
+		flags |= PROFILE_FILTER_INCLUDE_EXE;
+	if (opts->n_exclude_exe)
+		flags |= PROFILE_FILTER_EXCLUDE_EXE;
+	if (opts->n_include_cgroup)
+		flags |= PROFILE_FILTER_INCLUDE_CGROUP;
+	if (opts->n_exclude_cgroup)
+		flags |= PROFILE_FILTER_EXCLUDE_CGROUP;
+	sk->rodata->filter_flags = flags;
+	/* Half the buffer: wake the reader early only when it is filling up. */
+	sk->rodata->wakeup_bytes = rbsz / 2;
+
+	if ((rc = bpf_map__set_max_entries(sk->maps.events, (__u32)rbsz)) ||
+	    (rc = bpf_map__set_max_entries(sk->maps.exe_filter, (__u32)PROF_MAX(nexe, 1))) ||
+	    (rc = bpf_map__set_max_entries(sk->maps.cgroup_filter, (__u32)PROF_MAX(ncg, 1))) ||
+	    (rc = bpf_map__set_max_entries(sk->maps.verdicts, SAMPLER_VERDICT_LRU)) ||
+	    (rc = bpf_map__set_max_entries(
+		     sk->maps.offcpu_start,
+		     opts->off_cpu
+			     ? (opts->offcpu_threads ? opts->offcpu_threads : SAMPLER_OFFCPU_LRU)
+			     : 1)))
+		return prof_err_set(err, rc, -1, "sizing the BPF maps: %s", strerror(-rc));
+	bpf_program__set_autoload(sk->progs.profile_switch, opts->off_cpu);
+	if (sampler_find_ldso(s->ldso, sizeof(s->ldso), &rdebug_off) == 0) {
+		sk->rodata->rdebug_off = rdebug_off;
+	} else {
+		s->ldso[0] = '\0';
+		bpf_program__set_autoload(sk->progs.profile_libs, false);
+	}
+	bpf_program__set_autoload(sk->progs.profile_sys_exit, opts->off_cpu);
+	return 0;
+}
+
 int agent_sampler_open(const struct agent_sampler_opts *opts, struct agent_sampler **out,
 		       struct prof_err *err)
 {
@@ -142,14 +364,11 @@ int agent_sampler_open(const struct agent_sampler_opts *opts, struct agent_sampl
 		prof_err_set(err, rc, -1, "opening the BPF object: %s", strerror(-rc));
 		goto fail;
 	}
-	s->skel->rodata->agent_tgid = (__u32)getpid();
 	rbsz = opts->ringbuf_bytes ? opts->ringbuf_bytes
 				   : sampler_ringbuf_size(opts, s->ncpus_possible);
-	rc = bpf_map__set_max_entries(s->skel->maps.events, (__u32)rbsz);
-	if (rc) {
-		prof_err_set(err, rc, -1, "sizing the ring buffer: %s", strerror(-rc));
+	rc = sampler_configure(s, opts, rbsz, err);
+	if (rc)
 		goto fail;
-	}
 	rc = profile_bpf__load(s->skel);
 	if (rc) {
 		const char *hint = sampler_priv_hint(rc);
@@ -160,6 +379,12 @@ int agent_sampler_open(const struct agent_sampler_opts *opts, struct agent_sampl
 		prof_err_set(err, rc, -1, "loading the BPF program: %s%s", strerror(-rc), hint);
 		goto fail;
 	}
+	rc = sampler_fill_filters(s, err);
+	if (rc)
+		goto fail;
+	rc = sampler_attach_tracing(s, err);
+	if (rc)
+		goto fail;
 	rc = sampler_attach(s, err);
 	if (rc)
 		goto fail;
@@ -169,8 +394,11 @@ int agent_sampler_open(const struct agent_sampler_opts *opts, struct agent_sampl
 		prof_err_set(err, rc, -1, "creating the ring buffer reader: %s", strerror(-rc));
 		goto fail;
 	}
-	log_info("agent sampling cpus=%zu frequency_hz=%u ringbuf_bytes=%zu", s->links.n,
-		 opts->frequency, rbsz);
+	log_info("agent sampling cpus=%zu frequency_hz=%u ringbuf_bytes=%zu off_cpu=%d "
+		 "stack_copy=%d filters=%zu",
+		 s->links.n, opts->frequency, rbsz, opts->off_cpu, opts->stack_copy,
+		 opts->n_include_exe + opts->n_exclude_exe + opts->n_include_cgroup +
+			 opts->n_exclude_cgroup);
 	*out = s;
 	return 0;
 fail:
@@ -182,6 +410,9 @@ void agent_sampler_stop(struct agent_sampler *s)
 {
 	for (size_t i = 0; i < s->links.n; i++)
 		bpf_link__destroy(s->links.v[i]);
+	for (size_t i = 0; i < s->tlinks.n; i++)
+		bpf_link__destroy(s->tlinks.v[i]);
+	VEC_FREE(&s->tlinks);
 	for (size_t i = 0; i < s->pfds.n; i++)
 		close(s->pfds.v[i]);
 	VEC_FREE(&s->links);
@@ -244,21 +475,43 @@ int agent_sampler_read_stats(struct agent_sampler *s, uint64_t out[PROFILE_STAT_
 
 const char *agent_sampler_stat_name(enum profile_stat st)
 {
-	switch (st) {
-	case PROFILE_STAT_SAMPLES:
-		return "samples";
-	case PROFILE_STAT_IDLE:
-		return "idle";
-	case PROFILE_STAT_SELF:
-		return "self";
-	case PROFILE_STAT_RINGBUF_FULL:
-		return "ringbuf_full";
-	case PROFILE_STAT_KSTACK_ERR:
-		return "kstack_err";
-	case PROFILE_STAT_USTACK_ERR:
-		return "ustack_err";
-	case PROFILE_STAT_MAX:
-		break;
-	}
+	static const char *const names[PROFILE_STAT_MAX] = {
+		[PROFILE_STAT_SAMPLES] = "samples",
+		[PROFILE_STAT_IDLE] = "idle",
+		[PROFILE_STAT_SELF] = "self",
+		[PROFILE_STAT_RINGBUF_FULL] = "ringbuf_full",
+		[PROFILE_STAT_KSTACK_ERR] = "kstack_err",
+		[PROFILE_STAT_USTACK_ERR] = "ustack_err",
+		[PROFILE_STAT_FILTERED] = "filtered",
+		[PROFILE_STAT_USTACK_TRUNCATED] = "ustack_truncated",
+		[PROFILE_STAT_STACK_COPY_ERR] = "stack_copy_err",
+		[PROFILE_STAT_OFFCPU_SAMPLES] = "offcpu_samples",
+		[PROFILE_STAT_OFFCPU_SHORT] = "offcpu_short",
+		[PROFILE_STAT_OFFCPU_UNTRACKED] = "offcpu_untracked",
+		[PROFILE_STAT_OFFCPU_MAP_FULL] = "offcpu_map_full",
+		[PROFILE_STAT_OFFCPU_RINGBUF_FULL] = "offcpu_ringbuf_full",
+		[PROFILE_STAT_OFFCPU_SKIP_IDLE] = "offcpu_skip_idle",
+		[PROFILE_STAT_OFFCPU_SKIP_SELF] = "offcpu_skip_self",
+		[PROFILE_STAT_OFFCPU_SKIP_KTHREAD] = "offcpu_skip_kthread",
+		[PROFILE_STAT_OFFCPU_SKIP_EXITING] = "offcpu_skip_exiting",
+		[PROFILE_STAT_OFFCPU_FILTERED] = "offcpu_filtered",
+		[PROFILE_STAT_PROC_EVENTS] = "proc_events",
+		[PROFILE_STAT_PROC_RINGBUF_FULL] = "proc_ringbuf_full",
+		[PROFILE_STAT_PROC_FILTERED] = "proc_filtered",
+		[PROFILE_STAT_PROC_SELF] = "proc_self",
+		[PROFILE_STAT_THREAD_EXIT] = "thread_exit",
+		[PROFILE_STAT_VERDICT_UPDATE_ERR] = "verdict_update_err",
+		[PROFILE_STAT_OFFCPU_STALE] = "offcpu_stale",
+		[PROFILE_STAT_OFFCPU_SKIP_PREEMPTED] = "offcpu_skip_preempted",
+		[PROFILE_STAT_OFFCPU_KSTACK_LOST] = "offcpu_kstack_lost",
+		[PROFILE_STAT_LIBS_EVENTS] = "libs_events",
+		[PROFILE_STAT_LIBS_NOT_READY] = "libs_not_ready",
+		[PROFILE_STAT_LIBS_READ_ERR] = "libs_read_err",
+		[PROFILE_STAT_LIBS_RINGBUF_FULL] = "libs_ringbuf_full",
+		[PROFILE_STAT_LIBS_FILTERED] = "libs_filtered",
+	};
+
+	if ((unsigned)st < PROFILE_STAT_MAX && names[st])
+		return names[st];
 	return "unknown";
 }

@@ -47,11 +47,22 @@ int gzip_inflate(const void *data, size_t n, size_t max_out, struct buf *out, st
 			break;
 		}
 		if (zrc == Z_STREAM_END) {
+			size_t left = zs.avail_in, at = n - left;
+
 			/* Another member may follow (concatenated gzip, RFC 1952 2.2). */
-			if (zs.avail_in >= 2 && gzip_is(zs.next_in, zs.avail_in)) {
+			if (left >= 2 && gzip_is(zs.next_in, left)) {
 				inflateReset(&zs);
 				continue;
 			}
+			/* Zero padding is ignored, as gzip(1) does; other bytes are an error. */
+			while (left && zs.next_in[0] == 0)
+				zs.next_in++, left--;
+			if (left)
+				rc = prof_err_set(
+					err, -PROF_ECORRUPT, (int64_t)at,
+					"gzip: %zu bytes after the end of the gzip data (at "
+					"byte %zu) are not another gzip member",
+					(size_t)zs.avail_in, at);
 			break;
 		}
 		if (zrc == Z_BUF_ERROR && zs.avail_in == 0 && got == 0) {

@@ -13,10 +13,13 @@
 bool gzip_is(const void *data, size_t n);
 
 /**
- * gzip_inflate() - decompress gzip (all members, concatenated, RFC 1952)
- * from @data into @out (appending). Fails with -PROF_ETOOBIG (naming the
- * cap) when the output would exceed @max_out bytes, and -PROF_ECORRUPT
- * with the input offset for bad data or a truncated stream.
+ * gzip_inflate() - decompress gzip (all members, concatenated, RFC 1952
+ * 2.2, as gzip(1) and Go's gzip.Reader do) from @data into @out
+ * (appending). Zero bytes after the last member are ignored (gzip(1)'s
+ * padding rule); any other trailing bytes are -PROF_ECORRUPT. Fails with
+ * -PROF_ETOOBIG (naming the cap) when the output would exceed @max_out
+ * bytes, and -PROF_ECORRUPT with the input offset for bad data or a
+ * truncated stream.
  */
 int gzip_inflate(const void *data, size_t n, size_t max_out, struct buf *out, struct prof_err *err);
 

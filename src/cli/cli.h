@@ -12,5 +12,11 @@ int cmd_top(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
+int cmd_debuginfo(int argc, char **argv);
+int cmd_scrape(int argc, char **argv);
+int cmd_store(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 #endif

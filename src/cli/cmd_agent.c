@@ -5,7 +5,9 @@
  * what was sampled is sent before it exits 0.
  */
 #include "base/compat.h"
+#include "base/buf.h"
 #include "base/log.h"
+#include "base/mem.h"
 #include "base/parse.h"
 #include "agent/agent.h"
 #include "cli/cli.h"
@@ -26,9 +28,11 @@ static void agent_usage(FILE *f)
 		"usage: profd agent --server URL [options]\n"
 		"\n"
 		"Samples what every process on this host runs on CPU (eBPF on a per-CPU\n"
-		"perf_event cpu-clock; kernel and user stacks) and sends one OTLP profile per\n"
-		"process every interval to URL/v1development/profiles (protobuf, gzip).\n"
-		"Profile type process_cpu:cpu:nanoseconds:cpu:nanoseconds (plus sample counts).\n"
+		"perf_event cpu-clock; kernel and user stacks, unwound with .eh_frame where\n"
+		"code has no frame pointers) and sends OTLP profiles per process every\n"
+		"interval to URL/v1development/profiles (protobuf, gzip). Profile types\n"
+		"process_cpu:cpu:nanoseconds:cpu:nanoseconds (plus sample counts) and, with\n"
+		"--off-cpu, off_cpu:off_cpu:nanoseconds:: (time threads spent blocked).\n"
 		"Needs root (or CAP_BPF + CAP_PERFMON) and a kernel with BTF.\n"
 		"\n"
 		"options:\n"
@@ -36,6 +40,24 @@ static void agent_usage(FILE *f)
 		"  --frequency HZ     samples per second per CPU (default %d)\n"
 		"  --interval DUR     how often to send profiles (default 10s; e.g. 500ms, 2s, 1m)\n"
 		"  --duration DUR     stop after this long (default: until SIGINT/SIGTERM)\n"
+		"  --off-cpu          also record time threads spend off CPU (sched_switch), with\n"
+		"                     the stack they blocked in\n"
+		"  --off-cpu-threshold DUR  shortest time off CPU recorded (default 1ms)\n"
+		"  --unwind MODE      dwarf (default on x86-64: frame pointers plus .eh_frame\n"
+		"                     unwinding of a 16 KiB stack copy) or fp (frame pointers only)\n"
+		"  --include-exe NAME sample only processes running executable NAME (file name,\n"
+		"                     e.g. postgres; repeatable; with --include-cgroup: either)\n"
+		"  --exclude-exe NAME never sample executable NAME (repeatable; wins over includes)\n"
+		"  --include-cgroup DIR / --exclude-cgroup DIR  the same by cgroup v2 directory\n"
+		"                     (its subtree), e.g. /sys/fs/cgroup/system.slice/nginx.service\n"
+		"  --command-line     add process.command_line (may contain secrets: opt-in)\n"
+		"  --bearer-token TOKEN       send Authorization: Bearer TOKEN\n"
+		"  --bearer-token-file FILE   read the token from FILE (keeps it out of ps)\n"
+		"  --dataset NAME     send X-Profd-Dataset: NAME (the server's dataset)\n"
+		"  --max-buffer SIZE  cap on compressed data waiting for the server (default 32MiB;\n"
+		"                     oldest dropped first and counted), e.g. 8MiB, 512KiB\n"
+		"  --max-backoff DUR  longest wait between retries to the server (default 30s)\n"
+		"  --metrics-listen HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics\n"
 		"  --dump DIR         also write each request body (OTLP protobuf, uncompressed)\n"
 		"                     to DIR/agent-<unix ms>-<seq>.otlp.pb; without --server, only dump\n"
 		"  --log-level LEVEL  debug, info (default), warn or error\n"
@@ -66,24 +88,98 @@ static bool agent_opt(int argc, char **argv, int *i, const char *name, const cha
 	return true;
 }
 
+/* "8MiB", "512KiB", "1GiB", "64M", "4096" (bytes) -> bytes; 0 or -EINVAL/-ERANGE. */
+static int agent_parse_size(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t mult;
+	} units[] = { { "GiB", 1ull << 30 },
+		      { "MiB", 1ull << 20 },
+		      { "KiB", 1ull << 10 },
+		      { "G", 1ull << 30 },
+		      { "M", 1ull << 20 },
+		      { "K", 1ull << 10 },
+		      { "B", 1 } };
+	size_t n = strlen(s);
+	char num[32];
+	uint64_t v, mult = 1;
+	int rc;
+
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(units); i++) {
+		size_t k = strlen(units[i].suffix);
+
+		if (n > k && !strcmp(s + n - k, units[i].suffix)) {
+			mult = units[i].mult;
+			n -= k;
+			break;
+		}
+	}
+	if (n == 0 || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if ((rc = parse_u64(num, &v)))
+		return rc;
+	if (v > UINT64_MAX / mult)
+		return -ERANGE;
+	*out = v * mult;
+	return 0;
+}
+
+/* The token from @path: first line, trailing whitespace cut. Caller frees. */
+static char *agent_read_token(const char *path)
+{
+	struct buf b;
+	char *tok = NULL;
+
+	buf_init(&b, 64 << 10);
+	if (buf_read_file(&b, path) == 0 && b.p) {
+		size_t n = strcspn(b.p, "\r\n");
+
+		while (n > 0 && (b.p[n - 1] == ' ' || b.p[n - 1] == '\t'))
+			n--;
+		if (n)
+			tok = xstrndup(b.p, n);
+	}
+	buf_release(&b);
+	return tok;
+}
+
+/* Append @v to a rule list; false when full. */
+static bool agent_add_rule(const char **list, size_t *n, const char *v)
+{
+	if (*n >= AGENT_MAX_RULES)
+		return false;
+	list[(*n)++] = v;
+	return true;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_opts o = { 0 };
 	struct sigaction sa;
 	struct prof_err err;
+	char *token = NULL;
 	int rc;
 
 	o.frequency = AGENT_DEFAULT_FREQUENCY;
 	o.interval_ns = AGENT_DEFAULT_INTERVAL_NS;
+	o.off_cpu_threshold_ns = AGENT_DEFAULT_OFFCPU_NS;
 	o.proc_root = "/proc";
 	for (int i = 1; i < argc; i++) {
 		const char *v = NULL;
-		bool missing = false;
+		bool missing = false, ok = true;
 		uint64_t u;
 
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			agent_usage(stdout);
+			free(token);
 			return 0;
+		} else if (!strcmp(argv[i], "--off-cpu")) {
+			o.off_cpu = true;
+		} else if (!strcmp(argv[i], "--command-line")) {
+			o.command_line = true;
 		} else if (agent_opt(argc, argv, &i, "--server", &v, &missing)) {
 			if (!missing)
 				o.server_url = v;
@@ -94,6 +190,7 @@ int cmd_agent(int argc, char **argv)
 			if (!missing && (parse_u64(v, &u) || u < 1 || u > 10000)) {
 				fprintf(stderr,
 					"profd agent: --frequency '%s': want 1..10000 (Hz)\n", v);
+				free(token);
 				return 2;
 			}
 			if (!missing)
@@ -104,6 +201,7 @@ int cmd_agent(int argc, char **argv)
 				fprintf(stderr,
 					"profd agent: --interval '%s': want a duration >= 100ms (e.g. 10s)\n",
 					v);
+				free(token);
 				return 2;
 			}
 		} else if (agent_opt(argc, argv, &i, "--duration", &v, &missing)) {
@@ -112,8 +210,80 @@ int cmd_agent(int argc, char **argv)
 				fprintf(stderr,
 					"profd agent: --duration '%s': want a positive duration (e.g. 30s)\n",
 					v);
+				free(token);
 				return 2;
 			}
+		} else if (agent_opt(argc, argv, &i, "--off-cpu-threshold", &v, &missing)) {
+			if (!missing && (parse_duration_ns(v, &o.off_cpu_threshold_ns) ||
+					 o.off_cpu_threshold_ns < 0)) {
+				fprintf(stderr,
+					"profd agent: --off-cpu-threshold '%s': want a duration (e.g. 1ms)\n",
+					v);
+				free(token);
+				return 2;
+			}
+		} else if (agent_opt(argc, argv, &i, "--unwind", &v, &missing)) {
+			if (!missing && strcmp(v, "dwarf") && strcmp(v, "fp")) {
+				fprintf(stderr, "profd agent: --unwind '%s': want dwarf or fp\n",
+					v);
+				free(token);
+				return 2;
+			}
+			if (!missing)
+				o.unwind_fp_only = !strcmp(v, "fp");
+		} else if (agent_opt(argc, argv, &i, "--include-exe", &v, &missing)) {
+			if (!missing)
+				ok = agent_add_rule(o.include_exe, &o.n_include_exe, v);
+		} else if (agent_opt(argc, argv, &i, "--exclude-exe", &v, &missing)) {
+			if (!missing)
+				ok = agent_add_rule(o.exclude_exe, &o.n_exclude_exe, v);
+		} else if (agent_opt(argc, argv, &i, "--include-cgroup", &v, &missing)) {
+			if (!missing)
+				ok = agent_add_rule(o.include_cgroup, &o.n_include_cgroup, v);
+		} else if (agent_opt(argc, argv, &i, "--exclude-cgroup", &v, &missing)) {
+			if (!missing)
+				ok = agent_add_rule(o.exclude_cgroup, &o.n_exclude_cgroup, v);
+		} else if (agent_opt(argc, argv, &i, "--bearer-token-file", &v, &missing)) {
+			if (!missing) {
+				free(token);
+				token = agent_read_token(v);
+				if (!token) {
+					fprintf(stderr,
+						"profd agent: --bearer-token-file '%s': cannot read a token from it\n",
+						v);
+					return 2;
+				}
+				o.bearer_token = token;
+			}
+		} else if (agent_opt(argc, argv, &i, "--bearer-token", &v, &missing)) {
+			if (!missing)
+				o.bearer_token = v;
+		} else if (agent_opt(argc, argv, &i, "--dataset", &v, &missing)) {
+			if (!missing)
+				o.dataset = v;
+		} else if (agent_opt(argc, argv, &i, "--max-buffer", &v, &missing)) {
+			if (!missing && (agent_parse_size(v, &u) || u < 4096 || u > (4ull << 30))) {
+				fprintf(stderr,
+					"profd agent: --max-buffer '%s': want a size from 4KiB to 4GiB "
+					"(e.g. 32MiB)\n",
+					v);
+				free(token);
+				return 2;
+			}
+			if (!missing)
+				o.max_buffer_bytes = (size_t)u;
+		} else if (agent_opt(argc, argv, &i, "--max-backoff", &v, &missing)) {
+			if (!missing && (parse_duration_ns(v, &o.max_backoff_ns) ||
+					 o.max_backoff_ns < 100000000LL)) {
+				fprintf(stderr,
+					"profd agent: --max-backoff '%s': want a duration >= 100ms\n",
+					v);
+				free(token);
+				return 2;
+			}
+		} else if (agent_opt(argc, argv, &i, "--metrics-listen", &v, &missing)) {
+			if (!missing)
+				o.metrics_listen = v;
 		} else if (agent_opt(argc, argv, &i, "--log-level", &v, &missing)) {
 			if (missing)
 				;
@@ -129,21 +299,31 @@ int cmd_agent(int argc, char **argv)
 				fprintf(stderr,
 					"profd agent: --log-level '%s': want debug, info, warn or error\n",
 					v);
+				free(token);
 				return 2;
 			}
 		} else {
 			fprintf(stderr, "profd agent: unknown option '%s'\n\n", argv[i]);
 			agent_usage(stderr);
+			free(token);
 			return 2;
 		}
 		if (missing) {
 			fprintf(stderr, "profd agent: %s needs a value\n", argv[i]);
+			free(token);
+			return 2;
+		}
+		if (!ok) {
+			fprintf(stderr, "profd agent: %s: at most %d of each kind\n", argv[i - 1],
+				AGENT_MAX_RULES);
+			free(token);
 			return 2;
 		}
 	}
 	if (!o.server_url && !o.dump_dir) {
 		fprintf(stderr, "profd agent: --server URL (or --dump DIR) is required\n\n");
 		agent_usage(stderr);
+		free(token);
 		return 2;
 	}
 
@@ -157,6 +337,10 @@ int cmd_agent(int argc, char **argv)
 
 	prof_err_init(&err);
 	rc = agent_run(&o, &agent_stop, &err);
+	if (token) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
 	if (rc) {
 		fprintf(stderr, "profd agent: %s\n", err.msg[0] ? err.msg : prof_strerror(rc));
 		return 1;

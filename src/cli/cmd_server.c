@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * cmd_server.c - `profd server`: open the store (replaying its WAL),
- * serve HTTP until SIGINT/SIGTERM, then stop accepting, let requests in
- * flight finish, and close the store.
+ * cmd_server.c - `profd server`: read the config (datasets, tokens,
+ * limits; server/config.h), open one store per dataset (replaying its
+ * WAL), serve HTTP (and OTLP/gRPC, a second OTLP/HTTP port when asked)
+ * until SIGINT/SIGTERM, then refuse new ingest, let requests in flight
+ * finish, and close the stores.
  *
  * Signals are blocked in every thread (the mask is set before any thread
  * starts) and taken synchronously with sigwait in the main thread, so no
@@ -12,8 +14,11 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "cli/cli.h"
+#include "scrape/config.h"
+#include "server/config.h"
+#include "mcp/endpoint.h"
 #include "server/http.h"
-#include "store/store.h"
+#include "symbolize/debuginfo.h"
 #include "symbolize/symbolizer.h"
 
 #include <getopt.h>
@@ -22,15 +27,61 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: profd server [--listen HOST:PORT] [--data DIR] [--ui DIR]\n"
-		   "                    [--max-body BYTES] [--log-level LEVEL]\n"
-		   "\n"
-		   "  --listen HOST:PORT  address to serve on (default " SERVER_DEFAULT_LISTEN
-		   "; port 0 picks one)\n"
-		   "  --data DIR          store directory (default ./data)\n"
-		   "  --ui DIR            explorer files (default ui)\n"
-		   "  --max-body BYTES    request body limit, also after gzip (default 64 MiB)\n"
-		   "  --log-level LEVEL   debug, info, warn or error (default info)\n");
+	fprintf(f,
+		"usage: profd server [--config FILE] [--listen HOST:PORT] [--data DIR] [--ui DIR]\n"
+		"                    [--otlp-http-listen HOST:PORT] [--grpc-listen HOST:PORT]\n"
+		"                    [--max-body BYTES] [--log-level LEVEL]\n"
+		"                    [--scrape-config FILE] [--self-profile]\n"
+		"\n"
+		"  --config FILE       datasets, tokens, signal control, limits (YAML); without\n"
+		"                      it: one open dataset 'default', loopback addresses only\n"
+		"  --listen HOST:PORT  address to serve on (default " SERVER_DEFAULT_LISTEN
+		"; port 0 picks one)\n"
+		"  --otlp-http-listen HOST:PORT  also serve OTLP/HTTP there (OTLP's port: 4318)\n"
+		"  --grpc-listen HOST:PORT       serve OTLP/gRPC (h2c) there (OTLP's port: 4317)\n"
+		"  --data DIR          data directory, one store per dataset in DIR/<name>/\n"
+		"                      (default ./data)\n"
+		"  --ui DIR            explorer files (default ui)\n"
+		"  --max-body BYTES    request body limit, also after gzip (default 64 MiB)\n"
+		"  --log-level LEVEL   debug, info, warn or error (default info)\n"
+		"  --scrape-config FILE  scrape pprof endpoints / watch files (scrape_configs,\n"
+		"                      watch_configs; also read from --config); health at\n"
+		"                      /api/v1/targets\n"
+		"  --self-profile      profile profd's own CPU into job=\"profd-self\"\n");
+}
+
+/*
+ * The scrape configuration: --scrape-config, else the scrape_configs /
+ * watch_configs of --config. 0, or 1 after printing why.
+ */
+static int load_scrape(const char *path, const char *server_config, struct scrape_config *sc)
+{
+	struct scrape_config emb = { 0 };
+	struct prof_err err;
+	int rc = 0;
+
+	prof_err_init(&err);
+	if (server_config)
+		rc = scrape_config_load(server_config, SCRAPE_CONF_EMBEDDED, &emb, &err);
+	if (!rc && path && (emb.njobs || emb.nwatches))
+		rc = prof_err_set(
+			&err, -EINVAL, -1,
+			"%s has scrape_configs/watch_configs and --scrape-config is given: "
+			"keep them in one place",
+			server_config);
+	if (!rc && path) {
+		scrape_config_release(&emb);
+		rc = scrape_config_load(path, 0, sc, &err);
+	} else if (!rc) {
+		*sc = emb;
+		memset(&emb, 0, sizeof(emb));
+	}
+	scrape_config_release(&emb);
+	if (rc) {
+		scrape_config_release(sc);
+		fprintf(stderr, "profd server: %s\n", err.msg[0] ? err.msg : prof_strerror(rc));
+	}
+	return rc ? 1 : 0;
 }
 
 static int parse_level(const char *s, enum prof_log_level *out)
@@ -49,17 +100,24 @@ int cmd_server(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "otlp-http-listen", required_argument, NULL, 'o' },
+		{ "grpc-listen", required_argument, NULL, 'g' },
 		{ "data", required_argument, NULL, 'd' },
 		{ "ui", required_argument, NULL, 'u' },
 		{ "max-body", required_argument, NULL, 'b' },
 		{ "log-level", required_argument, NULL, 'L' },
+		{ "scrape-config", required_argument, NULL, 'S' },
+		{ "self-profile", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct server_config cfg = { .listen = SERVER_DEFAULT_LISTEN, .ui_dir = "ui" };
-	const char *data_dir = "data";
-	struct store *st = NULL;
+	const char *data_dir = "data", *config = NULL, *scrape_path = NULL;
+	struct scrape_config sc = { 0 };
+	struct server_conf conf;
 	struct symbolizer *sym = NULL;
+	struct sym_debuginfo *di = NULL;
 	struct server *srv = NULL;
 	struct prof_err err;
 	sigset_t sigs;
@@ -71,6 +129,21 @@ int cmd_server(int argc, char **argv)
 		switch (c) {
 		case 'l':
 			cfg.listen = optarg;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'S':
+			scrape_path = optarg;
+			break;
+		case 'P':
+			cfg.self_profile = true;
+			break;
+		case 'o':
+			cfg.otlp_listen = optarg;
+			break;
+		case 'g':
+			cfg.grpc_listen = optarg;
 			break;
 		case 'd':
 			data_dir = optarg;
@@ -122,18 +195,56 @@ int cmd_server(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	prof_err_init(&err);
-	rc = store_open(data_dir, &st, &err);
-	if (rc) {
-		fprintf(stderr, "profd server: %s\n", err.msg[0] ? err.msg : prof_strerror(rc));
+	if (config) {
+		rc = server_conf_load(config, &conf, &err);
+		if (rc) {
+			fprintf(stderr, "profd server: %s\n",
+				err.msg[0] ? err.msg : prof_strerror(rc));
+			server_conf_release(&conf);
+			return 1;
+		}
+	} else {
+		server_conf_default(&conf);
+	}
+	if (load_scrape(scrape_path, config, &sc)) {
+		server_conf_release(&conf);
 		return 1;
 	}
+	cfg.scrape = sc.njobs || sc.nwatches ? &sc : NULL;
+	cfg.conf = &conf;
+	cfg.data_dir = data_dir;
+	/* MCP over streamable HTTP at POST /mcp (mcp/endpoint.h). */
+	static const struct server_hook hooks[] = { MCP_ENDPOINT_HOOK };
+	cfg.hooks = hooks;
+	cfg.nhooks = PROF_ARRAY_SIZE(hooks);
 	sym = symbolizer_new(64);
+	/* Debug info by build ID, shared by all datasets: DATA_DIR/debuginfo/. */
+	char di_dir[4096];
+	snprintf(di_dir, sizeof(di_dir), "%s/debuginfo", data_dir);
 	prof_err_init(&err);
-	rc = server_start(&cfg, st, sym, &srv, &err);
+	rc = sym_debuginfo_open(di_dir, &di, &err);
 	if (rc) {
 		fprintf(stderr, "profd server: %s\n", err.msg[0] ? err.msg : prof_strerror(rc));
-		store_close(st);
 		symbolizer_free(sym);
+		server_conf_release(&conf);
+		scrape_config_release(&sc);
+		return 1;
+	}
+	symbolizer_set_debuginfo(sym, di);
+	/* Build IDs nobody uploaded: ask DEBUGINFOD_URLS in the background, when set. */
+	prof_err_init(&err);
+	if (symbolizer_enable_debuginfod(sym, &err) == 0)
+		log_info("server: debuginfod client on, servers=\"%s\"", getenv("DEBUGINFOD_URLS"));
+	else if (getenv("DEBUGINFOD_URLS"))
+		log_warn("server: debuginfod client off: %s", err.msg);
+	prof_err_init(&err);
+	rc = server_start(&cfg, sym, &srv, &err);
+	if (rc) {
+		fprintf(stderr, "profd server: %s\n", err.msg[0] ? err.msg : prof_strerror(rc));
+		symbolizer_free(sym);
+		sym_debuginfo_free(di);
+		server_conf_release(&conf);
+		scrape_config_release(&sc);
 		return 1;
 	}
 
@@ -141,10 +252,22 @@ int cmd_server(int argc, char **argv)
 	if (!*host || !strcmp(host, "0.0.0.0") || !strcmp(host, "::"))
 		host = "127.0.0.1";
 	bool v6 = strchr(host, ':') != NULL;
-	log_info("server: listening addr=%s port=%u data=%s ui=%s", cfg.listen, server_port(srv),
-		 data_dir, cfg.ui_dir);
+	log_info("server: listening addr=%s port=%u data=%s ui=%s config=%s datasets=%zu "
+		 "tokens=%zu",
+		 cfg.listen, server_port(srv), data_dir, cfg.ui_dir, config ? config : "-",
+		 conf.ndatasets, conf.ntokens);
+	if (cfg.otlp_listen)
+		log_info("server: OTLP/HTTP listening addr=%s port=%u", cfg.otlp_listen,
+			 server_otlp_port(srv));
+	if (cfg.grpc_listen)
+		log_info("server: OTLP/gRPC listening addr=%s port=%u", cfg.grpc_listen,
+			 server_grpc_listen_port(srv));
 	printf("profd server: explorer at http://%s%s%s:%u/ (data in %s; Ctrl-C stops)\n",
 	       v6 ? "[" : "", host, v6 ? "]" : "", server_port(srv), data_dir);
+	if (cfg.otlp_listen)
+		printf("profd server: OTLP/HTTP on port %u\n", server_otlp_port(srv));
+	if (cfg.grpc_listen)
+		printf("profd server: OTLP/gRPC on port %u\n", server_grpc_listen_port(srv));
 	fflush(stdout);
 
 	do {
@@ -152,8 +275,10 @@ int cmd_server(int argc, char **argv)
 	} while (rc == EINTR);
 	log_info("server: %s received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	server_stop(srv);
-	store_close(st);
 	symbolizer_free(sym);
+	sym_debuginfo_free(di);
+	server_conf_release(&conf);
+	scrape_config_release(&sc);
 	log_info("server: stopped");
 	return 0;
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * cmd_top.c - `profd top [--json] [--type SAMPLE_TYPE] [-n N] FILE`: the
- * functions of a profile file (pprof or OTLP, gzipped or not) by self and
- * total value per sample type, like `go tool pprof -top` (see query/top.h
- * for the exact rules).
+ * cmd_top.c - `profd top [--json] [--type SAMPLE_TYPE] [-n N] [--event E]
+ * [--format KIND] FILE`: the functions of a profile file (any format
+ * fmt_decode_any reads, gzipped or not; --event picks the JFR event family
+ * cpu, wall, alloc or lock) by self and total value per sample type, like
+ * `go tool pprof -top` (see query/top.h for the exact rules).
  *
  * --json prints one object:
  *   {"sample_types":[{"type":..,"unit":..}],"samples":N,
@@ -24,14 +25,20 @@
 
 static void top_usage(FILE *f)
 {
-	fprintf(f, "usage: profd top [--json] [--type SAMPLE_TYPE] [-n N] FILE\n"
-		   "\n"
-		   "Print the functions of a pprof or OTLP profile by self (flat) and total\n"
-		   "(cum) value, per sample type, like `go tool pprof -top`.\n"
-		   "\n"
-		   "  --json            one JSON object with sample types, totals and top lists\n"
-		   "  --type TYPE       only this sample type (its name, e.g. cpu, or type/unit)\n"
-		   "  -n N              rows per sample type (default 10, 0 = all)\n");
+	fprintf(f,
+		"usage: profd top [--json] [--type SAMPLE_TYPE] [-n N] [--event E] [--format KIND]\n"
+		"                 FILE\n"
+		"\n"
+		"Print the functions of a profile by self (flat) and total (cum) value, per\n"
+		"sample type, like `go tool pprof -top`. FILE may be pprof (protobuf or legacy),\n"
+		"OTLP (protobuf or JSON), JFR, folded, perf script, speedscope or a V8\n"
+		"cpuprofile, gzipped or not.\n"
+		"\n"
+		"  --json            one JSON object with sample types, totals and top lists\n"
+		"  --type TYPE       only this sample type (its name, e.g. cpu, or type/unit)\n"
+		"  -n N              rows per sample type (default 10, 0 = all)\n"
+		"  --event E         JFR: the events to read (cpu, wall, alloc, lock; default cpu)\n"
+		"  --format KIND     read FILE as KIND instead of sniffing it\n");
 }
 
 /* Length of the valid UTF-8 sequence at @s (< @n bytes left), 0 if invalid. */
@@ -298,6 +305,8 @@ static void print_text(const char *file, const struct model_profile *p, const st
 int cmd_top(int argc, char **argv)
 {
 	const char *want = NULL, *file = NULL;
+	struct fmt_decode_opts opts = { 0 };
+	enum fmt_kind kind;
 	bool json = false;
 	uint64_t nrows = 10;
 	struct model_profile p;
@@ -309,12 +318,22 @@ int cmd_top(int argc, char **argv)
 
 		if (!strcmp(a, "--json")) {
 			json = true;
-		} else if (!strcmp(a, "--type") || !strcmp(a, "-n")) {
+		} else if (!strcmp(a, "--type") || !strcmp(a, "-n") || !strcmp(a, "--event") ||
+			   !strcmp(a, "--format")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "profd top: %s needs a value\n", a);
 				return 2;
 			}
-			if (a[1] == 'n') {
+			if (!strcmp(a, "--event")) {
+				opts.event = argv[++i];
+			} else if (!strcmp(a, "--format")) {
+				if (fmt_kind_parse(argv[++i], &opts.kind)) {
+					fprintf(stderr,
+						"profd top: --format: unknown format '%s'\n",
+						argv[i]);
+					return 2;
+				}
+			} else if (a[1] == 'n') {
 				if (parse_u64(argv[++i], &nrows)) {
 					fprintf(stderr, "profd top: -n: not a number: '%s'\n",
 						argv[i]);
@@ -342,9 +361,15 @@ int cmd_top(int argc, char **argv)
 		return 2;
 	}
 	model_profile_init(&p);
-	if (cli_load_profile("top", file, &p, NULL)) {
+	if (cli_load_profile_opts("top", file, &opts, &p, &kind)) {
 		model_profile_release(&p);
 		return 1;
+	}
+	if (opts.event && kind != FMT_KIND_JFR) {
+		fprintf(stderr, "profd top: --event applies to JFR input; %s is %s\n", file,
+			fmt_kind_name(kind));
+		model_profile_release(&p);
+		return 2;
 	}
 	if (want) {
 		bool found = false;

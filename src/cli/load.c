@@ -19,27 +19,50 @@ void cli_print_decode_error(const char *cmd, const char *file, int rc, const str
 	}
 }
 
-int cli_load_profile(const char *cmd, const char *file, struct model_profile *p,
-		     enum fmt_kind *kind)
+int cli_read_file(const char *cmd, const char *file, struct buf *data)
 {
-	struct buf data;
+	int rc = buf_read_file(data, file);
+
+	if (rc)
+		fprintf(stderr, "profd %s: %s: %s\n", cmd, file,
+			rc == -PROF_ETOOBIG ? "file larger than 1 GiB" : prof_strerror(rc));
+	return rc;
+}
+
+int cli_decode_profile(const char *cmd, const char *file, const struct buf *data,
+		       const struct fmt_decode_opts *opts, struct model_profile *p)
+{
 	struct prof_err err;
 	int rc;
 
-	buf_init(&data, CLI_MAX_FILE);
 	prof_err_init(&err);
-	rc = buf_read_file(&data, file);
-	if (rc) {
-		fprintf(stderr, "profd %s: %s: %s\n", cmd, file,
-			rc == -PROF_ETOOBIG ? "file larger than 1 GiB" : prof_strerror(rc));
-		buf_release(&data);
-		return rc;
-	}
-	if (kind)
-		*kind = fmt_detect(data.p ? data.p : "", data.len, file);
-	rc = fmt_decode_any(data.p ? data.p : "", data.len, file, NULL, p, &err);
+	rc = fmt_decode_any(data->p ? data->p : "", data->len, file, opts, p, &err);
 	if (rc)
 		cli_print_decode_error(cmd, file, rc, &err);
+	return rc;
+}
+
+int cli_load_profile_opts(const char *cmd, const char *file, const struct fmt_decode_opts *opts,
+			  struct model_profile *p, enum fmt_kind *kind)
+{
+	struct buf data;
+	int rc;
+
+	buf_init(&data, CLI_MAX_FILE);
+	rc = cli_read_file(cmd, file, &data);
+	if (!rc) {
+		if (kind)
+			*kind = opts && opts->kind
+					? opts->kind
+					: fmt_detect(data.p ? data.p : "", data.len, file);
+		rc = cli_decode_profile(cmd, file, &data, opts, p);
+	}
 	buf_release(&data);
 	return rc;
+}
+
+int cli_load_profile(const char *cmd, const char *file, struct model_profile *p,
+		     enum fmt_kind *kind)
+{
+	return cli_load_profile_opts(cmd, file, NULL, p, kind);
 }

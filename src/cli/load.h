@@ -8,6 +8,7 @@
 #define PROF_CLI_LOAD_H
 
 #include "base/compat.h"
+#include "base/buf.h"
 #include "base/err.h"
 #include "format/detect.h"
 #include "model/profile.h"
@@ -16,14 +17,38 @@
 #define CLI_MAX_FILE (1024u << 20)
 
 /**
- * cli_load_profile() - read @file and decode it (pprof or OTLP, gzipped or
- * not; fmt_decode_any) into @p, initialised by the caller who owns it.
+ * cli_read_file() - read @file whole into @data (initialised by the caller
+ * with buf_init(data, CLI_MAX_FILE), released by the caller). On failure
+ * prints "profd @cmd: @file: reason" and returns the negative code.
+ */
+int cli_read_file(const char *cmd, const char *file, struct buf *data);
+
+/**
+ * cli_decode_profile() - decode the bytes in @data (read from @file, whose
+ * name is a format hint) with fmt_decode_any and @opts (may be NULL) into
+ * @p, initialised by the caller who owns it. On failure prints the
+ * reason, prefixed with "profd @cmd: @file: ", and returns the code.
+ */
+int cli_decode_profile(const char *cmd, const char *file, const struct buf *data,
+		       const struct fmt_decode_opts *opts, struct model_profile *p);
+
+/**
+ * cli_load_profile() - read @file and decode it (any format fmt_decode_any
+ * reads, gzipped or not) into @p, initialised by the caller who owns it.
  * @kind (may be NULL) receives the format. On failure prints the reason to
  * stderr, prefixed with "profd @cmd: @file: ", and returns the negative
  * code.
  */
 int cli_load_profile(const char *cmd, const char *file, struct model_profile *p,
 		     enum fmt_kind *kind);
+
+/**
+ * cli_load_profile_opts() - cli_load_profile with decoder options @opts
+ * (may be NULL: defaults; opts->kind forces the format, opts->event picks
+ * the JFR events). *@kind gets opts->kind when set, else the sniffed one.
+ */
+int cli_load_profile_opts(const char *cmd, const char *file, const struct fmt_decode_opts *opts,
+			  struct model_profile *p, enum fmt_kind *kind);
 
 /**
  * cli_print_decode_error() - print @err (or the text of @rc when @err

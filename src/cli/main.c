@@ -16,6 +16,12 @@ static const struct cmd commands[] = {
 	{ "agent", cmd_agent, "sample this host with eBPF and send OTLP profiles" },
 	{ "top", cmd_top, "print the top functions of a profile file" },
 	{ "convert", cmd_convert, "convert a profile file between formats" },
+	{ "query", cmd_query, "ask a server: flame graph, table, series, diff, exports" },
+	{ "flamegraph", cmd_flamegraph, "draw an interactive SVG flame graph of a profile file" },
+	{ "debuginfo", cmd_debuginfo, "upload debug info to a server, or look a build ID up" },
+	{ "scrape", cmd_scrape, "scrape pprof endpoints / watch pprof files, send OTLP" },
+	{ "store", cmd_store, "check, inspect or compact a data directory offline" },
+	{ "mcp", cmd_mcp, "serve profiles to coding agents (Model Context Protocol, stdio)" },
 };
 
 static void usage(FILE *f)

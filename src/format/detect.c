@@ -19,6 +19,7 @@
 #include "format/pbcheck.h"
 #include "format/perfscript.h"
 #include "format/pprof.h"
+#include "format/pprof_legacy.h"
 #include "format/speedscope.h"
 #include "model/merge.h"
 
@@ -42,6 +43,7 @@ static const struct {
 	{ FMT_KIND_SPEEDSCOPE, "speedscope" },
 	{ FMT_KIND_CPUPROFILE, "cpuprofile" },
 	{ FMT_KIND_CPUPROFILE, "v8" },
+	{ FMT_KIND_PPROF_LEGACY, "pprof-legacy" },
 };
 
 const char *fmt_kind_name(enum fmt_kind k)
@@ -230,8 +232,13 @@ static enum fmt_kind sniff_plain(const void *data, size_t n)
 
 		if (j < (const char *)e && (*j == '{' || *j == '['))
 			return sniff_json(j, (const char *)e);
+		if (fmt_pprof_legacy_sniff(data, n))
+			return FMT_KIND_PPROF_LEGACY;
 		return fmt_perfscript_sniff(data, n) ? FMT_KIND_PERF_SCRIPT : FMT_KIND_FOLDED;
 	}
+	/* Before protobuf: a legacy CPU profile starts with zero words (field 0 is invalid). */
+	if (fmt_pprof_legacy_sniff(data, n))
+		return FMT_KIND_PPROF_LEGACY;
 	return sniff_protobuf(data, n);
 }
 
@@ -375,30 +382,6 @@ static int decode_binary(const void *data, size_t n, const struct fmt_decode_opt
 	return rc;
 }
 
-/*
- * Legacy pprof inputs that go tool pprof still reads (profile/legacy_profile.go):
- * text heap/contention/thread dumps, which would otherwise pass for folded
- * stacks and decode to nothing, and the binary legacy CPU format (header
- * words 0, 3, 0). Returns a short description or NULL.
- */
-static const char *legacy_pprof(const void *data, size_t n)
-{
-	static const char *const text[] = { "heap profile:",	  "heap_v2/",
-					    "--- heapz",	  "--- heap",
-					    "--- contention",	  "--- mutex",
-					    "--- threadz",	  "--- symbol",
-					    "goroutine profile:", "threadcreate profile:" };
-	const uint64_t *w = data;
-	const char *p = data;
-
-	for (size_t i = 0; i < PROF_ARRAY_SIZE(text); i++)
-		if (n >= strlen(text[i]) && !memcmp(p, text[i], strlen(text[i])))
-			return "legacy pprof text";
-	if (n >= 40 && ((uintptr_t)data % 8) == 0 && w[0] == 0 && w[1] == 3 && w[2] == 0)
-		return "legacy pprof binary CPU profile";
-	return NULL;
-}
-
 int fmt_decode_any(const void *data, size_t n, const char *name_hint,
 		   const struct fmt_decode_opts *opts, struct model_profile *out,
 		   struct prof_err *err)
@@ -429,13 +412,6 @@ int fmt_decode_any(const void *data, size_t n, const char *name_hint,
 				  "input of %zu bytes exceeds the limit of %zu bytes", n, max);
 		goto out;
 	}
-	if (!opts->kind && k != FMT_KIND_PPROF && k != FMT_KIND_OTLP && legacy_pprof(data, n)) {
-		rc = prof_err_set(err, -PROF_EUNSUPPORTED, 0,
-				  "%s format is not supported: convert it with "
-				  "`go tool pprof -proto FILE > FILE.pb.gz`",
-				  legacy_pprof(data, n));
-		goto out;
-	}
 	switch (k) {
 	case FMT_KIND_PPROF:
 		rc = fmt_pprof_decode(data, n, max, out, err);
@@ -460,6 +436,9 @@ int fmt_decode_any(const void *data, size_t n, const char *name_hint,
 		break;
 	case FMT_KIND_CPUPROFILE:
 		rc = fmt_cpuprofile_decode(data, n, opts, out, err);
+		break;
+	case FMT_KIND_PPROF_LEGACY:
+		rc = fmt_pprof_legacy_decode(data, n, opts, out, err);
 		break;
 	default:
 		if (is_text(data, n) || n == 0)

@@ -16,10 +16,13 @@
  *      endTime, head, traceEvents (or a top-level array, Chrome's trace
  *      events): V8 cpuprofile (whose decoder explains what it does not
  *      support);
- *   4. text (no control bytes but tab/CR/LF in the first 4 KiB): a first
- *      line that parses as a perf script sample header is perf script,
- *      else folded stacks;
- *   5. protobuf, by structure: pprof and OTLP both start with field 1 or
+ *   4. text (no control bytes but tab/CR/LF in the first 4 KiB): a
+ *      header of a legacy format pprof reads (heap profile:, --- mutex:,
+ *      goroutine profile: total N, ...; pprof_legacy.h) is pprof-legacy;
+ *      a first line that parses as a perf script sample header is perf
+ *      script, else folded stacks;
+ *   5. binary: the legacy CPU header (words 0, 3, 0|1, period, 0) is
+ *      pprof-legacy; else protobuf, by structure: pprof and OTLP both start with field 1 or
  *      2, so a top-level field number above 2 means pprof (Profile has 15
  *      fields, ExportProfilesServiceRequest 2); field 1 of pprof
  *      (ValueType) holds varints while field 1 of OTLP (ResourceProfiles)
@@ -39,7 +42,8 @@
 
 /**
  * fmt_kind_name() - "pprof", "otlp", "otlp-json", "jfr", "folded",
- * "perf-script", "speedscope", "cpuprofile" or "unknown". Static string.
+ * "perf-script", "speedscope", "cpuprofile", "pprof-legacy" or "unknown".
+ * Static string.
  */
 const char *fmt_kind_name(enum fmt_kind k);
 

@@ -30,6 +30,7 @@ enum fmt_kind {
 	FMT_KIND_PERF_SCRIPT,
 	FMT_KIND_SPEEDSCOPE,
 	FMT_KIND_CPUPROFILE,
+	FMT_KIND_PPROF_LEGACY, /* text/binary formats before profile.proto (pprof_legacy.h) */
 };
 
 /**

@@ -16,7 +16,8 @@
  * Mapping `process.executable.build_id.gnu` -> mapping build_id,
  * `pprof.mapping.has_*` -> the has_* flags, Location `profile.frame.type`
  * and `pprof.location.is_folded`, Profile `pprof.profile.comment`,
- * `pprof.profile.drop_frames|keep_frames`, scope
+ * `pprof.profile.drop_frames|keep_frames`, `profd.profile.name` (the
+ * model's name, our own key, so a named profile survives the WAL), scope
  * `pprof.scope.default_sample_type` (semantic conventions, formats.md 1.7).
  * Other mapping/location attributes are dropped (the model has no place
  * for them); resource, scope and profile attributes go to model attrs.
@@ -75,6 +76,8 @@ typedef Opentelemetry__Proto__Resource__V1__Resource OtResource;
 #define KEY_DROP_FRAMES	  "pprof.profile.drop_frames"
 #define KEY_KEEP_FRAMES	  "pprof.profile.keep_frames"
 #define KEY_DEFAULT_TYPE  "pprof.scope.default_sample_type"
+/* The model's profile name (process_cpu, memory, ...) when set: profd's own key. */
+#define KEY_PROFILE_NAME "profd.profile.name"
 
 /* ======================================================================== */
 /* decode                                                                   */
@@ -531,6 +534,8 @@ static int ot_profile_attrs(struct ot_dec *c, const OtProfile *pr, size_t pi)
 			return rc;
 		if (ot_str_is(c, a->key_strindex, KEY_DROP_FRAMES))
 			c->p->drop_frames = l.str;
+		else if (ot_str_is(c, a->key_strindex, KEY_PROFILE_NAME))
+			c->p->name = l.str;
 		else if (ot_str_is(c, a->key_strindex, KEY_KEEP_FRAMES))
 			c->p->keep_frames = l.str;
 		else
@@ -1059,7 +1064,7 @@ static OtProfile **enc_profiles(struct ot_enc *e, const struct model_profile *p)
 	size_t nt = p->sample_types.n, ns;
 	OtProfile *prs = enc_alloc(e, nt, sizeof(*prs));
 	OtProfile **prp = enc_alloc(e, nt, sizeof(*prp));
-	uint32_t pattrs[3], npattrs = 0;
+	uint32_t pattrs[4], npattrs = 0;
 	int32_t *pattr_idx;
 	OtValueType *period = NULL;
 
@@ -1086,6 +1091,9 @@ static OtProfile **enc_profiles(struct ot_enc *e, const struct model_profile *p)
 	if (p->keep_frames)
 		pattrs[npattrs++] = enc_attr(e, enc_cstr(e, KEY_KEEP_FRAMES), 0, ATTR_STR,
 					     enc_str(e, p, p->keep_frames), NULL, 0);
+	if (p->name)
+		pattrs[npattrs++] = enc_attr(e, enc_cstr(e, KEY_PROFILE_NAME), 0, ATTR_STR,
+					     enc_str(e, p, p->name), NULL, 0);
 	pattr_idx = enc_i32s(e, pattrs, npattrs);
 	if (p->period_type.type || p->period_type.unit)
 		period = enc_value_type(e, p, &p->period_type);

@@ -13,7 +13,8 @@
  * shared formats.md 1.7): Mapping `process.executable.build_id.gnu` ->
  * build_id, `pprof.mapping.has_*` -> has_* flags, Location
  * `profile.frame.type` -> frame_type, `pprof.location.is_folded`, Profile
- * `pprof.profile.comment|drop_frames|keep_frames`, scope
+ * `pprof.profile.comment|drop_frames|keep_frames`, `profd.profile.name`
+ * (the model's profile name, profd's own key), scope
  * `pprof.scope.default_sample_type`; the encoder writes them back the
  * same way, so pprof -> OTLP -> pprof loses nothing the model holds.
  * Other Mapping/Location attributes are dropped. Resource and scope

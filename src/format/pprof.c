@@ -13,6 +13,19 @@
  * writes them. Every id and string index is checked; a reference to
  * nothing is -PROF_ECORRUPT naming the object, the field and the value.
  *
+ * Edge cases (docs/formats.md, "pprof"): a missing string table reads as
+ * [""]; a non-empty string_table[0], id 0, a duplicate id and a sample or
+ * line that refers to a location or function that does not exist are
+ * errors (pprof refuses them too); a location whose mapping_id names no
+ * mapping loses the mapping, as pprof reads it, and the profile gets a
+ * comment saying so. Input that is several serialized Profile messages
+ * back to back (cat a.pb b.pb, a multi-member gzip) is by protobuf's rules
+ * one message whose repeated fields run together, which never makes a
+ * valid profile; when the whole does not decode, it is cut where the
+ * top-level field numbers fall back (encoders write fields in number
+ * order), each part is decoded on its own and the parts are merged
+ * (model/merge.h), with a comment saying so.
+ *
  * Encoding: model index i becomes pprof id i (dense), model string ids are
  * the string table indexes (both tables start with the zero entry).
  */
@@ -21,6 +34,7 @@
 #include "base/mem.h"
 #include "format/pbcheck.h"
 #include "format/pprof.h"
+#include "model/merge.h"
 
 #include "profile.pb-c.h"
 
@@ -143,6 +157,8 @@ struct pp_ctx {
 	uint32_t *sid; /* string index -> model string id */
 	size_t nstr;
 	struct idmap maps, funcs, locs;
+	size_t lost_mappings; /* locations whose mapping_id named nothing */
+	uint64_t first_lost;  /* the first such mapping_id */
 };
 
 /* Resolves string index @idx of field @field of @obj[@i]. */
@@ -263,13 +279,10 @@ static int pp_locations(struct pp_ctx *c)
 		const PbLocation *l = pb->location[i];
 		uint32_t mapping = 0, idx;
 
-		if (l->mapping_id && !(mapping = idmap_get(&c->maps, l->mapping_id))) {
-			rc = prof_err_set(c->err, -PROF_ECORRUPT, -1,
-					  "pprof: location[%zu] (id %" PRIu64
-					  "): mapping_id %" PRIu64 " not found (%zu mappings)",
-					  i, l->id, l->mapping_id, pb->n_mapping);
-			break;
-		}
+		/* pprof reads a mapping_id that names nothing as no mapping: so do we. */
+		if (l->mapping_id && !(mapping = idmap_get(&c->maps, l->mapping_id)))
+			if (!c->lost_mappings++)
+				c->first_lost = l->mapping_id;
 		lines.n = 0;
 		for (size_t k = 0; k < l->n_line; k++) {
 			const PbLine *ln = l->line[k];
@@ -387,9 +400,23 @@ static int pp_to_model(const PbProfile *pb, struct model_profile *out, struct pr
 	c.out = out;
 	c.err = err;
 	c.nstr = pb->n_string_table;
-	if (c.nstr && pb->string_table[0].len != 0)
-		return prof_err_set(err, -PROF_ECORRUPT, -1,
-				    "pprof: string_table[0] must be the empty string");
+	if (c.nstr && pb->string_table[0].len != 0) {
+		char shown[41];
+		size_t k = 0;
+
+		/* The value, printable bytes only, so the message stays one line. */
+		for (size_t i = 0; i < pb->string_table[0].len && k + 1 < sizeof(shown); i++) {
+			unsigned char ch = pb->string_table[0].data[i];
+
+			shown[k++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+		}
+		shown[k] = '\0';
+		return prof_err_set(
+			err, -PROF_ECORRUPT, -1,
+			"pprof: string_table[0] is \"%s\"%s (%zu bytes); it must be the "
+			"empty string, which every unset string field refers to",
+			shown, k < pb->string_table[0].len ? "..." : "", pb->string_table[0].len);
+	}
 	if (c.nstr > UINT32_MAX || pb->n_location >= UINT32_MAX || pb->n_function >= UINT32_MAX ||
 	    pb->n_mapping >= UINT32_MAX)
 		return prof_err_set(err, -PROF_ETOOBIG, -1, "pprof: tables exceed 2^32 entries");
@@ -407,6 +434,15 @@ static int pp_to_model(const PbProfile *pb, struct model_profile *out, struct pr
 	if ((rc = pp_header(&c)) || (rc = pp_mappings(&c)) || (rc = pp_functions(&c)) ||
 	    (rc = pp_locations(&c)) || (rc = pp_samples(&c)))
 		goto out;
+	if (c.lost_mappings) {
+		char note[160];
+
+		snprintf(note, sizeof(note),
+			 "profd: %zu locations referred to mappings that do not exist (first: "
+			 "mapping_id %" PRIu64 "); they have no mapping",
+			 c.lost_mappings, c.first_lost);
+		VEC_PUSH(&out->comments, model_intern(out, note));
+	}
 	rc = model_profile_validate(out, err);
 out:
 	idmap_release(&c.maps);
@@ -416,13 +452,203 @@ out:
 	return rc;
 }
 
+/*
+ * Decodes one Profile message; *structural is set when the bytes are
+ * well-formed protobuf (so a failure is about what they say).
+ */
+static int pp_decode_one(const void *data, size_t n, const char *what, struct model_profile *out,
+			 struct prof_err *err, bool *structural)
+{
+	PbProfile *pb;
+	int rc;
+
+	*structural = false;
+	/* Realistic profiles unpack to under ~16x their size; see pbcheck.h. */
+	rc = fmt_pb_check(&perftools__profiles__profile__descriptor, data, n, what,
+			  24 * n + (1u << 20), NULL, err);
+	if (rc)
+		return rc;
+	*structural = true;
+	pb = perftools__profiles__profile__unpack(NULL, n, data);
+	if (!pb)
+		return prof_err_set(err, -PROF_ECORRUPT, -1,
+				    "pprof: protobuf-c could not unpack the profile (%zu bytes)",
+				    n);
+	rc = pp_to_model(pb, out, err);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	return rc;
+}
+
+/* One varint at *p (the bytes passed fmt_pb_check: well-formed). */
+static uint64_t pp_varint(const uint8_t **p, const uint8_t *e)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; *p < e && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/*
+ * Where concatenated Profile messages start (0 first). Field order is no
+ * guide inside a message (the Go runtime interleaves locations, functions
+ * and samples), but every Profile has a string table starting with "",
+ * written after its dictionary and samples (by the Go runtime last, by
+ * google/pprof before the scalars 7..15). So: each "" string that is not
+ * the first string starts the string table of a new message, and that
+ * message starts, after the previous one's last string, at the first field
+ * that cannot continue the previous message: a dictionary or sample field
+ * (1..6), a field number lower than the one before it, or a singular field
+ * the previous message already has (the runtime writes time_nanos first).
+ * Returns the number of parts (1 = not a concatenation, also when the
+ * first string is not ""); @starts gets their offsets, malloc'd.
+ */
+struct pp_field {
+	size_t off;
+	uint32_t num;
+	bool empty_str; /* field 6 with a zero-length payload */
+};
+
+static size_t pp_parts(const void *data, size_t n, size_t **starts)
+{
+	const uint8_t *b = data, *p = b, *e = b + n;
+	VEC(struct pp_field) f = { 0 };
+	VEC(size_t) v = { 0 };
+	size_t first_str = SIZE_MAX, part = 0;
+
+	while (p < e) {
+		struct pp_field x = { (size_t)(p - b), 0, false };
+		uint64_t tag = pp_varint(&p, e), len;
+
+		x.num = (uint32_t)PROF_MIN(tag >> 3, (uint64_t)UINT32_MAX);
+		switch (tag & 7) {
+		case 0:
+			pp_varint(&p, e);
+			break;
+		case 1:
+			p += PROF_MIN(8, (size_t)(e - p));
+			break;
+		case 2:
+			len = pp_varint(&p, e);
+			x.empty_str = x.num == 6 && len == 0;
+			p += PROF_MIN(len, (uint64_t)(e - p));
+			break;
+		case 5:
+			p += PROF_MIN(4, (size_t)(e - p));
+			break;
+		default:
+			p = e; /* not reached: fmt_pb_check refuses other wire types */
+			break;
+		}
+		if (x.num == 6 && first_str == SIZE_MAX)
+			first_str = f.n;
+		VEC_PUSH(&f, x);
+	}
+	VEC_PUSH(&v, 0);
+	if (first_str == SIZE_MAX || !f.v[first_str].empty_str)
+		goto out;
+	for (size_t i = first_str + 1; i < f.n; i++) {
+		uint64_t seen = 0;
+		uint32_t prev = 6;
+		size_t last = i, j;
+
+		if (!f.v[i].empty_str)
+			continue;
+		/* The previous message's last string, and the fields it has. */
+		while (last > part && f.v[last - 1].num != 6)
+			last--;
+		for (j = part; j < last; j++)
+			seen |= f.v[j].num < 64 ? 1ull << f.v[j].num : 0;
+		for (j = last; j < i; j++) {
+			uint32_t k = f.v[j].num;
+			bool has = k < 64 && (seen >> k & 1);
+
+			if (k <= 6 || k < prev || (k == prev && k != 13) || (has && k != 13))
+				break;
+			prev = k;
+			seen |= k < 64 ? 1ull << k : 0;
+		}
+		part = j;
+		VEC_PUSH(&v, f.v[j].off);
+	}
+out:
+	VEC_FREE(&f);
+	*starts = v.v;
+	return v.n;
+}
+
+/*
+ * The input did not decode as one Profile: decode each concatenated part
+ * on its own and merge them into @out (fresh). Returns 1 when the input
+ * is not a concatenation (the caller reports its first error).
+ */
+static int pp_decode_concat(const void *data, size_t n, const char *what, struct model_profile *out,
+			    struct prof_err *err)
+{
+	size_t *starts, k = pp_parts(data, n, &starts);
+	struct model_profile *parts;
+	const struct model_profile **in;
+	int rc = 0;
+
+	if (k < 2) {
+		free(starts);
+		return 1;
+	}
+	if (k > FMT_PPROF_MAX_CONCAT) {
+		free(starts);
+		return prof_err_set(
+			err, -PROF_ETOOBIG, -1,
+			"pprof: the input is %zu Profile messages back to back; more than "
+			"%d are not merged",
+			k, FMT_PPROF_MAX_CONCAT);
+	}
+	parts = xcalloc(k, sizeof(*parts));
+	in = xcalloc(k, sizeof(*in));
+	for (size_t i = 0; i < k && !rc; i++) {
+		size_t end = i + 1 < k ? starts[i + 1] : n;
+		struct prof_err e;
+		bool structural;
+
+		prof_err_init(&e);
+		model_profile_init(&parts[i]);
+		in[i] = &parts[i];
+		rc = pp_decode_one((const uint8_t *)data + starts[i], end - starts[i], what,
+				   &parts[i], &e, &structural);
+		if (rc)
+			prof_err_set(err, rc, e.offset < 0 ? -1 : (int64_t)starts[i] + e.offset,
+				     "pprof: the input is %zu Profile messages back to back; "
+				     "message %zu (bytes %zu-%zu): %s",
+				     k, i + 1, starts[i], end, e.msg);
+	}
+	if (!rc)
+		rc = model_profile_merge(in, k, out, err);
+	if (!rc) {
+		char note[96];
+
+		snprintf(note, sizeof(note),
+			 "profd: %zu concatenated pprof Profile messages, merged", k);
+		VEC_PUSH(&out->comments, model_intern(out, note));
+	}
+	for (size_t i = 0; i < k; i++)
+		model_profile_release(&parts[i]);
+	free(parts);
+	free(in);
+	free(starts);
+	return rc;
+}
+
 int fmt_pprof_decode(const void *data, size_t n, size_t max_decoded, struct model_profile *out,
 		     struct prof_err *err)
 {
 	struct buf raw = BUF_INIT;
-	PbProfile *pb = NULL;
 	const char *what = "pprof";
 	size_t max = max_decoded ? max_decoded : FMT_PPROF_DEFAULT_MAX;
+	bool structural;
 	int rc;
 
 	if (gzip_is(data, n)) {
@@ -442,21 +668,26 @@ int fmt_pprof_decode(const void *data, size_t n, size_t max_decoded, struct mode
 		rc = prof_err_set(err, -PROF_EFORMAT, 0, "pprof: empty input");
 		goto out;
 	}
-	/* Realistic profiles unpack to under ~16x their size; see pbcheck.h. */
-	rc = fmt_pb_check(&perftools__profiles__profile__descriptor, data, n, what,
-			  24 * n + (1u << 20), NULL, err);
-	if (rc)
-		goto out;
-	pb = perftools__profiles__profile__unpack(NULL, n, data);
-	if (!pb) {
-		rc = prof_err_set(err, -PROF_ECORRUPT, -1,
-				  "pprof: protobuf-c could not unpack the profile (%zu bytes)", n);
-		goto out;
+	rc = pp_decode_one(data, n, what, out, err, &structural);
+	if (rc == -PROF_ECORRUPT && structural) {
+		struct model_profile merged;
+		struct prof_err e2;
+		int rc2;
+
+		prof_err_init(&e2);
+		model_profile_init(&merged);
+		rc2 = pp_decode_concat(data, n, what, &merged, &e2);
+		if (rc2 != 1) {
+			model_profile_release(out);
+			*out = merged;
+			if (err)
+				*err = e2;
+			rc = rc2;
+		} else {
+			model_profile_release(&merged);
+		}
 	}
-	rc = pp_to_model(pb, out, err);
 out:
-	if (pb)
-		perftools__profiles__profile__free_unpacked(pb, NULL);
 	buf_release(&raw);
 	return rc;
 }

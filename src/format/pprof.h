@@ -12,6 +12,8 @@
 
 /** Decompressed-size cap applied when the caller passes 0. */
 #define FMT_PPROF_DEFAULT_MAX (256u << 20)
+/** Most concatenated Profile messages one input may hold (docs/formats.md). */
+#define FMT_PPROF_MAX_CONCAT 1024
 
 /**
  * fmt_pprof_decode() - decode a pprof profile (gzip or raw protobuf,
@@ -20,19 +22,29 @@
  * error too; it may hold part of the profile).
  * @max_decoded caps the decompressed size (0 = FMT_PPROF_DEFAULT_MAX).
  * pprof ids (any non-zero uint64) become dense model indexes; line
- * function_id 0 and location mapping_id 0 mean "none".
+ * function_id 0 and location mapping_id 0 mean "none". Edge cases
+ * (docs/formats.md): no string table reads as [""]; a mapping_id that
+ * names no mapping is dropped (as pprof does) and noted in a comment;
+ * several Profile messages back to back (cat, multi-member gzip) are
+ * decoded one by one and merged (model/merge.h), with a comment, when the
+ * whole is not one valid Profile.
  * Errors, each with @err naming what is wrong:
  *   -PROF_ECORRUPT  malformed protobuf ("pprof: Profile.sample: truncated
  *                   varint at byte 123"; offsets are in the gunzipped
  *                   bytes when the input was gzipped, and the message says
- *                   so), a corrupt gzip stream, an id referring to nothing
- *                   ("pprof: sample[3]: location_id[0] = 99 not found (12
- *                   locations)"), a zero or duplicate id, a string index out
- *                   of range ("pprof: function[2].name: string index 40 out
- *                   of range (38 strings)"), a non-empty string_table[0], a
- *                   sample whose value count differs from the sample types;
- *   -PROF_ETOOBIG   over the cap, nesting too deep, or an input that would
- *                   unpack to far more memory than its size (format/pbcheck.h);
+ *                   so), a corrupt gzip stream or bytes after it that are
+ *                   not another member, a sample location or line function
+ *                   referring to nothing ("pprof: sample[3]: location_id[0]
+ *                   = 99 not found (12 locations)"), a zero or duplicate id,
+ *                   a string index out of range ("pprof: function[2].name:
+ *                   string index 40 out of range (38 strings)"), a
+ *                   non-empty string_table[0], a sample whose value count
+ *                   differs from the sample types, a broken message among
+ *                   concatenated ones ("pprof: the input is 2 Profile
+ *                   messages back to back; message 2 (bytes 402-804): ...");
+ *   -PROF_ETOOBIG   over the cap, nesting too deep, an input that would
+ *                   unpack to far more memory than its size (format/pbcheck.h),
+ *                   more than FMT_PPROF_MAX_CONCAT concatenated messages;
  *   -PROF_EFORMAT   empty input.
  * Never reads outside @data. Thread-safe (no shared state).
  */

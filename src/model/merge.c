@@ -28,6 +28,12 @@ struct mg_input {
 	uint32_t *smap, *mmap, *fmap, *lmap, *kmap; /* input index -> out index + 1 */
 	uint32_t *col;				    /* sample type -> out column */
 	VEC(struct model_label) extra;		    /* attrs not common to all: labels */
+	/*
+	 * Takes part in the attributes rule. Inputs without samples describe
+	 * nothing, so they neither make an attribute uncommon nor add one (the
+	 * empty profile is the identity) -- unless no input has samples.
+	 */
+	bool counts;
 };
 
 struct mg_ctx {
@@ -284,34 +290,68 @@ static int mg_emit(struct mg_ctx *c, struct mg_input *in, size_t g0, size_t g1,
 	return 0;
 }
 
-/* Is attribute @a of input @p present, equal, in profile @q? */
-static bool attr_in(const struct model_profile *p, const struct model_label *a,
-		    const struct model_profile *q)
+/*
+ * The key of attribute @a of @p for counting in how many inputs it occurs:
+ * key and string value bytes and the number (not the unit), as inputs
+ * compare attributes.
+ */
+static void attr_key(const struct model_profile *p, const struct model_label *a, struct buf *b)
 {
-	for (size_t k = 0; k < q->attrs.n; k++) {
-		const struct model_label *b = &q->attrs.v[k];
-
-		if (a->num == b->num && p->strings.len[a->key] == q->strings.len[b->key] &&
-		    p->strings.len[a->str] == q->strings.len[b->str] &&
-		    !memcmp(p->strings.s[a->key], q->strings.s[b->key], p->strings.len[a->key]) &&
-		    !memcmp(p->strings.s[a->str], q->strings.s[b->str], p->strings.len[a->str]))
-			return true;
-	}
-	return false;
+	buf_reset(b);
+	buf_add(b, "a", 1); /* never the empty key */
+	buf_add(b, &p->strings.len[a->key], sizeof(uint32_t));
+	buf_add(b, p->strings.s[a->key], p->strings.len[a->key]);
+	buf_add(b, &p->strings.len[a->str], sizeof(uint32_t));
+	buf_add(b, p->strings.s[a->str], p->strings.len[a->str]);
+	buf_add(b, &a->num, sizeof(a->num));
 }
 
 static void mg_header(struct mg_ctx *c, struct mg_input *in, size_t n)
 {
 	struct model_profile *out = c->out;
 	int64_t start = 0, end = 0;
+	size_t timed = 0, last_timed = 0, first_attrs = SIZE_MAX, counting = 0;
+	bool any = false;
+	struct strtab akeys; /* attribute -> id; seen[id]: inputs having it, last[id]: last one */
+	VEC(size_t) seen = { 0 };
+	VEC(size_t) last = { 0 };
 
+	for (size_t i = 0; i < n; i++)
+		any = any || in[i].p->samples.n;
+	strtab_init(&akeys);
+	for (size_t i = 0; i < n; i++) {
+		in[i].counts = !any || in[i].p->samples.n;
+		if (!in[i].counts)
+			continue;
+		if (first_attrs == SIZE_MAX)
+			first_attrs = i;
+		counting++;
+		/* Attributes common to all counting inputs: occurrences counted once per input. */
+		for (size_t k = 0; k < in[i].p->attrs.n; k++) {
+			uint32_t id;
+
+			attr_key(in[i].p, &in[i].p->attrs.v[k], &c->key);
+			id = strtab_intern(&akeys, c->key.p, c->key.len);
+			while (seen.n <= id) {
+				VEC_PUSH(&seen, 0);
+				VEC_PUSH(&last, SIZE_MAX);
+			}
+			if (last.v[id] != i) {
+				last.v[id] = i;
+				seen.v[id]++;
+			}
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct model_profile *p = in[i].p;
 
+		/* Period with its type, from the first input that has one; else the first period. */
 		if (!out->period_type.type && !out->period_type.unit &&
 		    (p->period_type.type || p->period_type.unit)) {
 			out->period_type.type = mg_str(c, &in[i], p->period_type.type);
 			out->period_type.unit = mg_str(c, &in[i], p->period_type.unit);
+			out->period = p->period;
+		} else if (!out->period_type.type && !out->period_type.unit && !out->period) {
 			out->period = p->period;
 		}
 		if (!out->default_sample_type)
@@ -322,6 +362,10 @@ static void mg_header(struct mg_ctx *c, struct mg_input *in, size_t n)
 			out->keep_frames = mg_str(c, &in[i], p->keep_frames);
 		if (!out->name)
 			out->name = mg_str(c, &in[i], p->name);
+		if (p->time_ns || p->duration_ns) {
+			timed++;
+			last_timed = i;
+		}
 		if (p->time_ns) {
 			int64_t e;
 
@@ -343,27 +387,30 @@ static void mg_header(struct mg_ctx *c, struct mg_input *in, size_t n)
 				VEC_PUSH(&out->comments, id);
 		}
 		/* Attributes: common to all inputs, else labels of this input's samples. */
-		for (size_t k = 0; k < p->attrs.n; k++) {
+		for (size_t k = 0; k < p->attrs.n && in[i].counts; k++) {
 			struct model_label l = p->attrs.v[k];
-			bool common = true;
+			bool common;
 
-			for (size_t j = 0; j < n && common; j++)
-				common = attr_in(p, &l, in[j].p);
+			attr_key(p, &l, &c->key);
+			common = seen.v[strtab_find(&akeys, c->key.p, c->key.len)] == counting;
 			l.key = mg_str(c, &in[i], l.key);
 			l.str = mg_str(c, &in[i], l.str);
 			l.num_unit = mg_str(c, &in[i], l.num_unit);
 			if (!common)
 				VEC_PUSH(&in[i].extra, l);
-			else if (i == 0)
+			else if (i == first_attrs)
 				VEC_PUSH(&out->attrs, l);
 		}
 	}
+	strtab_release(&akeys);
+	VEC_FREE(&seen);
+	VEC_FREE(&last);
 	out->time_ns = start;
 	if (end <= start || __builtin_sub_overflow(end, start, &out->duration_ns))
 		out->duration_ns = 0;
-	if (n == 1) {
-		out->time_ns = in[0].p->time_ns;
-		out->duration_ns = in[0].p->duration_ns;
+	if (timed == 1) { /* one timed input (the others empty of time): its times as they are */
+		out->time_ns = in[last_timed].p->time_ns;
+		out->duration_ns = in[last_timed].p->duration_ns;
 	}
 }
 
@@ -372,6 +419,8 @@ int model_profile_merge(const struct model_profile *const *inputs, size_t n,
 {
 	struct mg_input *in = xcalloc(n + 1, sizeof(*in));
 	struct mg_ctx c;
+	struct strtab colkeys; /* (type, unit) of the output -> column + 1 */
+	VEC(uint32_t) group_cols = { 0 };
 	size_t g0 = 0;
 	int rc = 0;
 
@@ -385,6 +434,7 @@ int model_profile_merge(const struct model_profile *const *inputs, size_t n,
 	VEC_PUSH(&c.loc_of_key, 0);
 	VEC_PUSH(&c.link_of_key, 0);
 	buf_init(&c.key, 0);
+	strtab_init(&colkeys);
 	for (size_t i = 0; i < n; i++) {
 		const struct model_profile *p = inputs[i];
 
@@ -401,17 +451,18 @@ int model_profile_merge(const struct model_profile *const *inputs, size_t n,
 				mg_str(&c, &in[i], p->sample_types.v[t].type),
 				mg_str(&c, &in[i], p->sample_types.v[t].unit),
 			};
-			size_t col = 0;
+			char k[1 + sizeof(vt)];
+			uint32_t before = colkeys.n, id;
 
-			while (col < out->sample_types.n &&
-			       (out->sample_types.v[col].type != vt.type ||
-				out->sample_types.v[col].unit != vt.unit))
-				col++;
-			if (col == out->sample_types.n)
+			k[0] = 'c'; /* never the empty key */
+			memcpy(k + 1, &vt, sizeof(vt));
+			id = strtab_intern(&colkeys, k, sizeof(k));
+			if (colkeys.n != before)
 				VEC_PUSH(&out->sample_types, vt);
-			in[i].col[t] = (uint32_t)col;
+			in[i].col[t] = id - 1; /* ids 1.. in order of first appearance */
 		}
 	}
+	strtab_release(&colkeys);
 	mg_header(&c, in, n);
 
 	/* Groups of inputs that line up (merge.h), each emitted once. */
@@ -428,12 +479,18 @@ int model_profile_merge(const struct model_profile *const *inputs, size_t n,
 		if (i > g0 && !joins) {
 			rc = mg_emit(&c, in, g0, i, err);
 			g0 = i;
-			memset(used, 0, out->sample_types.n);
+			/* Clear the group's columns only: many inputs with many columns stay linear. */
+			for (size_t k = 0; k < group_cols.n; k++)
+				used[group_cols.v[k]] = 0;
+			group_cols.n = 0;
 		}
-		for (size_t t = 0; i < n && t < in[i].p->sample_types.n; t++)
+		for (size_t t = 0; i < n && t < in[i].p->sample_types.n; t++) {
 			used[in[i].col[t]] = 1;
+			VEC_PUSH(&group_cols, in[i].col[t]);
+		}
 	}
 	free(used);
+	VEC_FREE(&group_cols);
 	if (!rc)
 		rc = model_profile_validate(out, err);
 
@@ -461,4 +518,132 @@ int model_profile_merge(const struct model_profile *const *inputs, size_t n,
 	VEC_FREE(&c.labels2);
 	buf_release(&c.key);
 	return rc;
+}
+
+/* ---- over time -------------------------------------------------------------- */
+
+bool model_value_type_is_gauge(const char *type)
+{
+	static const char *const gauges[] = { "inuse_space", "inuse_objects", "goroutine",
+					      "goroutines", "thread" };
+
+	for (size_t i = 0; type && i < PROF_ARRAY_SIZE(gauges); i++)
+		if (!strcmp(type, gauges[i]))
+			return true;
+	return false;
+}
+
+/* @s / @k (k > 0) rounded to nearest, halves away from zero. */
+static int64_t div_round(int64_t s, int64_t k)
+{
+	int64_t q = s / k, r = s % k;
+	uint64_t ar = r < 0 ? 0 - (uint64_t)r : (uint64_t)r;
+
+	if (ar * 2 >= (uint64_t)k)
+		q += s < 0 ? -1 : 1;
+	return q;
+}
+
+/* Column of @out with the type and unit strings of sample type @t of @p, or -1. */
+static long mg_column(const struct model_profile *out, const struct model_profile *p, size_t t)
+{
+	const char *type = model_str(p, p->sample_types.v[t].type);
+	const char *unit = model_str(p, p->sample_types.v[t].unit);
+
+	for (size_t c = 0; c < out->sample_types.n; c++)
+		if (!strcmp(model_str(out, out->sample_types.v[c].type), type) &&
+		    !strcmp(model_str(out, out->sample_types.v[c].unit), unit))
+			return (long)c;
+	return -1;
+}
+
+int model_profile_merge_over_time(const struct model_profile *const *inputs, size_t n,
+				  struct model_profile *out, struct prof_err *err)
+{
+	size_t nt;
+	int64_t *snaps;
+	bool average = false;
+	struct strtab keys;
+	struct buf key;
+	VEC(struct model_sample) samples = { 0 };
+	VEC(int64_t) values = { 0 };
+	VEC(struct model_label) labels = { 0 };
+	int rc = model_profile_merge(inputs, n, out, err);
+
+	if (rc)
+		return rc;
+	nt = out->sample_types.n;
+	snaps = xcalloc(nt + 1, sizeof(*snaps));
+	/* Snapshots per column: the inputs that carry it (an empty profile carries none). */
+	for (size_t i = 0; i < n; i++)
+		for (size_t t = 0; t < inputs[i]->sample_types.n; t++) {
+			long c = mg_column(out, inputs[i], t);
+
+			if (c >= 0)
+				snaps[c]++;
+		}
+	for (size_t c = 0; c < nt; c++) {
+		if (!model_value_type_is_gauge(model_str(out, out->sample_types.v[c].type)))
+			snaps[c] = 1;
+		average = average || snaps[c] > 1;
+	}
+	if (!average) {
+		free(snaps);
+		return 0;
+	}
+	/* One sample per (stack, labels, link, timestamp), values summed, then gauges divided. */
+	strtab_init(&keys);
+	buf_init(&key, 0);
+	for (size_t i = 0; i < out->samples.n; i++) {
+		const struct model_sample *s = &out->samples.v[i];
+		uint32_t before = keys.n, id;
+
+		buf_reset(&key);
+		buf_add(&key, "k", 1); /* never the empty key (id 0) */
+		buf_add(&key, &s->stack_off, sizeof(s->stack_off));
+		buf_add(&key, &s->nstack, sizeof(s->nstack));
+		buf_add(&key, &s->link, sizeof(s->link));
+		buf_add(&key, &s->timestamp_ns, sizeof(s->timestamp_ns));
+		for (uint32_t k = 0; k < s->nlabels; k++) {
+			const struct model_label *l = &out->labels.v[s->label_off + k];
+
+			buf_add(&key, &l->key, sizeof(l->key));
+			buf_add(&key, &l->str, sizeof(l->str));
+			buf_add(&key, &l->num, sizeof(l->num));
+			buf_add(&key, &l->num_unit, sizeof(l->num_unit));
+		}
+		id = strtab_intern(&keys, key.p, key.len);
+		if (keys.n != before) {
+			struct model_sample ns = *s;
+
+			ns.value_off = (uint32_t)values.n;
+			ns.label_off = (uint32_t)labels.n;
+			for (uint32_t k = 0; k < s->nlabels; k++)
+				VEC_PUSH(&labels, out->labels.v[s->label_off + k]);
+			for (size_t t = 0; t < nt; t++)
+				VEC_PUSH(&values, out->values.v[s->value_off + t]);
+			VEC_PUSH(&samples, ns);
+		} else {
+			int64_t *v = &values.v[samples.v[id - 1].value_off];
+
+			for (size_t t = 0; t < nt; t++) /* wraps, as Go's int64 sums */
+				v[t] = (int64_t)((uint64_t)v[t] +
+						 (uint64_t)out->values.v[s->value_off + t]);
+		}
+	}
+	for (size_t i = 0; i < samples.n; i++)
+		for (size_t c = 0; c < nt; c++)
+			if (snaps[c] > 1)
+				values.v[samples.v[i].value_off + c] =
+					div_round(values.v[samples.v[i].value_off + c], snaps[c]);
+	VEC_FREE(&out->samples);
+	VEC_FREE(&out->values);
+	VEC_FREE(&out->labels);
+	out->samples.v = samples.v, out->samples.n = samples.n, out->samples.cap = samples.cap;
+	out->values.v = values.v, out->values.n = values.n, out->values.cap = values.cap;
+	out->labels.v = labels.v, out->labels.n = labels.n, out->labels.cap = labels.cap;
+	strtab_release(&keys);
+	buf_release(&key);
+	free(snaps);
+	return model_profile_validate(out, err);
 }

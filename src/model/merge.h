@@ -20,7 +20,26 @@
  * profile attributes; the others become labels of that input's samples,
  * so nothing that told the inputs apart is lost. Period type, default
  * sample type, drop/keep frames and name come from the first input that
- * sets them; the time range covers all inputs; comments are united.
+ * sets them (the period with its period type; without one, the first
+ * non-zero period); the time range covers all inputs; comments are united.
+ *
+ * Laws (tests/unit/model/test_merge.c, also over every corpus file):
+ *   - order does not matter to any per-type view: for every sample type
+ *     and every stack (with its labels) the summed value is the same for
+ *     merge(A, B) and merge(B, A), and equals A's plus B's; only the
+ *     column order (first appearance) and which aligned inputs are zipped
+ *     into one record can differ;
+ *   - the empty profile (model_profile_init, no samples or sample types)
+ *     is the identity: merge(A, empty) and merge(empty, A) have A's sample
+ *     types, samples, values, labels, attributes, period and time range.
+ *     Inputs without samples neither add profile attributes nor make
+ *     another input's attributes uncommon.
+ *
+ * Summing is right for cumulative values (CPU time, allocations,
+ * contentions over an interval). Gauges -- what was true at one instant,
+ * heap in use or a goroutine count -- do not add up over time: two heap
+ * snapshots of 1 GiB in use are 1 GiB, not 2.
+ * model_profile_merge_over_time averages those instead.
  */
 #ifndef PROF_MODEL_MERGE_H
 #define PROF_MODEL_MERGE_H
@@ -37,5 +56,32 @@
  */
 int model_profile_merge(const struct model_profile *const *in, size_t n, struct model_profile *out,
 			struct prof_err *err);
+
+/**
+ * model_value_type_is_gauge() - true for sample types that measure a state
+ * at one instant rather than events over an interval: "inuse_space",
+ * "inuse_objects" (Go/pprof heap), "goroutine", "goroutines" (Go
+ * goroutine profiles), "thread" (threadz). Types are matched by name;
+ * @type may be NULL (false).
+ */
+bool model_value_type_is_gauge(const char *type);
+
+/**
+ * model_profile_merge_over_time() - merge @n profiles of one source taken
+ * over consecutive intervals (e.g. heap profiles scraped every 15 s into
+ * one for the hour) into @out (freshly initialised, owned by the caller).
+ * As model_profile_merge, except for gauge columns
+ * (model_value_type_is_gauge) carried by two or more inputs: samples with
+ * the same stack, labels, link and timestamp are summed into one record,
+ * then each gauge value is divided by the number of inputs that carry the
+ * column (an input lacking it, such as the empty profile, does not count),
+ * rounded to the nearest integer, halves away from zero. So the gauge
+ * totals are the average snapshot (to within half a unit per stack),
+ * cumulative columns of the same records are still summed, and a merge
+ * without such columns is exactly model_profile_merge. Errors as
+ * model_profile_merge.
+ */
+int model_profile_merge_over_time(const struct model_profile *const *in, size_t n,
+				  struct model_profile *out, struct prof_err *err);
 
 #endif

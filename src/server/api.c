@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * api.c - the JSON query API under /api/v1 and /healthz.
+ * api.c - the JSON query API under /api/v1 and /healthz. The query views
+ * (flame graph, table, series, sandwich, diff, flame chart, labels,
+ * exports) all go through query_request_run (query/request.h), which
+ * parses their parameters; this file maps URLs to views, picks the
+ * dataset's store and turns error codes into HTTP statuses.
  *
  * Time parameters (from, to) take unix milliseconds, "now" or
  * "now-<duration>" ("now-15m", "now-1h"; base/parse.h); the range is
@@ -9,8 +13,7 @@
  */
 #include "base/compat.h"
 #include "base/parse.h"
-#include "query/flamegraph.h"
-#include "query/selector.h"
+#include "query/request.h"
 #include "server/route.h"
 
 #define DEFAULT_RANGE_MS (60 * 60 * 1000LL)
@@ -79,16 +82,16 @@ static int emit_type(void *arg, const char *type)
 
 void server_handle_profile_types(struct server_req *rq, struct server_reply *rp)
 {
-	struct store_head *h = store_get_head(rq->srv->st);
+	struct store *st = server_req_store(rq, SERVER_PERM_QUERY, rp);
 	struct types_out o = { &rp->body, 0 };
 	int64_t from, to;
 
+	if (!st)
+		return;
 	if (!time_range(rq, rp, &from, &to))
 		return;
 	(void)buf_add(&rp->body, "[", 1);
-	store_head_rdlock(h);
-	int rc = store_head_types(h, from, to, emit_type, &o);
-	store_head_rdunlock(h);
+	int rc = store_types(st, from, to, emit_type, &o);
 	if (rc) {
 		server_reply_json_error(rp, 500, "listing profile types failed: %s",
 					prof_strerror(rc));
@@ -100,75 +103,99 @@ void server_handle_profile_types(struct server_req *rq, struct server_reply *rp)
 	rp->cache = "no-store";
 }
 
-void server_handle_flamegraph(struct server_req *rq, struct server_reply *rp)
+/* --- the query views (query/request.h): one handler for all of them ------------------- */
+
+/* Answers are bounded: a request can ask for a lot, not for unbounded memory. */
+#define QUERY_MAX_ANSWER ((size_t)256 << 20)
+
+static const struct {
+	const char *path, *view;
+} query_routes[] = {
+	{ "/api/v1/flamegraph", "flamegraph" },
+	{ "/api/v1/table", "table" },
+	{ "/api/v1/series", "series" },
+	{ "/api/v1/sandwich", "sandwich" },
+	{ "/api/v1/diff", "diff" },
+	{ "/api/v1/flamechart", "flamechart" },
+	{ "/api/v1/labels", "labels" },
+	{ "/api/v1/export/pprof", "export_pprof" },
+	{ "/api/v1/export/folded", "export_folded" },
+	{ "/api/v1/export/svg", "export_svg" },
+	{ "/api/v1/health/symbols", "symbol_health" },
+};
+
+#define LABELS_PREFIX "/api/v1/labels/"
+#define VALUES_SUFFIX "/values"
+
+const char *server_query_view(const char *url)
 {
-	const char *type = server_arg(rq, "type");
-	const char *query = server_arg(rq, "query");
-	const char *mn = server_arg(rq, "max_nodes");
-	struct query_selector sel;
-	struct query_flamegraph fg;
+	size_t n = strlen(url), pl = strlen(LABELS_PREFIX), sl = strlen(VALUES_SUFFIX);
+
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(query_routes); i++)
+		if (!strcmp(url, query_routes[i].path))
+			return query_routes[i].view;
+	if (n > pl + sl && !strncmp(url, LABELS_PREFIX, pl) && !strcmp(url + n - sl, VALUES_SUFFIX))
+		return "label_values";
+	return NULL;
+}
+
+struct query_ctx {
+	struct server_req *rq;
+	char name[256]; /* the label name of /api/v1/labels/NAME/values */
+};
+
+static const char *query_arg(void *arg, const char *name)
+{
+	struct query_ctx *c = arg;
+
+	if (c->name[0] && !strcmp(name, "name"))
+		return c->name;
+	return server_arg(c->rq, name);
+}
+
+void server_handle_query(struct server_req *rq, struct server_reply *rp)
+{
+	const char *view = server_query_view(rq->url);
+	struct store *st = server_req_store(rq, SERVER_PERM_QUERY, rp);
+	struct query_ctx ctx = { rq, "" };
 	struct prof_err err;
-	uint64_t max_nodes = SERVER_DEFAULT_MAX_NODES;
-	int64_t from, to;
+	const char *ct;
 	int rc;
 
-	if (mn && *mn && (parse_u64(mn, &max_nodes) || max_nodes < 1)) {
-		server_reply_json_error(
-			rp, 400, "parameter 'max_nodes': expected a positive integer, got '%s'",
-			mn);
+	if (!st)
+		return;
+	if (!view) {
+		server_reply_json_error(rp, 404, "no such API endpoint");
 		return;
 	}
-	if (max_nodes > SERVER_MAX_MAX_NODES) {
-		server_reply_json_error(rp, 400, "parameter 'max_nodes': at most %d, got '%s'",
-					SERVER_MAX_MAX_NODES, mn);
-		return;
+	if (!strcmp(view, "label_values")) {
+		size_t pl = strlen(LABELS_PREFIX), k = strlen(rq->url) - pl - strlen(VALUES_SUFFIX);
+
+		if (k >= sizeof(ctx.name)) {
+			server_reply_json_error(rp, 400, "label name longer than %zu bytes",
+						sizeof(ctx.name) - 1);
+			return;
+		}
+		memcpy(ctx.name, rq->url + pl, k);
+		ctx.name[k] = '\0';
 	}
-	if (!time_range(rq, rp, &from, &to))
-		return;
+	struct query_env env = { st, rq->srv->sym, 0 };
 	prof_err_init(&err);
-	if (query_selector_parse(query, &sel, &err)) {
-		server_reply_json_error(rp, 400, "parameter 'query': %s", err.msg);
-		query_selector_release(&sel);
-		return;
-	}
-	if (sel.type && type && *type && strcmp(sel.type, type)) {
-		server_reply_json_error(rp, 400,
-					"parameter 'type' (%s) and the type in 'query' (%s) differ",
-					type, sel.type);
-		query_selector_release(&sel);
-		return;
-	}
-	if (!type || !*type)
-		type = sel.type;
-	if (!type || !*type) {
-		server_reply_json_error(rp, 400,
-					"parameter 'type' is required, e.g. "
-					"type=process_cpu:cpu:nanoseconds:cpu:nanoseconds "
-					"(see /api/v1/profile-types)");
-		query_selector_release(&sel);
-		return;
-	}
-	struct query_flame_params p = {
-		.type = type,
-		.m = sel.m,
-		.nm = sel.n,
-		.from_ns = from,
-		.to_ns = to,
-		.max_nodes = (size_t)max_nodes,
-		.sym = rq->srv->sym,
-	};
-	rc = query_flamegraph_build(store_get_head(rq->srv->st), &p, &fg, &err);
-	if (!rc)
-		rc = query_flamegraph_write_json(&fg, type, (size_t)max_nodes, &rp->body);
+	buf_reset(&rp->body);
+	rp->body.max = QUERY_MAX_ANSWER;
+	rc = query_request_run(&env, view, query_arg, &ctx, &rp->body, &ct, &err);
 	if (rc) {
-		server_reply_json_error(rp, rc == -EINVAL ? 400 : 500, "flamegraph: %s",
+		rp->body.max = 0;
+		server_reply_json_error(rp, query_request_status(rc), "%s",
 					err.msg[0] ? err.msg : prof_strerror(rc));
-	} else {
-		(void)buf_add(&rp->body, "\n", 1);
-		rp->status = 200;
-		rp->content_type = "application/json";
-		rp->cache = "no-store";
+		return;
 	}
-	query_flamegraph_release(&fg);
-	query_selector_release(&sel);
+	rp->status = 200;
+	rp->content_type = ct;
+	rp->cache = "no-store";
+}
+
+void server_handle_flamegraph(struct server_req *rq, struct server_reply *rp)
+{
+	server_handle_query(rq, rp);
 }

@@ -14,11 +14,15 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/parse.h"
+#include "server/grpc.h"
+#include "server/pipeline.h"
+#include "server/local.h"
 #include "server/route.h"
 
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,10 +30,21 @@
 struct conn_state {
 	struct buf body;
 	bool too_big;
-	bool answered; /* a reply was queued (possibly before the body was read) */
-	bool counted;  /* counted in server.inflight */
+	bool answered;		      /* a reply was queued (possibly before the body was read) */
+	bool counted;		      /* counted in server.inflight */
+	bool slot;		      /* holds an ingest slot (pipeline.h server_ingest_enter) */
+	struct server_auth auth;      /* ingest routes: checked before the body is read */
+	struct server_upload *upload; /* debuginfo upload: the body goes to a file */
 	int64_t start_ns;
 };
+
+static void slot_done(struct server *srv, struct conn_state *cs)
+{
+	if (cs->slot) {
+		server_ingest_leave(srv);
+		cs->slot = false;
+	}
+}
 
 static void inflight_done(struct server *srv, struct conn_state *cs)
 {
@@ -42,35 +57,144 @@ static void inflight_done(struct server *srv, struct conn_state *cs)
 enum route {
 	ROUTE_NONE,
 	ROUTE_OTLP,
+	ROUTE_PYROSCOPE,
+	ROUTE_INGEST_PPROF,
 	ROUTE_HEALTHZ,
+	ROUTE_READYZ,
+	ROUTE_METRICS,
+	ROUTE_USAGE,
 	ROUTE_TYPES,
 	ROUTE_FLAMEGRAPH,
+	ROUTE_QUERY, /* the other query views: server_query_view */
+	ROUTE_DEBUGINFO,
+	ROUTE_DEBUGINFOD,
+	ROUTE_TARGETS,
 	ROUTE_API_UNKNOWN,
 	ROUTE_UI,
+	ROUTE_HOOK, /* server_config.hooks: a higher layer's route (/mcp) */
 };
+
+/* Routes that ingest: authorized and admitted before their body is read. */
+static bool is_ingest(enum route r)
+{
+	return r == ROUTE_OTLP || r == ROUTE_PYROSCOPE || r == ROUTE_INGEST_PPROF;
+}
+
+/* The route's name in metrics (a bounded set). */
+static const char *route_name(enum route r)
+{
+	switch (r) {
+	case ROUTE_OTLP:
+		return "otlp";
+	case ROUTE_PYROSCOPE:
+		return "pyroscope_ingest";
+	case ROUTE_INGEST_PPROF:
+		return "ingest_pprof";
+	case ROUTE_HEALTHZ:
+		return "healthz";
+	case ROUTE_READYZ:
+		return "readyz";
+	case ROUTE_METRICS:
+		return "metrics";
+	case ROUTE_USAGE:
+		return "usage";
+	case ROUTE_UI:
+		return "ui";
+	case ROUTE_HOOK:
+		return "hook";
+	case ROUTE_API_UNKNOWN:
+	case ROUTE_NONE:
+		return "unknown";
+	default:
+		return "api";
+	}
+}
 
 static enum route route_of(const char *url)
 {
 	if (!strcmp(url, "/v1development/profiles"))
 		return ROUTE_OTLP;
+	if (!strcmp(url, "/ingest") || !strcmp(url, "/pyroscope/ingest"))
+		return ROUTE_PYROSCOPE;
+	if (!strcmp(url, "/api/v1/ingest/pprof"))
+		return ROUTE_INGEST_PPROF;
+	if (!strcmp(url, "/api/v1/usage"))
+		return ROUTE_USAGE;
+	if (!strcmp(url, "/metrics"))
+		return ROUTE_METRICS;
+	if (!strcmp(url, "/readyz"))
+		return ROUTE_READYZ;
 	if (!strcmp(url, "/healthz"))
 		return ROUTE_HEALTHZ;
 	if (!strcmp(url, "/api/v1/profile-types"))
 		return ROUTE_TYPES;
+	if (!strcmp(url, "/api/v1/targets"))
+		return ROUTE_TARGETS;
 	if (!strcmp(url, "/api/v1/flamegraph"))
 		return ROUTE_FLAMEGRAPH;
+	if (server_query_view(url))
+		return ROUTE_QUERY;
+	if (!strncmp(url, "/api/v1/debuginfo/", 18))
+		return ROUTE_DEBUGINFO;
+	if (!strncmp(url, "/buildid/", 9))
+		return ROUTE_DEBUGINFOD;
 	if (!strncmp(url, "/api/", 5) || !strncmp(url, "/v1", 3))
 		return ROUTE_API_UNKNOWN;
 	return ROUTE_UI;
 }
 
+/* The hook serving @url, or NULL. */
+static const struct server_hook *hook_of(const struct server *srv, const char *url)
+{
+	for (size_t i = 0; i < srv->nhooks; i++)
+		if (!strcmp(url, srv->hooks[i].path))
+			return &srv->hooks[i];
+	return NULL;
+}
+
 const char *server_arg(const struct server_req *rq, const char *name)
 {
+	if (rq->local)
+		return server_local_arg(rq->local, name);
 	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+struct args_cb {
+	int (*fn)(void *arg, const char *key, const char *value);
+	void *arg;
+};
+
+static enum MHD_Result args_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	struct args_cb *a = cls;
+
+	(void)kind;
+	return a->fn(a->arg, key, value) ? MHD_NO : MHD_YES;
+}
+
+size_t server_args_foreach(const struct server_req *rq,
+			   int (*fn)(void *arg, const char *key, const char *value), void *arg)
+{
+	struct args_cb a = { fn, arg };
+
+	if (rq->local) {
+		size_t i;
+
+		for (i = 0; i < rq->local->nargs; i++)
+			if (fn(arg, rq->local->args[i].key, rq->local->args[i].value))
+				break;
+		return i;
+	}
+	int n = MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, args_iter, &a);
+
+	return n > 0 ? (size_t)n : 0;
 }
 
 const char *server_header(const struct server_req *rq, const char *name)
 {
+	if (rq->local)
+		return server_local_header(rq->local, name);
 	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
@@ -134,6 +258,15 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct server_reply 
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rp->allow);
 	if (rp->cache)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, rp->cache);
+	if (rp->retry_after) {
+		char ra[16];
+
+		snprintf(ra, sizeof(ra), "%u", rp->retry_after);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+	}
+	if (rp->www_authenticate)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					rp->www_authenticate);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	ret = MHD_queue_response(c, rp->status, resp);
 	MHD_destroy_response(resp);
@@ -164,8 +297,11 @@ static bool early_reply(struct server *srv, struct MHD_Connection *c, enum route
 
 	switch (r) {
 	case ROUTE_OTLP:
+	case ROUTE_PYROSCOPE:
+	case ROUTE_INGEST_PPROF:
 		if (strcmp(method, "POST")) {
-			server_reply_text(rp, 405, "use POST for OTLP ingest");
+			server_reply_text(rp, 405, "use POST for %s",
+					  r == ROUTE_OTLP ? "OTLP ingest" : "ingest");
 			rp->allow = "POST";
 			return true;
 		}
@@ -173,6 +309,12 @@ static bool early_reply(struct server *srv, struct MHD_Connection *c, enum route
 	case ROUTE_API_UNKNOWN:
 		server_reply_json_error(rp, 404, "no such API endpoint");
 		return true;
+	case ROUTE_HOOK:
+		break; /* any method: the hook answers 405 itself */
+	case ROUTE_DEBUGINFO:
+		if (!get)
+			return false; /* server_debuginfo_early checks method and size */
+		break;
 	default:
 		if (!get) {
 			server_reply_json_error(rp, 405, "method %s not allowed here; use GET",
@@ -185,14 +327,43 @@ static bool early_reply(struct server *srv, struct MHD_Connection *c, enum route
 	const char *cl =
 		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	uint64_t n;
-	if (cl && !parse_u64(cl, &n) && n > srv->max_body) {
+	if (cl && !parse_u64(cl, &n) && n > srv->limits.max_body) {
 		server_reply_text(rp, 413,
 				  "request body of %" PRIu64
-				  " bytes exceeds the limit of %zu bytes (max body size)",
-				  n, srv->max_body);
+				  " bytes exceeds the limit of %zu bytes (limit max_body)",
+				  n, srv->limits.max_body);
+		server_metrics_inc(srv->metrics, "profd_ingest_rejects_total",
+				   "reason=\"max_body\"", is_ingest(r));
 		return true;
 	}
 	return false;
+}
+
+/* Ingest routes, once the headers are in: token and dataset, then a slot. */
+static bool ingest_early_reply(struct server *srv, struct MHD_Connection *c, const char *method,
+			       const char *url, struct conn_state *cs, struct server_reply *rp)
+{
+	struct server_ingest_out out = { 0 };
+	struct server_req rq = { .srv = srv, .conn = c, .method = method, .url = url };
+
+	server_req_auth(&rq, SERVER_PERM_INGEST, &cs->auth);
+	if (cs->auth.status) {
+		server_ingest_fail(srv, &out,
+				   cs->auth.status == 401   ? SERVER_FAIL_UNAUTHORIZED
+				   : cs->auth.status == 403 ? SERVER_FAIL_FORBIDDEN
+				   : cs->auth.status == 404 ? SERVER_FAIL_NOT_FOUND
+							    : SERVER_FAIL_BAD_INPUT,
+				   "auth", "%s", cs->auth.msg);
+	} else if (__atomic_load_n(&srv->stopping, __ATOMIC_SEQ_CST)) {
+		server_ingest_fail(srv, &out, SERVER_FAIL_UNAVAILABLE, "shutting_down",
+				   "the server is shutting down; retry against another instance "
+				   "or later");
+	} else if (server_ingest_enter(srv, &out)) {
+		cs->slot = true;
+		return false;
+	}
+	server_ingest_reply(&rq, rp, &out);
+	return true;
 }
 
 static void dispatch(struct server_req *rq, enum route r, struct server_reply *rp)
@@ -200,6 +371,21 @@ static void dispatch(struct server_req *rq, enum route r, struct server_reply *r
 	switch (r) {
 	case ROUTE_OTLP:
 		server_handle_otlp(rq, rp);
+		break;
+	case ROUTE_PYROSCOPE:
+		server_handle_pyroscope(rq, rp);
+		break;
+	case ROUTE_INGEST_PPROF:
+		server_handle_ingest_pprof(rq, rp);
+		break;
+	case ROUTE_USAGE:
+		server_handle_usage(rq, rp);
+		break;
+	case ROUTE_METRICS:
+		server_handle_metrics(rq, rp);
+		break;
+	case ROUTE_READYZ:
+		server_handle_readyz(rq, rp);
 		break;
 	case ROUTE_HEALTHZ:
 		server_handle_healthz(rq, rp);
@@ -210,19 +396,44 @@ static void dispatch(struct server_req *rq, enum route r, struct server_reply *r
 	case ROUTE_FLAMEGRAPH:
 		server_handle_flamegraph(rq, rp);
 		break;
+	case ROUTE_QUERY:
+		server_handle_query(rq, rp);
+		break;
 	case ROUTE_UI:
 		server_handle_ui(rq, rp);
 		break;
+	case ROUTE_DEBUGINFO:
+		server_handle_debuginfo(rq, rp);
+		break;
+	case ROUTE_DEBUGINFOD:
+		server_handle_debuginfod(rq, rp);
+		break;
+	case ROUTE_TARGETS:
+		server_handle_targets(rq, rp);
+		break;
+	case ROUTE_HOOK: {
+		const struct server_hook *h = hook_of(rq->srv, rq->url);
+
+		if (h)
+			h->handle(h->ctx, rq, rp);
+		else
+			server_reply_json_error(rp, 404, "not found");
+		break;
+	}
 	default:
 		server_reply_json_error(rp, 404, "not found");
 		break;
 	}
 }
 
-static void access_log(struct MHD_Connection *c, const char *method, const char *url,
-		       const struct server_reply *rp, size_t body_len, int64_t start_ns,
-		       enum route r)
+static void access_log(struct server *srv, struct MHD_Connection *c, const char *method,
+		       const char *url, const struct server_reply *rp, size_t body_len,
+		       int64_t start_ns, enum route r, const struct server_req *rq)
 {
+	char lbl[96];
+	const char *ds = rq && rq->dataset ? rq->dataset : "-";
+	const char *tok = rq && rq->token ? rq->token : "-";
+
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	char host[NI_MAXHOST] = "?";
@@ -233,16 +444,24 @@ static void access_log(struct MHD_Connection *c, const char *method, const char 
 			    ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 								   : sizeof(struct sockaddr_in),
 			    host, sizeof(host), NULL, 0, NI_NUMERICHOST);
-	if (r == ROUTE_UI && rp->status < 400)
+	snprintf(lbl, sizeof(lbl), "route=\"%s\",code=\"%u\"", route_name(r), rp->status);
+	server_metrics_inc(srv->metrics, "profd_http_requests_total", lbl, 1);
+	snprintf(lbl, sizeof(lbl), "route=\"%s\"", route_name(r));
+	server_metrics_inc(srv->metrics, "profd_http_request_bytes_total", lbl, body_len);
+	/* Structured: key=value, the token by its configured name, never its secret. */
+	if ((r == ROUTE_UI || r == ROUTE_METRICS || r == ROUTE_HEALTHZ || r == ROUTE_READYZ) &&
+	    rp->status < 400)
 		log_debug("http method=%s path=%s status=%u client=%s ms=%.1f", method, url,
 			  rp->status, host, ms);
 	else if (rp->status >= 400)
-		log_warn("http method=%s path=%s status=%u client=%s body_bytes=%zu ms=%.1f "
-			 "reason=\"%s\"",
-			 method, url, rp->status, host, body_len, ms, rp->reason);
+		log_warn("http method=%s path=%s status=%u client=%s dataset=%s token=%s "
+			 "body_bytes=%zu ms=%.1f reason=\"%s\"",
+			 method, url, rp->status, host, ds, tok, body_len, ms, rp->reason);
 	else
-		log_info("http method=%s path=%s status=%u client=%s body_bytes=%zu ms=%.1f",
-			 method, url, rp->status, host, body_len, ms);
+		log_info("http method=%s path=%s status=%u client=%s dataset=%s token=%s "
+			 "body_bytes=%zu samples=%" PRIu64 " ms=%.1f%s%s%s",
+			 method, url, rp->status, host, ds, tok, body_len, rq ? rq->samples : 0, ms,
+			 rp->reason[0] ? " note=\"" : "", rp->reason, rp->reason[0] ? "\"" : "");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -251,28 +470,39 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
 	struct server *srv = cls;
 	struct conn_state *cs = *con_cls;
-	enum route r = route_of(url);
+	enum route r = hook_of(srv, url) ? ROUTE_HOOK : route_of(url);
 	struct server_reply rp;
 	enum MHD_Result ret;
 
 	(void)version;
 	if (!cs) {
 		cs = xcalloc(1, sizeof(*cs));
-		buf_init(&cs->body, srv->max_body);
+		buf_init(&cs->body, srv->limits.max_body);
 		cs->start_ns = prof_now_ns();
 		cs->counted = true;
 		__atomic_add_fetch(&srv->inflight, 1, __ATOMIC_SEQ_CST);
 		*con_cls = cs;
 		reply_init(&rp);
-		if (early_reply(srv, c, r, method, &rp)) {
+		if (early_reply(srv, c, r, method, &rp) ||
+		    (is_ingest(r) && ingest_early_reply(srv, c, method, url, cs, &rp)) ||
+		    (r == ROUTE_DEBUGINFO &&
+		     server_debuginfo_early(srv, c, method, url, &cs->upload, &rp))) {
+			struct server_req lrq = { .dataset = cs->auth.ds ? cs->auth.ds->name : NULL,
+						  .token = cs->auth.token };
+
 			cs->answered = true;
-			access_log(c, method, url, &rp, 0, cs->start_ns, r);
+			access_log(srv, c, method, url, &rp, 0, cs->start_ns, r, &lrq);
 			ret = send_reply(c, &rp);
 			reply_release(&rp);
 			inflight_done(srv, cs);
 			return ret;
 		}
 		reply_release(&rp);
+		return MHD_YES;
+	}
+	if (*upload_data_size && cs->upload) {
+		server_upload_write(cs->upload, upload_data, *upload_data_size);
+		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
@@ -288,22 +518,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 
 	reply_init(&rp);
+	struct server_req rq = {
+		.srv = srv,
+		.conn = c,
+		.method = method,
+		.url = url,
+		.body = cs->body.len ? cs->body.p : NULL,
+		.body_len = cs->body.len,
+		.upload = cs->upload,
+	};
+	if (is_ingest(r)) {
+		rq.auth = &cs->auth;
+		rq.dataset = cs->auth.ds ? cs->auth.ds->name : NULL;
+		rq.token = cs->auth.token;
+	}
 	if (cs->too_big) {
 		server_reply_text(&rp, 413,
-				  "request body exceeds the limit of %zu bytes (max body size)",
-				  srv->max_body);
+				  "request body exceeds the limit of %zu bytes (limit max_body)",
+				  srv->limits.max_body);
+		server_metrics_inc(srv->metrics, "profd_ingest_rejects_total",
+				   "reason=\"max_body\"", is_ingest(r));
 	} else {
-		struct server_req rq = {
-			.srv = srv,
-			.conn = c,
-			.method = method,
-			.url = url,
-			.body = cs->body.len ? cs->body.p : NULL,
-			.body_len = cs->body.len,
-		};
 		dispatch(&rq, r, &rp);
 	}
-	access_log(c, method, url, &rp, cs->body.len, cs->start_ns, r);
+	slot_done(srv, cs);
+	access_log(srv, c, method, url, &rp, cs->body.len, cs->start_ns, r, &rq);
 	cs->answered = true;
 	ret = send_reply(c, &rp);
 	reply_release(&rp);
@@ -320,7 +559,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)toe;
 	if (!cs)
 		return;
+	slot_done(cls, cs);
 	inflight_done(cls, cs); /* the client went away before an answer */
+	server_upload_free(cs->upload);
 	buf_release(&cs->body);
 	free(cs);
 	*con_cls = NULL;
@@ -340,7 +581,7 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 }
 
 /* Split "host:port", "[v6]:port" or ":port" and resolve it. */
-static int resolve_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *sslen,
+int server_resolve_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *sslen,
 			  char **host_out, struct prof_err *err)
 {
 	const char *colon = strrchr(listen, ':');
@@ -380,57 +621,212 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *ss, sockl
 	return 0;
 }
 
-int server_start(const struct server_config *cfg, struct store *st, struct symbolizer *sym,
-		 struct server **out, struct prof_err *err)
+bool server_addr_is_loopback(const struct sockaddr_storage *ss)
 {
-	struct sockaddr_storage ss;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+
+		return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+
+		if (IN6_IS_ADDR_LOOPBACK(&a->sin6_addr))
+			return true;
+		return IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127;
+	}
+	return false;
+}
+
+/* Without a config file there is no authentication: loopback only. */
+static int check_exposure(const struct server_conf *conf, const char *listen,
+			  const struct sockaddr_storage *ss, struct prof_err *err)
+{
+	if (conf->from_file || server_addr_is_loopback(ss))
+		return 0;
+	return prof_err_set(err, -EPERM, -1,
+			    "refusing to listen on %s without a config file: with no --config "
+			    "there are no tokens, so anyone who can reach the port could read "
+			    "and write profiles; listen on 127.0.0.1 or pass --config with "
+			    "tokens",
+			    listen);
+}
+
+static struct MHD_Daemon *start_daemon(struct server *srv, const struct sockaddr_storage *ss,
+				       unsigned max_connections)
+{
+	/* ITC: needed by MHD_quiesce_daemon in server_stop. */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+
+	if (ss->ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+				mhd_logger, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
+				MHD_OPTION_CONNECTION_LIMIT, max_connections,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+}
+
+static unsigned daemon_port(struct MHD_Daemon *d)
+{
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+
+	return di ? di->port : 0;
+}
+
+/* Usage counters reach their files every 10 s (and at stop). */
+static void *flusher_main(void *arg)
+{
+	struct server *srv = arg;
+
+	pthread_mutex_lock(&srv->flush_lock);
+	while (!srv->stopping) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 10;
+		pthread_cond_timedwait(&srv->flush_cond, &srv->flush_lock, &ts);
+		pthread_mutex_unlock(&srv->flush_lock);
+		for (size_t i = 0; i < srv->tenants.n; i++)
+			(void)server_usage_flush(srv->tenants.ds[i].usage);
+		pthread_mutex_lock(&srv->flush_lock);
+	}
+	pthread_mutex_unlock(&srv->flush_lock);
+	return NULL;
+}
+
+int server_start(const struct server_config *cfg, struct symbolizer *sym, struct server **out,
+		 struct prof_err *err)
+{
+	const char *listen = cfg->listen ? cfg->listen : SERVER_DEFAULT_LISTEN;
+	unsigned maxconn = cfg->max_connections ? cfg->max_connections : SERVER_DEFAULT_CONNECTIONS;
+	struct sockaddr_storage ss, ss2;
 	socklen_t sslen;
 	struct server *srv;
-	char *host = NULL;
-	unsigned flags;
+	char *host = NULL, *host2 = NULL;
 	int rc;
 
 	*out = NULL;
-	rc = resolve_listen(cfg->listen ? cfg->listen : SERVER_DEFAULT_LISTEN, &ss, &sslen, &host,
-			    err);
-	if (rc)
-		return rc;
-	(void)sslen;
 	srv = xcalloc(1, sizeof(*srv));
-	srv->st = st;
+	pthread_mutex_init(&srv->flush_lock, NULL);
+	pthread_cond_init(&srv->flush_cond, NULL);
+	if (cfg->conf) {
+		srv->conf = cfg->conf;
+	} else {
+		server_conf_default(&srv->own_conf);
+		srv->conf = &srv->own_conf;
+	}
+	srv->limits = srv->conf->limits;
+	if (cfg->max_body)
+		srv->limits.max_body = cfg->max_body;
+	if (cfg->max_inflated)
+		srv->limits.max_decompressed = cfg->max_inflated;
+	if (cfg->max_samples)
+		srv->limits.max_samples = cfg->max_samples;
+	server_limits_fill_defaults(&srv->limits, SERVER_DEFAULT_MAX_BODY);
 	srv->sym = sym;
-	srv->host = host;
+	srv->hooks = cfg->hooks;
+	srv->nhooks = cfg->hooks ? cfg->nhooks : 0;
 	srv->ui_dir = xstrdup(cfg->ui_dir ? cfg->ui_dir : "ui");
-	srv->max_body = cfg->max_body ? cfg->max_body : SERVER_DEFAULT_MAX_BODY;
-	srv->max_inflated = cfg->max_inflated ? cfg->max_inflated : srv->max_body;
-	srv->max_samples = cfg->max_samples ? cfg->max_samples : SERVER_DEFAULT_MAX_SAMPLES;
+	srv->metrics = server_metrics_new();
+
+	rc = server_resolve_listen(listen, &ss, &sslen, &host, err);
+	if (!rc)
+		rc = check_exposure(srv->conf, listen, &ss, err);
+	if (!rc && cfg->otlp_listen) {
+		rc = server_resolve_listen(cfg->otlp_listen, &ss2, &sslen, &host2, err);
+		free(host2);
+		if (!rc)
+			rc = check_exposure(srv->conf, cfg->otlp_listen, &ss2, err);
+	}
+	if (!rc && cfg->grpc_listen) {
+		struct sockaddr_storage ss3;
+
+		rc = server_resolve_listen(cfg->grpc_listen, &ss3, &sslen, &host2, err);
+		free(host2);
+		if (!rc)
+			rc = check_exposure(srv->conf, cfg->grpc_listen, &ss3, err);
+	}
+	srv->host = host;
+	if (rc)
+		goto fail;
+	rc = server_tenants_open(&srv->tenants, srv->conf, cfg->data_dir ? cfg->data_dir : "data",
+				 err);
+	if (rc)
+		goto fail;
+	if (!srv->conf->ntokens && srv->conf->from_file)
+		log_warn("server: %s has no tokens: every client may ingest and query every "
+			 "dataset",
+			 srv->conf->path);
 
 	/* MHD writes with MSG_NOSIGNAL, but a closed peer must never kill us. */
 	signal(SIGPIPE, SIG_IGN);
-	/* ITC: needed by MHD_quiesce_daemon in server_stop. */
-	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC |
-		MHD_USE_ERROR_LOG;
-	if (ss.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	srv->daemon = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, srv,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)(cfg->max_connections ? cfg->max_connections
-						: SERVER_DEFAULT_CONNECTIONS),
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_NOTIFY_COMPLETED,
-		on_completed, srv, MHD_OPTION_END);
+	srv->daemon = start_daemon(srv, &ss, maxconn);
 	if (!srv->daemon) {
 		rc = prof_err_set(err, errno ? -errno : -EADDRINUSE, -1, "cannot listen on %s: %s",
-				  cfg->listen ? cfg->listen : SERVER_DEFAULT_LISTEN,
-				  errno ? strerror(errno) : "bind failed");
-		server_stop(srv);
-		return rc;
+				  listen, errno ? strerror(errno) : "bind failed");
+		goto fail;
 	}
-	const union MHD_DaemonInfo *di =
-		MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	srv->port = di ? di->port : 0;
+	srv->port = daemon_port(srv->daemon);
+	if (cfg->otlp_listen) {
+		srv->otlp_daemon = start_daemon(srv, &ss2, maxconn);
+		if (!srv->otlp_daemon) {
+			rc = prof_err_set(err, errno ? -errno : -EADDRINUSE, -1,
+					  "cannot listen on %s (--otlp-http-listen): %s",
+					  cfg->otlp_listen,
+					  errno ? strerror(errno) : "bind failed");
+			goto fail;
+		}
+		srv->otlp_port = daemon_port(srv->otlp_daemon);
+	}
+	if (cfg->grpc_listen) {
+		rc = server_grpc_start(srv, cfg->grpc_listen, &srv->grpc, err);
+		if (rc)
+			goto fail;
+		srv->grpc_port = server_grpc_port(srv->grpc);
+	}
+	if ((cfg->scrape || cfg->self_profile) && (rc = server_scrape_start(srv, cfg, err)))
+		goto fail;
+	if (pthread_create(&srv->flusher, NULL, flusher_main, srv) == 0)
+		srv->flusher_started = true;
 	*out = srv;
 	return 0;
+fail:
+	server_stop(srv);
+	return rc;
+}
+
+int server_local_get(struct server *srv, const char *path_and_query, const char *authorization,
+		     const char *dataset, struct buf *out, unsigned *status)
+{
+	struct server_local l;
+	struct server_reply rp;
+	enum route r;
+	int rc = server_local_parse(&l, path_and_query);
+
+	if (rc) {
+		server_local_release(&l);
+		return rc;
+	}
+	l.authorization = authorization;
+	l.dataset = dataset;
+	struct server_req rq = { .srv = srv, .method = "GET", .url = l.path, .local = &l };
+	reply_init(&rp);
+	r = route_of(l.path);
+	if (r == ROUTE_TYPES || r == ROUTE_FLAMEGRAPH || r == ROUTE_QUERY)
+		dispatch(&rq, r, &rp);
+	else
+		server_reply_json_error(&rp, 404, "no such API endpoint");
+	if (rp.fd >= 0)
+		server_reply_json_error(&rp, 500, "the answer is a file, not JSON");
+	*status = rp.status;
+	rc = buf_add(out, rp.body.p ? rp.body.p : "", rp.body.len);
+	log_debug("http local path=%s status=%u dataset=%s token=%s bytes=%zu", l.path, rp.status,
+		  rq.dataset ? rq.dataset : "-", rq.token ? rq.token : "-", rp.body.len);
+	reply_release(&rp);
+	server_local_release(&l);
+	return rc;
 }
 
 unsigned server_port(const struct server *s)
@@ -438,35 +834,73 @@ unsigned server_port(const struct server *s)
 	return s->port;
 }
 
+unsigned server_otlp_port(const struct server *s)
+{
+	return s->otlp_port;
+}
+
+unsigned server_grpc_listen_port(const struct server *s)
+{
+	return s->grpc_port;
+}
+
 const char *server_host(const struct server *s)
 {
 	return s->host;
 }
 
+/* Stop accepting, let requests in flight finish (up to 10 s) so an ingest
+ * that reached the WAL also gets its answer, then close every connection
+ * (idle keep-alive ones included). */
+static void drain_daemon(struct server *s, struct MHD_Daemon *d, int64_t deadline)
+{
+	MHD_socket lfd = MHD_quiesce_daemon(d);
+
+	while (__atomic_load_n(&s->inflight, __ATOMIC_SEQ_CST) > 0 && prof_now_ns() < deadline) {
+		struct timespec ts = { 0, 10 * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (__atomic_load_n(&s->inflight, __ATOMIC_SEQ_CST) > 0)
+		log_warn("server: stopping with %d requests still in flight",
+			 __atomic_load_n(&s->inflight, __ATOMIC_SEQ_CST));
+	MHD_stop_daemon(d);
+	if (lfd != MHD_INVALID_SOCKET)
+		close(lfd);
+}
+
 void server_stop(struct server *s)
 {
+	int64_t deadline;
+
 	if (!s)
 		return;
-	if (s->daemon) {
-		/* Stop accepting, let requests in flight finish (up to 10 s) so an
-		 * ingest that reached the WAL also gets its answer, then close
-		 * every connection (idle keep-alive ones included). */
-		MHD_socket lfd = MHD_quiesce_daemon(s->daemon);
-		int64_t deadline = prof_now_ns() + 10 * 1000000000LL;
+	deadline = prof_now_ns() + 10 * 1000000000LL;
+	__atomic_store_n(&s->stopping, true, __ATOMIC_SEQ_CST);
+	server_scrape_stop(s); /* before the stores close: scrapes store through them */
+	server_grpc_stop(s->grpc);
+	if (s->otlp_daemon) {
+		MHD_socket lfd = MHD_quiesce_daemon(s->otlp_daemon);
 
-		while (__atomic_load_n(&s->inflight, __ATOMIC_SEQ_CST) > 0 &&
-		       prof_now_ns() < deadline) {
-			struct timespec ts = { 0, 10 * 1000000 };
-
-			nanosleep(&ts, NULL);
-		}
-		if (__atomic_load_n(&s->inflight, __ATOMIC_SEQ_CST) > 0)
-			log_warn("server: stopping with %d requests still in flight",
-				 __atomic_load_n(&s->inflight, __ATOMIC_SEQ_CST));
-		MHD_stop_daemon(s->daemon);
 		if (lfd != MHD_INVALID_SOCKET)
 			close(lfd);
 	}
+	if (s->daemon)
+		drain_daemon(s, s->daemon, deadline);
+	if (s->otlp_daemon)
+		MHD_stop_daemon(s->otlp_daemon);
+	if (s->flusher_started) {
+		pthread_mutex_lock(&s->flush_lock);
+		pthread_cond_broadcast(&s->flush_cond);
+		pthread_mutex_unlock(&s->flush_lock);
+		pthread_join(s->flusher, NULL);
+	}
+	server_tenants_close(&s->tenants); /* flushes usage, closes the stores */
+	server_metrics_free(s->metrics);
+	if (s->conf == &s->own_conf)
+		server_conf_release(&s->own_conf);
+	pthread_mutex_destroy(&s->flush_lock);
+	pthread_cond_destroy(&s->flush_cond);
 	free(s->ui_dir);
 	free(s->host);
 	free(s);

@@ -4,11 +4,14 @@
  * series and sample rows; see head.h for the model and locking.
  *
  * Hash-consing of mappings and locations reuses strtab: an entry is
- * serialized into a small key blob and interned; the dense strtab id is
- * the entry's index (strtab id 0 is "", which no blob equals, matching the
- * zero entry at index 0 of the dictionary tables). Stack nodes, which are
- * far more numerous, get their own open-addressing table of node ids
- * keyed by (parent, location).
+ * serialized into a small key blob and interned; for mappings the dense
+ * strtab id is the entry's index (strtab id 0 is "", which no blob
+ * equals, matching the zero entry at index 0 of the dictionary tables),
+ * for locations a side table maps it to the index. Plain native
+ * locations (mapping + address, no lines: what eBPF agents send) skip
+ * the blob and use a table keyed by (mapping, address). Stack nodes, far
+ * more numerous, get their own open-addressing table keyed by (parent,
+ * location) with the key in the slot, one cache line per probe.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -17,6 +20,7 @@
 #include "store/head.h"
 
 #include <pthread.h>
+#include <xxhash.h>
 
 struct series {
 	struct store_series pub;
@@ -24,22 +28,70 @@ struct series {
 	VEC(struct store_row) rows;
 };
 
+/* A stack node slot carries its key, so a probe touches one cache line. */
+struct node_slot {
+	uint32_t parent, loc;
+	uint32_t id1; /* node id + 1, 0 = empty */
+};
+
+/*
+ * Unsymbolized native locations (a mapping and an address, no lines,
+ * the bulk of what an eBPF agent sends) skip the key-blob interning:
+ * one probe in this table instead of hashing and comparing a blob.
+ */
+struct addr_slot {
+	uint64_t addr;
+	uint32_t mapping; /* head mapping id */
+	uint32_t id1;	  /* head location id + 1, 0 = empty */
+};
+
+/* Whole-stack memo slot (see stack_node). */
+struct stack_slot {
+	uint64_t lo, hi; /* XXH3-128 of the stack's key (see stack_node), root first */
+	uint32_t id1;	 /* leaf node + 1, 0 = empty */
+};
+
+struct locpath {
+	uint64_t *v;
+	size_t n, cap;
+};
+
 struct store_head {
 	pthread_rwlock_t lock;
 	struct model_profile dict;
-	struct strtab map_keys; /* mapping key blob -> mapping index */
-	struct strtab loc_keys; /* location key blob -> location index */
+	struct strtab map_keys;	  /* mapping key blob -> mapping index */
+	struct strtab loc_keys;	  /* location key blob -> index in loc_of_key */
+	VEC(uint32_t) loc_of_key; /* -> location index (entry 0: the zero location) */
 
 	VEC(struct store_stack_node) nodes;
-	uint32_t *node_slots; /* node id + 1, 0 = empty */
-	uint32_t node_nslots; /* power of two */
+	struct node_slot *node_slots;	/* open addressing on (parent, loc) */
+	uint32_t node_nslots;		/* power of two */
+	struct addr_slot *addr_slots;	/* plain native locations: (mapping, address) */
+	uint32_t addr_nslots, addr_n;	/* power of two; entries */
+	struct stack_slot *stack_slots; /* whole stacks seen: hash -> leaf node */
+	uint32_t stack_nslots, stack_n;
 
 	struct strtab series_keys; /* series key blob -> series index + 1 */
 	struct strtab label_strs;  /* label names and values, type ids */
 	VEC(struct series *) series;
 
 	uint64_t rows, profiles;
+	int64_t min_ts, max_ts; /* over all rows */
+	uint64_t str_bytes;	/* bytes held by the strtabs' strings (estimate) */
+	uint64_t row_bytes;	/* capacity of the series' row arrays, in bytes */
+	uint64_t series_bytes;	/* series structs and their label arrays */
 };
+
+/* Intern into one of the head's tables, counting the memory a new entry takes. */
+static uint32_t h_intern(struct store_head *h, struct strtab *t, const char *s, size_t n)
+{
+	uint32_t before = t->n, id = strtab_intern(t, s, n);
+
+	if (t->n != before)
+		h->str_bytes +=
+			n + 1 + 16 /* malloc overhead */ + 12 /* s[], len[] */ + 8 /* slots */;
+	return id;
+}
 
 struct store_head *store_head_new(void)
 {
@@ -58,6 +110,9 @@ struct store_head *store_head_new(void)
 	strtab_init(&h->series_keys);
 	strtab_init(&h->label_strs);
 	VEC_PUSH(&h->nodes, root);
+	VEC_PUSH(&h->loc_of_key, 0);
+	h->min_ts = INT64_MAX;
+	h->max_ts = INT64_MIN;
 	return h;
 }
 
@@ -73,6 +128,9 @@ void store_head_free(struct store_head *h)
 	VEC_FREE(&h->series);
 	VEC_FREE(&h->nodes);
 	free(h->node_slots);
+	free(h->addr_slots);
+	free(h->stack_slots);
+	VEC_FREE(&h->loc_of_key);
 	strtab_release(&h->label_strs);
 	strtab_release(&h->series_keys);
 	strtab_release(&h->loc_keys);
@@ -115,11 +173,11 @@ static void blob_u64(struct blob *k, uint64_t v)
 	blob_add(k, &v, sizeof(v));
 }
 
-static uint32_t blob_intern(struct strtab *t, struct blob *k, bool *is_new)
+static uint32_t blob_intern(struct store_head *h, struct strtab *t, struct blob *k, bool *is_new)
 {
 	const char *p = k->big ? k->big->p : (const char *)k->b;
 	size_t n = k->big ? k->big->len : k->n;
-	uint32_t before = t->n, id = strtab_intern(t, p, n);
+	uint32_t before = t->n, id = h_intern(h, t, p, n);
 
 	*is_new = t->n != before;
 	if (k->big) {
@@ -141,7 +199,7 @@ static uint32_t xl_str(struct store_head *h, struct xlate *x, uint32_t id)
 {
 	if (x->str[id] == UINT32_MAX)
 		x->str[id] =
-			strtab_intern(&h->dict.strings, x->p->strings.s[id], x->p->strings.len[id]);
+			h_intern(h, &h->dict.strings, x->p->strings.s[id], x->p->strings.len[id]);
 	return x->str[id];
 }
 
@@ -165,7 +223,7 @@ static uint32_t xl_mapping(struct store_head *h, struct xlate *x, uint32_t id)
 	blob_u32(&k, (uint32_t)nm.has_functions | (uint32_t)nm.has_filenames << 1 |
 			     (uint32_t)nm.has_line_numbers << 2 |
 			     (uint32_t)nm.has_inline_frames << 3);
-	uint32_t hid = blob_intern(&h->map_keys, &k, &is_new);
+	uint32_t hid = blob_intern(h, &h->map_keys, &k, &is_new);
 	if (is_new) {
 		uint32_t got = model_mapping_add(&h->dict, &nm);
 
@@ -187,12 +245,74 @@ static uint32_t xl_function(struct store_head *h, struct xlate *x, uint32_t id)
 	return x->fn[id];
 }
 
+/* A plain native location: named by (mapping, address) alone (see addr_slot). */
+static bool plain_location(const struct model_location *l)
+{
+	return !l->nlines && !l->is_folded && !l->frame_type;
+}
+
+static uint32_t addr_hash(uint32_t mapping, uint64_t addr)
+{
+	uint64_t z = addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)mapping << 32 | mapping);
+
+	z = (z ^ (z >> 29)) * 0xbf58476d1ce4e5b9ULL;
+	return (uint32_t)(z ^ (z >> 32));
+}
+
+static void addr_rehash(struct store_head *h)
+{
+	uint32_t ns = h->addr_nslots ? h->addr_nslots * 2 : 1024;
+	struct addr_slot *old = h->addr_slots;
+	uint32_t on = h->addr_nslots;
+
+	h->addr_slots = xcalloc(ns, sizeof(*h->addr_slots));
+	h->addr_nslots = ns;
+	for (uint32_t i = 0; i < on; i++) {
+		if (!old[i].id1)
+			continue;
+		uint32_t s = addr_hash(old[i].mapping, old[i].addr) & (ns - 1);
+
+		while (h->addr_slots[s].id1)
+			s = (s + 1) & (ns - 1);
+		h->addr_slots[s] = old[i];
+	}
+	free(old);
+}
+
+/* Slot of (mapping, addr) in the plain-location table: holds it, or is empty. */
+static struct addr_slot *addr_slot(struct store_head *h, uint32_t mapping, uint64_t addr)
+{
+	if ((h->addr_n + 1) * 2 > h->addr_nslots)
+		addr_rehash(h);
+	uint32_t s = addr_hash(mapping, addr) & (h->addr_nslots - 1);
+	struct addr_slot *sl;
+
+	while ((sl = &h->addr_slots[s])->id1) {
+		if (sl->addr == addr && sl->mapping == mapping)
+			break;
+		s = (s + 1) & (h->addr_nslots - 1);
+	}
+	return sl;
+}
+
 static uint32_t xl_location(struct store_head *h, struct xlate *x, uint32_t id)
 {
 	if (x->loc[id] != UINT32_MAX)
 		return x->loc[id];
 	const struct model_location *l = &x->p->locations.v[id];
 	uint32_t mapping = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
+	if (plain_location(l)) {
+		struct addr_slot *sl = addr_slot(h, mapping, l->address);
+
+		if (!sl->id1) {
+			uint32_t got = model_location_add(&h->dict, mapping, l->address, NULL, 0);
+
+			*sl = (struct addr_slot){ l->address, mapping, got + 1 };
+			h->addr_n++;
+		}
+		x->loc[id] = sl->id1 - 1;
+		return x->loc[id];
+	}
 	uint32_t frame_type = xl_str(h, x, l->frame_type);
 	struct blob k = { .n = 0 };
 	VEC(struct model_line) lines = { 0 };
@@ -213,18 +333,20 @@ static uint32_t xl_location(struct store_head *h, struct xlate *x, uint32_t id)
 		blob_u64(&k, (uint64_t)ln.line);
 		blob_u64(&k, (uint64_t)ln.column);
 	}
-	uint32_t hid = blob_intern(&h->loc_keys, &k, &is_new);
+	uint32_t hid = blob_intern(h, &h->loc_keys, &k, &is_new);
 	if (is_new) {
+		/* Blob-keyed locations get ids of their own, in a side table. */
 		uint32_t got =
 			model_location_add(&h->dict, mapping, l->address, lines.v, l->nlines);
 
-		PROF_ASSERT(got == hid);
+		VEC_PUSH(&h->loc_of_key, got);
+		PROF_ASSERT(h->loc_of_key.n == hid + 1);
 		h->dict.locations.v[got].is_folded = l->is_folded;
 		h->dict.locations.v[got].frame_type = frame_type;
 	}
 	VEC_FREE(&lines);
-	x->loc[id] = hid;
-	return hid;
+	x->loc[id] = h->loc_of_key.v[hid];
+	return x->loc[id];
 }
 
 /* --- stack tree ------------------------------------------------------------ */
@@ -243,37 +365,111 @@ static void node_rehash(struct store_head *h)
 	uint32_t ns = h->node_nslots ? h->node_nslots * 2 : 1024;
 
 	free(h->node_slots);
-	h->node_slots = xcalloc(ns, sizeof(uint32_t));
+	h->node_slots = xcalloc(ns, sizeof(*h->node_slots));
 	h->node_nslots = ns;
 	for (uint32_t id = 1; id < h->nodes.n; id++) {
-		uint32_t s = node_hash(h->nodes.v[id].parent, h->nodes.v[id].loc) & (ns - 1);
+		const struct store_stack_node *nd = &h->nodes.v[id];
+		uint32_t s = node_hash(nd->parent, nd->loc) & (ns - 1);
 
-		while (h->node_slots[s])
+		while (h->node_slots[s].id1)
 			s = (s + 1) & (ns - 1);
-		h->node_slots[s] = id + 1;
+		h->node_slots[s] = (struct node_slot){ nd->parent, nd->loc, id + 1 };
 	}
 }
 
 static uint32_t node_intern(struct store_head *h, uint32_t parent, uint32_t loc)
 {
-	uint32_t s, id;
+	uint32_t s;
+	struct node_slot *sl;
 
 	if ((h->nodes.n + 1) * 2 > h->node_nslots)
 		node_rehash(h);
 	s = node_hash(parent, loc) & (h->node_nslots - 1);
-	while ((id = h->node_slots[s])) {
-		const struct store_stack_node *nd = &h->nodes.v[id - 1];
-
-		if (nd->parent == parent && nd->loc == loc)
-			return id - 1;
+	while ((sl = &h->node_slots[s])->id1) {
+		if (sl->parent == parent && sl->loc == loc)
+			return sl->id1 - 1;
 		s = (s + 1) & (h->node_nslots - 1);
 	}
 	PROF_ASSERT(h->nodes.n < UINT32_MAX - 1);
 	struct store_stack_node nd = { parent, loc };
 	VEC_PUSH(&h->nodes, nd);
-	id = (uint32_t)h->nodes.n - 1;
-	h->node_slots[s] = id + 1;
+	uint32_t id = (uint32_t)h->nodes.n - 1;
+	*sl = (struct node_slot){ parent, loc, id + 1 };
 	return id;
+}
+
+/*
+ * Whole stacks: a table from the 128-bit XXH3 of a stack's location ids
+ * (root first) to its leaf node, so a stack seen before in this head costs
+ * one probe instead of one per frame (deep stacks: 20..60 probes, each a
+ * cache miss in a large tree). A collision of two different stacks needs
+ * a 2^-128 event; the first walk of every stack is exact.
+ */
+static void stack_rehash(struct store_head *h)
+{
+	uint32_t ns = h->stack_nslots ? h->stack_nslots * 2 : 1024;
+	struct stack_slot *old = h->stack_slots;
+	uint32_t on = h->stack_nslots;
+
+	h->stack_slots = xcalloc(ns, sizeof(*h->stack_slots));
+	h->stack_nslots = ns;
+	for (uint32_t i = 0; i < on; i++) {
+		if (!old[i].id1)
+			continue;
+		uint32_t s = (uint32_t)old[i].lo & (ns - 1);
+
+		while (h->stack_slots[s].id1)
+			s = (s + 1) & (ns - 1);
+		h->stack_slots[s] = old[i];
+	}
+	free(old);
+}
+
+/* Leaf node of the stack @locs[@n] (profile location ids, leaf first). */
+/*
+ * Leaf node of the stack @locs[@n] (profile location ids, leaf first).
+ * The stack's key is built without looking locations up in the head when
+ * they are plain native frames ((head mapping, address) identifies them),
+ * so a stack seen before costs one probe in all; other locations are
+ * keyed by their head id.
+ */
+static uint32_t stack_node(struct store_head *h, struct xlate *x, const uint32_t *locs, uint32_t n,
+			   struct locpath *path)
+{
+	uint32_t node = 0;
+
+	if (!n)
+		return 0;
+	VEC_RESERVE(path, 2 * (size_t)n);
+	uint64_t *key = path->v;
+	for (uint32_t j = 0; j < n; j++) {
+		const struct model_location *l = &x->p->locations.v[locs[n - 1 - j]];
+
+		if (plain_location(l)) {
+			uint32_t m = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
+
+			key[2 * j] = (uint64_t)1 << 32 | m;
+			key[2 * j + 1] = l->address;
+		} else {
+			key[2 * j] = (uint64_t)2 << 32 | xl_location(h, x, locs[n - 1 - j]);
+			key[2 * j + 1] = 0;
+		}
+	}
+	XXH128_hash_t hh = XXH3_128bits(key, sizeof(uint64_t) * 2 * n);
+	if ((h->stack_n + 1) * 2 > h->stack_nslots)
+		stack_rehash(h);
+	uint32_t s = (uint32_t)hh.low64 & (h->stack_nslots - 1);
+	struct stack_slot *sl;
+	while ((sl = &h->stack_slots[s])->id1) {
+		if (sl->lo == hh.low64 && sl->hi == hh.high64)
+			return sl->id1 - 1;
+		s = (s + 1) & (h->stack_nslots - 1);
+	}
+	for (uint32_t j = 0; j < n; j++)
+		node = node_intern(h, node, xl_location(h, x, locs[n - 1 - j]));
+	*sl = (struct stack_slot){ hh.low64, hh.high64, node + 1 };
+	h->stack_n++;
+	return node;
 }
 
 /* --- input checks -------------------------------------------------------- */
@@ -403,7 +599,7 @@ static struct series *series_get(struct store_head *h, const char *type,
 			    0);
 	}
 	uint32_t before = h->series_keys.n;
-	id = strtab_intern(&h->series_keys, key.p, key.len);
+	id = h_intern(h, &h->series_keys, key.p, key.len);
 	buf_release(&key);
 	if (h->series_keys.n == before)
 		return h->series.v[id - 1];
@@ -411,16 +607,18 @@ static struct series *series_get(struct store_head *h, const char *type,
 	struct series *s = xcalloc(1, sizeof(*s));
 	PROF_ASSERT(id - 1 == h->series.n);
 	s->pub.id = id - 1;
-	s->pub.type = strtab_get(&h->label_strs, strtab_intern_cstr(&h->label_strs, type));
+	s->pub.type = strtab_get(&h->label_strs, h_intern(h, &h->label_strs, type, strlen(type)));
 	for (size_t i = 0; i < nlabels; i++) {
 		struct store_label l;
+		const char *v = attr_val(&labels[i]);
 
-		l.name = strtab_get(&h->label_strs,
-				    strtab_intern_cstr(&h->label_strs, labels[i].key));
-		l.value = strtab_get(&h->label_strs,
-				     strtab_intern_cstr(&h->label_strs, attr_val(&labels[i])));
+		l.name = strtab_get(&h->label_strs, h_intern(h, &h->label_strs, labels[i].key,
+							     strlen(labels[i].key)));
+		l.value = strtab_get(&h->label_strs, h_intern(h, &h->label_strs, v, strlen(v)));
 		VEC_PUSH(&s->labels, l);
 	}
+	h->series_bytes +=
+		sizeof(*s) + sizeof(struct series *) + s->labels.cap * sizeof(struct store_label);
 	s->pub.labels = s->labels.v;
 	s->pub.nlabels = (uint32_t)s->labels.n;
 	s->pub.min_ts_ns = INT64_MAX;
@@ -436,6 +634,7 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 	struct attr_ref *labels = NULL;
 	struct series **ser = NULL;
 	uint32_t *stack_cache = NULL, *stack_cache_n = NULL;
+	struct locpath path = { 0 };
 	char type[512];
 	int rc;
 
@@ -474,10 +673,7 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 		    stack_cache_n[s->stack_off] == s->nstack) {
 			node = stack_cache[s->stack_off] - 1;
 		} else {
-			for (uint32_t j = s->nstack; j-- > 0;)
-				node = node_intern(
-					h, node,
-					xl_location(h, &x, p->stack_locs.v[s->stack_off + j]));
+			node = stack_node(h, &x, p->stack_locs.v + s->stack_off, s->nstack, &path);
 			if (s->nstack) {
 				stack_cache[s->stack_off] = node + 1;
 				stack_cache_n[s->stack_off] = s->nstack;
@@ -492,10 +688,14 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 			if (v == 0)
 				continue; /* adds nothing to any sum; pprof often has zero columns */
 			struct store_row r = { ts, v, node };
+			size_t cap = se->rows.cap;
 			VEC_PUSH(&se->rows, r);
+			h->row_bytes += (se->rows.cap - cap) * sizeof(r);
 			se->pub.nrows = se->rows.n;
 			se->pub.min_ts_ns = PROF_MIN(se->pub.min_ts_ns, ts);
 			se->pub.max_ts_ns = PROF_MAX(se->pub.max_ts_ns, ts);
+			h->min_ts = PROF_MIN(h->min_ts, ts);
+			h->max_ts = PROF_MAX(h->max_ts, ts);
 			h->rows++;
 		}
 	}
@@ -506,6 +706,7 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 	free(labels);
 	free(stack_cache);
 	free(stack_cache_n);
+	VEC_FREE(&path);
 	free(x.str);
 	free(x.map);
 	free(x.fn);
@@ -621,6 +822,70 @@ int store_head_types(struct store_head *h, int64_t from_ns, int64_t to_ns,
 	return rc;
 }
 
+/* Memory held, in bytes: an estimate within a few percent (allocator overhead aside). */
+static uint64_t head_bytes(const struct store_head *h)
+{
+	const struct model_profile *d = &h->dict;
+
+	return sizeof(*h) + h->row_bytes + h->series_bytes + h->str_bytes +
+	       h->nodes.cap * sizeof(*h->nodes.v) +
+	       (uint64_t)h->node_nslots * sizeof(*h->node_slots) +
+	       (uint64_t)h->addr_nslots * sizeof(*h->addr_slots) + h->loc_of_key.cap * 4 +
+	       (uint64_t)h->stack_nslots * sizeof(*h->stack_slots) +
+	       d->mappings.cap * sizeof(*d->mappings.v) +
+	       d->functions.cap * sizeof(*d->functions.v) +
+	       d->locations.cap * sizeof(*d->locations.v) + d->lines.cap * sizeof(*d->lines.v) +
+	       (uint64_t)d->fn_nslots * sizeof(uint32_t);
+}
+
+size_t store_head_nseries(const struct store_head *h)
+{
+	return h->series.n;
+}
+
+const struct store_series *store_head_series_at(const struct store_head *h, size_t i,
+						const struct store_row **rows)
+{
+	PROF_ASSERT(i < h->series.n);
+	*rows = h->series.v[i]->rows.v;
+	return &h->series.v[i]->pub;
+}
+
+int store_head_import(struct store_head *h, const struct model_profile *src,
+		      const struct store_stack_node *nodes, size_t nnodes, uint32_t *map)
+{
+	struct xlate x = { .p = src };
+	struct prof_err err;
+	int rc;
+
+	prof_err_init(&err);
+	rc = store_head_check(src, &err);
+	if (rc)
+		return rc;
+	for (size_t i = 1; i < nnodes; i++)
+		if (nodes[i].parent >= i || nodes[i].loc >= src->locations.n)
+			return -PROF_ECORRUPT;
+	x.str = xmalloc(sizeof(uint32_t) * (src->strings.n + 1));
+	x.map = xmalloc(sizeof(uint32_t) * (src->mappings.n + 1));
+	x.fn = xmalloc(sizeof(uint32_t) * (src->functions.n + 1));
+	x.loc = xmalloc(sizeof(uint32_t) * (src->locations.n + 1));
+	memset(x.str, 0xff, sizeof(uint32_t) * src->strings.n);
+	memset(x.map, 0xff, sizeof(uint32_t) * src->mappings.n);
+	memset(x.fn, 0xff, sizeof(uint32_t) * src->functions.n);
+	memset(x.loc, 0xff, sizeof(uint32_t) * src->locations.n);
+	x.str[0] = x.map[0] = x.fn[0] = x.loc[0] = 0;
+	pthread_rwlock_wrlock(&h->lock);
+	map[0] = 0;
+	for (size_t i = 1; i < nnodes; i++)
+		map[i] = node_intern(h, map[nodes[i].parent], xl_location(h, &x, nodes[i].loc));
+	pthread_rwlock_unlock(&h->lock);
+	free(x.str);
+	free(x.map);
+	free(x.fn);
+	free(x.loc);
+	return 0;
+}
+
 void store_head_get_stats(struct store_head *h, struct store_head_stats *st)
 {
 	pthread_rwlock_rdlock(&h->lock);
@@ -632,5 +897,8 @@ void store_head_get_stats(struct store_head *h, struct store_head_stats *st)
 	st->mappings = h->dict.mappings.n;
 	st->strings = h->dict.strings.n;
 	st->profiles = h->profiles;
+	st->min_ts_ns = h->min_ts;
+	st->max_ts_ns = h->max_ts;
+	st->bytes = head_bytes(h);
 	pthread_rwlock_unlock(&h->lock);
 }

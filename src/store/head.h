@@ -72,7 +72,9 @@ struct store_series {
 /** struct store_head_stats - sizes, for logs, tests and `store stats`. */
 struct store_head_stats {
 	uint64_t series, rows, stack_nodes, locations, functions, mappings, strings;
-	uint64_t profiles; /* model profiles added */
+	uint64_t profiles;	      /* model profiles added */
+	uint64_t bytes;		      /* memory held (estimate: tables and arrays by capacity) */
+	int64_t min_ts_ns, max_ts_ns; /* over all rows; INT64_MAX / INT64_MIN when empty */
 };
 
 /** store_head_new() - an empty head; caller frees with store_head_free. */
@@ -139,5 +141,26 @@ int store_head_types(struct store_head *h, int64_t from_ns, int64_t to_ns,
 
 /** store_head_get_stats() - a consistent snapshot (takes the read lock itself). */
 void store_head_get_stats(struct store_head *h, struct store_head_stats *st);
+
+/** store_head_nseries() - number of series (rdlock held, or the head no longer changes). */
+size_t store_head_nseries(const struct store_head *h);
+
+/**
+ * store_head_series_at() - series @i (< store_head_nseries) and, in
+ * *@rows, its s->nrows rows in arrival order. Lent like store_head_dict.
+ */
+const struct store_series *store_head_series_at(const struct store_head *h, size_t i,
+						const struct store_row **rows);
+
+/**
+ * store_head_import() - add the stack tree @nodes[@nnodes] of another
+ * dictionary @src (a block's symbols) to this head's dictionary and
+ * tree, hash-consed like store_head_add; map[i] gets the head node of
+ * source node i. For compaction, which merges blocks through a fresh
+ * head. @src is checked (-PROF_ECORRUPT for a bad index; nothing is
+ * added then). Takes the write lock.
+ */
+int store_head_import(struct store_head *h, const struct model_profile *src,
+		      const struct store_stack_node *nodes, size_t nnodes, uint32_t *map);
 
 #endif

@@ -18,7 +18,8 @@
  * Symbols: STT_FUNC and STT_GNU_IFUNC symbols that are defined
  * (st_shndx != SHN_UNDEF) and named, from .symtab, or from .dynsym when the
  * file is stripped. They are sorted by address; of several symbols at one
- * address (aliases) the one with a size, then the global one, wins.
+ * address (aliases) the one with a size, then the global one (exported
+ * before hidden), then the weak one, wins.
  *
  * Sources: ELF gABI (program headers, notes, symbol table), the GNU build
  * ID note (NT_GNU_BUILD_ID, owner "GNU"), elfutils libelf/gelf.h.
@@ -43,6 +44,7 @@
 #define SYM_ELF_MAX_SYMBOLS  (64u << 20) /* symbols read from one table */
 #define SYM_ELF_MAX_NAME     4096	 /* longer names are truncated */
 #define SYM_ELF_ALIAS_WALK   16		 /* how far lookup walks back for an enclosing symbol */
+#define SYM_ELF_MAX_PCLNTAB  (1u << 30)	 /* bytes of .gopclntab copied */
 
 struct sym_elf_segment {
 	uint64_t offset, filesz, vaddr;
@@ -52,11 +54,15 @@ struct sym_elf_segment {
 struct sym_elf_symbol {
 	uint64_t start, size;
 	uint32_t name;	   /* offset into names */
-	uint8_t bind_rank; /* 0 global, 1 weak, 2 local: lower wins among aliases */
+	uint8_t bind_rank; /* 0 global, 1 weak, 2 hidden global, 3 local: lower wins among aliases */
 };
 
 struct sym_elf {
 	char build_id[2 * SYM_ELF_MAX_BUILD_ID + 1];
+	struct sym_elf_info info;
+	char debuglink[SYM_ELF_MAX_NAME];
+	uint8_t *gopclntab; /* copy of .gopclntab, NULL when absent */
+	size_t gopclntab_n;
 	VEC(struct sym_elf_segment) segs;
 	VEC(struct sym_elf_symbol) syms;
 	VEC(char) names;
@@ -278,7 +284,13 @@ static int sym_elf_read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
 		s.size = sym.st_size;
 		if (s.start + s.size < s.start)
 			s.size = UINT64_MAX - s.start;
-		s.bind_rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		/* Exported names first: libc's __GI_* aliases are hidden globals. */
+		if (bind == STB_WEAK)
+			s.bind_rank = 1;
+		else if (bind != STB_GLOBAL)
+			s.bind_rank = 3;
+		else /* exported names first: libc's __GI_* aliases are hidden globals */
+			s.bind_rank = GELF_ST_VISIBILITY(sym.st_other) == STV_DEFAULT ? 0 : 2;
 		s.name = sym_elf_add_name(e, name);
 		VEC_PUSH(&e->syms, s);
 	}
@@ -322,6 +334,8 @@ static int sym_elf_read_symbols(Elf *elf, struct sym_elf *e, struct prof_err *er
 			if (rc)
 				return rc;
 		}
+		if (e->syms.n)
+			e->info.symbols = types[t] == SHT_SYMTAB ? SYM_SRC_SYMTAB : SYM_SRC_DYNSYM;
 	}
 	if (e->syms.n == 0)
 		return 0;
@@ -333,6 +347,76 @@ static int sym_elf_read_symbols(Elf *elf, struct sym_elf *e, struct prof_err *er
 		e->syms.v[w++] = e->syms.v[r];
 	}
 	e->syms.n = w;
+	return 0;
+}
+
+/*
+ * Facts about the sections profd cares about (elf.h struct sym_elf_info):
+ * DWARF, code bits, .gnu_debuglink, .gopclntab (copied), and that every
+ * section with file bits lies inside the @size bytes of the file (a cut
+ * upload is named as such instead of failing later in libdw).
+ */
+static int sym_elf_read_sections(Elf *elf, uint64_t size, struct sym_elf *e, struct prof_err *err)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		shstrndx = 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			return prof_err_set(err, -PROF_ECORRUPT, -1,
+					    "section header unreadable: %s", sym_elf_errmsg());
+		name = shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (!name)
+			name = "";
+		if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+			continue;
+		if (sh.sh_offset > size || size - sh.sh_offset < sh.sh_size)
+			return prof_err_set(err, -PROF_ECORRUPT, (int64_t)sh.sh_offset,
+					    "section %s (offset %" PRIu64 ", size %" PRIu64
+					    ") extends past the end of the file (%" PRIu64
+					    " bytes): truncated?",
+					    name[0] ? name : "?", (uint64_t)sh.sh_offset,
+					    (uint64_t)sh.sh_size, size);
+		if (sh.sh_size == 0)
+			continue;
+		if ((sh.sh_flags & SHF_EXECINSTR) && sh.sh_type == SHT_PROGBITS)
+			e->info.has_text = true;
+		if (!strcmp(name, ".text"))
+			e->info.text_vaddr = sh.sh_addr;
+		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) {
+			e->info.has_dwarf = true;
+		} else if (!strcmp(name, ".gnu_debuglink")) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+			size_t n;
+
+			if (!d || !d->d_buf || d->d_size < 8)
+				continue;
+			n = strnlen(d->d_buf, d->d_size);
+			/* name, NUL, padding to 4, CRC-32 (gdb manual "Separate Debug Files") */
+			if (n == 0 || n >= sizeof(e->debuglink) ||
+			    ((n + 4) & ~(size_t)3) + 4 > d->d_size)
+				continue;
+			memcpy(e->debuglink, d->d_buf, n);
+			e->debuglink[n] = '\0';
+			memcpy(&e->info.debuglink_crc,
+			       (const char *)d->d_buf + ((n + 4) & ~(size_t)3), 4);
+			e->info.debuglink = e->debuglink;
+		} else if (!strcmp(name, ".gopclntab") && !e->gopclntab) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+
+			if (!d || !d->d_buf || d->d_size < 8 || d->d_size > SYM_ELF_MAX_PCLNTAB)
+				continue;
+			e->gopclntab = xmalloc(d->d_size);
+			memcpy(e->gopclntab, d->d_buf, d->d_size);
+			e->gopclntab_n = d->d_size;
+			e->info.has_gopclntab = true;
+		}
+	}
 	return 0;
 }
 
@@ -389,6 +473,9 @@ static int sym_elf_index(Elf *elf, uint64_t size, struct sym_elf **out, struct p
 	if (rc < 0)
 		goto fail;
 	rc = sym_elf_read_segments(elf, e, err);
+	if (rc)
+		goto fail;
+	rc = sym_elf_read_sections(elf, size, e, err);
 	if (rc)
 		goto fail;
 	rc = sym_elf_read_symbols(elf, e, err);
@@ -486,12 +573,24 @@ void sym_elf_free(struct sym_elf *e)
 	VEC_FREE(&e->segs);
 	VEC_FREE(&e->syms);
 	VEC_FREE(&e->names);
+	free(e->gopclntab);
 	free(e);
 }
 
 const char *sym_elf_build_id(const struct sym_elf *e)
 {
 	return e->build_id;
+}
+
+const struct sym_elf_info *sym_elf_info(const struct sym_elf *e)
+{
+	return &e->info;
+}
+
+const uint8_t *sym_elf_gopclntab(const struct sym_elf *e, size_t *n)
+{
+	*n = e->gopclntab_n;
+	return e->gopclntab;
 }
 
 int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vaddr)

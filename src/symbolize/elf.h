@@ -19,6 +19,7 @@
 
 #include "base/compat.h"
 #include "base/err.h"
+#include "symbolize/frame.h"
 
 struct sym_elf;
 
@@ -26,7 +27,8 @@ struct sym_elf;
  * sym_elf_open() - open and index @path. On success *@out is a new object
  * the caller frees with sym_elf_free. Errors: -errno when the file cannot
  * be read; -PROF_EFORMAT when it is not ELF; -PROF_ECORRUPT when its
- * headers are truncated or inconsistent (@err says which).
+ * headers are truncated or inconsistent, or a section's bits extend past
+ * the end of the file (@err says which).
  */
 int sym_elf_open(const char *path, struct sym_elf **out, struct prof_err *err);
 
@@ -39,6 +41,34 @@ int sym_elf_open_mem(const void *data, size_t n, struct sym_elf **out, struct pr
 
 /** sym_elf_free() - release @e; NULL is allowed. */
 void sym_elf_free(struct sym_elf *e);
+
+/**
+ * struct sym_elf_info - what the file offers for symbolization:
+ * @has_dwarf:     a non-empty .debug_info (or .zdebug_info) with file bits
+ * @has_text:      code with file bits (false for a separate debug file,
+ *                 whose .text is SHT_NOBITS)
+ * @has_gopclntab: a Go .gopclntab section (sym_elf_gopclntab)
+ * @symbols:       SYM_SRC_SYMTAB, SYM_SRC_DYNSYM (only .dynsym) or
+ *                 SYM_SRC_NONE, for the symbols sym_elf_lookup uses
+ * @debuglink:     the .gnu_debuglink file name (no directory), or NULL;
+ *                 @debuglink_crc its CRC-32 (gdb manual, "Separate Debug
+ *                 Files"), in the file's byte order as stored
+ * @text_vaddr:    address of .text (0 when absent)
+ * Lent until sym_elf_free.
+ */
+struct sym_elf_info {
+	bool has_dwarf, has_text, has_gopclntab;
+	uint8_t symbols; /* enum sym_source */
+	const char *debuglink;
+	uint32_t debuglink_crc;
+	uint64_t text_vaddr;
+};
+
+/** sym_elf_info() - the file's struct sym_elf_info (lent). */
+const struct sym_elf_info *sym_elf_info(const struct sym_elf *e);
+
+/** sym_elf_gopclntab() - the .gopclntab bytes (*@n of them; lent), or NULL. */
+const uint8_t *sym_elf_gopclntab(const struct sym_elf *e, size_t *n);
 
 /** sym_elf_build_id() - GNU build ID as lowercase hex, "" when absent. Lent. */
 const char *sym_elf_build_id(const struct sym_elf *e);

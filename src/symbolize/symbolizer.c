@@ -5,20 +5,32 @@
  * Two caches behind one mutex:
  *
  *   files  - up to max_files entries keyed by (path, expected build ID),
- *            least recently used evicted first. An entry holds the indexed
- *            ELF, or remembers why there is none: the build ID differed
- *            (remembered until evicted: the file at that path is another
- *            binary, and reopening it will not change that), or the file
- *            could not be opened (retried after SYMBOLIZER_RETRY_NS, since
- *            a missing file may be restored or installed later).
- *   memo   - (key, vaddr) -> name, where key is the build ID, or "path:"
- *            plus the path when the caller gave no build ID. Only answers
- *            that came from a matching, opened file are memoized (a name,
- *            or "no symbol there"), so a miss caused by a missing file is
- *            never served from the memo for another path with that build
- *            ID. Keys and names are interned in one string table; when the
- *            memo reaches SYMBOLIZER_MEMO_MAX entries it is cleared
- *            wholesale (cheap, and bounds memory without per-entry LRU).
+ *            least recently used evicted first. An entry holds what was
+ *            found for that binary (its ELF index, a separate debug file's
+ *            ELF index, the DWARF index, the Go pclntab index), or
+ *            remembers why there is none: the build ID differed
+ *            (remembered until evicted or invalidated: the file at that
+ *            path is another binary), or nothing could be opened (retried
+ *            after SYMBOLIZER_RETRY_NS, since a missing file may be
+ *            installed later).
+ *   memo   - (key, vaddr) -> an answer record in @blob, where key is the
+ *            build ID, or "path:" plus the path when the caller gave no
+ *            build ID (keys interned in @strs). Only answers that came
+ *            from an opened file are memoized (frames, or "nothing
+ *            there"), so a miss caused by a missing file is never served
+ *            from the memo. A record holds all its frames' names and files
+ *            side by side, so a warm lookup touches the 16-byte memo slot
+ *            and one or two cache lines of the record (the warm path is
+ *            bound by memory latency, not by work):
+ *
+ *              u8 n, then n times: u32 line, u8 source, u16 name length,
+ *              u16 file length, name bytes, file bytes (no NULs)
+ *
+ *            When the memo reaches SYMBOLIZER_MEMO_MAX entries or the
+ *            records SYMBOLIZER_BLOB_MAX bytes it is cleared wholesale:
+ *            cheap, and bounds memory without per-entry LRU. An
+ *            invalidation clears it too (uploads are rare; the memo refills
+ *            at query speed).
  *
  * The mutex is held while a file is opened and indexed: simple and
  * correct; concurrent lookups of other files wait for that one open. A
@@ -28,31 +40,46 @@
 #include "base/mem.h"
 #include "base/parse.h"
 #include "base/strtab.h"
+#include "symbolize/debuginfo.h"
+#include "symbolize/debuginfod.h"
+#include "symbolize/demangle.h"
+#include "symbolize/dwarf.h"
 #include "symbolize/elf.h"
+#include "symbolize/gopclntab.h"
 #include "symbolize/symbolizer.h"
 
 #include <pthread.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
-#define SYMBOLIZER_RETRY_NS (30 * 1000000000LL) /* re-try a missing file after 30 s */
-#define SYMBOLIZER_MEMO_MAX (1u << 20)		/* memo entries before it is cleared */
-#define SYMBOLIZER_NONE	    UINT32_MAX		/* memo: no symbol at that address */
+#define SYMBOLIZER_RETRY_NS  (30 * 1000000000LL) /* re-try a missing file after 30 s */
+#define SYMBOLIZER_MEMO_MAX  (1u << 20)		 /* memo entries before it is cleared */
+#define SYMBOLIZER_BLOB_MAX  (96u << 20)	 /* bytes of answer records before it is cleared */
+#define SYMBOLIZER_NONE	     UINT32_MAX		 /* memo: nothing at that address */
+#define SYMBOLIZER_FRAME_HDR 9			 /* line, source, two lengths */
+
+_Static_assert(SYM_FRAMES_MAX <= 255 && SYM_FRAME_NAME_MAX <= 65535 && SYM_FRAME_FILE_MAX <= 65535,
+	       "answer record fields");
 
 enum symbolizer_state { SYM_FILE_OK, SYM_FILE_MISMATCH, SYM_FILE_MISSING };
 
 struct symbolizer_file {
-	char *path, *build_id; /* build_id as requested, "" = unchecked */
-	struct sym_elf *elf;   /* NULL unless state == SYM_FILE_OK */
+	char *path, *build_id; /* build_id lowercase as requested, "" = unchecked */
 	enum symbolizer_state state;
 	int64_t retry_ns; /* SYM_FILE_MISSING: when to try again */
 	uint64_t last_use;
+	/* SYM_FILE_OK: at least one of bin and dbg */
+	struct sym_elf *bin;	  /* the binary */
+	struct sym_elf *dbg;	  /* a separate debug file */
+	struct sym_dwarf *dwarf;  /* DWARF of dbg or bin */
+	struct sym_gopclntab *go; /* over bin's (or dbg's) .gopclntab bytes */
 };
 
 struct symbolizer_memo {
 	uint64_t vaddr;
-	uint32_t key;  /* strtab id; 0 = empty slot (id 0 is "" and never a key) */
-	uint32_t name; /* strtab id or SYMBOLIZER_NONE */
+	uint32_t key; /* strtab id; 0 = empty slot (id 0 is "" and never a key) */
+	uint32_t off; /* answer record in blob, or SYMBOLIZER_NONE */
 };
 
 struct symbolizer {
@@ -60,10 +87,18 @@ struct symbolizer {
 	size_t max_files;
 	VEC(struct symbolizer_file *) files;
 	uint64_t tick;
+	struct sym_debuginfo *store;
+	struct sym_debuginfod *dfd; /* debuginfod fetcher, or NULL */
+	char *debug_root;
 
 	struct strtab strs;
 	struct symbolizer_memo *memo;
-	size_t memo_n, memo_cap; /* memo_cap: power of two */
+	size_t memo_n, memo_cap;   /* memo_cap: power of two */
+	VEC(char) blob;		   /* answer records */
+	struct sym_frame *scratch; /* SYM_FRAMES_MAX frames for resolving a miss */
+	/* The memo key of the last (path, build ID) asked: callers ask runs of one binary. */
+	char *last_path, *last_bid;
+	uint32_t last_key; /* UINT32_MAX = none */
 
 	struct symbolizer_stats stats;
 };
@@ -74,6 +109,9 @@ struct symbolizer *symbolizer_new(size_t max_files)
 
 	pthread_mutex_init(&s->lock, NULL);
 	s->max_files = max_files ? max_files : 1;
+	s->debug_root = xstrdup(SYMBOLIZER_DEFAULT_DEBUG_ROOT);
+	s->scratch = xcalloc(SYM_FRAMES_MAX, sizeof(*s->scratch));
+	s->last_key = UINT32_MAX;
 	strtab_init(&s->strs);
 	return s;
 }
@@ -82,7 +120,10 @@ static void symbolizer_file_free(struct symbolizer_file *f)
 {
 	if (!f)
 		return;
-	sym_elf_free(f->elf);
+	sym_gopclntab_free(f->go);
+	sym_dwarf_free(f->dwarf);
+	sym_elf_free(f->dbg);
+	sym_elf_free(f->bin);
 	free(f->path);
 	free(f->build_id);
 	free(f);
@@ -90,24 +131,102 @@ static void symbolizer_file_free(struct symbolizer_file *f)
 
 static void symbolizer_memo_clear(struct symbolizer *s)
 {
+	s->last_key = UINT32_MAX;
 	free(s->memo);
 	s->memo = NULL;
 	s->memo_n = s->memo_cap = 0;
+	VEC_FREE(&s->blob);
 	strtab_release(&s->strs);
 	strtab_init(&s->strs);
+}
+
+static void symbolizer_files_clear(struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->files.n; i++)
+		symbolizer_file_free(s->files.v[i]);
+	s->files.n = 0;
 }
 
 void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->files.n; i++)
-		symbolizer_file_free(s->files.v[i]);
+	sym_debuginfod_free(s->dfd); /* first: its callback uses @s */
+	symbolizer_files_clear(s);
 	VEC_FREE(&s->files);
 	free(s->memo);
+	VEC_FREE(&s->blob);
 	strtab_release(&s->strs);
+	free(s->scratch);
+	free(s->last_path);
+	free(s->last_bid);
+	free(s->debug_root);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
+}
+
+void symbolizer_set_debuginfo(struct symbolizer *s, struct sym_debuginfo *store)
+{
+	pthread_mutex_lock(&s->lock);
+	s->store = store;
+	symbolizer_files_clear(s);
+	symbolizer_memo_clear(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+struct sym_debuginfo *symbolizer_debuginfo(struct symbolizer *s)
+{
+	struct sym_debuginfo *d;
+
+	pthread_mutex_lock(&s->lock);
+	d = s->store;
+	pthread_mutex_unlock(&s->lock);
+	return d;
+}
+
+void symbolizer_set_debug_root(struct symbolizer *s, const char *dir)
+{
+	pthread_mutex_lock(&s->lock);
+	free(s->debug_root);
+	s->debug_root = xstrdup(dir ? dir : SYMBOLIZER_DEFAULT_DEBUG_ROOT);
+	symbolizer_files_clear(s);
+	symbolizer_memo_clear(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void symbolizer_lower(const char *in, char *out, size_t outsz)
+{
+	size_t i = 0;
+
+	for (; in[i] && i + 1 < outsz; i++)
+		out[i] = (in[i] >= 'A' && in[i] <= 'Z') ? (char)(in[i] + 32) : in[i];
+	out[i] = '\0';
+}
+
+void symbolizer_invalidate(struct symbolizer *s, const char *build_id)
+{
+	char id[SYM_BUILD_ID_MAX_HEX + 1];
+	bool dropped = false;
+
+	if (!s || !build_id || !build_id[0])
+		return;
+	symbolizer_lower(build_id, id, sizeof(id));
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->files.n;) {
+		if (!strcmp(s->files.v[i]->build_id, id)) {
+			symbolizer_file_free(s->files.v[i]);
+			s->files.v[i] = s->files.v[--s->files.n];
+			dropped = true;
+		} else {
+			i++;
+		}
+	}
+	if (s->memo_n)
+		dropped = true;
+	symbolizer_memo_clear(s);
+	if (dropped)
+		s->stats.invalidations++;
+	pthread_mutex_unlock(&s->lock);
 }
 
 static size_t symbolizer_memo_slot(const struct symbolizer *s, uint32_t key, uint64_t vaddr)
@@ -132,8 +251,8 @@ static const struct symbolizer_memo *symbolizer_memo_find(const struct symbolize
 	return NULL;
 }
 
-static void symbolizer_memo_insert(struct symbolizer *s, uint32_t key, uint64_t vaddr,
-				   uint32_t name)
+static const struct symbolizer_memo *symbolizer_memo_insert(struct symbolizer *s, uint32_t key,
+							    uint64_t vaddr, uint32_t off)
 {
 	size_t i;
 
@@ -158,36 +277,50 @@ static void symbolizer_memo_insert(struct symbolizer *s, uint32_t key, uint64_t 
 		;
 	s->memo[i].key = key;
 	s->memo[i].vaddr = vaddr;
-	s->memo[i].name = name;
+	s->memo[i].off = off;
 	s->memo_n++;
+	return &s->memo[i];
 }
 
 /* Memo key string for this request: the build ID, else "path:<path>". */
-static uint32_t symbolizer_memo_key(struct symbolizer *s, const char *path, const char *build_id,
-				    bool add)
+static uint32_t symbolizer_memo_key_slow(struct symbolizer *s, const char *path,
+					 const char *build_id, bool add)
 {
 	char stackbuf[512];
 	char *k = stackbuf;
 	size_t n;
 	uint32_t id;
 
-	if (build_id[0]) {
-		n = strlen(build_id);
-		if (n + 1 > sizeof(stackbuf))
-			k = xmalloc(n + 1);
-		for (size_t i = 0; i < n; i++) /* build IDs compare case-insensitively */
-			k[i] = (build_id[i] >= 'A' && build_id[i] <= 'F') ? (char)(build_id[i] + 32)
-									  : build_id[i];
-		k[n] = '\0';
-	} else {
-		n = strlen(path) + 5;
-		if (n + 1 > sizeof(stackbuf))
-			k = xmalloc(n + 1);
-		snprintf(k, n + 1, "path:%s", path);
-	}
+	if (build_id[0]) /* already lowercase */
+		return add ? strtab_intern_cstr(&s->strs, build_id)
+			   : strtab_find(&s->strs, build_id, strlen(build_id));
+	n = strlen(path) + 5;
+	if (n + 1 > sizeof(stackbuf))
+		k = xmalloc(n + 1);
+	snprintf(k, n + 1, "path:%s", path);
 	id = add ? strtab_intern(&s->strs, k, n) : strtab_find(&s->strs, k, n);
 	if (k != stackbuf)
 		free(k);
+	return id;
+}
+
+/* The memo key, remembering the last one asked (cleared with the memo). */
+static uint32_t symbolizer_memo_key(struct symbolizer *s, const char *path, const char *build_id,
+				    bool add)
+{
+	uint32_t id;
+
+	if (s->last_key != UINT32_MAX && !strcmp(s->last_bid, build_id) &&
+	    (build_id[0] || !strcmp(s->last_path, path)))
+		return s->last_key;
+	id = symbolizer_memo_key_slow(s, path, build_id, add);
+	if (id != UINT32_MAX) {
+		free(s->last_path);
+		free(s->last_bid);
+		s->last_path = xstrdup(path);
+		s->last_bid = xstrdup(build_id);
+		s->last_key = id;
+	}
 	return id;
 }
 
@@ -203,29 +336,164 @@ static void symbolizer_evict_lru(struct symbolizer *s)
 	s->stats.evictions++;
 }
 
-/* Open @path and record the outcome as a new cache entry. */
+/* Open @path as an ELF index; NULL on any failure. */
+static struct sym_elf *symbolizer_open_elf(const char *path)
+{
+	struct sym_elf *e = NULL;
+	struct prof_err err;
+
+	prof_err_init(&err);
+	if (sym_elf_open(path, &e, &err) != 0)
+		return NULL;
+	return e;
+}
+
+static bool symbolizer_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * A separate debug file for @f (whose binary, if any, is at @bin_path)
+ * with build ID @id (may be ""): system debug root by build ID, then
+ * .gnu_debuglink (gdb's order). Sets f->dbg and @dbg_path on success.
+ */
+static void symbolizer_find_debug(struct symbolizer *s, struct symbolizer_file *f,
+				  const char *bin_path, const char *id, char *dbg_path,
+				  size_t dbg_pathsz)
+{
+	char cand[4][4096];
+	size_t ncand = 0;
+	const char *link = f->bin ? sym_elf_info(f->bin)->debuglink : NULL;
+	const char *slash = strrchr(bin_path, '/');
+
+	if (strlen(id) > 2)
+		snprintf(cand[ncand++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug",
+			 s->debug_root, id, id + 2);
+	if (link && slash && !strchr(link, '/')) {
+		int dlen = (int)(slash - bin_path);
+
+		snprintf(cand[ncand++], sizeof(cand[0]), "%.*s/%s", dlen, bin_path, link);
+		snprintf(cand[ncand++], sizeof(cand[0]), "%.*s/.debug/%s", dlen, bin_path, link);
+		snprintf(cand[ncand++], sizeof(cand[0]), "%s%.*s/%s", s->debug_root, dlen, bin_path,
+			 link);
+	}
+	for (size_t i = 0; i < ncand && !f->dbg; i++) {
+		struct sym_elf *e;
+
+		if (!strcmp(cand[i], bin_path) || !(e = symbolizer_open_elf(cand[i])))
+			continue;
+		/* Use it only when it is this build's: by build ID, or both lack one. */
+		if (id[0] ? strcmp(sym_elf_build_id(e), id) != 0 : sym_elf_build_id(e)[0] != '\0') {
+			sym_elf_free(e);
+			continue;
+		}
+		if ((size_t)snprintf(dbg_path, dbg_pathsz, "%s", cand[i]) >= dbg_pathsz) {
+			sym_elf_free(e);
+			continue;
+		}
+		f->dbg = e;
+		s->stats.debug_files++;
+	}
+}
+
+/* Open what (f->path, f->build_id) refers to; sets f->state and the indexes. */
+static void symbolizer_file_load(struct symbolizer *s, struct symbolizer_file *f)
+{
+	char bin_path[4096] = "", dbg_path[4096] = "", p[4096];
+	const char *id = f->build_id;
+	bool mismatch = false;
+	struct prof_err err;
+
+	if (id[0] && s->store) {
+		if (sym_debuginfo_path(s->store, id, SYM_DI_EXECUTABLE, p, sizeof(p)) == 0 &&
+		    (f->bin = symbolizer_open_elf(p)) != NULL) {
+			snprintf(bin_path, sizeof(bin_path), "%s", p);
+			s->stats.store_hits++;
+		}
+		if (sym_debuginfo_path(s->store, id, SYM_DI_DEBUGINFO, p, sizeof(p)) == 0 &&
+		    !(f->bin && symbolizer_same_file(p, bin_path)) &&
+		    (f->dbg = symbolizer_open_elf(p)) != NULL) {
+			snprintf(dbg_path, sizeof(dbg_path), "%s", p);
+			s->stats.store_hits++;
+		}
+	}
+	if (!f->bin && f->path[0]) {
+		struct sym_elf *e = symbolizer_open_elf(f->path);
+
+		if (e && id[0] && strcmp(sym_elf_build_id(e), id) != 0) {
+			sym_elf_free(e);
+			mismatch = true;
+		} else if (e) {
+			f->bin = e;
+			snprintf(bin_path, sizeof(bin_path), "%s", f->path);
+		}
+	}
+	const char *want = id[0] ? id : (f->bin ? sym_elf_build_id(f->bin) : "");
+	if (!f->dbg && !(f->bin && sym_elf_info(f->bin)->has_dwarf))
+		symbolizer_find_debug(s, f, bin_path, want, dbg_path, sizeof(dbg_path));
+	/* Last resort: what the debuginfod fetcher has (never waits; queues a fetch). */
+	if (s->dfd && want[0] && !f->dbg && !(f->bin && sym_elf_info(f->bin)->has_dwarf) &&
+	    sym_debuginfod_lookup(s->dfd, want, SYM_DI_DEBUGINFO, p, sizeof(p)) == 1 &&
+	    (f->dbg = symbolizer_open_elf(p)) != NULL) {
+		if (strcmp(sym_elf_build_id(f->dbg), want) != 0) {
+			sym_elf_free(f->dbg);
+			f->dbg = NULL;
+		} else {
+			snprintf(dbg_path, sizeof(dbg_path), "%s", p);
+			s->stats.debuginfod_hits++;
+		}
+	}
+	if (s->dfd && want[0] && !f->bin &&
+	    sym_debuginfod_lookup(s->dfd, want, SYM_DI_EXECUTABLE, p, sizeof(p)) == 1 &&
+	    (f->bin = symbolizer_open_elf(p)) != NULL) {
+		if (strcmp(sym_elf_build_id(f->bin), want) != 0) {
+			sym_elf_free(f->bin);
+			f->bin = NULL;
+		} else {
+			snprintf(bin_path, sizeof(bin_path), "%s", p);
+			s->stats.debuginfod_hits++;
+		}
+	}
+	if (!f->bin && !f->dbg) {
+		if (mismatch) {
+			f->state = SYM_FILE_MISMATCH;
+			s->stats.mismatches++;
+		} else {
+			f->state = SYM_FILE_MISSING;
+			f->retry_ns = prof_now_ns() + SYMBOLIZER_RETRY_NS;
+			s->stats.missing++;
+		}
+		return;
+	}
+	f->state = SYM_FILE_OK;
+	s->stats.file_opens++;
+	prof_err_init(&err);
+	if (f->dbg && sym_elf_info(f->dbg)->has_dwarf)
+		sym_dwarf_open(dbg_path, &f->dwarf, &err);
+	else if (f->bin && sym_elf_info(f->bin)->has_dwarf)
+		sym_dwarf_open(bin_path, &f->dwarf, &err);
+	for (int i = 0; i < 2 && !f->go; i++) {
+		const struct sym_elf *e = i == 0 ? f->bin : f->dbg;
+		const uint8_t *tab;
+		size_t n;
+
+		if (e && (tab = sym_elf_gopclntab(e, &n)) != NULL)
+			sym_gopclntab_parse(tab, n, sym_elf_info(e)->text_vaddr, &f->go, &err);
+	}
+}
+
 static struct symbolizer_file *symbolizer_file_open(struct symbolizer *s, const char *path,
 						    const char *build_id)
 {
 	struct symbolizer_file *f = xcalloc(1, sizeof(*f));
-	struct prof_err err;
 
-	prof_err_init(&err);
 	f->path = xstrdup(path);
 	f->build_id = xstrdup(build_id);
-	if (sym_elf_open(path, &f->elf, &err) != 0) {
-		f->state = SYM_FILE_MISSING;
-		f->retry_ns = prof_now_ns() + SYMBOLIZER_RETRY_NS;
-		s->stats.missing++;
-	} else if (build_id[0] && strcasecmp(sym_elf_build_id(f->elf), build_id) != 0) {
-		sym_elf_free(f->elf);
-		f->elf = NULL;
-		f->state = SYM_FILE_MISMATCH;
-		s->stats.mismatches++;
-	} else {
-		f->state = SYM_FILE_OK;
-		s->stats.file_opens++;
-	}
+	symbolizer_file_load(s, f);
 	if (s->files.n >= s->max_files)
 		symbolizer_evict_lru(s);
 	VEC_PUSH(&s->files, f);
@@ -240,7 +508,7 @@ static struct symbolizer_file *symbolizer_file_get(struct symbolizer *s, const c
 
 	for (i = 0; i < s->files.n; i++) {
 		f = s->files.v[i];
-		if (strcmp(f->path, path) == 0 && strcasecmp(f->build_id, build_id) == 0)
+		if (strcmp(f->path, path) == 0 && strcmp(f->build_id, build_id) == 0)
 			break;
 	}
 	if (i == s->files.n) {
@@ -254,47 +522,249 @@ static struct symbolizer_file *symbolizer_file_get(struct symbolizer *s, const c
 	return f;
 }
 
-int symbolizer_lookup(struct symbolizer *s, const char *path, const char *build_id, uint64_t vaddr,
-		      char *out, size_t outsz)
+/* Symbol-table frame from @e if it has symbols of kind @kind. */
+static const char *symbolizer_symtab(const struct sym_elf *e, uint8_t kind, uint64_t vaddr)
+{
+	if (!e || sym_elf_info(e)->symbols != kind)
+		return NULL;
+	return sym_elf_lookup(e, vaddr, NULL);
+}
+
+/* Resolve @vaddr in @f into out[0..max); returns the number of frames. */
+static size_t symbolizer_file_frames(struct symbolizer_file *f, uint64_t vaddr,
+				     struct sym_frame *out, size_t max)
+{
+	const char *name;
+	uint8_t src = SYM_SRC_SYMTAB;
+	int n;
+
+	if (f->dwarf && (n = sym_dwarf_lookup(f->dwarf, vaddr, out, max)) > 0)
+		return (size_t)n;
+	name = symbolizer_symtab(f->dbg, SYM_SRC_SYMTAB, vaddr);
+	if (!name)
+		name = symbolizer_symtab(f->bin, SYM_SRC_SYMTAB, vaddr);
+	if (f->go && sym_gopclntab_lookup(f->go, vaddr, &out[0]) &&
+	    (!name || !strcmp(name, out[0].name)))
+		return 1;
+	if (!name) {
+		src = SYM_SRC_DYNSYM;
+		name = symbolizer_symtab(f->bin, SYM_SRC_DYNSYM, vaddr);
+		if (!name)
+			name = symbolizer_symtab(f->dbg, SYM_SRC_DYNSYM, vaddr);
+	}
+	if (!name)
+		return 0;
+	memset(&out[0], 0, sizeof(out[0]));
+	sym_demangle(name, out[0].name, sizeof(out[0].name));
+	out[0].source = src;
+	return 1;
+}
+
+/*
+ * The memo entry answering (path, build_id, vaddr), resolving and
+ * memoizing a miss; NULL when no usable file exists. Lock held; the
+ * entry is valid until the lock is dropped.
+ */
+static const struct symbolizer_memo *symbolizer_resolve(struct symbolizer *s, const char *path,
+							const char *build_id, uint64_t vaddr)
 {
 	const struct symbolizer_memo *m;
 	struct symbolizer_file *f;
-	const char *name;
-	uint32_t key, name_id;
-	int rc = -ENOENT;
+	uint32_t key, off;
+	size_t n;
 
-	if (!s || !path || !out || outsz == 0)
-		return -EINVAL;
-	if (!build_id)
-		build_id = "";
-	out[0] = '\0';
-	pthread_mutex_lock(&s->lock);
 	s->stats.lookups++;
 	key = symbolizer_memo_key(s, path, build_id, false);
 	if (key != UINT32_MAX && (m = symbolizer_memo_find(s, key, vaddr)) != NULL) {
 		s->stats.memo_hits++;
-		if (m->name != SYMBOLIZER_NONE) {
-			snprintf(out, outsz, "%s", strtab_get(&s->strs, m->name));
-			rc = 0;
-		}
-		goto out;
+		return m;
 	}
 	f = symbolizer_file_get(s, path, build_id);
 	if (f->state != SYM_FILE_OK)
-		goto out;
-	name = sym_elf_lookup(f->elf, vaddr, NULL);
-	if (s->memo_n >= SYMBOLIZER_MEMO_MAX)
+		return NULL;
+	n = symbolizer_file_frames(f, vaddr, s->scratch, SYM_FRAMES_MAX);
+	size_t need = 1;
+	for (size_t i = 0; i < n; i++)
+		need += SYMBOLIZER_FRAME_HDR + strlen(s->scratch[i].name) +
+			strlen(s->scratch[i].file);
+	if (s->memo_n >= SYMBOLIZER_MEMO_MAX || s->blob.n + need > SYMBOLIZER_BLOB_MAX)
 		symbolizer_memo_clear(s);
 	key = symbolizer_memo_key(s, path, build_id, true);
-	name_id = name ? strtab_intern_cstr(&s->strs, name) : SYMBOLIZER_NONE;
-	symbolizer_memo_insert(s, key, vaddr, name_id);
-	if (name) {
-		snprintf(out, outsz, "%s", name);
-		rc = 0;
+	if (n == 0)
+		return symbolizer_memo_insert(s, key, vaddr, SYMBOLIZER_NONE);
+	off = (uint32_t)s->blob.n;
+	VEC_RESERVE(&s->blob, need);
+	char *w = s->blob.v + s->blob.n;
+	*w++ = (char)n;
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_frame *fr = &s->scratch[i];
+		uint16_t nl = (uint16_t)strlen(fr->name), fl = (uint16_t)strlen(fr->file);
+
+		memcpy(w, &fr->line, 4);
+		w[4] = (char)fr->source;
+		memcpy(w + 5, &nl, 2);
+		memcpy(w + 7, &fl, 2);
+		w += SYMBOLIZER_FRAME_HDR;
+		memcpy(w, fr->name, nl);
+		memcpy(w + nl, fr->file, fl);
+		w += nl + fl;
 	}
-out:
+	s->blob.n += need;
+	return symbolizer_memo_insert(s, key, vaddr, off);
+}
+
+/* One frame of an answer record at @rec into @out; returns the next frame's start. */
+static const char *symbolizer_record_frame(const char *rec, struct sym_frame *out)
+{
+	uint16_t nl, fl;
+	size_t cn, cf;
+
+	memcpy(&out->line, rec, 4);
+	out->source = (uint8_t)rec[4];
+	memcpy(&nl, rec + 5, 2);
+	memcpy(&fl, rec + 7, 2);
+	rec += SYMBOLIZER_FRAME_HDR;
+	cn = PROF_MIN((size_t)nl, sizeof(out->name) - 1);
+	cf = PROF_MIN((size_t)fl, sizeof(out->file) - 1);
+	memcpy(out->name, rec, cn);
+	out->name[cn] = '\0';
+	memcpy(out->file, rec + nl, cf);
+	out->file[cf] = '\0';
+	return rec + nl + fl;
+}
+
+/* Validate arguments and lowercase the build ID into @id. */
+static int symbolizer_args(struct symbolizer *s, const char *path, const char *build_id, char *id,
+			   size_t idsz)
+{
+	if (!s || !path)
+		return -EINVAL;
+	symbolizer_lower(build_id ? build_id : "", id, idsz);
+	if (!path[0] && !id[0])
+		return -EINVAL;
+	return 0;
+}
+
+int symbolizer_lookup_frames(struct symbolizer *s, const char *path, const char *build_id,
+			     uint64_t vaddr, struct sym_frame *out, size_t max)
+{
+	char id[SYM_BUILD_ID_MAX_HEX + 1];
+	const struct symbolizer_memo *m;
+	int rc = -ENOENT;
+
+	if (!out || max == 0 || symbolizer_args(s, path, build_id, id, sizeof(id)))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	m = symbolizer_resolve(s, path, id, vaddr);
+	if (m && m->off != SYMBOLIZER_NONE) {
+		const char *rec = s->blob.v + m->off;
+		size_t n = PROF_MIN((size_t)(uint8_t)rec[0], max);
+
+		rec++;
+		for (size_t i = 0; i < n; i++)
+			rec = symbolizer_record_frame(rec, &out[i]);
+		rc = (int)n;
+	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+int symbolizer_lookup(struct symbolizer *s, const char *path, const char *build_id, uint64_t vaddr,
+		      char *out, size_t outsz)
+{
+	char id[SYM_BUILD_ID_MAX_HEX + 1];
+	const struct symbolizer_memo *m;
+	int rc = -ENOENT;
+
+	if (!out || outsz == 0 || symbolizer_args(s, path, build_id, id, sizeof(id)))
+		return -EINVAL;
+	out[0] = '\0';
+	pthread_mutex_lock(&s->lock);
+	m = symbolizer_resolve(s, path, id, vaddr);
+	if (m && m->off != SYMBOLIZER_NONE) {
+		const char *rec = s->blob.v + m->off + 1;
+		size_t n = (uint8_t)s->blob.v[m->off];
+		uint16_t nl, fl;
+
+		/* The outermost frame is the last one. */
+		for (size_t i = 0; i + 1 < n; i++) {
+			memcpy(&nl, rec + 5, 2);
+			memcpy(&fl, rec + 7, 2);
+			rec += SYMBOLIZER_FRAME_HDR + nl + fl;
+		}
+		memcpy(&nl, rec + 5, 2);
+		n = PROF_MIN((size_t)nl, outsz - 1);
+		memcpy(out, rec + SYMBOLIZER_FRAME_HDR, n);
+		out[n] = '\0';
+		rc = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static void symbolizer_dfd_done(void *arg, const char *build_id)
+{
+	symbolizer_invalidate(arg, build_id);
+}
+
+int symbolizer_enable_debuginfod(struct symbolizer *s, struct prof_err *err)
+{
+	struct sym_debuginfod *d = NULL;
+	int rc;
+
+	if (s->dfd)
+		return 0;
+	rc = sym_debuginfod_new(symbolizer_dfd_done, s, &d, err);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&s->lock);
+	s->dfd = d;
+	symbolizer_files_clear(s); /* misses may now be answered */
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+const char *symbolizer_reason_name(enum symbolizer_reason r)
+{
+	switch (r) {
+	case SYMBOLIZER_OK_DWARF:
+		return "dwarf";
+	case SYMBOLIZER_OK_SYMBOLS:
+		return "symbols";
+	case SYMBOLIZER_NO_FILE:
+		return "no_debuginfo";
+	case SYMBOLIZER_MISMATCH:
+		return "build_id_mismatch";
+	case SYMBOLIZER_STRIPPED:
+		return "stripped";
+	}
+	return "unknown";
+}
+
+enum symbolizer_reason symbolizer_binary_status(struct symbolizer *s, const char *path,
+						const char *build_id)
+{
+	char id[SYM_BUILD_ID_MAX_HEX + 1];
+	struct symbolizer_file *f;
+	enum symbolizer_reason r;
+
+	if (symbolizer_args(s, path, build_id, id, sizeof(id)))
+		return SYMBOLIZER_NO_FILE;
+	pthread_mutex_lock(&s->lock);
+	f = symbolizer_file_get(s, path, id);
+	if (f->state == SYM_FILE_MISMATCH)
+		r = SYMBOLIZER_MISMATCH;
+	else if (f->state == SYM_FILE_MISSING)
+		r = SYMBOLIZER_NO_FILE;
+	else if (f->dwarf)
+		r = SYMBOLIZER_OK_DWARF;
+	else if (f->go || (f->bin && sym_elf_info(f->bin)->symbols != SYM_SRC_NONE) ||
+		 (f->dbg && sym_elf_info(f->dbg)->symbols != SYM_SRC_NONE))
+		r = SYMBOLIZER_OK_SYMBOLS;
+	else
+		r = SYMBOLIZER_STRIPPED;
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
 void symbolizer_get_stats(struct symbolizer *s, struct symbolizer_stats *st)

@@ -2,21 +2,51 @@
 /*
  * symbolizer.h - query-time symbolization of native frames: given the
  * mapping's file path and GNU build ID and an ELF virtual address, the
- * function name. Opened ELF files are cached per (path, build ID) with a
- * bound on their number; a file whose build ID does not match the one
- * the frame was recorded with is never used (the binary was replaced), and
- * that miss is remembered. Results are memoized per (build ID, address).
- * Thread-safe (one internal mutex).
+ * frames there (function, file, line, and the functions inlined at that
+ * address, innermost first; see frame.h).
+ *
+ * Where the answer comes from, per (path, build ID), first found wins:
+ *   binary      the debuginfo store's executable for the build ID, else
+ *               the file at the mapping path if its build ID matches;
+ *   debug info  the store's debuginfo file for the build ID, else the
+ *               binary itself when it has DWARF, else a separate debug
+ *               file: <debug root>/.build-id/<xx>/<rest>.debug, then the
+ *               binary's .gnu_debuglink name in the binary's directory,
+ *               its .debug/ subdirectory and <debug root>/<binary's
+ *               directory> (gdb's search order), else, when enabled, what
+ *               a debuginfod server has (fetched in the background); a
+ *               candidate is used only when its build ID matches;
+ *   frames      DWARF with inline chains, else the full symbol table
+ *               (.symtab of the debug file or the binary), else Go's
+ *               pclntab (also preferred over a .symtab hit of the same
+ *               name, as it adds file and line), else .dynsym.
+ * Names are demangled (C++, Rust legacy and v0: demangle.h).
+ *
+ * Caches: opened files per (path, build ID), at most max_files, least
+ * recently used evicted; a file whose build ID does not match is never
+ * used and that refusal is remembered; a missing file is retried after
+ * 30 s. Answers are memoized per (build ID, address) (per path when no
+ * build ID is known), up to about a million addresses, then the memo
+ * starts over. symbolizer_invalidate() forgets one build ID's files and
+ * the memo, so a debuginfo upload takes effect on the next query, old
+ * data included.
+ *
+ * Thread-safe (one internal mutex, held while a file is opened).
  */
 #ifndef PROF_SYMBOLIZE_SYMBOLIZER_H
 #define PROF_SYMBOLIZE_SYMBOLIZER_H
 
 #include "base/compat.h"
+#include "base/err.h"
+#include "symbolize/frame.h"
 
 struct symbolizer;
+struct sym_debuginfo;
+
+#define SYMBOLIZER_DEFAULT_DEBUG_ROOT "/usr/lib/debug"
 
 /**
- * symbolizer_new() - cache of at most @max_files indexed ELF files (0 is
+ * symbolizer_new() - cache of at most @max_files opened binaries (0 is
  * taken as 1); remembered misses count towards the bound. Caller frees.
  */
 struct symbolizer *symbolizer_new(size_t max_files);
@@ -24,23 +54,101 @@ struct symbolizer *symbolizer_new(size_t max_files);
 void symbolizer_free(struct symbolizer *s);
 
 /**
- * symbolizer_lookup() - function name for @vaddr in the ELF at @path
- * whose build ID must equal @build_id (lowercase hex; "" skips the check).
- * Writes the name into @out (truncated to @outsz) and returns 0; -ENOENT
- * when the file is missing, does not match, or has no symbol there.
+ * symbolizer_set_debuginfo() - consult @store (not owned; must outlive
+ * @s; NULL to stop) before the mapping path. Forgets cached files and the
+ * memo. Call before sharing @s between threads, or at any time.
+ */
+void symbolizer_set_debuginfo(struct symbolizer *s, struct sym_debuginfo *store);
+
+/** symbolizer_debuginfo() - the store set above, or NULL. Lent. */
+struct sym_debuginfo *symbolizer_debuginfo(struct symbolizer *s);
+
+/**
+ * symbolizer_set_debug_root() - where system debug files live (default
+ * SYMBOLIZER_DEFAULT_DEBUG_ROOT; copied). Forgets cached files and the memo.
+ */
+void symbolizer_set_debug_root(struct symbolizer *s, const char *dir);
+
+/**
+ * symbolizer_enable_debuginfod() - when DEBUGINFOD_URLS is set, also ask
+ * those servers for the build IDs nothing local covers, in the background
+ * (debuginfod.h: a query never waits for the network; the first query
+ * shows addresses, a later one names the frames once the file arrived).
+ * 0, or -PROF_EUNSUPPORTED with @err saying why (variable unset,
+ * libdebuginfod missing). Stopped by symbolizer_free.
+ */
+int symbolizer_enable_debuginfod(struct symbolizer *s, struct prof_err *err);
+
+/**
+ * symbolizer_invalidate() - forget the cached files of @build_id (any
+ * case) and every memoized answer, so new debug info for it is used by
+ * the next lookup.
+ */
+void symbolizer_invalidate(struct symbolizer *s, const char *build_id);
+
+/**
+ * symbolizer_lookup_frames() - the frames at @vaddr in the binary at
+ * @path (may be "" when @build_id is given: then only the debuginfo
+ * store and the debug root are searched) whose build ID must equal
+ * @build_id (lowercase or uppercase hex; "" or NULL skips the check).
+ * Writes up to @max frames, innermost first, into @out (a chain deeper
+ * than @max keeps its innermost frames) and returns how many (>= 1);
+ * -ENOENT when no usable file was found or nothing covers @vaddr;
+ * -EINVAL for bad arguments.
+ */
+int symbolizer_lookup_frames(struct symbolizer *s, const char *path, const char *build_id,
+			     uint64_t vaddr, struct sym_frame *out, size_t max);
+
+/**
+ * symbolizer_lookup() - name of the function containing @vaddr (the
+ * outermost frame of symbolizer_lookup_frames: the real function that
+ * code was inlined into). Writes it into @out (truncated to @outsz) and
+ * returns 0; -ENOENT when the file is missing, does not match, or has no
+ * symbol there; -EINVAL for bad arguments.
  */
 int symbolizer_lookup(struct symbolizer *s, const char *path, const char *build_id, uint64_t vaddr,
 		      char *out, size_t outsz);
 
 /**
+ * enum symbolizer_reason - why a binary's frames are or are not named,
+ * for stack health: SYMBOLIZER_OK_DWARF / _OK_SYMBOLS (names, from DWARF
+ * or from a symbol table / Go pclntab), _NO_FILE (neither the mapping
+ * path nor any debug info was found: upload debug info), _MISMATCH (the
+ * file at the path is another build; upload debug info), _STRIPPED (the
+ * file was found but has no symbols at all).
+ */
+enum symbolizer_reason {
+	SYMBOLIZER_OK_DWARF,
+	SYMBOLIZER_OK_SYMBOLS,
+	SYMBOLIZER_NO_FILE,
+	SYMBOLIZER_MISMATCH,
+	SYMBOLIZER_STRIPPED,
+};
+
+/** symbolizer_reason_name() - "dwarf", "symbols", "no_debuginfo", ... (static). */
+const char *symbolizer_reason_name(enum symbolizer_reason r);
+
+/**
+ * symbolizer_binary_status() - what is known for (@path, @build_id),
+ * opening it if needed (same rules as symbolizer_lookup_frames). Always
+ * answers.
+ */
+enum symbolizer_reason symbolizer_binary_status(struct symbolizer *s, const char *path,
+						const char *build_id);
+
+/**
  * struct symbolizer_stats - counters since symbolizer_new, for /metrics and
- * tests: @lookups calls, @memo_hits answered from the memo, @file_opens ELF
- * files opened and indexed, @mismatches files refused for a build ID
+ * tests: @lookups calls, @memo_hits answered from the memo, @file_opens
+ * binaries opened and indexed, @mismatches files refused for a build ID
  * mismatch, @missing opens that failed (file absent or unreadable),
- * @evictions cached files dropped to respect max_files.
+ * @evictions cached files dropped to respect max_files, @debug_files
+ * separate debug files used, @store_hits files taken from the debuginfo
+ * store, @invalidations symbolizer_invalidate calls that dropped something,
+ * @debuginfod_hits files taken from the debuginfod fetcher's cache.
  */
 struct symbolizer_stats {
 	uint64_t lookups, memo_hits, file_opens, mismatches, missing, evictions;
+	uint64_t debug_files, store_hits, invalidations, debuginfod_hits;
 };
 
 /** symbolizer_get_stats() - copy the counters (consistent snapshot). */

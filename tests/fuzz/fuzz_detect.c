@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct prof_err err;
 	enum fmt_kind k = fmt_detect(data, size, "x.pb.gz");
 
-	PROF_ASSERT(k >= FMT_KIND_UNKNOWN && k <= FMT_KIND_CPUPROFILE);
+	PROF_ASSERT(k >= FMT_KIND_UNKNOWN && k <= FMT_KIND_PPROF_LEGACY);
 	PROF_ASSERT(strcmp(fmt_kind_name(k), "") != 0);
 	if (k == FMT_KIND_PPROF || k == FMT_KIND_OTLP || k == FMT_KIND_JFR || k == FMT_KIND_UNKNOWN)
 		return 0;

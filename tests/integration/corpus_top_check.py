@@ -4,8 +4,9 @@
 
 usage: corpus_top_check.py PROFD CORPUS_DIR
 
-For every pprof file in CORPUS/pprof (and every file the reference tool
-rejected in CORPUS/pprof-legacy) with a facts/<id>.json, runs
+For every file in CORPUS/pprof and CORPUS/pprof-legacy (the formats before
+profile.proto that pprof reads: binary CPU, heap/contention text, Go
+debug=1 text) with a facts/<id>.json, runs
 `PROFD top --json -n 0 FILE` and compares with the facts computed by
 Google's pprof (pproffacts, `go tool pprof -top`):
   - sample types, sample count (records) and the total of each type;
@@ -41,8 +42,16 @@ def parse_value(text):
     return float(num) * UNITS[unit], False
 
 
-def same_value(ours, ref_text):
+# Size of a sample type's unit in pprof's base unit (ns for time, B for memory).
+UNIT_FACTOR = {"microseconds": 1e3, "milliseconds": 1e6, "seconds": 1e9}
+
+
+def same_value(ours, ref_text, unit=""):
+    """Our value (in the sample type's @unit) equals pprof's printed one."""
     ref, exact = parse_value(ref_text)
+    factor = UNIT_FACTOR.get(unit, 1)
+    if factor != 1 and ref_text.strip() != "0":
+        ours, exact = ours * factor, False
     if exact:
         return ours == ref
     return abs(ours - ref) <= max(1.0, abs(ref) * 0.006)  # pprof prints 2 decimals
@@ -94,7 +103,7 @@ def check_file(profd, path, facts):
             problems.append("total[%s] %s, want %s" % (tname, got, want))
 
     for top in facts["facts"].get("tops", []):
-        tname = top["sample_type"].split("/")[0]
+        tname, unit = top["sample_type"].split("/", 1)
         flat = top["flat"]
         if flat.get("rc", 0) != 0:
             continue
@@ -107,22 +116,23 @@ def check_file(profd, path, facts):
             if i >= len(rows):
                 problems.append("%s: only %d rows, reference has %d" % (tname, len(rows), len(ref_rows)))
                 break
-            if not same_value(rows[i]["self"], r["flat"]):
+            if not same_value(rows[i]["self"], r["flat"], unit):
                 problems.append("%s row %d: self %s, reference flat %s (%s)"
                                 % (tname, i + 1, rows[i]["self"], r["flat"], r["name"]))
             name = strip_inline(r["name"])
             match = [o for o in rows if name_matches(o["function"], name)]
             if not match:
                 problems.append("%s: function %r missing" % (tname, name))
-            elif not any(same_value(o["self"], r["flat"]) and same_value(o["total"], r["cum"])
+            elif not any(same_value(o["self"], r["flat"], unit)
+                         and same_value(o["total"], r["cum"], unit)
                          for o in match):
                 problems.append("%s: %r self/total %s/%s, reference %s/%s"
                                 % (tname, name, match[0]["self"], match[0]["total"],
                                    r["flat"], r["cum"]))
         for r in top.get("cum", {}).get("rows", []) if top.get("cum", {}).get("rc", 0) == 0 else []:
             name = strip_inline(r["name"])
-            if not any(name_matches(o["function"], name) and same_value(o["total"], r["cum"])
-                       and same_value(o["self"], r["flat"]) for o in rows):
+            if not any(name_matches(o["function"], name) and same_value(o["total"], r["cum"], unit)
+                       and same_value(o["self"], r["flat"], unit) for o in rows):
                 problems.append("%s: top-cum row %r %s/%s not matched" % (tname, name, r["flat"], r["cum"]))
         nodes = flat.get("nodes")
         if nodes is not None and nodes != len(rows):
@@ -146,10 +156,7 @@ def main():
             continue
         for name in sorted(os.listdir(full)):
             rel = d + "/" + name
-            facts = by_path.get(rel)
-            if d == "pprof-legacy" and not (facts and facts["facts"].get("pproffacts", {}).get("parse_error")):
-                continue  # legacy text formats: not decoded by profd (yet)
-            files.append((rel, facts))
+            files.append((rel, by_path.get(rel)))
     passed = failed = 0
     for rel, facts in files:
         if facts is None:

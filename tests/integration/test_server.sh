@@ -265,7 +265,7 @@ echo "  google.rpc.Status: $(rpc_status)"
 head -c $((2 * MAX_BODY)) /dev/zero | gzip -c >"$tmp/bomb.gz"
 post "$tmp/bomb.gz" -H 'Content-Encoding: gzip'
 checkx "gzip bomb ($(stat -c %s "$tmp/bomb.gz") bytes -> 32 MiB) -> 413 naming the limit" \
-	'[ "$code" = 413 ] && rpc_status | grep -q "^8 .*limit of $MAX_BODY bytes"'
+	'[ "$code" = 413 ] && rpc_status | grep -Eq "^8 .*(limit of $MAX_BODY bytes|limit max_ratio)"'
 echo "  google.rpc.Status: $(rpc_status)"
 
 head -c $((MAX_BODY + 1)) /dev/zero >"$tmp/big.bin"
@@ -281,7 +281,10 @@ checkx "corrupt gzip -> 400" '[ "$code" = 400 ] && body_has "not valid gzip"'
 post "$tmp/a.pb" -H 'Content-Encoding: br'
 check "unknown Content-Encoding -> 415" [ "$code" = 415 ]
 CT=application/json post "$tmp/a.pb"
-checkx "OTLP/JSON -> 415 with a hint" '[ "$code" = 415 ] && body_has "application/x-protobuf"'
+checkx "protobuf sent as OTLP/JSON -> 400 in JSON" \
+	'[ "$code" = 400 ] && body_has "\"code\":3" && body_has "otlp-json"'
+CT=text/plain post "$tmp/a.pb"
+checkx "wrong Content-Type -> 415 with a hint" '[ "$code" = 415 ] && body_has "application/x-protobuf"'
 get /v1development/profiles
 check "GET on the ingest path -> 405" [ "$code" = 405 ]
 
@@ -348,7 +351,7 @@ check "SIGTERM stops the server cleanly (exit $stop_rc)" [ "$stop_rc" = 0 ]
 check "shutdown logged" grep -q "server: stopped" "$tmp/log.$n"
 
 # A torn tail (a crash in the middle of a write) is dropped at start.
-printf '\100\000\000\000\001\002\003' >>"$tmp/data/wal/00000001.wal"
+printf '\100\000\000\000\001\002\003' >>"$tmp/data/default/wal/00000001.wal"
 start_server
 t=$(total '')
 check "torn WAL tail dropped, acknowledged data intact ($want, got $t)" [ "$t" = "$want" ]

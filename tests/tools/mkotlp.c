@@ -7,6 +7,12 @@
  *          [--gzip] --stack 'main;foo;bar=70' [--stack ...] OUT
  *   mkotlp --bad missing-location OUT
  *
+ * A workload over time, in one request: --count N profiles, the k-th at
+ * time MS + k * --every-ms (default 10000), each with every --stack; a
+ * --wave 'FRAMES=VALUE' stack is added only to the profiles in the "on"
+ * half of a square wave of half-period --wave-half-ms (default 20000):
+ * those whose offset k * every-ms lies in [0, half), [2 half, 3 half), ...
+ *
  * A stack lists frames root first, separated by ';', then '=' and the
  * value. A frame "@PATH@BUILDID@0xADDR" is an unsymbolized native frame
  * (a location with a mapping and an address but no lines), for testing
@@ -213,7 +219,6 @@ static void add_stack(struct model_profile *p, struct frames *fr, const char *sp
 
 int main(int argc, char **argv)
 {
-	struct model_profile p;
 	struct frames fr;
 	struct buf out = BUF_INIT;
 	const char *type = "cpu:nanoseconds", *bad = NULL, *path = NULL;
@@ -221,6 +226,9 @@ int main(int argc, char **argv)
 	bool gzip = false;
 	VEC(const char *) stacks = { 0 };
 	VEC(const char *) attrs = { 0 };
+	VEC(const char *) waves = { 0 };
+	VEC(struct model_profile *) profs = { 0 };
+	int64_t count = 1, every_ms = 10000, half_ms = 20000;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -238,13 +246,25 @@ int main(int argc, char **argv)
 			bad = argv[++i];
 		else if (!strcmp(a, "--gzip"))
 			gzip = true;
-		else if (a[0] == '-' && a[1])
+		else if (!strcmp(a, "--wave") && i + 1 < argc)
+			VEC_PUSH(&waves, argv[++i]);
+		else if (!strcmp(a, "--count") && i + 1 < argc) {
+			if (parse_i64(argv[++i], &count) || count < 1 || count > 100000)
+				die("--count: expected 1 to 100000");
+		} else if (!strcmp(a, "--every-ms") && i + 1 < argc) {
+			if (parse_i64(argv[++i], &every_ms) || every_ms < 1)
+				die("--every-ms: expected a positive number");
+		} else if (!strcmp(a, "--wave-half-ms") && i + 1 < argc) {
+			if (parse_i64(argv[++i], &half_ms) || half_ms < 1)
+				die("--wave-half-ms: expected a positive number");
+		} else if (a[0] == '-' && a[1])
 			die("unknown option %s", a);
 		else
 			path = a;
 	}
 	if (!path)
 		die("usage: mkotlp [--attr K=V] [--type TYPE:UNIT] [--time-ms MS] [--gzip] "
+		    "[--count N] [--every-ms MS] [--wave 'a;b=1'] [--wave-half-ms MS] "
 		    "--stack 'a;b=1' OUT | mkotlp --bad missing-location OUT");
 
 	if (bad) {
@@ -253,39 +273,50 @@ int main(int argc, char **argv)
 		bad_missing_location(&out);
 	} else {
 		const char *colon = strchr(type, ':');
-		char *t;
 
 		if (!colon)
 			die("--type: expected TYPE:UNIT");
-		model_profile_init(&p);
-		strtab_init(&fr.names);
-		memset(&fr.loc_of, 0, sizeof(fr.loc_of));
-		t = xstrndup(type, (size_t)(colon - type));
-		model_sample_type_add(&p, t, colon + 1);
-		p.period_type.type = model_intern(&p, t);
-		p.period_type.unit = model_intern(&p, colon + 1);
-		p.period = 10000000;
-		free(t);
-		p.time_ns = time_ms * 1000000;
-		p.duration_ns = 10000000000LL;
-		for (size_t i = 0; i < attrs.n; i++) {
-			const char *eq = strchr(attrs.v[i], '=');
-			char *k;
+		for (int64_t k = 0; k < count; k++) {
+			struct model_profile *q = xcalloc(1, sizeof(*q));
+			char *t;
+			bool on = ((k * every_ms) / half_ms) % 2 == 0;
 
-			if (!eq)
-				die("--attr: expected KEY=VALUE");
-			k = xstrndup(attrs.v[i], (size_t)(eq - attrs.v[i]));
-			model_attr_add_str(&p, k, eq + 1);
-			free(k);
+			model_profile_init(q);
+			strtab_init(&fr.names);
+			memset(&fr.loc_of, 0, sizeof(fr.loc_of));
+			t = xstrndup(type, (size_t)(colon - type));
+			model_sample_type_add(q, t, colon + 1);
+			q->period_type.type = model_intern(q, t);
+			q->period_type.unit = model_intern(q, colon + 1);
+			q->period = 10000000;
+			free(t);
+			q->time_ns = (time_ms + k * every_ms) * 1000000;
+			q->duration_ns = 10000000000LL;
+			for (size_t i = 0; i < attrs.n; i++) {
+				const char *eq = strchr(attrs.v[i], '=');
+				char *key;
+
+				if (!eq)
+					die("--attr: expected KEY=VALUE");
+				key = xstrndup(attrs.v[i], (size_t)(eq - attrs.v[i]));
+				model_attr_add_str(q, key, eq + 1);
+				free(key);
+			}
+			for (size_t i = 0; i < stacks.n; i++)
+				add_stack(q, &fr, stacks.v[i], q->time_ns + (int64_t)i);
+			for (size_t i = 0; i < waves.n && on; i++)
+				add_stack(q, &fr, waves.v[i], q->time_ns + (int64_t)(stacks.n + i));
+			strtab_release(&fr.names);
+			VEC_FREE(&fr.loc_of);
+			VEC_PUSH(&profs, q);
 		}
-		for (size_t i = 0; i < stacks.n; i++)
-			add_stack(&p, &fr, stacks.v[i], p.time_ns + (int64_t)i);
-		const struct model_profile *pp = &p;
-		if (fmt_otlp_encode(&pp, 1, &out))
+		if (fmt_otlp_encode((const struct model_profile *const *)profs.v, profs.n, &out))
 			die("fmt_otlp_encode failed");
-		model_profile_release(&p);
-		strtab_release(&fr.names);
-		VEC_FREE(&fr.loc_of);
+		for (size_t i = 0; i < profs.n; i++) {
+			model_profile_release(profs.v[i]);
+			free(profs.v[i]);
+		}
+		VEC_FREE(&profs);
 	}
 	if (gzip) {
 		struct buf z = BUF_INIT;
@@ -305,5 +336,6 @@ int main(int argc, char **argv)
 	buf_release(&out);
 	VEC_FREE(&stacks);
 	VEC_FREE(&attrs);
+	VEC_FREE(&waves);
 	return 0;
 }

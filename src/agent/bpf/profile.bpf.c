@@ -1,9 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * profile.bpf.c - on-CPU sampling: runs on every tick of a per-CPU
- * perf_event (software cpu-clock, period = 1e9 / frequency ns) and sends
- * one event per sample (pid, tid, comm, cpu, time, kernel and user stack)
- * to user space over a BPF ring buffer.
+ * profile.bpf.c - the agent's kernel half:
+ *
+ *   profile_sample     perf_event (software cpu-clock, one per CPU):
+ *                      on-CPU samples;
+ *   profile_switch     tp_btf/sched_switch: remembers when a thread went
+ *                      to sleep and, when it comes back after at least
+ *                      the threshold, how long it was away, and sends its
+ *                      kernel stack (opt-in, --off-cpu);
+ *   profile_sys_exit   tp_btf/sys_exit: in that thread, as the syscall it
+ *                      slept in returns, sends the time away with its
+ *                      user stack;
+ *   profile_exec/exit  tp_btf/sched_process_exec / _exit: process events
+ *                      for user space's /proc snapshots and caches;
+ *   profile_libs       uprobe on ld.so's _dl_debug_state, the hook the
+ *                      loader calls for debuggers whenever its list of
+ *                      loaded objects changes: sends that list (load bias
+ *                      and path of each object) once it is consistent.
  *
  * Why one event per sample instead of aggregating counts per stack in a
  * hash map (bcc profile.bpf.c): profd keeps each sample's timestamp
@@ -13,25 +26,56 @@
  * normalize user addresses while the process still exists, which also
  * favours handling events as they arrive.
  *
+ * Off-CPU design (after the OpenTelemetry eBPF profiler's): sched_switch
+ * stores (tid -> time, syscall) for a thread going to sleep in an LRU
+ * hash and, for the thread coming back, turns it into the time away, so
+ * the cost of a context switch is one map update and one lookup; stacks
+ * are taken only when the time away reached the threshold: the kernel
+ * stack of the sleeper from sched_switch (bpf_get_task_stack), the user
+ * stack in the thread itself as its syscall returns (a user stack can
+ * only be read from inside its process). A blocked thread has not run
+ * since it switched out, so both are the ones it blocked in; user space
+ * joins the two events by (tid, switch-in time). Storing full stacks at
+ * every switch-out would cost an unwind per context switch and ~2 KiB of
+ * map per sleeping thread. Only sleeps count (a preempted thread is
+ * runnable, not blocked). The profiler takes the stacks in a kprobe on
+ * finish_task_switch; kprobes and fexit are not available on every
+ * kernel (not on the test machines), tracepoints are.
+ *
+ * Targeting: --include/--exclude by executable name or cgroup become the
+ * maps exe_filter and cgroup_filter; a process's executable verdict is
+ * cached per tgid (verdicts, reset at exec and exit). The check comes
+ * before any unwinding, so skipped processes cost one map lookup.
+ *
  * Every early return bumps a named per-CPU counter (profile.h), so lost
  * samples are never silent. Stacks come from bpf_get_stack: the kernel
  * stack from the interrupted registers, the user stack by frame-pointer
- * unwinding from the task's user registers (code without frame pointers
- * yields short stacks; DWARF unwinding is a later step).
+ * unwinding from the task's user registers; with stack copies on, the
+ * top of the user stack is sent as well for .eh_frame unwinding in user
+ * space (unwind.h).
  *
  * Sources: libbpf-bootstrap examples/c/profile.bpf.c, bcc
- * libbpf-tools/profile.bpf.c.
+ * libbpf-tools/profile.bpf.c and offcputime.bpf.c, opentelemetry-ebpf-
+ * profiler support/ebpf/off_cpu.ebpf.c.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "profile.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define PF_EXITING 0x00000004
+#define PF_KTHREAD 0x00200000
+
 /* Set by user space before load. */
-const volatile __u32 agent_tgid = 0;   /* the agent's own process, skipped */
-const volatile __u64 wakeup_bytes = 0; /* wake the reader once this much is queued */
+const volatile __u32 agent_tgid = 0;	      /* the agent's own process, skipped */
+const volatile __u64 wakeup_bytes = 0;	      /* wake the reader once this much is queued */
+const volatile __u64 offcpu_min_ns = 1000000; /* off-CPU threshold */
+const volatile __u32 filter_flags = 0;	      /* PROFILE_FILTER_* */
+const volatile __u32 stack_copy = 0;	      /* send struct profile_event_ext */
+const volatile __s64 rdebug_off = 0;	      /* ld.so: &_r_debug - &_dl_debug_state */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -45,6 +89,51 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/*
+ * Off-CPU state per thread: @start_ns and @nr (the syscall it sleeps in)
+ * set at switch-out; at switch-in, if away long enough, @delta_ns and
+ * @in_ns set (start_ns cleared) until profile_sys_exit sends it.
+ */
+struct offcpu_rec {
+	__u64 start_ns, in_ns, delta_ns;
+	__u64 nr;
+};
+
+/* A switch-in older than this at the syscall's return is not ours. */
+#define OFFCPU_STALE_NS 1000000000ULL
+
+/* tid -> struct offcpu_rec; sized by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct offcpu_rec);
+} offcpu_start SEC(".maps");
+
+/* Executable name -> PROFILE_V_INCLUDE or _EXCLUDE. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct profile_exe_key);
+	__type(value, __u8);
+} exe_filter SEC(".maps");
+
+/* Cgroup v2 id (inode of its directory) -> PROFILE_V_INCLUDE or _EXCLUDE. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, __u8);
+} cgroup_filter SEC(".maps");
+
+/* tgid -> executable verdict (PROFILE_V_INCLUDE, _EXCLUDE or _NOMATCH). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} verdicts SEC(".maps");
+
 static __always_inline void stat_inc(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -53,14 +142,197 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1;
 }
 
+/* The verdict of the current task's cgroup or its nearest listed ancestor. */
+static __always_inline __u8 cgroup_verdict(void)
+{
+	for (int level = PROFILE_CGROUP_MAX_LEVEL; level >= 0; level--) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		__u8 *v;
+
+		if (!id)
+			continue; /* deeper than the task's own cgroup */
+		v = bpf_map_lookup_elem(&cgroup_filter, &id);
+		if (v)
+			return *v;
+	}
+	return PROFILE_V_NOMATCH;
+}
+
+/* The verdict for @task's executable name, cached per tgid. */
+static __always_inline __u8 exe_verdict(struct task_struct *task, __u32 tgid)
+{
+	struct profile_exe_key key;
+	const unsigned char *name;
+	__u8 *cached, v = PROFILE_V_NOMATCH;
+
+	cached = bpf_map_lookup_elem(&verdicts, &tgid);
+	if (cached)
+		return *cached;
+	__builtin_memset(&key, 0, sizeof(key));
+	name = BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name);
+	if (name && bpf_probe_read_kernel_str(key.name, sizeof(key.name), name) > 0) {
+		__u8 *f = bpf_map_lookup_elem(&exe_filter, &key);
+
+		if (f)
+			v = *f;
+	}
+	if (bpf_map_update_elem(&verdicts, &tgid, &v, BPF_ANY))
+		stat_inc(PROFILE_STAT_VERDICT_UPDATE_ERR);
+	return v;
+}
+
+/*
+ * Whether the current task (@task, of process @tgid) is to be profiled:
+ * excluded by no rule, and, when include rules exist, included by one.
+ */
+static __always_inline bool task_allowed(struct task_struct *task, __u32 tgid)
+{
+	__u8 cg = PROFILE_V_NOMATCH, exe = PROFILE_V_NOMATCH;
+
+	if (!filter_flags)
+		return true;
+	if (filter_flags & (PROFILE_FILTER_INCLUDE_CGROUP | PROFILE_FILTER_EXCLUDE_CGROUP))
+		cg = cgroup_verdict();
+	if (cg == PROFILE_V_EXCLUDE)
+		return false;
+	if (filter_flags & (PROFILE_FILTER_INCLUDE_EXE | PROFILE_FILTER_EXCLUDE_EXE))
+		exe = exe_verdict(task, tgid);
+	if (exe == PROFILE_V_EXCLUDE)
+		return false;
+	if (filter_flags & (PROFILE_FILTER_INCLUDE_EXE | PROFILE_FILTER_INCLUDE_CGROUP))
+		return cg == PROFILE_V_INCLUDE || exe == PROFILE_V_INCLUDE;
+	return true;
+}
+
+/*
+ * Copy the top of the user stack into @x. A read that would run past the
+ * end of the stack mapping fails as a whole: on the main thread, whose
+ * outermost frames sit a few KiB below the top of its stack, read only up
+ * to the end of the environment strings (the top of the stack); else,
+ * should a read fail, retry with less.
+ */
+static __always_inline void copy_user_stack(struct profile_event_ext *x)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 env_end, len = PROFILE_STACK_COPY;
+	const void *sp;
+
+	x->ip = BPF_CORE_READ(regs, ip);
+	x->sp = BPF_CORE_READ(regs, sp);
+	x->bp = BPF_CORE_READ(regs, bp);
+	x->stack_len = 0;
+	sp = (const void *)x->sp;
+	if (!sp || (x->ev.flags & PROFILE_F_KTHREAD))
+		return;
+	env_end = BPF_CORE_READ(task, mm, env_end);
+	if (x->sp < env_end && env_end - x->sp < len)
+		len = (env_end - x->sp) & ~7ULL;
+	if (len > PROFILE_STACK_COPY)
+		len = PROFILE_STACK_COPY;
+	if (len >= 8 && !bpf_probe_read_user(x->stack, len, sp))
+		x->stack_len = (__u32)len;
+	else if (!bpf_probe_read_user(x->stack, PROFILE_STACK_COPY / 2, sp))
+		x->stack_len = PROFILE_STACK_COPY / 2;
+	else if (!bpf_probe_read_user(x->stack, PROFILE_STACK_COPY / 8, sp))
+		x->stack_len = PROFILE_STACK_COPY / 8;
+	else
+		stat_inc(PROFILE_STAT_STACK_COPY_ERR);
+}
+
+/* Fill everything but kind, time and value; @ctx is the program's context. */
+static __always_inline void fill_event(void *ctx, struct profile_event *e, __u32 tgid, __u32 tid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	long n;
+
+	e->pid = tgid;
+	e->tid = tid;
+	e->cpu = bpf_get_smp_processor_id();
+	e->flags = 0;
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
+		e->flags |= PROFILE_F_KTHREAD;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+
+	if (e->kind == PROFILE_EV_OFFCPU) {
+		/* Sent at switch-in (PROFILE_EV_OFFCPU_KSTACK): here it would be the exit path. */
+		e->kstack_n = 0;
+	} else {
+		n = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
+		if (n < 0)
+			stat_inc(PROFILE_STAT_KSTACK_ERR);
+		e->kstack_n = n < 0 ? (__s32)n : (__s32)(n / sizeof(__u64));
+	}
+
+	if (e->flags & PROFILE_F_KTHREAD) {
+		e->ustack_n = 0;
+		return;
+	}
+	n = bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK);
+	if (n < 0)
+		stat_inc(PROFILE_STAT_USTACK_ERR);
+	e->ustack_n = n < 0 ? (__s32)n : (__s32)(n / sizeof(__u64));
+	if (e->ustack_n == PROFILE_MAX_FRAMES) {
+		e->flags |= PROFILE_F_USTACK_TRUNCATED;
+		stat_inc(PROFILE_STAT_USTACK_TRUNCATED);
+	}
+}
+
+/*
+ * No wakeup per event: that would cost a reader wakeup per sample and tie
+ * the agent's running to the sampling ticks (so it would catch itself
+ * more often than it runs). User space polls on its own clock (every
+ * 100 ms); only a buffer filled past wakeup_bytes wakes it early.
+ */
+static __always_inline __u64 wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									     : BPF_RB_NO_WAKEUP;
+}
+
+/*
+ * Reserve, fill and submit one sample event (@kind, @now, @value), with a
+ * copy of the user stack when stack_copy is set. 0, or -1 when the ring
+ * buffer had no room (the caller counts it).
+ */
+static __always_inline int emit_event(void *ctx, __u32 kind, __u32 tgid, __u32 tid, __u64 now,
+				      __u64 value, __u64 aux)
+{
+	struct profile_event *e;
+
+	if (stack_copy) {
+		struct profile_event_ext *x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
+
+		if (!x)
+			return -1;
+		x->ev.kind = kind;
+		x->ev.time_ns = now;
+		x->ev.value = value;
+		x->ev.aux = aux;
+		fill_event(ctx, &x->ev, tgid, tid);
+		copy_user_stack(x);
+		x->ev.flags |= PROFILE_F_STACK_COPY;
+		bpf_ringbuf_submit(x, wakeup_flag());
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return -1;
+	e->kind = kind;
+	e->time_ns = now;
+	e->value = value;
+	e->aux = aux;
+	fill_event(ctx, e, tgid, tid);
+	bpf_ringbuf_submit(e, wakeup_flag());
+	return 0;
+}
+
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	__u32 tid = (__u32)id;
-	struct profile_event *e;
-	long n;
 
 	if (tid == 0) {
 		stat_inc(PROFILE_STAT_IDLE);
@@ -70,37 +342,287 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(PROFILE_STAT_SELF);
 		return 0;
 	}
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
+	if (!task_allowed(bpf_get_current_task_btf(), tgid)) {
+		stat_inc(PROFILE_STAT_FILTERED);
+		return 0;
+	}
+	if (emit_event(ctx, PROFILE_EV_CPU, tgid, tid, bpf_ktime_get_ns(), 0, 0)) {
 		stat_inc(PROFILE_STAT_RINGBUF_FULL);
 		return 0;
 	}
-	e->time_ns = bpf_ktime_get_ns();
-	e->pid = tgid;
-	e->tid = tid;
-	e->cpu = bpf_get_smp_processor_id();
-	e->flags = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-
-	n = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
-	if (n < 0)
-		stat_inc(PROFILE_STAT_KSTACK_ERR);
-	e->kstack_n = n < 0 ? (__s32)n : (__s32)(n / sizeof(__u64));
-
-	n = bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK);
-	if (n < 0)
-		stat_inc(PROFILE_STAT_USTACK_ERR);
-	e->ustack_n = n < 0 ? (__s32)n : (__s32)(n / sizeof(__u64));
-
-	/*
-	 * No wakeup per event: that would cost a reader wakeup per sample and
-	 * tie the agent's running to the sampling ticks (so it would catch
-	 * itself more often than it runs). User space polls on its own clock
-	 * (every 100 ms); only a buffer half full wakes it early.
-	 */
-	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
-				      ? BPF_RB_FORCE_WAKEUP
-				      : BPF_RB_NO_WAKEUP);
 	stat_inc(PROFILE_STAT_SAMPLES);
+	return 0;
+}
+
+/* The task's state word (__state since 5.14, state before). */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return (unsigned int)BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/*
+ * sched_switch, both sides. @next coming back after long enough: record
+ * the time away for profile_sys_exit and send @next's kernel stack now
+ * (it is still the one it blocked in; its user stack can only be read
+ * from inside it). @prev leaving to sleep in a syscall: remember when
+ * and which syscall.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(profile_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 tid = prev->pid, tgid = prev->tgid, ntid = next->pid;
+	struct offcpu_rec *r, rec = { 0 };
+	__u64 now = bpf_ktime_get_ns();
+	struct pt_regs *regs;
+
+	if (ntid && (r = bpf_map_lookup_elem(&offcpu_start, &ntid)) && r->start_ns) {
+		__u64 delta = now - r->start_ns;
+
+		if (delta < offcpu_min_ns) {
+			bpf_map_delete_elem(&offcpu_start, &ntid);
+			stat_inc(PROFILE_STAT_OFFCPU_SHORT);
+		} else {
+			struct profile_kstack_event *k;
+
+			r->delta_ns = delta;
+			r->in_ns = now;
+			r->start_ns = 0;
+			k = bpf_ringbuf_reserve(&events, sizeof(*k), 0);
+			if (k) {
+				long n = bpf_get_task_stack(next, k->kstack, sizeof(k->kstack), 0);
+
+				k->kind = PROFILE_EV_OFFCPU_KSTACK;
+				k->tid = ntid;
+				k->in_ns = now;
+				k->kstack_n = n < 0 ? (__s32)n : (__s32)(n / sizeof(__u64));
+				k->pad = 0;
+				bpf_ringbuf_submit(k, wakeup_flag());
+			} else {
+				stat_inc(PROFILE_STAT_OFFCPU_KSTACK_LOST);
+			}
+		}
+	}
+
+	if (tid == 0) {
+		stat_inc(PROFILE_STAT_OFFCPU_SKIP_IDLE);
+		return 0;
+	}
+	if (tgid == agent_tgid) {
+		stat_inc(PROFILE_STAT_OFFCPU_SKIP_SELF);
+		return 0;
+	}
+	if (prev->flags & PF_KTHREAD) {
+		stat_inc(PROFILE_STAT_OFFCPU_SKIP_KTHREAD);
+		return 0;
+	}
+	if (prev->flags & PF_EXITING) {
+		stat_inc(PROFILE_STAT_OFFCPU_SKIP_EXITING);
+		return 0;
+	}
+	if (task_state(prev) == 0) {
+		/* TASK_RUNNING: preempted, waiting for a CPU, not blocked. */
+		stat_inc(PROFILE_STAT_OFFCPU_SKIP_PREEMPTED);
+		return 0;
+	}
+	/* sched_switch runs in @prev: the current-task helpers describe it. */
+	if (!task_allowed(prev, tgid)) {
+		stat_inc(PROFILE_STAT_OFFCPU_FILTERED);
+		return 0;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	rec.start_ns = now;
+	rec.nr = BPF_CORE_READ(regs, orig_ax);
+	if (bpf_map_update_elem(&offcpu_start, &tid, &rec, BPF_ANY))
+		stat_inc(PROFILE_STAT_OFFCPU_MAP_FULL);
+	return 0;
+}
+
+/*
+ * A syscall returns: if this thread slept in it for long enough, send the
+ * time away with its user stack, which has not changed since it went to
+ * sleep. (Tracepoints only: kprobes, which the OpenTelemetry profiler
+ * uses on finish_task_switch, and fexit are not available on every
+ * kernel; this hook costs one hash lookup per syscall while --off-cpu is
+ * on.) Sleeps outside syscalls (page faults) are not reported: their
+ * record is overwritten at the next switch-out or found stale here.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(profile_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	__u32 tid = (__u32)id;
+	struct offcpu_rec *r;
+	__u64 now, delta, in_ns;
+
+	r = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!r || !r->in_ns) {
+		stat_inc(PROFILE_STAT_OFFCPU_UNTRACKED);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	delta = r->delta_ns;
+	in_ns = r->in_ns;
+	if (r->nr != BPF_CORE_READ(regs, orig_ax) || now - in_ns > OFFCPU_STALE_NS) {
+		/* Not the syscall it slept in (it slept in a page fault, say). */
+		bpf_map_delete_elem(&offcpu_start, &tid);
+		stat_inc(PROFILE_STAT_OFFCPU_STALE);
+		return 0;
+	}
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	if (emit_event(ctx, PROFILE_EV_OFFCPU, tgid, tid, now, delta, in_ns)) {
+		stat_inc(PROFILE_STAT_OFFCPU_RINGBUF_FULL);
+		return 0;
+	}
+	stat_inc(PROFILE_STAT_OFFCPU_SAMPLES);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+	struct profile_proc_event *pe;
+
+	if (tgid == agent_tgid) {
+		stat_inc(PROFILE_STAT_PROC_SELF);
+		return 0;
+	}
+	/* A new executable: decide again. */
+	bpf_map_delete_elem(&verdicts, &tgid);
+	if (!task_allowed(p, tgid)) {
+		stat_inc(PROFILE_STAT_PROC_FILTERED);
+		return 0;
+	}
+	pe = bpf_ringbuf_reserve(&events, sizeof(*pe), 0);
+	if (!pe) {
+		stat_inc(PROFILE_STAT_PROC_RINGBUF_FULL);
+		return 0;
+	}
+	pe->kind = PROFILE_EV_EXEC;
+	pe->pid = tgid;
+	pe->time_ns = bpf_ktime_get_ns();
+	pe->start_code = BPF_CORE_READ(p, mm, start_code);
+	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
+	if (bpf_probe_read_kernel_str(pe->filename, sizeof(pe->filename), bprm->filename) < 0)
+		pe->filename[0] = '\0';
+	/* Wake the reader now: it must read /proc/PID before a short process is gone. */
+	bpf_ringbuf_submit(pe, BPF_RB_FORCE_WAKEUP);
+	stat_inc(PROFILE_STAT_PROC_EVENTS);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(profile_exit, struct task_struct *p)
+{
+	__u32 tid = p->pid, tgid = p->tgid;
+	struct profile_proc_event *pe;
+
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	if (tid != tgid) {
+		stat_inc(PROFILE_STAT_THREAD_EXIT);
+		return 0;
+	}
+	if (tgid == agent_tgid) {
+		stat_inc(PROFILE_STAT_PROC_SELF);
+		return 0;
+	}
+	bpf_map_delete_elem(&verdicts, &tgid);
+	pe = bpf_ringbuf_reserve(&events, sizeof(*pe), 0);
+	if (!pe) {
+		stat_inc(PROFILE_STAT_PROC_RINGBUF_FULL);
+		return 0;
+	}
+	pe->kind = PROFILE_EV_EXIT;
+	pe->pid = tgid;
+	pe->time_ns = bpf_ktime_get_ns();
+	pe->start_code = 0;
+	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
+	pe->filename[0] = '\0';
+	bpf_ringbuf_submit(pe, wakeup_flag());
+	stat_inc(PROFILE_STAT_PROC_EVENTS);
+	return 0;
+}
+
+/* glibc's r_debug and the public head of struct link_map (<link.h>). */
+#define RDEBUG_R_MAP   8
+#define RDEBUG_R_STATE 24
+#define RT_CONSISTENT  0
+#define LM_L_ADDR      0
+#define LM_L_NAME      8
+#define LM_L_NEXT      24
+
+SEC("uprobe")
+int profile_libs(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct profile_libs_event *e;
+	__u64 rdebug = 0, lm = 0;
+	int version = 0, state = -1;
+
+	if (tgid == agent_tgid) {
+		stat_inc(PROFILE_STAT_PROC_SELF);
+		return 0;
+	}
+	if (!task_allowed(bpf_get_current_task_btf(), tgid)) {
+		stat_inc(PROFILE_STAT_LIBS_FILTERED);
+		return 0;
+	}
+	/* The probe address is _dl_debug_state (or one past its int3): find r_debug. */
+	for (int back = 0; back < 2; back++) {
+		__u64 cand = PT_REGS_IP(ctx) - back + rdebug_off;
+
+		if (!bpf_probe_read_user(&version, sizeof(version), (void *)cand) && version >= 1 &&
+		    version <= 2) {
+			rdebug = cand;
+			break;
+		}
+	}
+	if (!rdebug ||
+	    bpf_probe_read_user(&state, sizeof(state), (void *)(rdebug + RDEBUG_R_STATE)) ||
+	    bpf_probe_read_user(&lm, sizeof(lm), (void *)(rdebug + RDEBUG_R_MAP))) {
+		stat_inc(PROFILE_STAT_LIBS_READ_ERR);
+		return 0;
+	}
+	if (state != RT_CONSISTENT) {
+		stat_inc(PROFILE_STAT_LIBS_NOT_READY);
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(PROFILE_STAT_LIBS_RINGBUF_FULL);
+		return 0;
+	}
+	e->kind = PROFILE_EV_LIBS;
+	e->pid = tgid;
+	e->time_ns = bpf_ktime_get_ns();
+	e->n = 0;
+	e->pad = 0;
+	for (int i = 0; i < PROFILE_MAX_LIBS; i++) {
+		__u64 name = 0;
+
+		if (!lm)
+			break;
+		if (bpf_probe_read_user(&e->libs[i].l_addr, sizeof(__u64),
+					(void *)(lm + LM_L_ADDR)) ||
+		    bpf_probe_read_user(&name, sizeof(name), (void *)(lm + LM_L_NAME)))
+			break;
+		e->libs[i].name[0] = '\0';
+		if (name && bpf_probe_read_user_str(e->libs[i].name, sizeof(e->libs[i].name),
+						    (void *)name) < 0)
+			e->libs[i].name[0] = '\0';
+		e->n = i + 1;
+		if (bpf_probe_read_user(&lm, sizeof(lm), (void *)(lm + LM_L_NEXT)))
+			break;
+	}
+	bpf_ringbuf_submit(e, wakeup_flag());
+	stat_inc(PROFILE_STAT_LIBS_EVENTS);
 	return 0;
 }

@@ -1,14 +1,33 @@
 /* SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only */
 /*
  * profile.h - what profile.bpf.c and the agent's user space share: the
- * sample event sent over the ring buffer and the names of the per-CPU
- * counters (bcc libbpf-tools profile.h).
+ * events sent over the ring buffer, the keys of the targeting maps and
+ * the names of the per-CPU counters (bcc libbpf-tools profile.h).
  *
- * One event per cpu-clock tick of a task that is not idle and not the
- * agent: kernel and user stacks as raw instruction pointers, leaf first,
- * as bpf_get_stack() returns them (frame-pointer unwinding for user
- * space). Counts are frame counts, or a negative errno from
- * bpf_get_stack (-EFAULT when the user stack could not be read).
+ * Events (every record starts with a __u32 kind):
+ *   - PROFILE_EV_CPU: one per cpu-clock tick of a task that is not idle,
+ *     not the agent and not filtered out: kernel and user stacks as raw
+ *     instruction pointers, leaf first, as bpf_get_stack() returns them
+ *     (frame-pointer unwinding for user space). With user stack copies
+ *     on (PROFILE_F_STACK_COPY), the event is a struct profile_event_ext:
+ *     the same header plus the user registers and the top of the user
+ *     stack, for unwinding with .eh_frame in user space (unwind.h).
+ *   - PROFILE_EV_OFFCPU: a thread that slept for at least the threshold
+ *     returned from the syscall it slept in: @value is how long (ns), the
+ *     user stack the one it slept in; no kernel stack here: that came
+ *     just before as a PROFILE_EV_OFFCPU_KSTACK (struct
+ *     profile_kstack_event) with the same tid and switch-in time (@aux).
+ *   - PROFILE_EV_EXEC / PROFILE_EV_EXIT (struct profile_proc_event): a
+ *     process called execve / its main thread exited, so user space can
+ *     snapshot /proc/PID before a short-lived process is gone, and drop
+ *     what it cached for a pid that no longer exists.
+ *   - PROFILE_EV_LIBS (struct profile_libs_event): the dynamic loader of a
+ *     process finished mapping its libraries (at startup or dlopen): the
+ *     load bias and path of each, from its r_debug link map, so user
+ *     space knows where libc is even in a process gone before it could
+ *     read /proc/PID/maps.
+ * Counts are frame counts, or a negative errno from bpf_get_stack
+ * (-EFAULT when the user stack could not be read).
  *
  * The layout is an ABI between the two halves only (both are built from
  * this header in one build), never stored or sent anywhere.
@@ -21,35 +40,150 @@
 #endif
 
 /* perf_event_max_stack's default; bpf_get_stack fills at most this many. */
-#define PROFILE_MAX_FRAMES 127
-#define PROFILE_COMM_LEN   16
+#define PROFILE_MAX_FRAMES  127
+#define PROFILE_COMM_LEN    16
+#define PROFILE_PATH_LEN    256
+#define PROFILE_EXE_KEY_LEN 32 /* executable names longer than 31 bytes are cut to 31 */
+/* Bytes of user stack copied from the stack pointer (a power of two). */
+#define PROFILE_STACK_COPY 16384
+
+enum profile_event_kind {
+	PROFILE_EV_CPU = 1,
+	PROFILE_EV_OFFCPU = 2,
+	PROFILE_EV_EXEC = 3,
+	PROFILE_EV_EXIT = 4,
+	PROFILE_EV_OFFCPU_KSTACK = 5,
+	PROFILE_EV_LIBS = 6,
+};
+
+/* profile_event.flags */
+#define PROFILE_F_USTACK_TRUNCATED (1u << 0) /* the user stack filled all PROFILE_MAX_FRAMES */
+#define PROFILE_F_STACK_COPY	   (1u << 1) /* a struct profile_event_ext */
+#define PROFILE_F_KTHREAD	   (1u << 2) /* a kernel thread: no user stack */
 
 struct profile_event {
+	__u32 kind;    /* PROFILE_EV_CPU or PROFILE_EV_OFFCPU */
+	__u32 flags;   /* PROFILE_F_* */
 	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u32 pid;     /* tgid (process id as user space sees it in the root pid namespace) */
+	__u64 value;   /* PROFILE_EV_OFFCPU: ns off CPU; 0 otherwise */
+	__u64 aux;     /* PROFILE_EV_OFFCPU: switch-in time, joins PROFILE_EV_OFFCPU_KSTACK */
+	__u32 pid;     /* tgid (process id in the root pid namespace) */
 	__u32 tid;     /* thread id */
 	__u32 cpu;
 	__s32 kstack_n;		     /* kernel frames in @kstack, or -errno */
 	__s32 ustack_n;		     /* user frames in @ustack, or -errno */
-	__u32 flags;		     /* reserved, 0 */
 	char comm[PROFILE_COMM_LEN]; /* thread name */
 	__u64 kstack[PROFILE_MAX_FRAMES];
 	__u64 ustack[PROFILE_MAX_FRAMES];
 };
 
 /*
+ * struct profile_event_ext - a profile_event with the user registers at
+ * the sample and @stack_len bytes of user stack starting at @sp (0 when it
+ * could not be read). x86-64 only: @ip, @sp, @bp are rip, rsp, rbp.
+ */
+struct profile_event_ext {
+	struct profile_event ev;
+	__u64 ip, sp, bp;
+	__u32 stack_len;
+	__u32 pad;
+	__u8 stack[PROFILE_STACK_COPY];
+};
+
+struct profile_kstack_event {
+	__u32 kind; /* PROFILE_EV_OFFCPU_KSTACK */
+	__u32 tid;
+	__u64 in_ns;	/* switch-in time (bpf_ktime_get_ns) */
+	__s32 kstack_n; /* frames, or -errno */
+	__u32 pad;
+	__u64 kstack[PROFILE_MAX_FRAMES];
+};
+
+struct profile_proc_event {
+	__u32 kind; /* PROFILE_EV_EXEC or PROFILE_EV_EXIT */
+	__u32 pid;  /* tgid */
+	__u64 time_ns;
+	__u64 start_code; /* EXEC: the new image's lowest code address (mm->start_code) */
+	char comm[PROFILE_COMM_LEN];
+	char filename[PROFILE_PATH_LEN]; /* EXEC: the path given to execve; "" for EXIT */
+};
+
+#define PROFILE_MAX_LIBS 32
+
+/* One entry of the loader's link map (glibc <link.h> struct link_map). */
+struct profile_lib {
+	__u64 l_addr;		     /* load bias: runtime address = ELF vaddr + l_addr */
+	char name[PROFILE_PATH_LEN]; /* path as the loader opened it; "" = the executable */
+};
+
+struct profile_libs_event {
+	__u32 kind; /* PROFILE_EV_LIBS */
+	__u32 pid;
+	__u64 time_ns;
+	__u32 n; /* entries used in @libs */
+	__u32 pad;
+	struct profile_lib libs[PROFILE_MAX_LIBS];
+};
+
+/* Targeting (map "exe_filter" / "cgroup_filter" values; rodata filter_flags). */
+enum profile_verdict {
+	PROFILE_V_UNKNOWN = 0, /* not decided yet (never stored) */
+	PROFILE_V_INCLUDE = 1,
+	PROFILE_V_EXCLUDE = 2,
+	PROFILE_V_NOMATCH = 3,
+};
+#define PROFILE_FILTER_INCLUDE_EXE    (1u << 0)
+#define PROFILE_FILTER_EXCLUDE_EXE    (1u << 1)
+#define PROFILE_FILTER_INCLUDE_CGROUP (1u << 2)
+#define PROFILE_FILTER_EXCLUDE_CGROUP (1u << 3)
+/* Cgroup rules match a task's cgroup or any ancestor up to this depth. */
+#define PROFILE_CGROUP_MAX_LEVEL 16
+
+/* Key of "exe_filter": the executable's file name, zero padded. */
+struct profile_exe_key {
+	char name[PROFILE_EXE_KEY_LEN];
+};
+
+/*
  * Per-CPU counters (array map "stats", one __u64 per CPU and index).
- * Every way the program gives up a sample has its own index, so a lost
+ * Every way a program gives up an event has its own index, so a lost
  * sample is never silent.
  */
 enum profile_stat {
-	PROFILE_STAT_SAMPLES = 0,      /* events submitted to the ring buffer */
-	PROFILE_STAT_IDLE = 1,	       /* skipped: the idle task (pid 0) */
-	PROFILE_STAT_SELF = 2,	       /* skipped: the agent's own threads */
-	PROFILE_STAT_RINGBUF_FULL = 3, /* dropped: no room in the ring buffer */
-	PROFILE_STAT_KSTACK_ERR = 4,   /* kernel stack unreadable (event still sent) */
-	PROFILE_STAT_USTACK_ERR = 5,   /* user stack unreadable (event still sent) */
-	PROFILE_STAT_MAX = 6,
+	PROFILE_STAT_SAMPLES = 0,	       /* CPU events submitted to the ring buffer */
+	PROFILE_STAT_IDLE = 1,		       /* CPU tick skipped: the idle task (pid 0) */
+	PROFILE_STAT_SELF = 2,		       /* CPU tick skipped: the agent's own threads */
+	PROFILE_STAT_RINGBUF_FULL = 3,	       /* CPU event dropped: no room in the ring buffer */
+	PROFILE_STAT_KSTACK_ERR = 4,	       /* kernel stack unreadable (event still sent) */
+	PROFILE_STAT_USTACK_ERR = 5,	       /* user stack unreadable (event still sent) */
+	PROFILE_STAT_FILTERED = 6,	       /* CPU tick skipped: excluded by targeting */
+	PROFILE_STAT_USTACK_TRUNCATED = 7,     /* user stack hit PROFILE_MAX_FRAMES (event sent) */
+	PROFILE_STAT_STACK_COPY_ERR = 8,       /* user stack bytes unreadable (event still sent) */
+	PROFILE_STAT_OFFCPU_SAMPLES = 9,       /* off-CPU events submitted */
+	PROFILE_STAT_OFFCPU_SHORT = 10,	       /* back on CPU sooner than the threshold */
+	PROFILE_STAT_OFFCPU_UNTRACKED = 11,    /* a syscall returned without a recorded sleep */
+	PROFILE_STAT_OFFCPU_MAP_FULL = 12,     /* switch-out not recorded: map update failed */
+	PROFILE_STAT_OFFCPU_RINGBUF_FULL = 13, /* off-CPU event dropped: ring buffer full */
+	PROFILE_STAT_OFFCPU_SKIP_IDLE = 14,    /* switch-out of the idle task */
+	PROFILE_STAT_OFFCPU_SKIP_SELF = 15,    /* switch-out of the agent */
+	PROFILE_STAT_OFFCPU_SKIP_KTHREAD = 16, /* switch-out of a kernel thread */
+	PROFILE_STAT_OFFCPU_SKIP_EXITING = 17, /* final switch-out of an exiting thread */
+	PROFILE_STAT_OFFCPU_FILTERED = 18,     /* switch-out excluded by targeting */
+	PROFILE_STAT_PROC_EVENTS = 19,	       /* exec/exit events submitted */
+	PROFILE_STAT_PROC_RINGBUF_FULL = 20,   /* exec/exit event dropped: ring buffer full */
+	PROFILE_STAT_PROC_FILTERED = 21,       /* exec of an excluded process: no event */
+	PROFILE_STAT_PROC_SELF = 22,	       /* exec/exit of the agent itself: no event */
+	PROFILE_STAT_THREAD_EXIT = 23, /* a thread other than the main one exited: no event */
+	PROFILE_STAT_VERDICT_UPDATE_ERR = 24,	 /* targeting verdict not cached (decided again) */
+	PROFILE_STAT_OFFCPU_STALE = 25,		 /* slept outside the returning syscall: not sent */
+	PROFILE_STAT_OFFCPU_SKIP_PREEMPTED = 26, /* switch-out of a runnable (preempted) thread */
+	PROFILE_STAT_OFFCPU_KSTACK_LOST = 27, /* off-CPU kernel stack not sent: ring buffer full */
+	PROFILE_STAT_LIBS_EVENTS = 28,	      /* link-map events submitted */
+	PROFILE_STAT_LIBS_NOT_READY = 29,     /* loader hook while it is still mapping: skipped */
+	PROFILE_STAT_LIBS_READ_ERR = 30,      /* r_debug unreadable: skipped */
+	PROFILE_STAT_LIBS_RINGBUF_FULL = 31,  /* link-map event dropped: ring buffer full */
+	PROFILE_STAT_LIBS_FILTERED = 32,      /* loader hook in an excluded process */
+	PROFILE_STAT_MAX = 33,
 };
 
 #endif

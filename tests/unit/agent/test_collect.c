@@ -4,13 +4,17 @@
  * types and resource attributes, kernel frames named from kallsyms, user
  * frames as ELF vaddrs that symbolize back to the right function, the
  * return-address adjustment of non-leaf frames, shared stacks, samples of
- * exited processes kept under [unknown], and the bounds.
+ * exited processes kept under [unknown], the bounds, off-CPU events as
+ * their own off_cpu profile, the [truncated] root frame, JIT frames named
+ * from a perf map (and kept as [jit] when it has no symbol), and a
+ * short-lived process named from its exec event after it is gone.
  */
 #include "base/compat.h"
 #include "agent/collect.h"
 #include "symbolize/elf.h"
 #include "symbolize/kallsyms.h"
 
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +90,7 @@ static int teardown(void **state)
 static void make_event(struct profile_event *e, uint32_t pid)
 {
 	memset(e, 0, sizeof(*e));
+	e->kind = PROFILE_EV_CPU;
 	e->time_ns = 1000;
 	e->pid = pid;
 	e->tid = (uint32_t)syscall(SYS_gettid);
@@ -263,6 +268,178 @@ static void test_bounds_drop_and_count(void **state)
 	agent_collect_profiles_free(ps, n);
 }
 
+static void test_off_cpu_events_make_their_own_profile(void **state)
+{
+	struct fixture *f = *state;
+	struct agent_collect_stats st;
+	struct profile_event e;
+	struct model_profile **ps;
+	char type[256];
+	size_t n;
+
+	make_event(&e, (uint32_t)getpid());
+	assert_int_equal(agent_collect_add(f->c, &e, 1000), 0);
+	e.kind = PROFILE_EV_OFFCPU;
+	e.value = 200000000; /* 200 ms away */
+	assert_int_equal(agent_collect_add(f->c, &e, 2000), 0);
+	e.kind = 77;
+	assert_int_equal(agent_collect_add(f->c, &e, 2000), -EINVAL);
+	n = agent_collect_take(f->c, 0, 10, &ps);
+	assert_int_equal(n, 2);
+	model_profile_type_id(ps[0], 1, type, sizeof(type));
+	assert_string_equal(type, "process_cpu:cpu:nanoseconds:cpu:nanoseconds");
+	assert_int_equal(ps[1]->sample_types.n, 1);
+	model_profile_type_id(ps[1], 0, type, sizeof(type));
+	assert_string_equal(type, "off_cpu:off_cpu:nanoseconds::");
+	assert_int_equal(ps[1]->samples.n, 1);
+	assert_true(ps[1]->values.v[ps[1]->samples.v[0].value_off] == 200000000);
+	assert_true(ps[1]->samples.v[0].timestamp_ns == 2000);
+	assert_true(ps[1]->period == 0);
+	/* Same resource attributes on both. */
+	assert_true(find_attr(ps[1], "process.pid")->num == getpid());
+	assert_int_equal(ps[0]->attrs.n, ps[1]->attrs.n);
+	assert_int_equal(model_profile_validate(ps[1], NULL), 0);
+	agent_collect_get_stats(f->c, &st);
+	assert_true(st.offcpu_samples == 1 && st.offcpu_ns == 200000000 && st.samples == 1);
+	agent_collect_profiles_free(ps, n);
+}
+
+static const char *root_function(const struct model_profile *p, const struct model_sample *s)
+{
+	return loc_function(p, p->stack_locs.v[s->stack_off + s->nstack - 1]);
+}
+
+static void test_truncated_stack_gets_a_root_marker(void **state)
+{
+	struct fixture *f = *state;
+	struct profile_event e;
+	struct model_profile **ps;
+	const struct model_profile *p;
+	const struct model_location *l;
+	size_t n;
+
+	make_event(&e, (uint32_t)getpid());
+	e.flags = PROFILE_F_USTACK_TRUNCATED;
+	assert_int_equal(agent_collect_add(f->c, &e, 1), 0);
+	n = agent_collect_take(f->c, 0, 10, &ps);
+	assert_int_equal(n, 1);
+	p = ps[0];
+	assert_int_equal(p->samples.v[0].nstack, 2 + 2 + 1);
+	assert_string_equal(root_function(p, &p->samples.v[0]), "[truncated]");
+	l = &p->locations.v[p->stack_locs.v[p->samples.v[0].stack_off + 4]];
+	assert_string_equal(model_str(p, l->frame_type), "abort-marker");
+	assert_int_equal(model_profile_validate(p, NULL), 0);
+	agent_collect_profiles_free(ps, n);
+}
+
+static void test_jit_frames_named_from_perf_map(void **state)
+{
+	struct fixture *f = *state;
+	struct agent_collect_stats st;
+	struct profile_event e;
+	struct model_profile **ps;
+	const struct model_profile *p;
+	const struct model_sample *s;
+	const struct model_location *l;
+	char path[64];
+	uint8_t *code;
+	FILE *mf;
+	size_t n;
+
+	/* Anonymous executable memory, as a JIT makes, and its perf map. */
+	code = mmap(NULL, 8192, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		    0);
+	assert_true(code != MAP_FAILED);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	mf = fopen(path, "w");
+	assert_non_null(mf);
+	fprintf(mf, "%" PRIxPTR " 100 JS:*hotFunction /app/hot.js:12\n", (uintptr_t)code);
+	fclose(mf);
+
+	make_event(&e, (uint32_t)getpid());
+	e.ustack_n = 3;
+	e.ustack[0] = (uint64_t)(uintptr_t)code + 0x10;	      /* named */
+	e.ustack[1] = (uint64_t)(uintptr_t)code + 0x1000 + 1; /* JIT, not in the map */
+	e.ustack[2] = (uint64_t)(uintptr_t)&collect_test_caller + 1;
+	assert_int_equal(agent_collect_add(f->c, &e, 1), 0);
+	n = agent_collect_take(f->c, 0, 10, &ps);
+	assert_int_equal(n, 1);
+	p = ps[0];
+	s = &p->samples.v[0];
+	assert_int_equal(s->nstack, 2 + 3);
+	assert_string_equal(loc_function(p, p->stack_locs.v[s->stack_off + 2]),
+			    "JS:*hotFunction /app/hot.js:12");
+	l = &p->locations.v[p->stack_locs.v[s->stack_off + 2]];
+	assert_string_equal(model_str(p, p->mappings.v[l->mapping].filename), "[jit]");
+	assert_string_equal(model_str(p, l->frame_type), "jit");
+	assert_string_equal(loc_function(p, p->stack_locs.v[s->stack_off + 3]), "[jit]");
+	assert_int_equal(model_profile_validate(p, NULL), 0);
+	agent_collect_get_stats(f->c, &st);
+	assert_true(st.jit_frames == 2 && st.jit_named == 1);
+	agent_collect_profiles_free(ps, n);
+	unlink(path);
+	munmap(code, 8192);
+}
+
+static void test_short_lived_process_named_from_exec(void **state)
+{
+	struct fixture *f = *state;
+	struct profile_event e;
+	struct model_profile **ps;
+	const struct model_profile *p;
+	struct agent_procs *procs = agent_collect_procs(f->c);
+	struct agent_procs_stats pst;
+	int pipefd[2];
+	pid_t pid;
+	size_t n;
+
+	/* A child that execs and waits for us: the exec event snapshots it. */
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pipefd[0], 0);
+		close(pipefd[1]);
+		execl("/bin/cat", "cat", (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[0]);
+	for (int i = 0; i < 200; i++) { /* until the exec happened */
+		char exe[256];
+		char p2[64];
+		ssize_t k;
+
+		snprintf(p2, sizeof(p2), "/proc/%d/exe", (int)pid);
+		k = readlink(p2, exe, sizeof(exe) - 1);
+		if (k > 0 && (exe[k] = '\0', strstr(exe, "cat")))
+			break;
+		usleep(5000);
+	}
+	agent_procs_on_exec(procs, (uint32_t)pid, "/bin/cat", "cat", 0, 100);
+	/* Gone before its sample is read (EOF on its stdin ends cat). */
+	close(pipefd[1]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+
+	make_event(&e, (uint32_t)pid);
+	snprintf(e.comm, sizeof(e.comm), "cat");
+	e.time_ns = 200;
+	assert_int_equal(agent_collect_add(f->c, &e, 1), 0);
+	n = agent_collect_take(f->c, 0, 10, &ps);
+	assert_int_equal(n, 1);
+	p = ps[0];
+	assert_string_equal(model_str(p, find_attr(p, "process.executable.name")->str), "cat");
+	assert_non_null(find_attr(p, "process.executable.path"));
+	agent_procs_get_stats(procs, &pst);
+	/* Facts read at exec; maps only at the first sample, too late here. */
+	assert_true(pst.exec_reads == 1 && pst.maps_failed == 1);
+	/* Exit: freed after the grace time. */
+	agent_procs_on_exit(procs, (uint32_t)pid, 300);
+	agent_procs_tick(procs, 300 + AGENT_PROCS_DEAD_NS);
+	agent_procs_get_stats(procs, &pst);
+	assert_true(pst.entries == 0);
+	agent_collect_profiles_free(ps, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +448,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exited_process_keeps_its_samples, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bounds_drop_and_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_off_cpu_events_make_their_own_profile, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_stack_gets_a_root_marker, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_jit_frames_named_from_perf_map, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_short_lived_process_named_from_exec, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

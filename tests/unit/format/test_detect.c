@@ -43,6 +43,12 @@ static void test_detect_kinds(void **state)
 	assert_int_equal(DET("perf 12 [000] 1.5: 1 cpu-clock:\n\tffff f (x)\n", NULL),
 			 FMT_KIND_PERF_SCRIPT);
 	assert_int_equal(DET("main;foo 12\n", NULL), FMT_KIND_FOLDED);
+	/* Legacy pprof: text headers and the binary CPU header (before protobuf sniffing). */
+	assert_int_equal(DET("heap profile: 1: 2 [3: 4] @ heap/8\n1: 2 [3: 4] @ 0x1\n", NULL),
+			 FMT_KIND_PPROF_LEGACY);
+	assert_int_equal(DET("goroutine profile: total 1\n1 @ 0x1\n", NULL), FMT_KIND_PPROF_LEGACY);
+	assert_int_equal(DET("\0\0\0\0\3\0\0\0\0\0\0\0\x10\x27\0\0\0\0\0\0", NULL),
+			 FMT_KIND_PPROF_LEGACY);
 	assert_int_equal(DET("", "x.cpuprofile"), FMT_KIND_CPUPROFILE);
 	assert_int_equal(DET("", "PROFILE.JFR"), FMT_KIND_JFR);
 	assert_int_equal(DET("", NULL), FMT_KIND_UNKNOWN);
@@ -125,7 +131,7 @@ static void test_kind_names(void **state)
 	enum fmt_kind k;
 
 	(void)state;
-	for (int i = FMT_KIND_PPROF; i <= FMT_KIND_CPUPROFILE; i++) {
+	for (int i = FMT_KIND_PPROF; i <= FMT_KIND_PPROF_LEGACY; i++) {
 		assert_int_equal(fmt_kind_parse(fmt_kind_name((enum fmt_kind)i), &k), 0);
 		assert_int_equal(k, i);
 	}

@@ -372,12 +372,6 @@ static void test_missing_references(void **state)
 		     "functions)");
 
 	fixture_init(&f);
-	f.loc[1].mapping_id = 8;
-	pack(&f.p, &raw);
-	expect_error(raw.p, raw.len, 0, -PROF_ECORRUPT,
-		     "pprof: location[1] (id 4198416): mapping_id 8 not found (1 mappings)");
-
-	fixture_init(&f);
 	f.ids0[0] = 0;
 	pack(&f.p, &raw);
 	expect_error(raw.p, raw.len, 0, -PROF_ECORRUPT,
@@ -436,11 +430,12 @@ static void test_string_index_out_of_range(void **state)
 		     "pprof: sample_type[1].unit: string index 1000 out of range (12 strings)");
 
 	fixture_init(&f);
-	f.st[0].len = 1; /* string_table[0] = "s" */
-	f.st[0].data = (uint8_t *)"s";
+	f.st[0].len = 3; /* string_table[0] = "s\n1" */
+	f.st[0].data = (uint8_t *)"s\n1";
 	pack(&f.p, &raw);
 	expect_error(raw.p, raw.len, 0, -PROF_ECORRUPT,
-		     "pprof: string_table[0] must be the empty string");
+		     "pprof: string_table[0] is \"s?1\" (3 bytes); it must be the empty string, "
+		     "which every unset string field refers to");
 	buf_release(&raw);
 }
 
@@ -469,6 +464,210 @@ static void test_empty_and_unpacked(void **state)
 	model_profile_release(&p);
 }
 
+/*
+ * docs/formats.md "pprof edge cases", one test each. The fixture's totals
+ * are samples 16, cpu 160 over 3 samples.
+ */
+
+static int64_t total(const struct model_profile *p, size_t col)
+{
+	int64_t t = 0;
+
+	for (size_t i = 0; i < p->samples.n; i++)
+		t += p->values.v[p->samples.v[i].value_off + col];
+	return t;
+}
+
+static bool has_comment(const struct model_profile *p, const char *text)
+{
+	for (size_t i = 0; i < p->comments.n; i++)
+		if (!strcmp(model_str(p, p->comments.v[i]), text))
+			return true;
+	return false;
+}
+
+static void test_edge_id_zero_and_duplicates(void **state)
+{
+	struct fixture f;
+	struct buf raw = BUF_INIT;
+
+	(void)state;
+	/* id 0 is "none" in every reference: an object cannot have it (pprof: reserved). */
+	fixture_init(&f);
+	f.loc[1].id = 0;
+	pack(&f.p, &raw);
+	expect_error(raw.p, raw.len, 0, -PROF_ECORRUPT,
+		     "pprof: location[1]: id 0 is reserved (ids must be non-zero)");
+	fixture_init(&f);
+	f.map[0].id = 0;
+	pack(&f.p, &raw);
+	expect_error(raw.p, raw.len, 0, -PROF_ECORRUPT,
+		     "pprof: mapping[0]: id 0 is reserved (ids must be non-zero)");
+	/* Duplicates: which object a reference means is unknowable (pprof: error). */
+	fixture_init(&f);
+	f.fn[3].id = f.fn[0].id;
+	pack(&f.p, &raw);
+	expect_error(raw.p, raw.len, 0, -PROF_ECORRUPT,
+		     "pprof: function[3]: duplicate id 100 (also function[0])");
+	buf_release(&raw);
+}
+
+static void test_edge_missing_ids(void **state)
+{
+	struct fixture f;
+	struct buf raw = BUF_INIT;
+	struct model_profile p;
+
+	(void)state;
+	/* A mapping_id that names nothing: no mapping, as pprof reads it, and a comment. */
+	fixture_init(&f);
+	f.loc[1].mapping_id = 8;
+	pack(&f.p, &raw);
+	model_profile_init(&p);
+	assert_int_equal(fmt_pprof_decode(raw.p, raw.len, 0, &p, NULL), 0);
+	assert_int_equal(p.locations.v[2].mapping, 0);
+	assert_int_equal(p.locations.v[1].mapping, 1);
+	assert_true(has_comment(&p, "profd: 1 locations referred to mappings that do not exist "
+				    "(first: mapping_id 8); they have no mapping"));
+	assert_true(total(&p, 1) == 160);
+	model_profile_release(&p);
+	/* Gaps in ids are fine: any non-zero ids (the fixture's are addresses). */
+	fixture_init(&f);
+	f.map[0].id = 1u << 20;
+	f.loc[0].mapping_id = f.loc[1].mapping_id = f.loc[2].mapping_id = 1u << 20;
+	pack(&f.p, &raw);
+	model_profile_init(&p);
+	assert_int_equal(fmt_pprof_decode(raw.p, raw.len, 0, &p, NULL), 0);
+	check_fixture_model(&p);
+	model_profile_release(&p);
+	/* A missing string table reads as [""]: every string is "". */
+	static const uint8_t bare[] = { 0x12, 0x00 }; /* one empty sample, nothing else */
+	model_profile_init(&p);
+	assert_int_equal(fmt_pprof_decode(bare, sizeof(bare), 0, &p, NULL), 0);
+	assert_int_equal(p.samples.n, 1);
+	assert_int_equal(p.strings.n, 1);
+	model_profile_release(&p);
+	buf_release(&raw);
+}
+
+/* The top-level fields of @in with field @first moved to the front (the Go runtime's order). */
+static void move_field_first(const struct buf *in, unsigned first, struct buf *out)
+{
+	const uint8_t *b = (const uint8_t *)in->p, *p = b, *e = b + in->len;
+	struct buf rest = BUF_INIT;
+
+	buf_reset(out);
+	while (p < e) {
+		const uint8_t *at = p;
+		uint64_t tag = 0, len = 0;
+
+		for (int sh = 0;; sh += 7) {
+			tag |= (uint64_t)(*p & 0x7f) << sh;
+			if (!(*p++ & 0x80))
+				break;
+		}
+		if ((tag & 7) == 0) {
+			while (*p++ & 0x80)
+				;
+		} else {
+			assert_int_equal(tag & 7, 2);
+			for (int sh = 0;; sh += 7) {
+				len |= (uint64_t)(*p & 0x7f) << sh;
+				if (!(*p++ & 0x80))
+					break;
+			}
+			p += len;
+		}
+		buf_add((tag >> 3) == first ? out : &rest, at, (size_t)(p - at));
+	}
+	buf_add(out, rest.p, rest.len);
+	buf_release(&rest);
+}
+
+static void test_edge_concatenated(void **state)
+{
+	struct fixture f;
+	struct buf one = BUF_INIT, two = BUF_INIT, gz = BUF_INIT, rt = BUF_INIT;
+	struct model_profile p;
+	struct prof_err err;
+
+	(void)state;
+	fixture_init(&f);
+	pack(&f.p, &one);
+	/* cat a.pb a.pb: one message by protobuf's rules, two profiles by intent: merged. */
+	buf_add(&two, one.p, one.len);
+	buf_add(&two, one.p, one.len);
+	model_profile_init(&p);
+	prof_err_init(&err);
+	assert_int_equal(fmt_pprof_decode(two.p, two.len, 0, &p, &err), 0);
+	assert_int_equal(p.samples.n, 6);
+	assert_int_equal(p.sample_types.n, 2);
+	assert_true(total(&p, 0) == 32 && total(&p, 1) == 320);
+	assert_true(p.time_ns == 1700000000000000000 && p.duration_ns == 10000000000);
+	assert_true(has_comment(&p, "profd: 2 concatenated pprof Profile messages, merged"));
+	model_profile_release(&p);
+
+	/* Runtime field order (time_nanos first): the second message starts at its time_nanos. */
+	move_field_first(&one, 9, &rt);
+	buf_reset(&two);
+	buf_add(&two, rt.p, rt.len);
+	buf_add(&two, rt.p, rt.len);
+	buf_add(&two, one.p, one.len);
+	model_profile_init(&p);
+	assert_int_equal(fmt_pprof_decode(two.p, two.len, 0, &p, NULL), 0);
+	assert_int_equal(p.samples.n, 9);
+	assert_true(total(&p, 1) == 480);
+	assert_true(has_comment(&p, "profd: 3 concatenated pprof Profile messages, merged"));
+	model_profile_release(&p);
+
+	/* Multi-member gzip of the two: the same (gunzip gives the concatenation). */
+	buf_reset(&two);
+	assert_int_equal(gzip_deflate(one.p, one.len, &gz), 0);
+	assert_int_equal(gzip_deflate(one.p, one.len, &gz), 0);
+	model_profile_init(&p);
+	assert_int_equal(fmt_pprof_decode(gz.p, gz.len, 0, &p, NULL), 0);
+	assert_int_equal(p.samples.n, 6);
+	model_profile_release(&p);
+	/* Zero padding after the last member is ignored (gzip(1)); anything else is not. */
+	buf_add(&gz, "\0\0\0", 3);
+	model_profile_init(&p);
+	assert_int_equal(fmt_pprof_decode(gz.p, gz.len, 0, &p, NULL), 0);
+	model_profile_release(&p);
+	{
+		size_t at = gz.len;
+
+		buf_add(&gz, "xy", 2);
+		char want[160];
+
+		snprintf(want, sizeof(want),
+			 "gzip: 5 bytes after the end of the gzip data (at byte %zu) are not "
+			 "another gzip member",
+			 at - 3);
+		expect_error(gz.p, gz.len, 0, -PROF_ECORRUPT, want);
+	}
+
+	/* A broken second message: the error names it and where it is. */
+	fixture_init(&f);
+	f.ids0[0] = 99;
+	pack(&f.p, &two);
+	buf_reset(&gz);
+	buf_add(&gz, one.p, one.len);
+	buf_add(&gz, two.p, two.len);
+	{
+		char want[300];
+
+		snprintf(want, sizeof(want),
+			 "pprof: the input is 2 Profile messages back to back; message 2 (bytes "
+			 "%zu-%zu): pprof: sample[0]: location_id[0] = 99 not found (3 locations)",
+			 one.len, gz.len);
+		expect_error(gz.p, gz.len, 0, -PROF_ECORRUPT, want);
+	}
+	buf_release(&one);
+	buf_release(&two);
+	buf_release(&gz);
+	buf_release(&rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +680,9 @@ int main(void)
 		cmocka_unit_test(test_bad_ids_and_values),
 		cmocka_unit_test(test_string_index_out_of_range),
 		cmocka_unit_test(test_empty_and_unpacked),
+		cmocka_unit_test(test_edge_id_zero_and_duplicates),
+		cmocka_unit_test(test_edge_missing_ids),
+		cmocka_unit_test(test_edge_concatenated),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

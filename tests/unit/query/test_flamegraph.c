@@ -108,6 +108,18 @@ static void head_add_ok(struct store_head *h, struct model_profile *p)
 	model_profile_release(p);
 }
 
+/* The query layer reads a store; these tests build a head by hand. */
+static int build_head(struct store_head *h, const struct query_flame_params *p,
+		      struct query_flamegraph *fg, struct prof_err *err)
+{
+	struct store *st;
+
+	store_open_head(h, &st);
+	int rc = query_flamegraph_build(st, p, fg, err);
+	store_close(st);
+	return rc;
+}
+
 static void build_ok(struct store_head *h, const char *selector, size_t max_nodes,
 		     struct symbolizer *sym, struct query_flamegraph *fg)
 {
@@ -125,7 +137,7 @@ static void build_ok(struct store_head *h, const char *selector, size_t max_node
 		.max_nodes = max_nodes,
 		.sym = sym,
 	};
-	assert_int_equal(query_flamegraph_build(h, &p, fg, &err), 0);
+	assert_int_equal(build_head(h, &p, fg, &err), 0);
 	query_selector_release(&sel);
 }
 
@@ -241,7 +253,7 @@ static void *deep_build(void *arg)
 	struct prof_err err;
 
 	prof_err_init(&err);
-	j->rc = query_flamegraph_build(j->h, &p, &j->fg, &err);
+	j->rc = build_head(j->h, &p, &j->fg, &err);
 	if (!j->rc)
 		j->rc = query_flamegraph_write_json(&j->fg, CPU, 0, &j->json);
 	return NULL;
@@ -514,7 +526,7 @@ static void test_flamegraph_selects_by_labels_type_and_time(void **state)
 		.type = CPU, .from_ns = T0 + 1000, .to_ns = T0 + 1000, .max_nodes = 0
 	};
 	prof_err_init(&err);
-	assert_int_equal(query_flamegraph_build(h, &q, &fg, &err), 0);
+	assert_int_equal(build_head(h, &q, &fg, &err), 0);
 	assert_true(fg.total == 6);
 	query_flamegraph_release(&fg);
 
@@ -529,7 +541,7 @@ static void test_flamegraph_selects_by_labels_type_and_time(void **state)
 	q.type = "memory:alloc_space:bytes:space:bytes";
 	q.from_ns = 0;
 	q.to_ns = INT64_MAX;
-	assert_int_equal(query_flamegraph_build(h, &q, &fg, &err), 0);
+	assert_int_equal(build_head(h, &q, &fg, &err), 0);
 	assert_true(fg.total == 4096);
 	assert_string_equal(fg.unit, "bytes");
 	query_flamegraph_release(&fg);
@@ -537,7 +549,7 @@ static void test_flamegraph_selects_by_labels_type_and_time(void **state)
 	/* A missing type is an error naming it. */
 	q.type = NULL;
 	prof_err_init(&err);
-	assert_int_equal(query_flamegraph_build(h, &q, &fg, &err), -EINVAL);
+	assert_int_equal(build_head(h, &q, &fg, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "profile type is required"));
 	query_flamegraph_release(&fg);
 	store_head_free(h);

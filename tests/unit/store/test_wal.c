@@ -3,8 +3,10 @@
  * test_wal.c - the write-ahead log: records come back in order after a
  * reopen; a torn tail (partial header, partial payload, zero fill) is
  * truncated and later appends start on a record boundary; a flipped byte
- * fails the CRC, the tail from there is dropped but saved to a
- * .corrupt-<offset> file; a foreign file is refused untouched; a record
+ * fails the CRC and only that record is lost: replay resynchronizes on
+ * the next valid record, the damaged bytes are saved to a
+ * .corrupt-<offset> file (a damaged last record is saved and truncated);
+ * rotation, checkpoint and covered segments; read-only replay; a foreign file is refused untouched; a record
  * the replay callback refuses is skipped, not fatal; concurrent appenders
  * all get durable, distinct records (group commit).
  */
@@ -206,62 +208,166 @@ static void test_wal_torn_tail_is_truncated_and_appends_continue(void **state)
 	free(dir);
 }
 
-static void test_wal_crc_mismatch_drops_and_saves_the_tail(void **state)
+static void flip_at(const char *path, off_t off)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char c;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &c, 1, off), 1);
+	c ^= 0x20;
+	assert_int_equal(pwrite(fd, &c, 1, off), 1);
+	close(fd);
+}
+
+static void test_wal_damaged_record_is_skipped_saved_and_the_rest_replayed(void **state)
 {
 	char *dir = make_dir(), *seg = seg_path(dir);
 	struct seen s = { .refuse_from = -1 };
 	struct store_wal_stats st;
 	struct store_wal *w;
-	off_t one, size;
+	off_t one, two, size;
 
 	(void)state;
 	w = open_ok(dir, &s);
 	append_ok(w, "alpha", 1);
 	one = file_size(seg);
 	append_ok(w, "bravo", 2);
+	two = file_size(seg);
 	append_ok(w, "charlie", 3);
 	store_wal_close(w);
 	size = file_size(seg);
 
-	/* Flip one payload byte of the second record. */
-	int fd = open(seg, O_RDWR);
-	unsigned char c;
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &c, 1, one + STORE_WAL_REC_HDR + 2), 1);
-	c ^= 0x20;
-	assert_int_equal(pwrite(fd, &c, 1, one + STORE_WAL_REC_HDR + 2), 1);
-	close(fd);
-
+	/* Flip one payload byte of the second record: only it is lost. */
+	flip_at(seg, one + STORE_WAL_REC_HDR + 2);
 	w = open_ok(dir, &s);
-	assert_int_equal(s.payloads.n, 1);
+	assert_int_equal(s.payloads.n, 2);
 	assert_string_equal(s.payloads.v[0], "alpha");
+	assert_string_equal(s.payloads.v[1], "charlie");
 	store_wal_get_stats(w, &st);
-	assert_int_equal(st.dropped_bytes, size - one);
-	assert_int_equal(file_size(seg), one);
-	store_wal_close(w);
-
-	/* The dropped bytes were kept for inspection. */
+	assert_int_equal(st.corrupt_bytes, two - one);
+	assert_int_equal(st.dropped_bytes, 0);
+	assert_int_equal(file_size(seg), size); /* nothing truncated in the middle */
+	/* The damaged bytes were kept for inspection. */
 	char *corrupt = xasprintf("%s.corrupt-%lld", seg, (long long)one);
-	assert_int_equal(file_size(corrupt), size - one);
+	assert_int_equal(file_size(corrupt), two - one);
 	free(corrupt);
-
-	/* A corrupt length field (far above the maximum) is refused the same way. */
-	w = open_ok(dir, &s);
+	/* A segment with a hole is not appended to: the next one is. */
+	assert_int_equal(st.segment, 2);
 	append_ok(w, "delta", 4);
 	store_wal_close(w);
-	fd = open(seg, O_RDWR);
+	w = open_ok(dir, &s);
+	assert_int_equal(s.payloads.n, 3);
+	assert_string_equal(s.payloads.v[2], "delta");
+	store_wal_close(w);
+
+	/* A corrupt length field (far above the maximum): resynchronized too. */
+	int fd = open(seg, O_RDWR);
 	assert_true(fd >= 0);
 	unsigned char big[4] = { 0xff, 0xff, 0xff, 0x7f };
 	assert_int_equal(pwrite(fd, big, 4, one), 4);
 	close(fd);
 	w = open_ok(dir, &s);
-	assert_int_equal(s.payloads.n, 1);
-	assert_int_equal(file_size(seg), one);
+	assert_int_equal(s.payloads.n, 3);
+	assert_string_equal(s.payloads.v[1], "charlie");
 	store_wal_close(w);
+
+	/* Damage in the last record: nothing valid follows, so the tail is
+	 * saved and truncated as before. */
+	char *seg2 = xasprintf("%s/00000002.wal", dir);
+	off_t before = file_size(seg2);
+	w = open_ok(dir, &s);
+	append_ok(w, "echo", 5);
+	store_wal_close(w);
+	flip_at(seg2, before + STORE_WAL_REC_HDR + 1);
+	w = open_ok(dir, &s);
+	assert_int_equal(s.payloads.n, 3);
+	store_wal_get_stats(w, &st);
+	assert_int_equal(st.dropped_bytes, STORE_WAL_REC_HDR + 4);
+	assert_int_equal(file_size(seg2), before);
+	store_wal_close(w);
+	corrupt = xasprintf("%s.corrupt-%lld", seg2, (long long)before);
+	assert_int_equal(file_size(corrupt), STORE_WAL_REC_HDR + 4);
+	free(corrupt);
+	free(seg2);
 
 	seen_reset(&s);
 	remove_dir(dir);
 	free(seg);
+	free(dir);
+}
+
+static void test_wal_rotate_checkpoint_and_covered_segments(void **state)
+{
+	char *dir = make_dir();
+	struct seen s = { .refuse_from = -1 };
+	struct store_wal_stats st;
+	struct store_wal *w;
+	struct prof_err err;
+	uint64_t sealed;
+
+	(void)state;
+	w = open_ok(dir, &s);
+	append_ok(w, "a", 1);
+	append_ok(w, "b", 2);
+	prof_err_init(&err);
+	assert_int_equal(store_wal_rotate(w, &sealed, &err), 0);
+	assert_int_equal(sealed, 1);
+	append_ok(w, "c", 3);
+	assert_int_equal(store_wal_rotate(w, &sealed, &err), 0);
+	assert_int_equal(sealed, 2);
+	append_ok(w, "d", 4);
+	store_wal_get_stats(w, &st);
+	assert_int_equal(st.segment, 3);
+	assert_int_equal(st.segments, 3);
+	store_wal_close(w);
+
+	/* Everything replays, in order, across segments. */
+	w = open_ok(dir, &s);
+	assert_int_equal(s.payloads.n, 4);
+	assert_string_equal(s.payloads.v[2], "c");
+	/* Segments <= 1 are in a block: checkpoint deletes them. */
+	assert_int_equal(store_wal_checkpoint(w, 1, &err), 0);
+	store_wal_close(w);
+	char *p1 = xasprintf("%s/00000001.wal", dir), *ck = xasprintf("%s/checkpoint", dir);
+	assert_int_not_equal(access(p1, F_OK), 0);
+	assert_int_equal(file_size(ck), STORE_WAL_CKPT_SIZE);
+	w = open_ok(dir, &s);
+	assert_int_equal(s.payloads.n, 2);
+	assert_string_equal(s.payloads.v[0], "c");
+	store_wal_close(w);
+
+	/* A store whose blocks cover segment 2 (crash before the checkpoint). */
+	seen_reset(&s);
+	assert_int_equal(store_wal_open_at(dir, 2, collect, &s, false, &w, &err), 0);
+	assert_int_equal(s.payloads.n, 1);
+	assert_string_equal(s.payloads.v[0], "d");
+	store_wal_close(w);
+
+	/* A damaged checkpoint is ignored (replay relies on the blocks' ranges). */
+	assert_int_equal(buf_write_file(ck, "garbage", 7), 0);
+	w = open_ok(dir, &s);
+	assert_int_equal(s.payloads.n, 1);
+	store_wal_close(w);
+
+	/* Read-only: a torn tail is reported, not truncated; appends refused. */
+	char *p3 = xasprintf("%s/00000003.wal", dir);
+	append_bytes(p3, "\x10\x00", 2);
+	off_t sz = file_size(p3);
+	seen_reset(&s);
+	assert_int_equal(store_wal_open_at(dir, 0, collect, &s, true, &w, &err), 0);
+	assert_int_equal(s.payloads.n, 1);
+	store_wal_get_stats(w, &st);
+	assert_int_equal(st.dropped_bytes, 2);
+	assert_int_equal(store_wal_append(w, STORE_WAL_OTLP, 0, "x", 1, &err), -EROFS);
+	store_wal_close(w);
+	assert_int_equal(file_size(p3), sz);
+
+	free(p1);
+	free(p3);
+	free(ck);
+	seen_reset(&s);
+	remove_dir(dir);
 	free(dir);
 }
 
@@ -354,6 +460,9 @@ static void *writer_main(void *arg)
 		prof_err_init(&err);
 		if (store_wal_append(wr->w, STORE_WAL_OTLP, wr->id, payload, strlen(payload), &err))
 			return (void *)1;
+		/* Rotations by size race with the appends and their syncs. */
+		if (store_wal_rotate_if_over(wr->w, 300, &err))
+			return (void *)1;
 	}
 	return NULL;
 }
@@ -382,6 +491,7 @@ static void test_wal_concurrent_appends_share_syncs(void **state)
 	}
 	store_wal_get_stats(w, &st);
 	assert_int_equal(st.appended, NTHREADS * PER_THREAD);
+	assert_true(st.segment > 5);
 	assert_true(st.syncs <= st.appended);
 	print_message("group commit: %" PRIu64 " records, %" PRIu64 " fdatasync calls\n",
 		      st.appended, st.syncs);
@@ -410,7 +520,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wal_records_survive_reopen_in_order),
 		cmocka_unit_test(test_wal_torn_tail_is_truncated_and_appends_continue),
-		cmocka_unit_test(test_wal_crc_mismatch_drops_and_saves_the_tail),
+		cmocka_unit_test(test_wal_damaged_record_is_skipped_saved_and_the_rest_replayed),
+		cmocka_unit_test(test_wal_rotate_checkpoint_and_covered_segments),
 		cmocka_unit_test(test_wal_refuses_foreign_file_untouched),
 		cmocka_unit_test(test_wal_refused_record_is_skipped_not_fatal),
 		cmocka_unit_test(test_wal_rejects_empty_and_oversized_records),

@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: Apache-2.0
+/* procs.c - per-process cache of /proc facts; see procs.h. */
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "agent/procs.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROCS_DEFAULT_MAX	 8192
+#define PROCS_DEFAULT_EXEC_READS 200
+#define PROCS_SWEEP_NS		 1000000000LL
+#define PROCS_PERFMAP_MAX_BYTES	 (64u << 20)
+#define PROCS_PERFMAP_MAX_SYMS	 (1u << 20)
+#define PROCS_CMDLINE_MAX	 4096
+#define PROCS_SMALL_FILE_MAX	 (64u << 10)
+
+struct agent_procs {
+	struct agent_procs_opts o;
+	struct agent_proc **slots; /* open addressing by pid, linear probing; NULL = empty */
+	size_t nslots, n;
+	uint64_t maps_gen;
+	double exec_tokens; /* token bucket for eager exec reads */
+	int64_t exec_tokens_ns;
+	int64_t swept_ns; /* last sweep of dead and idle entries */
+	struct agent_procs_stats st;
+};
+
+static size_t procs_slot(const struct agent_procs *ps, uint32_t pid)
+{
+	uint64_t h = (uint64_t)pid * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(h >> 32) & (ps->nslots - 1);
+}
+
+static struct agent_proc *procs_lookup(const struct agent_procs *ps, uint32_t pid)
+{
+	for (size_t h = procs_slot(ps, pid);; h = (h + 1) & (ps->nslots - 1)) {
+		struct agent_proc *pr = ps->slots[h];
+
+		if (!pr)
+			return NULL;
+		if (pr->pid == pid)
+			return pr;
+	}
+}
+
+static void procs_insert(struct agent_procs *ps, struct agent_proc *pr)
+{
+	size_t h = procs_slot(ps, pr->pid);
+
+	while (ps->slots[h])
+		h = (h + 1) & (ps->nslots - 1);
+	ps->slots[h] = pr;
+	ps->n++;
+}
+
+/* Remove @pid's slot, shifting later entries of its cluster back (no tombstones). */
+static void procs_remove(struct agent_procs *ps, uint32_t pid)
+{
+	size_t mask = ps->nslots - 1, i = procs_slot(ps, pid);
+
+	while (ps->slots[i] && ps->slots[i]->pid != pid)
+		i = (i + 1) & mask;
+	if (!ps->slots[i])
+		return;
+	ps->slots[i] = NULL;
+	ps->n--;
+	for (size_t j = (i + 1) & mask; ps->slots[j]; j = (j + 1) & mask) {
+		size_t k = procs_slot(ps, ps->slots[j]->pid);
+
+		/* Move j back to i when its home k is not cyclically in (i, j]. */
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			ps->slots[i] = ps->slots[j];
+			ps->slots[j] = NULL;
+			i = j;
+		}
+	}
+}
+
+static void proc_free_libs(struct agent_proc *pr)
+{
+	for (size_t i = 0; i < pr->nlibs; i++)
+		free(pr->libs[i].path);
+	free(pr->libs);
+	pr->libs = NULL;
+	pr->nlibs = 0;
+}
+
+static void proc_free(struct agent_proc *pr)
+{
+	if (!pr)
+		return;
+	proc_free_libs(pr);
+	free(pr->exe_path);
+	free(pr->exe_name);
+	free(pr->cmdline);
+	agent_procmaps_release(&pr->maps);
+	agent_perfmap_release(&pr->perfmap);
+	free(pr);
+}
+
+int agent_procs_new(const struct agent_procs_opts *opts, struct agent_procs **out)
+{
+	struct agent_procs *ps;
+
+	*out = NULL;
+	if (!opts || !opts->elfcache)
+		return -EINVAL;
+	ps = xcalloc(1, sizeof(*ps));
+	ps->o = *opts;
+	if (!ps->o.proc_root)
+		ps->o.proc_root = "/proc";
+	if (!ps->o.max_procs)
+		ps->o.max_procs = PROCS_DEFAULT_MAX;
+	if (!ps->o.max_exec_reads)
+		ps->o.max_exec_reads = PROCS_DEFAULT_EXEC_READS;
+	if (!ps->o.perfmap_max_bytes)
+		ps->o.perfmap_max_bytes = PROCS_PERFMAP_MAX_BYTES;
+	ps->nslots = 16;
+	while (ps->nslots < ps->o.max_procs * 2)
+		ps->nslots *= 2;
+	ps->slots = xcalloc(ps->nslots, sizeof(*ps->slots));
+	ps->exec_tokens = ps->o.max_exec_reads;
+	*out = ps;
+	return 0;
+}
+
+void agent_procs_free(struct agent_procs *ps)
+{
+	if (!ps)
+		return;
+	for (size_t i = 0; i < ps->nslots; i++)
+		proc_free(ps->slots[i]);
+	free(ps->slots);
+	free(ps);
+}
+
+void agent_procs_get_stats(const struct agent_procs *ps, struct agent_procs_stats *st)
+{
+	*st = ps->st;
+	st->entries = ps->n;
+}
+
+/* Read a small /proc file; 0 and @b filled, or -errno. */
+static int read_proc_file(const struct agent_procs *ps, uint32_t pid, const char *name,
+			  struct buf *b, size_t max)
+{
+	char path[256];
+
+	buf_init(b, max);
+	snprintf(path, sizeof(path), "%s/%u/%s", ps->o.proc_root, pid, name);
+	return buf_read_file(b, path);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static void proc_set_str(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = xstrdup(s ? s : "");
+}
+
+/* Maps into a scratch table first: a failed read keeps what we had. */
+static void proc_read_maps(struct agent_procs *ps, struct agent_proc *pr, int64_t now_ns)
+{
+	struct agent_procmaps fresh;
+	int rc;
+
+	agent_procmaps_init(&fresh);
+	rc = agent_procmaps_read(&fresh, ps->o.proc_root, (int)pr->pid, ps->o.elfcache);
+	ps->st.maps_reads++;
+	pr->maps_read_ns = now_ns;
+	pr->maps_rc = rc;
+	if (rc) {
+		ps->st.maps_failed++;
+		agent_procmaps_release(&fresh);
+		return;
+	}
+	agent_procmaps_release(&pr->maps);
+	pr->maps = fresh;
+	pr->maps_gen = ++ps->maps_gen;
+}
+
+/* Executable, name, namespace pid, container, command line. */
+static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const char *exec_file,
+			    const char *comm)
+{
+	static const char deleted[] = " (deleted)";
+	const size_t dlen = sizeof(deleted) - 1;
+	char path[256], exe[4096];
+	const char *name = NULL;
+	struct buf b;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", ps->o.proc_root, pr->pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0)
+		n = 0;
+	exe[n] = '\0';
+	if ((size_t)n > dlen && !strcmp(exe + n - dlen, deleted))
+		exe[n - dlen] = '\0';
+	if (exe[0]) {
+		proc_set_str(&pr->exe_path, exe);
+		name = base_name(exe);
+	} else if (exec_file && exec_file[0]) {
+		/* Gone already: the kernel told us what it exec'd. */
+		if (exec_file[0] == '/' && !pr->exe_path[0])
+			proc_set_str(&pr->exe_path, exec_file);
+		name = base_name(exec_file);
+	}
+	if ((!name || !name[0]) && pr->exe_name[0])
+		name = NULL; /* keep what we had */
+	else if (!name || !name[0]) {
+		if (read_proc_file(ps, pr->pid, "comm", &b, 256) == 0 && b.len) {
+			while (b.len && b.p[b.len - 1] == '\n')
+				b.p[--b.len] = '\0';
+			proc_set_str(&pr->exe_name, b.p);
+		} else {
+			proc_set_str(&pr->exe_name, comm);
+		}
+		buf_release(&b);
+	}
+	if (name && name[0])
+		proc_set_str(&pr->exe_name, name);
+
+	if (read_proc_file(ps, pr->pid, "status", &b, PROCS_SMALL_FILE_MAX) == 0)
+		pr->vpid = agent_status_nspid(b.p ? b.p : "", b.len);
+	buf_release(&b);
+	if (read_proc_file(ps, pr->pid, "cgroup", &b, PROCS_SMALL_FILE_MAX) == 0)
+		agent_container_parse(b.p ? b.p : "", b.len, &pr->ctr);
+	buf_release(&b);
+	if (ps->o.command_line) {
+		/* cmdline can be long: read the file capped, keep the start. */
+		char cpath[256];
+		FILE *f;
+
+		snprintf(cpath, sizeof(cpath), "%s/%u/cmdline", ps->o.proc_root, pr->pid);
+		f = fopen(cpath, "re");
+		if (f) {
+			char tmp[PROCS_CMDLINE_MAX + 1];
+			size_t k = fread(tmp, 1, PROCS_CMDLINE_MAX, f);
+
+			fclose(f);
+			while (k > 0 && tmp[k - 1] == '\0')
+				k--;
+			for (size_t i = 0; i < k; i++)
+				if (tmp[i] == '\0')
+					tmp[i] = ' ';
+			tmp[k] = '\0';
+			if (k)
+				proc_set_str(&pr->cmdline, tmp);
+		}
+	}
+}
+
+static void procs_evict_lru(struct agent_procs *ps)
+{
+	struct agent_proc *victim = NULL;
+
+	for (size_t i = 0; i < ps->nslots; i++) {
+		struct agent_proc *pr = ps->slots[i];
+
+		if (pr && (!victim || (pr->dead && !victim->dead) ||
+			   (pr->dead == victim->dead && pr->used_ns < victim->used_ns)))
+			victim = pr;
+	}
+	if (victim) {
+		procs_remove(ps, victim->pid);
+		proc_free(victim);
+		ps->st.evicted++;
+	}
+}
+
+static struct agent_proc *procs_create(struct agent_procs *ps, uint32_t pid, int64_t now_ns)
+{
+	struct agent_proc *pr = procs_lookup(ps, pid);
+
+	if (pr) {
+		procs_remove(ps, pid);
+		proc_free(pr);
+	}
+	if (ps->n >= ps->o.max_procs)
+		procs_evict_lru(ps);
+	pr = xcalloc(1, sizeof(*pr));
+	pr->pid = pid;
+	pr->exe_path = xstrdup("");
+	pr->exe_name = xstrdup("");
+	pr->used_ns = pr->first_ns = now_ns;
+	agent_procmaps_init(&pr->maps);
+	pr->maps_rc = -ENOENT;
+	procs_insert(ps, pr);
+	ps->st.created++;
+	return pr;
+}
+
+static unsigned proc_apply_libs(struct agent_procs *ps, struct agent_proc *pr);
+
+/* First maps read of @pr; when the process is gone, rebuild from its events. */
+static void proc_first_maps(struct agent_procs *ps, struct agent_proc *pr, int64_t now_ns)
+{
+	proc_read_maps(ps, pr, now_ns);
+	if (pr->maps_rc && proc_apply_libs(ps, pr)) {
+		ps->st.maps_rebuilt++;
+		pr->maps_rc = 0;
+	}
+	if (!pr->maps_read_ns)
+		pr->maps_read_ns = 1; /* read once, whatever the clock says */
+	proc_free_libs(pr);
+}
+
+struct agent_proc *agent_procs_get(struct agent_procs *ps, uint32_t pid, const char *comm,
+				   int64_t now_ns)
+{
+	struct agent_proc *pr = procs_lookup(ps, pid);
+	char cbuf[32];
+
+	snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
+	if (pr && !pr->dead) {
+		pr->used_ns = now_ns;
+		if (!pr->exe_name[0])
+			proc_read_attrs(ps, pr, NULL, cbuf); /* made by a loader event */
+		if (!pr->maps_read_ns)
+			proc_first_maps(ps, pr, now_ns);
+		return pr;
+	}
+	pr = procs_create(ps, pid, now_ns);
+	proc_read_attrs(ps, pr, NULL, cbuf);
+	proc_first_maps(ps, pr, now_ns);
+	return pr;
+}
+
+static bool procs_take_exec_token(struct agent_procs *ps, int64_t now_ns)
+{
+	double rate = ps->o.max_exec_reads;
+
+	if (ps->exec_tokens_ns)
+		ps->exec_tokens += (double)(now_ns - ps->exec_tokens_ns) * rate / 1e9;
+	ps->exec_tokens_ns = now_ns;
+	if (ps->exec_tokens > rate)
+		ps->exec_tokens = rate;
+	if (ps->exec_tokens < 1.0)
+		return false;
+	ps->exec_tokens -= 1.0;
+	return true;
+}
+
+void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filename,
+			 const char *comm, uint64_t start_code, int64_t now_ns)
+{
+	struct agent_proc *pr;
+	char cbuf[32];
+
+	snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
+	pr = procs_create(ps, pid, now_ns);
+	pr->from_exec = true;
+	pr->start_code = start_code;
+	if (!procs_take_exec_token(ps, now_ns)) {
+		/* Over budget: names from the event only; /proc when sampled. */
+		ps->st.exec_skipped++;
+		if (filename && filename[0] == '/')
+			proc_set_str(&pr->exe_path, filename);
+		proc_set_str(&pr->exe_name, filename && filename[0] ? base_name(filename) : cbuf);
+		return;
+	}
+	proc_read_attrs(ps, pr, filename, cbuf);
+	ps->st.exec_reads++;
+}
+
+/* Insert @m into @pm's sorted table unless it overlaps a known mapping. Takes @m's path. */
+static bool procs_insert_map(struct agent_procmaps *pm, struct agent_map *m)
+{
+	size_t at = 0;
+
+	while (at < pm->maps.n && pm->maps.v[at].end <= m->start)
+		at++;
+	if (at < pm->maps.n && pm->maps.v[at].start < m->end) {
+		free(m->path);
+		return false; /* /proc already told us */
+	}
+	VEC_RESERVE(&pm->maps, 1);
+	memmove(&pm->maps.v[at + 1], &pm->maps.v[at], (pm->maps.n - at) * sizeof(*pm->maps.v));
+	pm->maps.v[at] = *m;
+	pm->maps.n++;
+	return true;
+}
+
+/* The executable segments of the ELF file @path loaded with bias @bias. */
+static unsigned procs_add_lib(struct agent_procs *ps, struct agent_proc *pr, const char *path,
+			      uint64_t bias)
+{
+	const uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	char open_path[PROFILE_PATH_LEN + 64];
+	Elf64_Phdr ph[64];
+	Elf64_Ehdr eh;
+	struct stat st;
+	unsigned added = 0;
+	int fd;
+
+	/* The process's own view of the path first (containers), then ours. */
+	snprintf(open_path, sizeof(open_path), "%s/%u/root%s", ps->o.proc_root, pr->pid, path);
+	fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(open_path, sizeof(open_path), "%s", path);
+		fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
+	    eh.e_phnum > PROF_ARRAY_SIZE(ph) ||
+	    pread(fd, ph, eh.e_phnum * sizeof(*ph), (off_t)eh.e_phoff) !=
+		    (ssize_t)(eh.e_phnum * sizeof(*ph))) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		struct agent_map m;
+		int64_t b;
+
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X) || !ph[i].p_memsz)
+			continue;
+		memset(&m, 0, sizeof(m));
+		m.start = (bias + ph[i].p_vaddr) & ~(pg - 1);
+		m.end = (bias + ph[i].p_vaddr + ph[i].p_memsz + pg - 1) & ~(pg - 1);
+		m.offset = ph[i].p_offset & ~(pg - 1);
+		if (m.end <= m.start)
+			continue;
+		m.kind = AGENT_MAP_FILE;
+		if (agent_elfinfo_lookup(ps->o.elfcache, open_path, &st, m.offset, m.end - m.start,
+					 m.build_id, sizeof(m.build_id), &b) == 0) {
+			m.bias = b;
+			m.normalized = true;
+			m.dev = (uint64_t)st.st_dev;
+			m.ino = (uint64_t)st.st_ino;
+			m.size = (uint64_t)st.st_size;
+			m.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		}
+		m.path = xstrdup(path);
+		if (procs_insert_map(&pr->maps, &m))
+			added++;
+	}
+	return added;
+}
+
+/* The lowest p_vaddr of an executable PT_LOAD of @path, or -1. */
+static int64_t procs_min_exec_vaddr(const char *path)
+{
+	Elf64_Phdr ph[64];
+	Elf64_Ehdr eh;
+	int64_t min = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum <= PROF_ARRAY_SIZE(ph) &&
+	    pread(fd, ph, eh.e_phnum * sizeof(*ph), (off_t)eh.e_phoff) ==
+		    (ssize_t)(eh.e_phnum * sizeof(*ph)))
+		for (unsigned i = 0; i < eh.e_phnum; i++)
+			if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+			    (min < 0 || (int64_t)ph[i].p_vaddr < min))
+				min = (int64_t)ph[i].p_vaddr;
+	close(fd);
+	return min;
+}
+
+/* Add the stored link map's (or the executable's start_code) ranges to @pr's maps. */
+static unsigned proc_apply_libs(struct agent_procs *ps, struct agent_proc *pr)
+{
+	unsigned added = 0;
+	bool exe_done = false;
+
+	for (size_t i = 0; i < pr->nlibs; i++) {
+		const char *path = pr->libs[i].path[0] ? pr->libs[i].path : pr->exe_path;
+
+		if (!pr->libs[i].path[0])
+			exe_done = true;
+		if (path[0] == '/')
+			added += procs_add_lib(ps, pr, path, pr->libs[i].bias);
+	}
+	if (!exe_done && pr->start_code && pr->exe_path[0] == '/') {
+		/* A static executable (no loader): bias = start_code - lowest code vaddr. */
+		int64_t min = procs_min_exec_vaddr(pr->exe_path);
+
+		if (min >= 0 && pr->start_code >= (uint64_t)min)
+			added +=
+				procs_add_lib(ps, pr, pr->exe_path, pr->start_code - (uint64_t)min);
+	}
+	if (added) {
+		pr->maps_gen = ++ps->maps_gen;
+		ps->st.libs_mapped += added;
+	}
+	return added;
+}
+
+void agent_procs_on_libs(struct agent_procs *ps, const struct profile_libs_event *le,
+			 int64_t now_ns)
+{
+	struct agent_proc *pr = procs_lookup(ps, le->pid);
+	unsigned n = PROF_MIN(le->n, (uint32_t)PROFILE_MAX_LIBS);
+
+	if (!pr || pr->dead)
+		pr = procs_create(ps, le->pid, now_ns); /* no exec seen: facts on first sample */
+	ps->st.libs_events++;
+	proc_free_libs(pr);
+	pr->libs = xcalloc(n ? n : 1, sizeof(*pr->libs));
+	for (unsigned i = 0; i < n; i++) {
+		char name[PROFILE_PATH_LEN + 1];
+
+		snprintf(name, sizeof(name), "%.*s", PROFILE_PATH_LEN, le->libs[i].name);
+		if (name[0] && name[0] != '/')
+			continue; /* "linux-vdso.so.1" */
+		pr->libs[pr->nlibs].bias = le->libs[i].l_addr;
+		pr->libs[pr->nlibs].path = xstrdup(name);
+		pr->nlibs++;
+	}
+	if (pr->maps_read_ns) /* read already (sampled before the loader finished) */
+		proc_apply_libs(ps, pr);
+}
+
+void agent_procs_on_exit(struct agent_procs *ps, uint32_t pid, int64_t now_ns)
+{
+	struct agent_proc *pr = procs_lookup(ps, pid);
+
+	if (pr && !pr->dead) {
+		pr->dead = true;
+		pr->dead_ns = now_ns;
+	}
+}
+
+void agent_procs_tick(struct agent_procs *ps, int64_t now_ns)
+{
+	if (now_ns - ps->swept_ns < PROCS_SWEEP_NS)
+		return;
+	/* Free dead entries after their grace time and entries unused for long. */
+	for (size_t i = 0; i < ps->nslots; i++) {
+		struct agent_proc *pr = ps->slots[i];
+
+		if (pr && ((pr->dead && now_ns - pr->dead_ns >= AGENT_PROCS_DEAD_NS) ||
+			   (!pr->dead && now_ns - pr->used_ns >= AGENT_PROCS_IDLE_NS))) {
+			procs_remove(ps, pr->pid);
+			proc_free(pr);
+			i--; /* the removal may have shifted another entry into slot i */
+		}
+	}
+	ps->swept_ns = now_ns;
+}
+
+struct agent_map *agent_procs_find_map(struct agent_procs *ps, struct agent_proc *pr, uint64_t addr,
+				       int64_t now_ns)
+{
+	struct agent_map *m = agent_procmaps_find(&pr->maps, addr);
+
+	if (!m && !pr->dead && now_ns - pr->maps_read_ns >= AGENT_PROCS_REREAD_NS) {
+		/* New code mapped since we looked (dlopen, JIT), or we never could read. */
+		proc_read_maps(ps, pr, now_ns);
+		m = agent_procmaps_find(&pr->maps, addr);
+	}
+	return m;
+}
+
+const char *agent_procs_jit_symbol(struct agent_procs *ps, struct agent_proc *pr, uint64_t addr,
+				   int64_t now_ns)
+{
+	const char *name = NULL;
+	char path[512];
+
+	if (pr->perfmap_read_ns)
+		name = agent_perfmap_lookup(&pr->perfmap, addr);
+	if (name || pr->dead ||
+	    (pr->perfmap_read_ns && now_ns - pr->perfmap_read_ns < AGENT_PROCS_REREAD_NS))
+		return name;
+	/* The runtime names the file with the pid it sees: its namespace's. */
+	snprintf(path, sizeof(path), "%s/%u/root/tmp/perf-%u.map", ps->o.proc_root, pr->pid,
+		 pr->vpid ? pr->vpid : pr->pid);
+	pr->perfmap_read_ns = now_ns;
+	pr->perfmap_rc = agent_perfmap_load(&pr->perfmap, path, ps->o.perfmap_max_bytes,
+					    PROCS_PERFMAP_MAX_SYMS);
+	if (pr->perfmap_rc == 1)
+		ps->st.perfmap_loads++;
+	return agent_perfmap_lookup(&pr->perfmap, addr);
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * procs.h - what the agent knows about each process it samples, cached
+ * per pid across export intervals: executable path and name, command
+ * line (opt-in), container id and pod UID (container.h), its pid in its
+ * own PID namespace, its executable mappings (procmaps.h) and its JIT
+ * symbols (perfmap.h).
+ *
+ * Lifecycle of an entry:
+ *   - created by agent_procs_on_exec, from the kernel's exec event (which
+ *     the BPF program delivers with an immediate wake-up), reading only
+ *     the cheap facts at once: the executable link, status, cgroup (and
+ *     command line); the exec'd file name and the comm are kept as
+ *     fallbacks. Such reads are rate limited (max_exec_reads per second):
+ *     a build host execs hundreds of processes a second, most never
+ *     sampled;
+ *   - or by agent_procs_get on the first sample of a pid never seen;
+ *   - the mappings are read from /proc/PID/maps when the first sample of
+ *     the process is handled. When the process is gone by then (it lived a
+ *     few milliseconds), they are rebuilt from what the kernel sent while
+ *     it lived: the dynamic loader's link map (PROFILE_EV_LIBS: path and
+ *     load bias of the executable and each library, from a uprobe on
+ *     ld.so's debugger hook) or, for a static executable, its start_code
+ *     from the exec event; each file's executable PT_LOAD segments give the
+ *     ranges. So a short-lived process's frames in its executable and in
+ *     libc still resolve;
+ *   - marked dead by agent_procs_on_exit (events arrive in order, so all
+ *     samples of the process came before) and freed by agent_procs_tick
+ *     a little later; a sample for a dead pid means the pid was reused
+ *     and makes a new entry;
+ *   - entries unused for AGENT_PROCS_IDLE_NS are freed by tick too (they
+ *     are read again if the process shows up), and at max_procs the least
+ *     recently used entry makes room.
+ * Maps are re-read when a frame falls outside every known mapping (new
+ * code: dlopen, JIT), at most once a second per process. The perf map is
+ * looked for under the process's root (/proc/PID/root/tmp/perf-NSPID.map,
+ * so it works for containers) when a frame is in anonymous executable
+ * memory, and reloaded when its size or mtime changed, at most once a
+ * second.
+ *
+ * Entries are lent until the next call that may create or free entries
+ * (get, on_exec, tick). Not thread-safe.
+ */
+#ifndef PROF_AGENT_PROCS_H
+#define PROF_AGENT_PROCS_H
+
+#include "base/compat.h"
+#include "agent/bpf/profile.h"
+#include "agent/container.h"
+#include "agent/elfinfo.h"
+#include "agent/perfmap.h"
+#include "agent/procmaps.h"
+
+#define AGENT_PROCS_REREAD_NS 1000000000LL  /* maps / perf map re-reads: 1 s */
+#define AGENT_PROCS_DEAD_NS   2000000000LL  /* keep dead entries 2 s */
+#define AGENT_PROCS_IDLE_NS   60000000000LL /* free entries unused for 60 s */
+
+/**
+ * struct agent_procs_opts - @proc_root: "/proc" (tests may point
+ * elsewhere); @elfcache: build ID cache, borrowed; @command_line: read
+ * /proc/PID/cmdline; @max_procs: entries (0 = 8192); @max_exec_reads:
+ * eager /proc reads at exec per second (0 = 200); @perfmap_max_bytes:
+ * largest perf map read (0 = 64 MiB).
+ */
+struct agent_procs_opts {
+	const char *proc_root;
+	struct agent_elfinfo_cache *elfcache;
+	bool command_line;
+	size_t max_procs;
+	unsigned max_exec_reads;
+	size_t perfmap_max_bytes;
+};
+
+/**
+ * struct agent_proc - one process. Strings are owned by the entry, never
+ * NULL ("" when unknown) except @cmdline (NULL unless asked for).
+ * @exe_name: basename of /proc/PID/exe, else of the exec'd file, else
+ * the main thread's comm, else the comm of the first sample's thread.
+ */
+struct agent_proc {
+	uint32_t pid;
+	uint32_t vpid; /* pid in its innermost PID namespace, 0 = unknown */
+	char *exe_path;
+	char *exe_name;
+	char *cmdline;
+	struct agent_container ctr;
+	bool from_exec; /* created from an exec event */
+	bool dead;
+	int64_t used_ns, dead_ns; /* event clock (CLOCK_MONOTONIC ns) */
+	uint64_t start_code;	  /* from the exec event: the executable's lowest code address */
+	struct agent_proc_lib {
+		uint64_t bias;
+		char *path; /* owned; "" = the executable */
+	} * libs;	    /* the loader's last link map, until the maps are read */
+	size_t nlibs;
+
+	struct agent_procmaps maps;
+	int maps_rc;	      /* result of the last maps read */
+	int64_t maps_read_ns; /* event clock of the last read, 0 = never read */
+	uint64_t maps_gen;    /* changes at every successful maps read (unique across entries) */
+
+	struct agent_perfmap perfmap;
+	int perfmap_rc;		 /* last load: 1/0 ok, -errno */
+	int64_t perfmap_read_ns; /* 0 = never looked */
+
+	int64_t first_ns;     /* event clock when the entry was created */
+	uint64_t unwind_user; /* free for the caller */
+};
+
+/** struct agent_procs_stats - counters since _new. */
+struct agent_procs_stats {
+	uint64_t created;	/* entries made */
+	uint64_t exec_reads;	/* /proc reads at exec */
+	uint64_t exec_skipped;	/* exec events past the rate limit */
+	uint64_t maps_rebuilt;	/* gone processes whose maps were rebuilt from events */
+	uint64_t maps_reads;	/* /proc/PID/maps reads */
+	uint64_t maps_failed;	/* maps reads that failed (process gone) */
+	uint64_t evicted;	/* entries freed to respect max_procs */
+	uint64_t perfmap_loads; /* perf map (re)loads */
+	uint64_t libs_events;	/* link-map events handled */
+	uint64_t libs_mapped;	/* mappings added from them (not yet seen in /proc) */
+	uint64_t entries;	/* entries now */
+};
+
+struct agent_procs;
+
+/** agent_procs_new() - empty cache; 0 or -EINVAL (no elfcache). Caller frees. */
+int agent_procs_new(const struct agent_procs_opts *opts, struct agent_procs **out);
+/** agent_procs_free() - free every entry; NULL ok. */
+void agent_procs_free(struct agent_procs *ps);
+
+/**
+ * agent_procs_get() - the live entry for @pid, created (reading /proc)
+ * when absent or dead. @comm is the sampled thread's name (fallback for
+ * the executable name); @now_ns the event's CLOCK_MONOTONIC time.
+ * Returns NULL only when the cache cannot make room (never in practice:
+ * the least recently used entry is evicted).
+ */
+struct agent_proc *agent_procs_get(struct agent_procs *ps, uint32_t pid, const char *comm,
+				   int64_t now_ns);
+
+/**
+ * agent_procs_on_exec() - a process called execve: forget the old image,
+ * read its cheap /proc facts now. @filename is the path given to execve,
+ * @start_code the new image's lowest code address (0 = unknown).
+ */
+void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filename,
+			 const char *comm, uint64_t start_code, int64_t now_ns);
+/**
+ * agent_procs_on_libs() - the loader's list of objects for process
+ * le->pid (see above): kept for a later rebuild, or, when the maps were
+ * read already, its ranges /proc did not show are added now. The event
+ * is input: names are terminated and checked here, unreadable or non-ELF
+ * files skipped.
+ */
+void agent_procs_on_libs(struct agent_procs *ps, const struct profile_libs_event *le,
+			 int64_t now_ns);
+
+/** agent_procs_on_exit() - the process's main thread exited. */
+void agent_procs_on_exit(struct agent_procs *ps, uint32_t pid, int64_t now_ns);
+
+/**
+ * agent_procs_tick() - at most once a second, free dead and idle
+ * entries. Cheap to call often.
+ */
+void agent_procs_tick(struct agent_procs *ps, int64_t now_ns);
+
+/**
+ * agent_procs_find_map() - the mapping of @pr containing @addr, re-reading
+ * the maps (at most once per AGENT_PROCS_REREAD_NS) when none does.
+ * NULL when none. Lent until the next maps read of @pr.
+ */
+struct agent_map *agent_procs_find_map(struct agent_procs *ps, struct agent_proc *pr, uint64_t addr,
+				       int64_t now_ns);
+
+/**
+ * agent_procs_jit_symbol() - the perf map name of @addr in @pr's JIT
+ * code, or NULL (no perf map, or no symbol there). Loads or reloads the
+ * map as described above. Lent until the next call for @pr.
+ */
+const char *agent_procs_jit_symbol(struct agent_procs *ps, struct agent_proc *pr, uint64_t addr,
+				   int64_t now_ns);
+
+/** agent_procs_get_stats() - copy the counters. */
+void agent_procs_get_stats(const struct agent_procs *ps, struct agent_procs_stats *st);
+
+#endif

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cmd_store.c - `profd store`: look after a data directory offline.
+ *
+ *   profd store check DIR     verify every block and WAL record; exit 1 on damage
+ *   profd store stats DIR     series, samples, bytes per sample, stacks, locations
+ *   profd store compact DIR   flush the head, compact every window, apply retention
+ *
+ * check and stats change nothing and take no lock (stats replays the WAL
+ * in memory, read-only); compact takes the store's lock, so it refuses a
+ * directory a server is using. Exit status: 0 ok, 1 damage or failure,
+ * 2 usage.
+ */
+#include "base/compat.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "base/strtab.h"
+#include "cli/cli.h"
+#include "store/store.h"
+
+#include <getopt.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: profd store check DIR [--quiet]\n"
+		   "       profd store stats DIR [--json]\n"
+		   "       profd store compact DIR [--retention DURATION]\n"
+		   "\n"
+		   "  check    verify checksums and structure of every block and WAL record;\n"
+		   "           prints each problem with its file and byte offset, exits 1 on\n"
+		   "           damage (a torn WAL tail is a warning: it was never acknowledged)\n"
+		   "  stats    series, samples, bytes per sample, stack and location counts\n"
+		   "  compact  flush the head to a block, merge the blocks of each time window,\n"
+		   "           delete blocks older than --retention (e.g. 30d); the directory\n"
+		   "           must not be in use by a server\n");
+}
+
+static const char *level_name(enum store_check_level l)
+{
+	switch (l) {
+	case STORE_CHECK_OK:
+		return "ok";
+	case STORE_CHECK_NOTE:
+		return "note";
+	case STORE_CHECK_WARNING:
+		return "warning";
+	case STORE_CHECK_ERROR:
+		return "error";
+	}
+	return "?";
+}
+
+static void check_report(void *arg, enum store_check_level lvl, const char *path, int64_t off,
+			 const char *msg)
+{
+	bool quiet = *(bool *)arg;
+
+	if (quiet && lvl == STORE_CHECK_OK)
+		return;
+	if (off >= 0)
+		printf("%-7s %s offset %" PRId64 ": %s\n", level_name(lvl), path, off, msg);
+	else
+		printf("%-7s %s: %s\n", level_name(lvl), path, msg);
+}
+
+static int store_check(int argc, char **argv)
+{
+	struct store_check_result r;
+	bool quiet = false;
+	const char *dir = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
+			quiet = true;
+		else if (argv[i][0] == '-' || dir) {
+			usage(stderr);
+			return 2;
+		} else
+			dir = argv[i];
+	}
+	if (!dir) {
+		usage(stderr);
+		return 2;
+	}
+	int rc = store_check_dir(dir, check_report, &quiet, &r);
+	if (rc && rc != -PROF_ECORRUPT) {
+		fprintf(stderr, "profd store check: %s: %s\n", dir, prof_strerror(rc));
+		return 1;
+	}
+	printf("check: %" PRIu64 " blocks (%" PRIu64 " rows), %" PRIu64 " WAL segments (%" PRIu64
+	       " records): %" PRIu64 " error%s, %" PRIu64 " warning%s\n",
+	       r.blocks, r.block_rows, r.wal_segments, r.wal_records, r.errors,
+	       r.errors == 1 ? "" : "s", r.warnings, r.warnings == 1 ? "" : "s");
+	fflush(stdout);
+	return r.errors ? 1 : 0;
+}
+
+/* Distinct series (type + labels) across blocks and heads. */
+static int count_series(void *arg, const struct store_source *src, const struct store_series *s)
+{
+	struct strtab *t = arg;
+	char key[4096];
+	size_t n = (size_t)snprintf(key, sizeof(key), "%s", s->type);
+
+	(void)src;
+	for (uint32_t i = 0; i < s->nlabels && n < sizeof(key); i++)
+		n += (size_t)snprintf(key + n, sizeof(key) - n, "%c%s%c%s", 0, s->labels[i].name, 0,
+				      s->labels[i].value);
+	strtab_intern(t, key, PROF_MIN(n, sizeof(key) - 1));
+	return 0;
+}
+
+static void fmt_time(int64_t ns, char *out, size_t n)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+
+	if (ns == INT64_MAX || ns == INT64_MIN || !gmtime_r(&t, &tm)) {
+		snprintf(out, n, "-");
+		return;
+	}
+	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int store_stats(int argc, char **argv)
+{
+	struct store_options o;
+	struct store *st = NULL;
+	struct store_stats s;
+	struct prof_err err;
+	struct strtab series;
+	bool json = false;
+	const char *dir = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (argv[i][0] == '-' || dir) {
+			usage(stderr);
+			return 2;
+		} else
+			dir = argv[i];
+	}
+	if (!dir) {
+		usage(stderr);
+		return 2;
+	}
+	store_options_default(&o);
+	o.read_only = true;
+	prof_err_init(&err);
+	if (store_open_opts(dir, &o, &st, &err)) {
+		fprintf(stderr, "profd store stats: %s\n", err.msg);
+		return 1;
+	}
+	store_get_stats(st, &s);
+	strtab_init(&series);
+	struct store_query q = { NULL, NULL, 0, INT64_MIN, INT64_MAX };
+	struct store_visitor v = { .arg = &series, .series = count_series };
+	store_scan(st, &q, &v, NULL, &err);
+	uint64_t nseries = series.n - 1;
+	uint64_t samples = s.block_rows + s.head.rows;
+	uint64_t bytes = s.block_bytes + s.wal.bytes;
+	char from[32], to[32];
+	fmt_time(s.min_ts_ns, from, sizeof(from));
+	fmt_time(s.max_ts_ns, to, sizeof(to));
+	if (json) {
+		printf("{\"dir\":\"%s\",\"series\":%" PRIu64 ",\"samples\":%" PRIu64
+		       ",\"blocks\":%" PRIu64 ",\"blocks_broken\":%" PRIu64
+		       ",\"block_rows\":%" PRIu64 ",\"head_rows\":%" PRIu64
+		       ",\"block_bytes\":%" PRIu64 ",\"wal_bytes\":%" PRIu64
+		       ",\"bytes_per_sample\":%.3f,\"block_bytes_per_sample\":%.3f"
+		       ",\"block_stacks\":%" PRIu64 ",\"block_locations\":%" PRIu64
+		       ",\"head_stacks\":%" PRIu64 ",\"head_locations\":%" PRIu64
+		       ",\"min_ts_ns\":%" PRId64 ",\"max_ts_ns\":%" PRId64 "}\n",
+		       dir, nseries, samples, s.blocks, s.blocks_broken, s.block_rows, s.head.rows,
+		       s.block_bytes, s.wal.bytes, samples ? (double)bytes / (double)samples : 0.0,
+		       s.block_rows ? (double)s.block_bytes / (double)s.block_rows : 0.0,
+		       s.block_stacks, s.block_locations, s.head.stack_nodes, s.head.locations,
+		       samples ? s.min_ts_ns : 0, samples ? s.max_ts_ns : 0);
+	} else {
+		printf("directory        %s\n", dir);
+		printf("series           %" PRIu64 " (distinct label sets, all types)\n", nseries);
+		printf("samples          %" PRIu64 " rows (%" PRIu64 " in %" PRIu64
+		       " blocks, %" PRIu64 " in the WAL)\n",
+		       samples, s.block_rows, s.blocks, s.head.rows);
+		if (s.blocks_broken)
+			printf("broken blocks    %" PRIu64 " (see profd store check)\n",
+			       s.blocks_broken);
+		printf("time range       %s .. %s\n", from, to);
+		printf("bytes on disk    %" PRIu64 " (blocks %" PRIu64 ", WAL %" PRIu64 ")\n",
+		       bytes, s.block_bytes, s.wal.bytes);
+		printf("bytes/sample     %.3f overall, %.3f in blocks (symbols and index "
+		       "included)\n",
+		       samples ? (double)bytes / (double)samples : 0.0,
+		       s.block_rows ? (double)s.block_bytes / (double)s.block_rows : 0.0);
+		printf("stack nodes      %" PRIu64 " in blocks (per-block tables, summed), %" PRIu64
+		       " in the head\n",
+		       s.block_stacks, s.head.stack_nodes);
+		printf("locations        %" PRIu64 " in blocks (summed), %" PRIu64 " in the head\n",
+		       s.block_locations, s.head.locations);
+	}
+	strtab_release(&series);
+	store_close(st);
+	return 0;
+}
+
+static int store_compact_cmd(int argc, char **argv)
+{
+	struct store_options o;
+	struct store *st = NULL;
+	struct prof_err err;
+	const char *dir = NULL;
+	uint32_t n, total = 0, deleted = 0;
+	int rc;
+
+	store_options_default(&o);
+	o.background = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--retention") && i + 1 < argc) {
+			if (parse_duration_ns(argv[++i], &o.retention_ns) || o.retention_ns <= 0) {
+				fprintf(stderr,
+					"profd store compact: --retention: expected a duration such "
+					"as 30d or 720h, got '%s'\n",
+					argv[i]);
+				return 2;
+			}
+		} else if (argv[i][0] == '-' || dir) {
+			usage(stderr);
+			return 2;
+		} else {
+			dir = argv[i];
+		}
+	}
+	if (!dir) {
+		usage(stderr);
+		return 2;
+	}
+	prof_err_init(&err);
+	if (store_open_opts(dir, &o, &st, &err)) {
+		fprintf(stderr, "profd store compact: %s\n", err.msg);
+		return 1;
+	}
+	struct store_stats before;
+	store_get_stats(st, &before);
+	rc = store_flush(st, &err);
+	while (!rc) {
+		rc = store_compact(st, true, &n, &err);
+		if (!n)
+			break;
+		total += n;
+	}
+	if (!rc)
+		rc = store_apply_retention(st, prof_now_ns(), &deleted, &err);
+	store_close(st);
+	if (rc) {
+		fprintf(stderr, "profd store compact: %s\n",
+			err.msg[0] ? err.msg : prof_strerror(rc));
+		return 1;
+	}
+	printf("compact: %" PRIu64 " rows flushed from the WAL, %u blocks merged, %u deleted by "
+	       "retention\n",
+	       before.head.rows, total, deleted);
+	return 0;
+}
+
+int cmd_store(int argc, char **argv)
+{
+	prof_log_set_level(PROF_LOG_WARN); /* the findings are the output, not "opened" lines */
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "check"))
+		return store_check(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stats"))
+		return store_stats(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "compact"))
+		return store_compact_cmd(argc - 1, argv + 1);
+	fprintf(stderr, "profd store: unknown subcommand '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

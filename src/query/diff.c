@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: Apache-2.0
+/* diff.c - differential call tree of two stack sets; see diff.h. */
+#include "base/compat.h"
+#include "base/mem.h"
+#include "query/jsonout.h"
+#include "query/diff.h"
+
+#include <math.h>
+
+#define DEFAULT_Z	   1.96
+#define DEFAULT_MAX_STACKS 100
+
+int query_diff_check(const struct query_stackset *a, const struct query_stackset *b,
+		     struct prof_err *err)
+{
+	if (strcmp(a->unit, b->unit))
+		return prof_err_set(err, -EINVAL, -1,
+				    "cannot compare different units: A (%s) is in %s, B (%s) in %s",
+				    a->type, a->unit[0] ? a->unit : "(none)", b->type,
+				    b->unit[0] ? b->unit : "(none)");
+	if (strcmp(a->type, b->type))
+		return prof_err_set(err, -EINVAL, -1,
+				    "cannot compare different profile types: A is %s, B is %s",
+				    a->type, b->type);
+	return 0;
+}
+
+double query_diff_z(enum query_diff_mode mode, uint64_t ka, uint64_t na, uint64_t kb, uint64_t nb)
+{
+	if (mode == QUERY_DIFF_ABSOLUTE) {
+		double s = (double)ka + (double)kb;
+
+		return s > 0 ? ((double)kb - (double)ka) / sqrt(s) : 0.0;
+	}
+	if (!na || !nb)
+		return 0.0;
+	double pa = (double)ka / (double)na, pb = (double)kb / (double)nb;
+	double p = ((double)ka + (double)kb) / ((double)na + (double)nb);
+	double var = p * (1 - p) * (1.0 / (double)na + 1.0 / (double)nb);
+
+	return var > 0 ? (pb - pa) / sqrt(var) : 0.0;
+}
+
+/* Map every node of @ss into the diff tree; side B fills self, side A base_self. */
+static uint32_t *merge_side(struct query_flamegraph *fg, const struct query_stackset *ss, bool b)
+{
+	uint32_t *map = xcalloc(ss->nodes.n + 1, sizeof(uint32_t));
+	uint32_t *name_of = query_flamegraph_names_of(fg, ss);
+	int64_t *self;
+	uint64_t *count;
+
+	query_stackset_node_sums(ss, &self, &count);
+	for (size_t i = 0; i < ss->nodes.n; i++) {
+		const struct query_ss_node *nd = &ss->nodes.v[i];
+		uint32_t at =
+			i ? query_flamegraph_child_id(fg, map[nd->parent], name_of[nd->name]) : 0;
+		struct query_flame_node *f = &fg->nodes.v[at];
+
+		map[i] = at;
+		if (b) {
+			f->self += self[i];
+			f->self_samples += count[i];
+		} else {
+			f->base_self += self[i];
+			f->base_self_samples += count[i];
+		}
+	}
+	free(self);
+	free(count);
+	free(name_of);
+	return map;
+}
+
+static int cmp_dstack(const void *a, const void *b)
+{
+	const struct query_diff_stack *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+void query_diff_build(const struct query_stackset *a, const struct query_stackset *b,
+		      const struct query_diff_opts *o, struct query_diff *d)
+{
+	size_t max_stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS;
+
+	memset(d, 0, sizeof(*d));
+	query_flamegraph_init(&d->fg, "total");
+	d->fg.diff = true;
+	snprintf(d->fg.unit, sizeof(d->fg.unit), "%s", b->unit[0] ? b->unit : a->unit);
+	d->fg.samples = b->rows;
+	d->fg.base_samples = a->rows;
+	d->fg.unsymbolized = a->unsymbolized + b->unsymbolized;
+	free(merge_side(&d->fg, a, false));
+	free(merge_side(&d->fg, b, true));
+
+	for (size_t i = 1; i < d->fg.nodes.n; i++) {
+		const struct query_flame_node *nd = &d->fg.nodes.v[i];
+
+		if (nd->self_samples && !nd->base_self_samples) {
+			struct query_diff_stack s = { (uint32_t)i, nd->self, nd->self_samples };
+			VEC_PUSH(&d->appeared, s);
+		} else if (nd->base_self_samples && !nd->self_samples) {
+			struct query_diff_stack s = { (uint32_t)i, nd->base_self,
+						      nd->base_self_samples };
+			VEC_PUSH(&d->disappeared, s);
+		}
+	}
+	d->nappeared = d->appeared.n;
+	d->ndisappeared = d->disappeared.n;
+	if (d->appeared.n > 1)
+		qsort(d->appeared.v, d->appeared.n, sizeof(*d->appeared.v), cmp_dstack);
+	if (d->disappeared.n > 1)
+		qsort(d->disappeared.v, d->disappeared.n, sizeof(*d->disappeared.v), cmp_dstack);
+	d->appeared.n = PROF_MIN(d->appeared.n, max_stacks);
+	d->disappeared.n = PROF_MIN(d->disappeared.n, max_stacks);
+	query_flamegraph_finish(&d->fg, o->max_nodes, o->min_share);
+}
+
+void query_diff_release(struct query_diff *d)
+{
+	if (!d)
+		return;
+	query_flamegraph_release(&d->fg);
+	VEC_FREE(&d->appeared);
+	VEC_FREE(&d->disappeared);
+	memset(d, 0, sizeof(*d));
+}
+
+struct node_ctx {
+	enum query_diff_mode mode;
+	double zt;
+};
+
+static int write_double(struct buf *out, const char *key, double v)
+{
+	if (!isfinite(v))
+		v = 0;
+	return buf_addf(out, ",\"%s\":%.6g", key, v);
+}
+
+static int diff_node_json(const struct query_flamegraph *fg, uint32_t id, struct buf *out,
+			  void *arg)
+{
+	const struct node_ctx *c = arg;
+	const struct query_flame_node *nd = &fg->nodes.v[id];
+	double as = fg->base_total ? (double)nd->base_total / (double)fg->base_total : 0.0;
+	double bs = fg->total ? (double)nd->total / (double)fg->total : 0.0;
+	double z =
+		query_diff_z(c->mode, nd->base_samples, fg->base_samples, nd->samples, fg->samples);
+	bool testable = c->mode == QUERY_DIFF_ABSOLUTE || (fg->base_samples && fg->samples);
+	const char *status = !nd->base_samples && nd->samples	? "appeared"
+			     : nd->base_samples && !nd->samples ? "disappeared"
+								: "both";
+	int rc = buf_addstr(out, "{\"name\":");
+
+	if (!rc)
+		rc = query_json_str(out, strtab_get(&fg->names, nd->name), fg->names.len[nd->name]);
+	if (!rc)
+		rc = buf_addf(out,
+			      ",\"a_self\":%" PRId64 ",\"a_total\":%" PRId64
+			      ",\"a_samples\":%" PRIu64 ",\"b_self\":%" PRId64
+			      ",\"b_total\":%" PRId64 ",\"b_samples\":%" PRIu64,
+			      nd->base_self, nd->base_total, nd->base_samples, nd->self, nd->total,
+			      nd->samples);
+	if (!rc)
+		rc = write_double(out, "a_share", as);
+	if (!rc)
+		rc = write_double(out, "b_share", bs);
+	if (!rc && c->mode == QUERY_DIFF_ABSOLUTE)
+		rc = buf_addf(out, ",\"delta\":%" PRId64, nd->total - nd->base_total);
+	else if (!rc)
+		rc = write_double(out, "delta", bs - as);
+	if (!rc)
+		rc = write_double(out, "z", z);
+	if (!rc)
+		rc = buf_addf(out, ",\"noise\":%s,\"status\":\"%s\"%s,\"children\":[",
+			      testable && fabs(z) < c->zt ? "true" : "false", status,
+			      nd->other ? ",\"other\":true" : "");
+	return rc;
+}
+
+static int write_stacks(const struct query_diff *d, const char *key, size_t count,
+			const struct query_diff_stack *v, size_t n, struct buf *out)
+{
+	VEC(uint32_t) path = { 0 };
+	int rc = buf_addf(out, ",\"%s\":{\"count\":%zu,\"stacks\":[", key, count);
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		path.n = 0;
+		for (uint32_t at = v[i].node; at; at = d->fg.nodes.v[at].parent)
+			VEC_PUSH(&path, d->fg.nodes.v[at].name);
+		rc = buf_addstr(out, i ? ",{\"stack\":[" : "{\"stack\":[");
+		for (size_t j = path.n; j-- > 0 && !rc;) {
+			uint32_t nm = path.v[j];
+
+			if (j + 1 < path.n)
+				rc = buf_add(out, ",", 1);
+			if (!rc)
+				rc = query_json_str(out, strtab_get(&d->fg.names, nm),
+						    d->fg.names.len[nm]);
+		}
+		if (!rc)
+			rc = buf_addf(out, "],\"value\":%" PRId64 ",\"samples\":%" PRIu64 "}",
+				      v[i].value, v[i].samples);
+	}
+	VEC_FREE(&path);
+	return rc ? rc : buf_addstr(out, "]}");
+}
+
+int query_diff_write_json(const struct query_diff *d, const struct query_stackset *a,
+			  const struct query_diff_opts *o, struct buf *out)
+{
+	struct node_ctx c = { o->mode, o->z_threshold > 0 ? o->z_threshold : DEFAULT_Z };
+	const struct query_flamegraph *fg = &d->fg;
+	int rc = buf_addstr(out, "{\"type\":");
+
+	if (!rc)
+		rc = query_json_str(out, a->type, strlen(a->type));
+	if (!rc)
+		rc = buf_addstr(out, ",\"unit\":");
+	if (!rc)
+		rc = query_json_str(out, fg->unit, strlen(fg->unit));
+	if (!rc)
+		rc = buf_addf(
+			out,
+			",\"mode\":\"%s\",\"noise_test\":\"%s\",\"z_threshold\":%.4g"
+			",\"a\":{\"total\":%" PRId64 ",\"samples\":%" PRIu64 "}"
+			",\"b\":{\"total\":%" PRId64 ",\"samples\":%" PRIu64 "}"
+			",\"max_nodes\":%zu,\"truncated\":{\"nodes\":%" PRIu64
+			",\"a_total\":%" PRId64 ",\"b_total\":%" PRId64 "},\"root\":",
+			o->mode == QUERY_DIFF_ABSOLUTE ? "absolute" : "normalized",
+			o->mode == QUERY_DIFF_ABSOLUTE
+				? "Poisson: z = (k_b - k_a) / sqrt(k_a + k_b) on sample rows; "
+				  "noise when |z| < z_threshold"
+				: "two-proportion z-test on sample rows (pooled); noise when "
+				  "|z| < z_threshold; untestable (false) when a side is empty",
+			c.zt, fg->base_total, fg->base_samples, fg->total, fg->samples,
+			o->max_nodes, fg->truncated_nodes, fg->truncated_base_total,
+			fg->truncated_total);
+	if (!rc)
+		rc = query_flamegraph_write_tree(fg, 0, diff_node_json, &c, out);
+	if (!rc)
+		rc = write_stacks(d, "appeared", d->nappeared, d->appeared.v, d->appeared.n, out);
+	if (!rc)
+		rc = write_stacks(d, "disappeared", d->ndisappeared, d->disappeared.v,
+				  d->disappeared.n, out);
+	return rc ? rc : buf_add(out, "}", 1);
+}

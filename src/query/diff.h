@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * diff.h - differential flame graph of two stack sets of the same profile
+ * type: A, the baseline, and B, the comparison. One merged call tree; per
+ * node A's and B's self, total and sample rows, ready for a green (less)
+ * / red (more) rendering:
+ *
+ *   - normalized mode (default): each side's values are divided by that
+ *     side's total (a_share, b_share); delta = b_share - a_share, so two
+ *     selections of different length or load compare by proportion. A
+ *     side with total 0 has share 0 everywhere (no division by zero);
+ *   - absolute mode: delta = b_total - a_total in the type's unit;
+ *   - noise: is the node's change within sampling noise? The counts are
+ *     sample rows (the stack set's counts). Normalized: a two-proportion
+ *     z-test, z = (k_b/n_b - k_a/n_a) / sqrt(p (1 - p) (1/n_a + 1/n_b))
+ *     with pooled p = (k_a + k_b) / (n_a + n_b), k = the node's rows,
+ *     n = the side's rows. Absolute: the conditional test of two Poisson
+ *     counts (equal rates), z = (k_b - k_a) / sqrt(k_a + k_b). A change
+ *     is noise when |z| < z_threshold (default 1.96, two-sided 95%). When
+ *     either side is empty no test is possible: noise is false;
+ *   - status: "appeared" (no rows in A), "disappeared" (no rows in B) or
+ *     "both"; and the full stacks (leaf nodes with self rows) that exist
+ *     on one side only are listed, largest first, up to max_stacks, with
+ *     their number;
+ *   - identical sides give delta 0 and z 0 everywhere.
+ *
+ * query_diff_check() refuses sides of different profile types or units.
+ */
+#ifndef PROF_QUERY_DIFF_H
+#define PROF_QUERY_DIFF_H
+
+#include "base/buf.h"
+#include "base/compat.h"
+#include "base/err.h"
+#include "query/flamegraph.h"
+#include "query/stackset.h"
+
+enum query_diff_mode { QUERY_DIFF_NORMALIZED, QUERY_DIFF_ABSOLUTE };
+
+struct query_diff_opts {
+	enum query_diff_mode mode;
+	size_t max_nodes;   /* 0 = no limit */
+	double min_share;   /* 0 = none */
+	size_t max_stacks;  /* appeared/disappeared listed; 0 = 100 */
+	double z_threshold; /* 0 = 1.96 */
+};
+
+struct query_diff_stack {
+	uint32_t node; /* in the diff tree */
+	int64_t value; /* self value on the side where it exists */
+	uint64_t samples;
+};
+
+/** struct query_diff - owns everything. */
+struct query_diff {
+	struct query_flamegraph fg; /* diff tree: base_* = A, self/total/samples = B */
+	VEC(struct query_diff_stack) appeared, disappeared; /* sorted, capped */
+	size_t nappeared, ndisappeared;			    /* before the cap */
+};
+
+/**
+ * query_diff_check() - 0 when @a and @b can be compared, else -EINVAL
+ * with @err in words: "cannot compare different profile types: A is
+ * <type>, B is <type>" or "... units: A is in <unit>, B in <unit>".
+ */
+int query_diff_check(const struct query_stackset *a, const struct query_stackset *b,
+		     struct prof_err *err);
+
+/** query_diff_build() - the diff of @a and @b into @d (overwritten; release it). */
+void query_diff_build(const struct query_stackset *a, const struct query_stackset *b,
+		      const struct query_diff_opts *o, struct query_diff *d);
+
+/** query_diff_z() - the z statistic of one node (see above); 0 when untestable. */
+double query_diff_z(enum query_diff_mode mode, uint64_t ka, uint64_t na, uint64_t kb, uint64_t nb);
+
+/**
+ * query_diff_write_json() - append
+ * {"type":..,"unit":..,"mode":"normalized"|"absolute",
+ *  "noise_test":"<which test and threshold>","z_threshold":X,
+ *  "a":{"total":N,"samples":N},"b":{"total":N,"samples":N},
+ *  "max_nodes":N,"truncated":{"nodes":N,"a_total":N,"b_total":N},
+ *  "root":{"name":..,"a_self":N,"a_total":N,"a_samples":N,"b_self":N,
+ *          "b_total":N,"b_samples":N,"a_share":X,"b_share":X,"delta":X,
+ *          "z":X,"noise":B,"status":S[,"other":true],"children":[...]},
+ *  "appeared":{"count":N,"stacks":[{"stack":[names root first],
+ *              "value":N,"samples":N}]},"disappeared":{...}}
+ * 0 or -PROF_ETOOBIG.
+ */
+int query_diff_write_json(const struct query_diff *d, const struct query_stackset *a,
+			  const struct query_diff_opts *o, struct buf *out);
+
+/** query_diff_release() - NULL is allowed. */
+void query_diff_release(struct query_diff *d);
+
+#endif

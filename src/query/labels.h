@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * labels.h - label names and values of the series a selection touches,
+ * for /api/v1/labels and /api/v1/labels/NAME/values (and selector
+ * autocompletion in the explorer): scoped by profile type (NULL = every
+ * type), matchers and time range, so a listing never offers a value that
+ * selects nothing. Series labels only (resource attributes and the like);
+ * per-sample attributes appear once the store keeps them.
+ *
+ * Like query_stackset_collect this is a single place that talks to the
+ * store's scan API: when the store gains a label index, only this file
+ * changes.
+ */
+#ifndef PROF_QUERY_LABELS_H
+#define PROF_QUERY_LABELS_H
+
+#include "base/buf.h"
+#include "base/compat.h"
+#include "base/err.h"
+#include "store/head.h"
+#include "store/matcher.h"
+#include "store/store.h"
+
+/** struct query_strlist - sorted distinct strings (bytewise); owns them. */
+struct query_strlist {
+	char **v;
+	size_t n;
+};
+
+/**
+ * query_labels_collect() - the label names (@name NULL) or the values of
+ * label @name of every series of @type (NULL = any) matching @m with rows
+ * in [from_ns, to_ns] (for blocks: whose time range overlaps it), into
+ * @out (overwritten; release it). A series-only store scan: no rows are
+ * read from blocks. Returns 0 (an empty selection gives an empty list).
+ */
+int query_labels_collect(struct store *st, const char *type, const struct store_matcher *m,
+			 size_t nm, int64_t from_ns, int64_t to_ns, const char *name,
+			 struct query_strlist *out);
+
+/** query_strlist_write_json() - append ["a","b",...]. 0 or -PROF_ETOOBIG. */
+int query_strlist_write_json(const struct query_strlist *l, struct buf *out);
+
+/** query_strlist_release() - NULL is allowed. */
+void query_strlist_release(struct query_strlist *l);
+
+#endif

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * stackset.h - the query's own aggregated stack set: the ONE thing that
+ * stands between the store and every view.
+ *
+ * query_stackset_collect() runs a store scan and turns what it returns
+ * into a set of name-based stacks with values; every view (flame graph,
+ * table, sandwich, diff, flame chart, time series, exports) is a pure
+ * function of one or two stack sets. Store details (stack ids, per-block
+ * symbol tables, unsymbolized locations) never leak past this file: when
+ * the store grows immutable blocks, only query_stackset_collect changes.
+ *
+ * Shape:
+ *
+ *   names    frame names interned in a strtab (id 0 is "" and names the
+ *            root). A frame is one line of a location's inline chain (the
+ *            outer function first, the innermost inlined callee deepest);
+ *            an unsymbolized native frame is resolved through the
+ *            symbolizer (mapping file + build ID + ELF virtual address;
+ *            DWARF inline chains become frames too, outer first),
+ *            else named "<basename of mapping>+0x<address>" ("0x<address>"
+ *            without a mapping) and counted in @unsymbolized: frames are
+ *            never dropped (unless a frame filter hides them);
+ *   nodes    a trie of name paths: node 0 is the root (the empty stack),
+ *            node i > 0 is (parent, name), unique per (parent, name), with
+ *            parent < i (a pass in id order sees parents first). A stack
+ *            is named by its leaf node; query_stackset_path() gives its
+ *            names root -> leaf;
+ *   entries  (node, group, bucket) -> value (sum of the sample values, in
+ *            the type's unit), count (number of sample rows), and @gauge
+ *            (the value averaged over snapshots, see below), unique per
+ *            key. Only entries with count > 0 exist;
+ *   groups   with group_by labels, each distinct tuple of their values is
+ *            a group id: the id of an interned key, the values joined by
+ *            '\0'. Id 0 is the key "": the only group without group_by,
+ *            the empty value with one label, unused with more;
+ *   buckets  with step_ns > 0, bucket = (ts - from_ns) / step_ns, and
+ *            there are nbuckets = (to_ns - from_ns) / step_ns + 1; else 0;
+ *   samples  with keep_samples, every sample row (ts, node, group, value)
+ *            sorted by (group, ts), for the flame chart.
+ *
+ * Gauge averaging (gauge types, query/units.h, with step_ns > 0): each
+ * entry's @gauge sums value / nsnap(series, bucket), where nsnap is the
+ * number of distinct timestamps ("snapshots") that series has in that
+ * bucket, so summing @gauge over a group gives the sum over its series of
+ * each series' average snapshot. For cumulative types @gauge == value.
+ *
+ * Filters (query/filter.h) are applied here: stack filters drop samples
+ * (counted in @filtered_rows/@filtered_value), frame filters leave frames
+ * out of the names path.
+ *
+ * Ownership: a stack set owns everything in it; it does not point into the
+ * store. Not thread-safe; independent sets may be built in parallel.
+ * Nothing here recurses (30000-deep stacks work on a small thread stack).
+ */
+#ifndef PROF_QUERY_STACKSET_H
+#define PROF_QUERY_STACKSET_H
+
+#include "base/compat.h"
+#include "base/err.h"
+#include "base/mem.h"
+#include "base/strtab.h"
+#include "model/profile.h"
+#include "query/filter.h"
+#include "query/hashmap.h"
+#include "store/head.h"
+#include "store/matcher.h"
+#include "store/store.h"
+#include "symbolize/symbolizer.h"
+
+/** Default caps (params 0): distinct entries, kept samples, time buckets. */
+#define QUERY_SS_MAX_ENTRIES  ((size_t)16 << 20)
+#define QUERY_SS_MAX_SAMPLES  ((size_t)10 << 20)
+#define QUERY_SS_MAX_BUCKETS  11000
+#define QUERY_SS_MAX_GROUP_BY 8
+
+struct query_ss_node {
+	uint32_t parent; /* node id, < this id; the root's is 0 */
+	uint32_t name;	 /* id in query_stackset.names */
+	uint32_t depth;	 /* root 0 */
+};
+
+struct query_ss_entry {
+	uint32_t node, group, bucket;
+	uint32_t pad_;
+	int64_t value;	/* sum of sample values */
+	uint64_t count; /* sample rows */
+	double gauge;	/* value averaged over snapshots (gauge types), else == value */
+};
+
+/**
+ * struct query_ss_raw - what is known of a frame named by the fallback
+ * (an unsymbolized native frame, "libfoo.so+0x1a2b" or "0x1a2b"): its
+ * address, its mapping file, and the name it has at pprof's function
+ * granularity ("[libfoo.so]", or "<unknown>" without a mapping), so the
+ * table can agree with `go tool pprof -top` and exports can hand the
+ * address on instead of a made-up function.
+ */
+struct query_ss_raw {
+	uint64_t address;
+	uint32_t mapping; /* names id of the mapping's file path; 0 = none */
+	uint32_t fn_name; /* names id of the function-granularity name */
+};
+
+struct query_ss_sample {
+	int64_t ts_ns;
+	int64_t value;
+	uint32_t node, group;
+};
+
+/** struct query_ss_path - a names path, root first (VEC layout; owner frees @v). */
+struct query_ss_path {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+struct query_stackset {
+	struct strtab names;
+	VEC(struct query_ss_node) nodes;
+	VEC(struct query_ss_entry) entries;
+	VEC(struct query_ss_sample) samples;
+
+	char **group_by; /* [ngroup_by] label names, owned */
+	size_t ngroup_by;
+	struct strtab groups; /* group id -> values joined by '\0' */
+
+	int64_t from_ns, to_ns, step_ns;
+	uint32_t nbuckets; /* >= 1 */
+
+	char type[256]; /* profile type id ("" when built by hand) */
+	char unit[64];	/* its sample unit */
+	bool cumulative;
+
+	int64_t total;		/* sum of entry values */
+	uint64_t rows;		/* sum of entry counts */
+	uint64_t filtered_rows; /* rows dropped by the stack filter */
+	int64_t filtered_value; /* their values */
+	uint64_t unsymbolized;	/* distinct locations named by the fallback */
+	uint64_t series;	/* series that contributed rows */
+
+	/* private */
+	struct qmap child_idx; /* (parent << 32 | name) -> node */
+	struct qmap raw_idx;   /* name id -> index in raw */
+	VEC(struct query_ss_raw) raw;
+	uint32_t *entry_slots; /* entry index + 1, 0 = empty */
+	size_t entry_nslots;   /* power of two */
+	size_t max_entries;    /* 0 = no cap */
+};
+
+/** struct query_stackset_params - what query_stackset_collect aggregates. */
+struct query_stackset_params {
+	const char *type; /* profile type id, required */
+	const struct store_matcher *m;
+	size_t nm;
+	int64_t from_ns, to_ns; /* inclusive, unix ns */
+	int64_t step_ns;	/* 0 = one bucket for the whole range */
+	const char *const *group_by;
+	size_t ngroup_by; /* <= QUERY_SS_MAX_GROUP_BY */
+	bool keep_samples;
+	bool merge_stacks; /* with group_by or a step: every row counts at the root (a series
+			    * that needs no stacks: cells are (group, step) only) */
+	const struct query_filter *filter; /* may be NULL; used by this thread only */
+	struct symbolizer *sym;		   /* may be NULL: no query-time symbolization */
+	size_t max_entries, max_samples;   /* 0 = the QUERY_SS_MAX_* defaults */
+};
+
+/* --- building by hand (views that derive a stack set, tests) -------------------- */
+
+/** query_stackset_init() - an empty set: the root node, one group, one bucket. */
+void query_stackset_init(struct query_stackset *ss);
+/** query_stackset_release() - free everything; NULL is allowed. */
+void query_stackset_release(struct query_stackset *ss);
+
+/** query_stackset_name() - id of frame name @s (@n bytes), interned. */
+static inline uint32_t query_stackset_name(struct query_stackset *ss, const char *s, size_t n)
+{
+	return strtab_intern(&ss->names, s, n);
+}
+
+/** query_stackset_child() - the node (@parent, @name), created if new. */
+uint32_t query_stackset_child(struct query_stackset *ss, uint32_t parent, uint32_t name);
+
+/**
+ * query_stackset_add() - add @value and @count to entry (@node, @group,
+ * @bucket) (@gauge += @gauge_value). @group must be a group id of @ss and
+ * @bucket < nbuckets. Returns 0, or -PROF_ETOOBIG when a new entry would
+ * exceed the set's entry cap (nothing is added then).
+ */
+int query_stackset_add(struct query_stackset *ss, uint32_t node, uint32_t group, uint32_t bucket,
+		       int64_t value, uint64_t count, double gauge_value);
+
+/**
+ * query_stackset_set_group_by() - name the group_by labels (copied); only
+ * on an empty set, once.
+ */
+void query_stackset_set_group_by(struct query_stackset *ss, const char *const *names, size_t n);
+
+/** query_stackset_group() - id of the group with label values @values[ngroup_by]. */
+uint32_t query_stackset_group(struct query_stackset *ss, const char *const *values);
+
+/**
+ * query_stackset_group_value() - value of group_by label @i in @group, as
+ * a pointer into the group key and its length in *@len. Lent until the
+ * set changes.
+ */
+const char *query_stackset_group_value(const struct query_stackset *ss, uint32_t group, size_t i,
+				       size_t *len);
+
+/** query_stackset_ngroups() - number of group ids. */
+static inline uint32_t query_stackset_ngroups(const struct query_stackset *ss)
+{
+	return ss->groups.n;
+}
+
+/**
+ * query_stackset_raw() - the raw-frame record of frame name @name, or NULL
+ * when @name is a real function name. Lent until the set changes.
+ */
+const struct query_ss_raw *query_stackset_raw(const struct query_stackset *ss, uint32_t name);
+
+/** query_stackset_fn_name() - @name at function granularity (see query_ss_raw). */
+static inline uint32_t query_stackset_fn_name(const struct query_stackset *ss, uint32_t name)
+{
+	const struct query_ss_raw *r = query_stackset_raw(ss, name);
+
+	return r ? r->fn_name : name;
+}
+
+/** query_stackset_path() - names of @node root first into @out (replaced). */
+void query_stackset_path(const struct query_stackset *ss, uint32_t node, struct query_ss_path *out);
+
+/**
+ * query_stackset_node_sums() - per node, the sums of its entries over all
+ * groups and buckets: @self[nodes.n] values and @count[nodes.n] rows
+ * (either may be NULL). malloc'd arrays the caller frees.
+ */
+void query_stackset_node_sums(const struct query_stackset *ss, int64_t **self, uint64_t **count);
+
+/* --- from the store and from a profile -------------------------------------------- */
+
+/**
+ * query_stackset_collect() - scan the store (its heads and every block
+ * overlapping the range, store_scan) for the rows of series of @p->type
+ * whose labels satisfy @p->m, with from_ns <= ts <= to_ns, and aggregate
+ * them into @ss (overwritten; release it also after an error). Group
+ * values come from the series labels (per-sample attributes once the
+ * store keeps them); a series is the same across blocks when its label
+ * set is.
+ *
+ * Errors, with @err saying which parameter: -EINVAL (no type; from > to;
+ * step_ns < 0; more than QUERY_SS_MAX_BUCKETS buckets; too many
+ * group_by labels); -PROF_ETOOBIG when the distinct (stack, group, step)
+ * cells exceed max_entries or kept samples exceed max_samples (the
+ * message says to narrow the range, raise the step or drop labels).
+ * An empty selection is not an error: the set has no entries.
+ */
+int query_stackset_collect(struct store *st, const struct query_stackset_params *p,
+			   struct query_stackset *ss, struct prof_err *err);
+
+/**
+ * query_stackset_from_profile() - the same from one model profile (a file
+ * given to the CLI): value column @sample_type; @p->type, m and nm are
+ * ignored (the type id is derived from the profile); group_by reads the
+ * samples' own labels (pprof labels: string values as they are, numbers in
+ * decimal); timestamps are the samples', else the profile's time. Rows
+ * outside [from_ns, to_ns] are skipped unless both are 0. @prof must pass
+ * model_profile_validate. Errors as query_stackset_collect, and -EINVAL
+ * when @sample_type is out of range.
+ */
+int query_stackset_from_profile(const struct model_profile *prof, uint32_t sample_type,
+				const struct query_stackset_params *p, struct query_stackset *ss,
+				struct prof_err *err);
+
+#endif

@@ -1,0 +1,1361 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * config.c - the scrape configuration (YAML, libyaml's document API) and
+ * file_sd target files (JSON with jansson, or YAML); see config.h.
+ *
+ * Like server/config.c, a document is loaded whole (its size capped) and
+ * walked along the schema only, so the walk's depth is fixed whatever the
+ * input holds, and YAML aliases cannot make it recurse. Aliases can make
+ * a small file name many targets (a list of aliases of a long list), so
+ * targets are counted against SCRAPE_MAX_TARGETS as they are added.
+ * Target files come from whatever writes them (a deploy script, another
+ * team): they are untrusted input, fuzzed by tests/fuzz/fuzz_scrape_config.c.
+ */
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "base/parse.h"
+#include "scrape/config.h"
+
+#include <jansson.h>
+#include <yaml.h>
+
+struct walk {
+	yaml_document_t *doc;
+	const char *name;
+	struct prof_err *err;
+	size_t targets; /* added so far in the current job / file */
+};
+
+static int yerr(struct walk *w, const yaml_node_t *n, const char *what, const char *fmt, ...)
+	PROF_PRINTF(4, 5);
+static int yerr(struct walk *w, const yaml_node_t *n, const char *what, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return prof_err_set(w->err, -EINVAL, -1, "%s:%lu: %s: %s", w->name,
+			    n ? (unsigned long)n->start_mark.line + 1 : 0UL, what, msg);
+}
+
+#define MAP_FOREACH(node, pair)                                         \
+	for (yaml_node_pair_t *pair = (node)->data.mapping.pairs.start; \
+	     pair < (node)->data.mapping.pairs.top; pair++)
+#define SEQ_FOREACH(node, item)                                          \
+	for (yaml_node_item_t *item = (node)->data.sequence.items.start; \
+	     item < (node)->data.sequence.items.top; item++)
+
+static yaml_node_t *node(struct walk *w, int id)
+{
+	return yaml_document_get_node(w->doc, id);
+}
+
+/* A scalar's text; NULL for other nodes and for text with a NUL byte inside. */
+static const char *scalar(const yaml_node_t *n)
+{
+	if (!n || n->type != YAML_SCALAR_NODE)
+		return NULL;
+	if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length)
+		return NULL;
+	return (const char *)n->data.scalar.value;
+}
+
+static int want_scalar(struct walk *w, const yaml_node_t *n, const char *what, const char **out)
+{
+	*out = scalar(n);
+	if (!*out)
+		return yerr(w, n, what, "expected a single value (text without NUL bytes)");
+	return 0;
+}
+
+static int want_type(struct walk *w, const yaml_node_t *n, yaml_node_type_t t, const char *what)
+{
+	if (!n || n->type != t)
+		return yerr(w, n, what, "expected %s",
+			    t == YAML_MAPPING_NODE ? "a mapping (key: value lines)" : "a list");
+	return 0;
+}
+
+int scrape_parse_size(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *sfx;
+		unsigned shift;
+	} sfx[] = { { "B", 0 },	   { "KB", 10 }, { "KiB", 10 }, { "K", 10 },   { "MB", 20 },
+		    { "MiB", 20 }, { "M", 20 },	 { "GB", 30 },	{ "GiB", 30 }, { "G", 30 } };
+	size_t i = 0;
+	char num[32];
+	uint64_t v;
+
+	while (s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i == 0 || i >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, i);
+	num[i] = '\0';
+	if (parse_u64(num, &v))
+		return -EINVAL;
+	if (!s[i]) {
+		*out = v;
+		return 0;
+	}
+	for (size_t k = 0; k < PROF_ARRAY_SIZE(sfx); k++)
+		if (!strcmp(s + i, sfx[k].sfx)) {
+			if (v > (UINT64_MAX >> sfx[k].shift))
+				return -ERANGE;
+			*out = v << sfx[k].shift;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int want_size(struct walk *w, const yaml_node_t *n, const char *what, size_t *out)
+{
+	const char *s;
+	uint64_t v;
+	int rc = want_scalar(w, n, what, &s);
+
+	if (rc)
+		return rc;
+	if (scrape_parse_size(s, &v) || v == 0 || v > ((uint64_t)1 << 34))
+		return yerr(
+			w, n, what,
+			"expected a size such as 64MiB or 1048576 (1 byte .. 16 GiB), got '%.60s'",
+			s);
+	*out = (size_t)v;
+	return 0;
+}
+
+static int want_duration(struct walk *w, const yaml_node_t *n, const char *what, int64_t *out)
+{
+	const char *s;
+	int rc = want_scalar(w, n, what, &s);
+
+	if (rc)
+		return rc;
+	if (parse_duration_ns(s, out) || *out <= 0 || *out > 7 * 86400 * 1000000000LL)
+		return yerr(w, n, what,
+			    "expected a duration such as 10s, 500ms or 1m (up to 7 days), got "
+			    "'%.60s'",
+			    s);
+	return 0;
+}
+
+static int want_bool(struct walk *w, const yaml_node_t *n, const char *what, bool *out)
+{
+	const char *s;
+	int rc = want_scalar(w, n, what, &s);
+
+	if (rc)
+		return rc;
+	if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on"))
+		*out = true;
+	else if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off"))
+		*out = false;
+	else
+		return yerr(w, n, what, "expected true or false, got '%.60s'", s);
+	return 0;
+}
+
+/* A list of scalars (or one scalar) into a new array of copies. */
+static int want_strings(struct walk *w, const yaml_node_t *n, const char *what, size_t max,
+			char ***out, size_t *nout)
+{
+	const char *s;
+	size_t cnt;
+	int rc;
+
+	*out = NULL;
+	*nout = 0;
+	if (n && n->type == YAML_SCALAR_NODE) {
+		if ((rc = want_scalar(w, n, what, &s)))
+			return rc;
+		*out = xcalloc(1, sizeof(char *));
+		(*out)[0] = xstrdup(s);
+		*nout = 1;
+		return 0;
+	}
+	if ((rc = want_type(w, n, YAML_SEQUENCE_NODE, what)))
+		return rc;
+	cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (cnt > max)
+		return yerr(w, n, what, "more than %zu entries", max);
+	*out = xcalloc(cnt ? cnt : 1, sizeof(char *));
+	SEQ_FOREACH(n, it)
+	{
+		if ((rc = want_scalar(w, node(w, *it), what, &s)))
+			return rc;
+		(*out)[(*nout)++] = xstrdup(s);
+	}
+	return 0;
+}
+
+static void free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+bool scrape_target_ok(const char *s)
+{
+	const char *colon, *host_end;
+	uint64_t port;
+	size_t n = strlen(s);
+
+	if (!n || n > 512)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || s[i] == '/' || s[i] == '?' || s[i] == '#' ||
+		    s[i] == '@' || s[i] == '\\' || (unsigned char)s[i] >= 0x7f)
+			return false;
+	if (s[0] == '[') {
+		host_end = strchr(s, ']');
+		if (!host_end || host_end == s + 1 || host_end[1] != ':')
+			return false;
+		colon = host_end + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || colon == s || memchr(s, ':', (size_t)(colon - s)))
+			return false;
+	}
+	return !parse_u64(colon + 1, &port) && port > 0 && port <= 65535;
+}
+
+/* labels: {k: v, ...} into @ls, checking names, lengths and duplicates. */
+static int parse_labels(struct walk *w, const yaml_node_t *n, const char *what,
+			struct scrape_labels *ls)
+{
+	int rc;
+
+	if ((rc = want_type(w, n, YAML_MAPPING_NODE, what)))
+		return rc;
+	MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		const char *key, *val;
+
+		if ((rc = want_scalar(w, k, what, &key)))
+			return rc;
+		if (!scrape_label_name_ok(key))
+			return yerr(w, k, what,
+				    "'%.60s' is not a label name ([A-Za-z_][A-Za-z0-9_.]*, at "
+				    "most %d bytes)",
+				    key, SCRAPE_MAX_LABEL_NAME);
+		if (key[0] == '_' && key[1] == '_')
+			return yerr(w, k, what, "label names starting with __ are reserved");
+		if ((rc = want_scalar(w, v, what, &val)))
+			return rc;
+		if (strlen(val) > SCRAPE_MAX_LABEL_VALUE)
+			return yerr(w, v, what, "value of '%.60s' is longer than %d bytes", key,
+				    SCRAPE_MAX_LABEL_VALUE);
+		if (scrape_labels_get(ls, key))
+			return yerr(w, k, what, "label '%.60s' is given twice", key);
+		if (ls->l.n >= SCRAPE_MAX_LABELS)
+			return yerr(w, k, what, "more than %d labels", SCRAPE_MAX_LABELS);
+		scrape_labels_set(ls, key, val);
+	}
+	return 0;
+}
+
+/* One target group: {targets: [...], labels: {...}}. */
+static int parse_group(struct walk *w, const yaml_node_t *n, const char *what,
+		       struct scrape_group *g)
+{
+	int rc;
+
+	if ((rc = want_type(w, n, YAML_MAPPING_NODE, what)))
+		return rc;
+	MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		const char *key = scalar(k);
+
+		if (!key)
+			return yerr(w, k, what, "expected a key");
+		if (!strcmp(key, "targets")) {
+			free_strings(g->targets, g->ntargets);
+			if ((rc = want_strings(w, v, "targets", SCRAPE_MAX_TARGETS, &g->targets,
+					       &g->ntargets)))
+				return rc;
+			for (size_t i = 0; i < g->ntargets; i++)
+				if (!scrape_target_ok(g->targets[i]))
+					return yerr(w, v, "targets",
+						    "'%.100s' is not host:port (no scheme or path; "
+						    "the scheme is the job's `scheme`)",
+						    g->targets[i]);
+			w->targets += g->ntargets;
+			if (w->targets > SCRAPE_MAX_TARGETS) {
+				yerr(w, v, "targets", "more than %d targets", SCRAPE_MAX_TARGETS);
+				if (w->err)
+					w->err->code = -PROF_ETOOBIG;
+				return -PROF_ETOOBIG;
+			}
+		} else if (!strcmp(key, "labels")) {
+			scrape_labels_release(&g->labels);
+			if ((rc = parse_labels(w, v, "labels", &g->labels)))
+				return rc;
+		} else {
+			return yerr(w, k, what, "unknown key '%.60s' (known: targets, labels)",
+				    key);
+		}
+	}
+	return 0;
+}
+
+static int parse_groups(struct walk *w, const yaml_node_t *n, const char *what,
+			struct scrape_group **out, size_t *nout)
+{
+	size_t cnt;
+	int rc;
+
+	if ((rc = want_type(w, n, YAML_SEQUENCE_NODE, what)))
+		return rc;
+	cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (cnt > SCRAPE_MAX_TARGETS)
+		return yerr(w, n, what, "more than %d groups", SCRAPE_MAX_TARGETS);
+	*out = xcalloc(cnt ? cnt : 1, sizeof(**out));
+	*nout = 0;
+	SEQ_FOREACH(n, it)
+	{
+		if ((rc = parse_group(w, node(w, *it), what, &(*out)[(*nout)++])))
+			return rc;
+	}
+	return 0;
+}
+
+void scrape_groups_free(struct scrape_group *g, size_t n)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free_strings(g[i].targets, g[i].ntargets);
+		scrape_labels_release(&g[i].labels);
+	}
+	free(g);
+}
+
+/* A pattern relative to the config file's directory. */
+static char *resolve_path(const char *name, const char *pat)
+{
+	const char *slash = name ? strrchr(name, '/') : NULL;
+
+	if (pat[0] == '/' || !slash)
+		return xstrdup(pat);
+	return xasprintf("%.*s/%s", (int)(slash - name), name, pat);
+}
+
+static int parse_file_sd(struct walk *w, const yaml_node_t *n, struct scrape_file_sd *f)
+{
+	int rc;
+
+	f->refresh_ns = SCRAPE_DEFAULT_REFRESH_NS;
+	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "file_sd_configs")))
+		return rc;
+	MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		const char *key = scalar(k);
+
+		if (!key)
+			return yerr(w, k, "file_sd_configs", "expected a key");
+		if (!strcmp(key, "files")) {
+			free_strings(f->files, f->nfiles);
+			if ((rc = want_strings(w, v, "file_sd_configs.files", 256, &f->files,
+					       &f->nfiles)))
+				return rc;
+			for (size_t i = 0; i < f->nfiles; i++) {
+				char *p;
+
+				if (!*f->files[i])
+					return yerr(w, v, "file_sd_configs.files", "empty pattern");
+				p = resolve_path(w->name, f->files[i]);
+				free(f->files[i]);
+				f->files[i] = p;
+			}
+		} else if (!strcmp(key, "refresh_interval")) {
+			if ((rc = want_duration(w, v, "file_sd_configs.refresh_interval",
+						&f->refresh_ns)))
+				return rc;
+		} else {
+			return yerr(w, k, "file_sd_configs",
+				    "unknown key '%.60s' (known: files, refresh_interval)", key);
+		}
+	}
+	if (!f->nfiles)
+		return yerr(w, n, "file_sd_configs", "missing: files (a list of globs)");
+	return 0;
+}
+
+static int parse_relabel(struct walk *w, const yaml_node_t *n, struct scrape_relabel *r)
+{
+	struct prof_err rerr;
+	int rc;
+
+	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "relabel_configs")))
+		return rc;
+	r->line = (unsigned)n->start_mark.line + 1;
+	MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		const char *key = scalar(k), *s;
+
+		if (!key)
+			return yerr(w, k, "relabel_configs", "expected a key");
+		if (!strcmp(key, "source_labels")) {
+			free_strings(r->source_labels, r->nsource);
+			if ((rc = want_strings(w, v, "relabel_configs.source_labels",
+					       SCRAPE_MAX_LABELS, &r->source_labels, &r->nsource)))
+				return rc;
+		} else if (!strcmp(key, "action")) {
+			if ((rc = want_scalar(w, v, "relabel_configs.action", &s)))
+				return rc;
+			if (scrape_relabel_action_parse(s, &r->action))
+				return yerr(w, v, "relabel_configs.action",
+					    "expected replace, keep, drop, hashmod, labelmap, "
+					    "labeldrop or labelkeep, got '%.60s'",
+					    s);
+		} else if (!strcmp(key, "separator") || !strcmp(key, "regex") ||
+			   !strcmp(key, "target_label") || !strcmp(key, "replacement")) {
+			char **dst = !strcmp(key, "separator")	    ? &r->separator
+				     : !strcmp(key, "regex")	    ? &r->regex
+				     : !strcmp(key, "target_label") ? &r->target_label
+								    : &r->replacement;
+
+			if ((rc = want_scalar(w, v, key, &s)))
+				return rc;
+			free(*dst);
+			*dst = xstrdup(s);
+		} else if (!strcmp(key, "modulus")) {
+			if ((rc = want_scalar(w, v, "relabel_configs.modulus", &s)))
+				return rc;
+			if (parse_u64(s, &r->modulus) || !r->modulus)
+				return yerr(w, v, "relabel_configs.modulus",
+					    "expected a positive integer, got '%.60s'", s);
+		} else {
+			return yerr(w, k, "relabel_configs",
+				    "unknown key '%.60s' (known: source_labels, separator, regex, "
+				    "target_label, replacement, modulus, action)",
+				    key);
+		}
+	}
+	prof_err_init(&rerr);
+	if (scrape_relabel_compile(r, &rerr))
+		return yerr(w, n, "relabel_configs", "%s", rerr.msg);
+	return 0;
+}
+
+static const struct {
+	const char *name, *path;
+	enum scrape_kind kind;
+	bool delta;
+} known_profiles[] = {
+	{ "cpu", "/debug/pprof/profile", SCRAPE_KIND_CPU, false },
+	{ "heap", "/debug/pprof/heap", SCRAPE_KIND_HEAP, false },
+	{ "allocs", "/debug/pprof/allocs", SCRAPE_KIND_ALLOCS, true },
+	{ "mutex", "/debug/pprof/mutex", SCRAPE_KIND_MUTEX, true },
+	{ "block", "/debug/pprof/block", SCRAPE_KIND_BLOCK, true },
+	{ "goroutine", "/debug/pprof/goroutine", SCRAPE_KIND_GOROUTINE, false },
+	{ "threadcreate", "/debug/pprof/threadcreate", SCRAPE_KIND_THREADCREATE, true },
+};
+static const char *const default_profiles[] = { "cpu",	 "heap",  "allocs",
+						"mutex", "block", "goroutine" };
+
+const char *scrape_kind_type_name(enum scrape_kind k)
+{
+	switch (k) {
+	case SCRAPE_KIND_CPU:
+		return "process_cpu";
+	case SCRAPE_KIND_HEAP:
+	case SCRAPE_KIND_ALLOCS:
+		return "memory";
+	case SCRAPE_KIND_MUTEX:
+		return "mutex";
+	case SCRAPE_KIND_BLOCK:
+		return "block";
+	case SCRAPE_KIND_GOROUTINE:
+		return "goroutine";
+	case SCRAPE_KIND_THREADCREATE:
+		return "threadcreate";
+	case SCRAPE_KIND_CUSTOM:
+		break;
+	}
+	return NULL;
+}
+
+int64_t scrape_cpu_seconds(int64_t interval_ns)
+{
+	int64_t s = interval_ns / 1000000000LL - 1;
+
+	return s < 1 ? 1 : s;
+}
+
+static bool profile_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+static bool path_ok(const char *s)
+{
+	if (s[0] != '/' || strlen(s) > 1024)
+		return false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == '#' || (unsigned char)*p >= 0x7f)
+			return false;
+	return true;
+}
+
+/* Fill @p from a known name; -EINVAL when unknown. */
+static int profile_known(const char *name, struct scrape_profile_conf *p)
+{
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(known_profiles); i++)
+		if (!strcmp(name, known_profiles[i].name)) {
+			p->name = xstrdup(name);
+			p->path = xstrdup(known_profiles[i].path);
+			p->kind = known_profiles[i].kind;
+			p->delta = known_profiles[i].delta;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void profile_release(struct scrape_profile_conf *p)
+{
+	free(p->name);
+	free(p->path);
+}
+
+static int parse_profile(struct walk *w, const yaml_node_t *n, struct scrape_profile_conf *p)
+{
+	const char *s, *path = NULL;
+	bool have_delta = false, delta = false;
+	int rc;
+
+	if (n && n->type == YAML_SCALAR_NODE) {
+		if ((rc = want_scalar(w, n, "profiles", &s)))
+			return rc;
+		if (profile_known(s, p))
+			return yerr(
+				w, n, "profiles",
+				"unknown profile '%.60s' (known: cpu, heap, allocs, mutex, block, "
+				"goroutine, threadcreate; others need {name: X, path: /...})",
+				s);
+		return 0;
+	}
+	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "profiles")))
+		return rc;
+	MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		const char *key = scalar(k);
+
+		if (!key)
+			return yerr(w, k, "profiles", "expected a key");
+		if (!strcmp(key, "name")) {
+			if ((rc = want_scalar(w, v, "profiles.name", &s)))
+				return rc;
+			if (!profile_name_ok(s))
+				return yerr(w, v, "profiles.name",
+					    "'%.60s' is not a name ([A-Za-z0-9_-], 1..64 bytes)",
+					    s);
+			free(p->name);
+			p->name = xstrdup(s);
+		} else if (!strcmp(key, "path")) {
+			if ((rc = want_scalar(w, v, "profiles.path", &path)))
+				return rc;
+			if (!path_ok(path))
+				return yerr(
+					w, v, "profiles.path",
+					"expected an absolute URL path such as /debug/pprof/heap, "
+					"got '%.60s'",
+					path);
+		} else if (!strcmp(key, "delta")) {
+			if ((rc = want_bool(w, v, "profiles.delta", &delta)))
+				return rc;
+			have_delta = true;
+		} else if (!strcmp(key, "seconds")) {
+			uint64_t sec;
+
+			if ((rc = want_scalar(w, v, "profiles.seconds", &s)))
+				return rc;
+			if (parse_u64(s, &sec) || !sec || sec > 3600)
+				return yerr(w, v, "profiles.seconds",
+					    "expected whole seconds 1..3600, got '%.60s'", s);
+			p->seconds = (int64_t)sec;
+		} else {
+			return yerr(w, k, "profiles",
+				    "unknown key '%.60s' (known: name, path, delta, seconds)", key);
+		}
+	}
+	if (!p->name)
+		return yerr(w, n, "profiles", "missing: name");
+	char *name = p->name;
+	int64_t sec = p->seconds;
+
+	p->name = NULL;
+	if (profile_known(name, p)) {
+		if (!path) {
+			rc = yerr(w, n, "profiles",
+				  "profile '%.60s' is not a known one: give its path", name);
+			free(name);
+			return rc;
+		}
+		p->name = name;
+		p->kind = SCRAPE_KIND_CUSTOM;
+	} else {
+		free(name);
+	}
+	if (path) {
+		free(p->path);
+		p->path = xstrdup(path);
+	}
+	if (have_delta)
+		p->delta = delta;
+	p->seconds = sec;
+	if (sec && p->kind != SCRAPE_KIND_CPU)
+		return yerr(w, n, "profiles.seconds", "only the cpu profile takes seconds");
+	return 0;
+}
+
+struct defaults {
+	int64_t interval_ns, timeout_ns;
+	size_t body_size_limit;
+	bool have_timeout;
+};
+
+static void job_release(struct scrape_job_conf *j)
+{
+	free(j->name);
+	free(j->scheme);
+	free(j->path_prefix);
+	free(j->dataset);
+	scrape_groups_free(j->groups, j->ngroups);
+	for (size_t i = 0; i < j->nfile_sds; i++)
+		free_strings(j->file_sds[i].files, j->file_sds[i].nfiles);
+	free(j->file_sds);
+	for (size_t i = 0; i < j->nrelabel; i++)
+		scrape_relabel_release(&j->relabel[i]);
+	free(j->relabel);
+	for (size_t i = 0; i < j->nprofiles; i++)
+		profile_release(&j->profiles[i]);
+	free(j->profiles);
+}
+
+static void job_default_profiles(struct scrape_job_conf *j)
+{
+	j->profiles = xcalloc(PROF_ARRAY_SIZE(default_profiles), sizeof(*j->profiles));
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(default_profiles); i++)
+		(void)profile_known(default_profiles[i], &j->profiles[j->nprofiles++]);
+}
+
+/* After the keys: defaults, CPU seconds, cross-field checks. */
+static int job_finish(struct walk *w, const yaml_node_t *n, struct scrape_job_conf *j,
+		      bool have_timeout)
+{
+	if (!have_timeout && j->timeout_ns > j->interval_ns)
+		j->timeout_ns = j->interval_ns;
+	if (j->timeout_ns > j->interval_ns)
+		return yerr(w, n, "scrape_timeout",
+			    "job '%.60s': scrape_timeout is longer than scrape_interval", j->name);
+	if (!j->nprofiles)
+		job_default_profiles(j);
+	for (size_t i = 0; i < j->nprofiles; i++) {
+		struct scrape_profile_conf *p = &j->profiles[i];
+
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(j->profiles[k].name, p->name))
+				return yerr(w, n, "profiles", "job '%.60s': profile '%.60s' twice",
+					    j->name, p->name);
+		if (p->kind != SCRAPE_KIND_CPU)
+			continue;
+		if (!p->seconds)
+			p->seconds = scrape_cpu_seconds(j->interval_ns);
+		else if (p->seconds * 1000000000LL >= j->interval_ns)
+			return yerr(w, n, "profiles.seconds",
+				    "job '%.60s': cpu seconds (%" PRId64
+				    ") must be shorter than scrape_interval",
+				    j->name, p->seconds);
+	}
+	if (!j->scheme)
+		j->scheme = xstrdup("http");
+	if (!j->path_prefix)
+		j->path_prefix = xstrdup("");
+	if (!j->target_limit || j->target_limit > SCRAPE_MAX_TARGETS)
+		j->target_limit = SCRAPE_MAX_TARGETS;
+	return 0;
+}
+
+static int parse_job(struct walk *w, const yaml_node_t *n, const struct defaults *d,
+		     struct scrape_job_conf *j)
+{
+	bool have_timeout = d->have_timeout;
+	const char *s;
+	int rc;
+
+	j->interval_ns = d->interval_ns;
+	j->timeout_ns = d->timeout_ns;
+	j->body_size_limit = d->body_size_limit;
+	w->targets = 0;
+	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "scrape_configs")))
+		return rc;
+	j->line = (unsigned)n->start_mark.line + 1;
+	MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		const char *key = scalar(k);
+
+		if (!key)
+			return yerr(w, k, "scrape_configs", "expected a key");
+		if (!strcmp(key, "job_name")) {
+			if ((rc = want_scalar(w, v, "job_name", &s)))
+				return rc;
+			if (!*s || strlen(s) > 128)
+				return yerr(w, v, "job_name", "expected 1..128 bytes");
+			free(j->name);
+			j->name = xstrdup(s);
+		} else if (!strcmp(key, "scrape_interval")) {
+			if ((rc = want_duration(w, v, "scrape_interval", &j->interval_ns)))
+				return rc;
+		} else if (!strcmp(key, "scrape_timeout")) {
+			if ((rc = want_duration(w, v, "scrape_timeout", &j->timeout_ns)))
+				return rc;
+			have_timeout = true;
+		} else if (!strcmp(key, "scheme")) {
+			if ((rc = want_scalar(w, v, "scheme", &s)))
+				return rc;
+			if (strcmp(s, "http") && strcmp(s, "https"))
+				return yerr(w, v, "scheme", "expected http or https, got '%.60s'",
+					    s);
+			free(j->scheme);
+			j->scheme = xstrdup(s);
+		} else if (!strcmp(key, "path_prefix")) {
+			if ((rc = want_scalar(w, v, "path_prefix", &s)))
+				return rc;
+			if (*s && !path_ok(s))
+				return yerr(
+					w, v, "path_prefix",
+					"expected an absolute URL path such as /app, got '%.60s'",
+					s);
+			free(j->path_prefix);
+			j->path_prefix = xstrndup(s, strlen(s) - (*s && s[strlen(s) - 1] == '/'));
+		} else if (!strcmp(key, "body_size_limit")) {
+			if ((rc = want_size(w, v, "body_size_limit", &j->body_size_limit)))
+				return rc;
+		} else if (!strcmp(key, "target_limit")) {
+			uint64_t lim;
+
+			if ((rc = want_scalar(w, v, "target_limit", &s)))
+				return rc;
+			if (parse_u64(s, &lim) || lim > SCRAPE_MAX_TARGETS)
+				return yerr(w, v, "target_limit", "expected 0..%d, got '%.60s'",
+					    SCRAPE_MAX_TARGETS, s);
+			j->target_limit = (size_t)lim;
+		} else if (!strcmp(key, "dataset")) {
+			if ((rc = want_scalar(w, v, "dataset", &s)))
+				return rc;
+			free(j->dataset);
+			j->dataset = xstrdup(s);
+		} else if (!strcmp(key, "profiles")) {
+			size_t cnt;
+
+			if (j->nprofiles)
+				return yerr(w, k, "profiles", "given twice");
+			if ((rc = want_type(w, v, YAML_SEQUENCE_NODE, "profiles")))
+				return rc;
+			cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			if (!cnt || cnt > 32)
+				return yerr(w, v, "profiles", "expected 1..32 profiles");
+			j->profiles = xcalloc(cnt, sizeof(*j->profiles));
+			SEQ_FOREACH(v, it)
+			{
+				if ((rc = parse_profile(w, node(w, *it),
+							&j->profiles[j->nprofiles++])))
+					return rc;
+			}
+		} else if (!strcmp(key, "static_configs")) {
+			if (j->groups)
+				return yerr(w, k, "static_configs", "given twice");
+			if ((rc = parse_groups(w, v, "static_configs", &j->groups, &j->ngroups)))
+				return rc;
+		} else if (!strcmp(key, "file_sd_configs")) {
+			size_t cnt;
+
+			if (j->file_sds)
+				return yerr(w, k, "file_sd_configs", "given twice");
+			if ((rc = want_type(w, v, YAML_SEQUENCE_NODE, "file_sd_configs")))
+				return rc;
+			cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			if (cnt > 64)
+				return yerr(w, v, "file_sd_configs", "more than 64 entries");
+			j->file_sds = xcalloc(cnt ? cnt : 1, sizeof(*j->file_sds));
+			SEQ_FOREACH(v, it)
+			{
+				if ((rc = parse_file_sd(w, node(w, *it),
+							&j->file_sds[j->nfile_sds++])))
+					return rc;
+			}
+		} else if (!strcmp(key, "relabel_configs")) {
+			size_t cnt;
+
+			if (j->relabel)
+				return yerr(w, k, "relabel_configs", "given twice");
+			if ((rc = want_type(w, v, YAML_SEQUENCE_NODE, "relabel_configs")))
+				return rc;
+			cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			if (cnt > 256)
+				return yerr(w, v, "relabel_configs", "more than 256 rules");
+			j->relabel = xcalloc(cnt ? cnt : 1, sizeof(*j->relabel));
+			SEQ_FOREACH(v, it)
+			{
+				if ((rc = parse_relabel(w, node(w, *it),
+							&j->relabel[j->nrelabel++])))
+					return rc;
+			}
+		} else {
+			return yerr(w, k, "scrape_configs",
+				    "unknown key '%.60s' (known: job_name, scrape_interval, "
+				    "scrape_timeout, scheme, path_prefix, body_size_limit, "
+				    "target_limit, dataset, profiles, static_configs, "
+				    "file_sd_configs, relabel_configs)",
+				    key);
+		}
+	}
+	if (!j->name)
+		return yerr(w, n, "scrape_configs", "missing: job_name");
+	return job_finish(w, n, j, have_timeout);
+}
+
+static void watch_release(struct scrape_watch_conf *x)
+{
+	free(x->name);
+	free_strings(x->files, x->nfiles);
+	scrape_labels_release(&x->labels);
+	free(x->dataset);
+}
+
+static int parse_watch(struct walk *w, const yaml_node_t *n, const struct defaults *d,
+		       struct scrape_watch_conf *x)
+{
+	const char *s;
+	int rc;
+
+	x->poll_ns = SCRAPE_DEFAULT_POLL_NS;
+	x->settle_ns = SCRAPE_DEFAULT_SETTLE_NS;
+	x->max_file_size = d->body_size_limit;
+	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "watch_configs")))
+		return rc;
+	MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		const char *key = scalar(k);
+
+		if (!key)
+			return yerr(w, k, "watch_configs", "expected a key");
+		if (!strcmp(key, "job_name")) {
+			if ((rc = want_scalar(w, v, "watch_configs.job_name", &s)))
+				return rc;
+			if (!*s || strlen(s) > 128)
+				return yerr(w, v, "watch_configs.job_name",
+					    "expected 1..128 bytes");
+			free(x->name);
+			x->name = xstrdup(s);
+		} else if (!strcmp(key, "files")) {
+			free_strings(x->files, x->nfiles);
+			if ((rc = want_strings(w, v, "watch_configs.files", 256, &x->files,
+					       &x->nfiles)))
+				return rc;
+			for (size_t i = 0; i < x->nfiles; i++) {
+				char *p;
+
+				if (!*x->files[i])
+					return yerr(w, v, "watch_configs.files", "empty pattern");
+				p = resolve_path(w->name, x->files[i]);
+
+				free(x->files[i]);
+				x->files[i] = p;
+			}
+		} else if (!strcmp(key, "labels")) {
+			scrape_labels_release(&x->labels);
+			if ((rc = parse_labels(w, v, "watch_configs.labels", &x->labels)))
+				return rc;
+		} else if (!strcmp(key, "poll_interval")) {
+			if ((rc = want_duration(w, v, "watch_configs.poll_interval", &x->poll_ns)))
+				return rc;
+		} else if (!strcmp(key, "settle")) {
+			if ((rc = want_duration(w, v, "watch_configs.settle", &x->settle_ns)))
+				return rc;
+		} else if (!strcmp(key, "max_file_size")) {
+			if ((rc = want_size(w, v, "watch_configs.max_file_size",
+					    &x->max_file_size)))
+				return rc;
+		} else if (!strcmp(key, "dataset")) {
+			if ((rc = want_scalar(w, v, "watch_configs.dataset", &s)))
+				return rc;
+			free(x->dataset);
+			x->dataset = xstrdup(s);
+		} else {
+			return yerr(w, k, "watch_configs",
+				    "unknown key '%.60s' (known: job_name, files, labels, "
+				    "poll_interval, settle, max_file_size, dataset)",
+				    key);
+		}
+	}
+	if (!x->nfiles)
+		return yerr(w, n, "watch_configs", "missing: files (a list of globs)");
+	if (!x->name)
+		x->name = xstrdup("files");
+	return 0;
+}
+
+static int parse_global(struct walk *w, const yaml_node_t *n, struct defaults *d)
+{
+	int rc;
+
+	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "global")))
+		return rc;
+	MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		const char *key = scalar(k);
+
+		if (!key)
+			return yerr(w, k, "global", "expected a key");
+		if (!strcmp(key, "scrape_interval")) {
+			if ((rc = want_duration(w, v, "global.scrape_interval", &d->interval_ns)))
+				return rc;
+		} else if (!strcmp(key, "scrape_timeout")) {
+			if ((rc = want_duration(w, v, "global.scrape_timeout", &d->timeout_ns)))
+				return rc;
+			d->have_timeout = true;
+		} else if (!strcmp(key, "body_size_limit")) {
+			if ((rc = want_size(w, v, "global.body_size_limit", &d->body_size_limit)))
+				return rc;
+		} else {
+			return yerr(w, k, "global",
+				    "unknown key '%.60s' (known: scrape_interval, scrape_timeout, "
+				    "body_size_limit)",
+				    key);
+		}
+	}
+	return 0;
+}
+
+static int parse_root(struct walk *w, yaml_node_t *root, unsigned flags, struct scrape_config *c)
+{
+	struct defaults d = { SCRAPE_DEFAULT_INTERVAL_NS, SCRAPE_DEFAULT_TIMEOUT_NS,
+			      SCRAPE_DEFAULT_BODY_LIMIT, false };
+	yaml_node_t *jobs = NULL, *watches = NULL;
+	int rc;
+
+	if (!root)
+		return (flags & SCRAPE_CONF_EMBEDDED) ? 0
+						      : yerr(w, NULL, "file", "the file is empty");
+	if ((rc = want_type(w, root, YAML_MAPPING_NODE, "top level")))
+		return rc;
+	MAP_FOREACH(root, pair)
+	{
+		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		const char *key = scalar(k);
+
+		if (!key)
+			return yerr(w, k, "top level", "expected a key");
+		if (!strcmp(key, "scrape_configs"))
+			jobs = v;
+		else if (!strcmp(key, "watch_configs"))
+			watches = v;
+		else if (!strcmp(key, "global")) {
+			if ((rc = parse_global(w, v, &d)))
+				return rc;
+		} else if (!(flags & SCRAPE_CONF_EMBEDDED))
+			return yerr(w, k, "top level",
+				    "unknown key '%.60s' (known: global, scrape_configs, "
+				    "watch_configs)",
+				    key);
+	}
+	if (jobs) {
+		size_t cnt;
+
+		if ((rc = want_type(w, jobs, YAML_SEQUENCE_NODE, "scrape_configs")))
+			return rc;
+		cnt = (size_t)(jobs->data.sequence.items.top - jobs->data.sequence.items.start);
+		if (cnt > 1000)
+			return yerr(w, jobs, "scrape_configs", "more than 1000 jobs");
+		c->jobs = xcalloc(cnt ? cnt : 1, sizeof(*c->jobs));
+		SEQ_FOREACH(jobs, it)
+		{
+			struct scrape_job_conf *j = &c->jobs[c->njobs++];
+
+			if ((rc = parse_job(w, node(w, *it), &d, j)))
+				return rc;
+			for (size_t i = 0; i + 1 < c->njobs; i++)
+				if (!strcmp(c->jobs[i].name, j->name))
+					return yerr(w, node(w, *it), "job_name",
+						    "'%.60s' is used by two jobs", j->name);
+		}
+	}
+	if (watches) {
+		size_t cnt;
+
+		if ((rc = want_type(w, watches, YAML_SEQUENCE_NODE, "watch_configs")))
+			return rc;
+		cnt = (size_t)(watches->data.sequence.items.top -
+			       watches->data.sequence.items.start);
+		if (cnt > 64)
+			return yerr(w, watches, "watch_configs", "more than 64 entries");
+		c->watches = xcalloc(cnt ? cnt : 1, sizeof(*c->watches));
+		SEQ_FOREACH(watches, it)
+		{
+			if ((rc = parse_watch(w, node(w, *it), &d, &c->watches[c->nwatches++])))
+				return rc;
+		}
+	}
+	if (!(flags & SCRAPE_CONF_EMBEDDED) && !c->njobs && !c->nwatches)
+		return yerr(w, root, "scrape_configs",
+			    "missing: list at least one job (or watch_configs)");
+	return 0;
+}
+
+/* Load @n bytes of YAML and call @fn on the root node. */
+static int with_yaml(const char *text, size_t n, const char *name, struct prof_err *err,
+		     int (*fn)(struct walk *w, yaml_node_t *root, void *arg), void *arg)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	int rc;
+
+	if (!yaml_parser_initialize(&parser))
+		return prof_err_set(err, -ENOMEM, -1, "%s: cannot start the YAML parser", name);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)(text ? text : ""), n);
+	if (!yaml_parser_load(&parser, &doc)) {
+		rc = prof_err_set(err, -EINVAL, -1, "%s:%lu:%lu: YAML: %s %s", name,
+				  (unsigned long)parser.problem_mark.line + 1,
+				  (unsigned long)parser.problem_mark.column + 1,
+				  parser.problem ? parser.problem : "syntax error",
+				  parser.context ? parser.context : "");
+		yaml_parser_delete(&parser);
+		return rc;
+	}
+	struct walk w = { &doc, name, err, 0 };
+
+	rc = fn(&w, yaml_document_get_root_node(&doc), arg);
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+struct root_arg {
+	unsigned flags;
+	struct scrape_config *c;
+};
+
+static int root_cb(struct walk *w, yaml_node_t *root, void *arg)
+{
+	struct root_arg *a = arg;
+
+	return parse_root(w, root, a->flags, a->c);
+}
+
+int scrape_config_parse(const char *text, size_t n, const char *name, unsigned flags,
+			struct scrape_config *c, struct prof_err *err)
+{
+	struct root_arg a = { flags, c };
+
+	memset(c, 0, sizeof(*c));
+	c->path = name ? xstrdup(name) : NULL;
+	if (n > SCRAPE_MAX_CONFIG_FILE)
+		return prof_err_set(err, -PROF_ETOOBIG, -1, "%s: larger than %zu bytes",
+				    name ? name : "config", SCRAPE_MAX_CONFIG_FILE);
+	return with_yaml(text, n, name ? name : "config", err, root_cb, &a);
+}
+
+int scrape_config_load(const char *path, unsigned flags, struct scrape_config *c,
+		       struct prof_err *err)
+{
+	struct buf b;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	buf_init(&b, SCRAPE_MAX_CONFIG_FILE);
+	rc = buf_read_file(&b, path);
+	if (rc) {
+		buf_release(&b);
+		return prof_err_set(err, rc, -1, "%s: %s%s", path, prof_strerror(rc),
+				    rc == -PROF_ETOOBIG ? " (the limit is 1 MiB)" : "");
+	}
+	rc = scrape_config_parse(b.p, b.len, path, flags, c, err);
+	/* The server's file may hold secrets: wipe our copy. */
+	if (b.p)
+		memset(b.p, 0, b.len);
+	buf_release(&b);
+	return rc;
+}
+
+void scrape_config_release(struct scrape_config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->njobs; i++)
+		job_release(&c->jobs[i]);
+	free(c->jobs);
+	for (size_t i = 0; i < c->nwatches; i++)
+		watch_release(&c->watches[i]);
+	free(c->watches);
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+}
+
+int scrape_config_add_job(struct scrape_config *c, const char *job, char *const *targets, size_t n,
+			  int64_t interval_ns, const char *profiles, struct prof_err *err)
+{
+	struct scrape_job_conf *j;
+	int rc = 0;
+
+	for (size_t i = 0; i < c->njobs; i++)
+		if (!strcmp(c->jobs[i].name, job))
+			return prof_err_set(err, -EINVAL, -1, "job '%s' is defined twice", job);
+	for (size_t i = 0; i < n; i++)
+		if (!scrape_target_ok(targets[i]))
+			return prof_err_set(err, -EINVAL, -1,
+					    "target '%.100s' is not host:port (no scheme or path)",
+					    targets[i]);
+	if (interval_ns <= 0)
+		return prof_err_set(err, -EINVAL, -1, "the interval must be positive");
+	c->jobs = xreallocarray(c->jobs, c->njobs + 1, sizeof(*c->jobs));
+	j = &c->jobs[c->njobs++];
+	memset(j, 0, sizeof(*j));
+	j->name = xstrdup(job);
+	j->interval_ns = interval_ns;
+	j->timeout_ns = PROF_MIN(SCRAPE_DEFAULT_TIMEOUT_NS, interval_ns);
+	j->body_size_limit = SCRAPE_DEFAULT_BODY_LIMIT;
+	j->groups = xcalloc(1, sizeof(*j->groups));
+	j->ngroups = 1;
+	j->groups[0].targets = xcalloc(n ? n : 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		j->groups[0].targets[i] = xstrdup(targets[i]);
+	j->groups[0].ntargets = n;
+	if (profiles) {
+		char *list = xstrdup(profiles), *save = NULL;
+
+		for (char *tok = strtok_r(list, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			struct scrape_profile_conf p = { 0 };
+
+			if (j->nprofiles >= 32 || profile_known(tok, &p)) {
+				rc = prof_err_set(
+					err, -EINVAL, -1,
+					"unknown profile '%.60s' (known: cpu, heap, allocs, "
+					"mutex, block, goroutine, threadcreate)",
+					tok);
+				break;
+			}
+			j->profiles =
+				xreallocarray(j->profiles, j->nprofiles + 1, sizeof(*j->profiles));
+			j->profiles[j->nprofiles++] = p;
+		}
+		free(list);
+		if (rc)
+			return rc;
+	}
+	struct walk w = { NULL, "command line", err, 0 };
+
+	return job_finish(&w, NULL, j, false);
+}
+
+/* --- target files ------------------------------------------------------------------- */
+
+static int sd_yaml_cb(struct walk *w, yaml_node_t *root, void *arg)
+{
+	struct scrape_group **out = ((void **)arg)[0];
+	size_t *nout = ((void **)arg)[1];
+
+	if (!root)
+		return 0; /* an empty file: no targets */
+	return parse_groups(w, root, "file", (struct scrape_group **)out, nout);
+}
+
+static int jerr(struct prof_err *err, const char *name, size_t gi, const char *fmt, ...)
+	PROF_PRINTF(4, 5);
+static int jerr(struct prof_err *err, const char *name, size_t gi, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return prof_err_set(err, -EINVAL, -1, "%s: group %zu: %s", name, gi, msg);
+}
+
+static int sd_json(const char *text, size_t n, const char *name, struct scrape_group **out,
+		   size_t *nout, struct prof_err *err)
+{
+	json_error_t je;
+	json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+	size_t total = 0, gi;
+	json_t *g;
+	int rc = 0;
+
+	if (!root)
+		return prof_err_set(err, -EINVAL, (int64_t)je.position, "%s:%d:%d: JSON: %s", name,
+				    je.line, je.column, je.text);
+	if (!json_is_array(root)) {
+		json_decref(root);
+		return prof_err_set(err, -EINVAL, -1,
+				    "%s: expected a JSON list of {\"targets\": [...], \"labels\": "
+				    "{...}} groups",
+				    name);
+	}
+	if (json_array_size(root) > SCRAPE_MAX_TARGETS) {
+		json_decref(root);
+		return prof_err_set(err, -PROF_ETOOBIG, -1, "%s: more than %d groups", name,
+				    SCRAPE_MAX_TARGETS);
+	}
+	*out = xcalloc(json_array_size(root) ? json_array_size(root) : 1, sizeof(**out));
+	json_array_foreach(root, gi, g)
+	{
+		struct scrape_group *grp = &(*out)[(*nout)++];
+		const char *key;
+		json_t *v;
+
+		if (!json_is_object(g)) {
+			rc = jerr(err, name, gi, "expected an object");
+			break;
+		}
+		json_object_foreach(g, key, v)
+		{
+			if (!strcmp(key, "targets")) {
+				size_t ti;
+				json_t *t;
+
+				if (!json_is_array(v)) {
+					rc = jerr(err, name, gi, "targets: expected a list");
+					break;
+				}
+				total += json_array_size(v);
+				if (total > SCRAPE_MAX_TARGETS) {
+					rc = prof_err_set(err, -PROF_ETOOBIG, -1,
+							  "%s: more than %d targets", name,
+							  SCRAPE_MAX_TARGETS);
+					break;
+				}
+				grp->targets = xcalloc(json_array_size(v) ? json_array_size(v) : 1,
+						       sizeof(char *));
+				json_array_foreach(v, ti, t)
+				{
+					const char *s = json_string_value(t);
+
+					if (!s || strlen(s) != json_string_length(t) ||
+					    !scrape_target_ok(s)) {
+						rc = jerr(
+							err, name, gi,
+							"targets[%zu]: expected \"host:port\" (no "
+							"scheme or path)",
+							ti);
+						break;
+					}
+					grp->targets[grp->ntargets++] = xstrdup(s);
+				}
+			} else if (!strcmp(key, "labels")) {
+				const char *lk;
+				json_t *lv;
+
+				if (!json_is_object(v)) {
+					rc = jerr(err, name, gi, "labels: expected an object");
+					break;
+				}
+				json_object_foreach(v, lk, lv)
+				{
+					const char *s = json_string_value(lv);
+
+					if (!scrape_label_name_ok(lk) ||
+					    (lk[0] == '_' && lk[1] == '_')) {
+						rc = jerr(err, name, gi,
+							  "labels: '%.60s' is not a label name",
+							  lk);
+						break;
+					}
+					if (!s || strlen(s) != json_string_length(lv) ||
+					    strlen(s) > SCRAPE_MAX_LABEL_VALUE) {
+						rc = jerr(err, name, gi,
+							  "labels.%.60s: expected a string of at "
+							  "most %d bytes",
+							  lk, SCRAPE_MAX_LABEL_VALUE);
+						break;
+					}
+					if (grp->labels.l.n >= SCRAPE_MAX_LABELS) {
+						rc = jerr(err, name, gi, "more than %d labels",
+							  SCRAPE_MAX_LABELS);
+						break;
+					}
+					scrape_labels_set(&grp->labels, lk, s);
+				}
+			} else {
+				rc = jerr(err, name, gi,
+					  "unknown key '%.60s' (known: targets, labels)", key);
+			}
+			if (rc)
+				break;
+		}
+		if (rc)
+			break;
+	}
+	json_decref(root);
+	return rc;
+}
+
+static bool ends_with(const char *s, const char *sfx)
+{
+	size_t n = strlen(s), m = strlen(sfx);
+
+	return n >= m && !strcmp(s + n - m, sfx);
+}
+
+int scrape_sd_parse(const char *text, size_t n, const char *name, struct scrape_group **out,
+		    size_t *nout, struct prof_err *err)
+{
+	bool json;
+	int rc;
+
+	*out = NULL;
+	*nout = 0;
+	name = name ? name : "target file";
+	if (n > SCRAPE_MAX_SD_FILE)
+		return prof_err_set(err, -PROF_ETOOBIG, -1, "%s: larger than %zu bytes", name,
+				    SCRAPE_MAX_SD_FILE);
+	if (ends_with(name, ".json")) {
+		json = true;
+	} else if (ends_with(name, ".yml") || ends_with(name, ".yaml")) {
+		json = false;
+	} else {
+		size_t i = 0;
+
+		while (i < n &&
+		       (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+			i++;
+		json = i < n && (text[i] == '[' || text[i] == '{');
+	}
+	if (json) {
+		rc = sd_json(text ? text : "", n, name, out, nout, err);
+	} else {
+		void *arg[2] = { out, nout };
+
+		rc = with_yaml(text, n, name, err, sd_yaml_cb, arg);
+	}
+	if (rc) {
+		scrape_groups_free(*out, *nout);
+		*out = NULL;
+		*nout = 0;
+	}
+	return rc;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * grpc.h - OTLP/gRPC profiles ingest over cleartext HTTP/2 (h2c, prior
+ * knowledge, as gRPC clients speak it without TLS), with libnghttp2:
+ *
+ *   POST /opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export
+ *
+ * (shared formats.md 1.2). gRPC framing: each message is a 5-byte prefix
+ * (compressed flag, big-endian length) and the protobuf; a compressed
+ * message uses the grpc-encoding named in the request headers (gzip or
+ * identity). The response is HEADERS (:status 200, content-type
+ * application/grpc), one DATA message (ExportProfilesServiceResponse,
+ * with partial_success when signal control dropped part of the request)
+ * and trailers grpc-status / grpc-message (percent-encoded); a refusal is
+ * a trailers-only response. Codes: INVALID_ARGUMENT (bad data, label
+ * limits, wrong content-type), UNAUTHENTICATED (missing or wrong bearer
+ * token in `authorization` metadata), PERMISSION_DENIED, NOT_FOUND
+ * (unknown dataset), RESOURCE_EXHAUSTED (message, inflated size, samples
+ * or series over a limit), UNAVAILABLE (overloaded or storage failed;
+ * retryable), status 12 (another method). Dataset selection and
+ * authorization are those of HTTP (tenant.h), from the `authorization`
+ * and `x-profd-dataset` metadata.
+ *
+ * Threads: one accept thread; one thread per connection (at most
+ * SERVER_GRPC_MAX_CONNS, further connections are closed at once), which
+ * reads frames, handles each completed stream in turn (the WAL fsync
+ * included) and writes the answer. Idle connections are closed after
+ * 120 s; a stream's message is capped at limits.max_body bytes before
+ * decompression (RESOURCE_EXHAUSTED beyond, the stream is reset).
+ */
+#ifndef PROF_SERVER_GRPC_H
+#define PROF_SERVER_GRPC_H
+
+#include "base/compat.h"
+#include "base/err.h"
+
+#define SERVER_GRPC_MAX_CONNS 256
+#define SERVER_GRPC_EXPORT_PATH \
+	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+
+struct server;
+struct server_grpc;
+
+/**
+ * server_grpc_start() - listen on @listen ("host:port") and serve gRPC
+ * for @srv (lent; must outlive the gRPC server). *@out is the caller's,
+ * stopped with server_grpc_stop. Errors: -EINVAL for a bad address,
+ * -errno when it cannot be bound; @err says which.
+ */
+int server_grpc_start(struct server *srv, const char *listen, struct server_grpc **out,
+		      struct prof_err *err);
+
+/** server_grpc_port() - the bound TCP port. */
+unsigned server_grpc_port(const struct server_grpc *g);
+
+/**
+ * server_grpc_stop() - stop accepting, let calls in progress finish (up
+ * to 10 s), close every connection, free. NULL is allowed.
+ */
+void server_grpc_stop(struct server_grpc *g);
+
+#endif

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ops.c - operations endpoints:
+ *
+ *   GET /metrics        Prometheus text (metrics.h) plus gauges read at
+ *                       scrape time: requests in flight, and per dataset
+ *                       the WAL (appends, fsyncs and their time, size) and
+ *                       the head (series, rows). Not behind a token (it
+ *                       holds counts only, no profile data), as Prometheus
+ *                       scrapes usually are; firewall it like the rest.
+ *   GET /readyz         200 "ready" while ingest is accepted; 503 once
+ *                       shutdown began (load balancers stop sending).
+ *   GET /api/v1/usage?dataset=&from=&to=
+ *                       samples received, accepted and dropped per dataset,
+ *                       profile type and UTC hour (usage.h), for the
+ *                       datasets the token may query (all without tokens,
+ *                       the one named by dataset= / X-Profd-Dataset when
+ *                       given). from/to: unix ms, "now", "now-<duration>";
+ *                       default the last 24 hours.
+ */
+#include "base/compat.h"
+#include "base/mem.h"
+#include "base/parse.h"
+#include "server/route.h"
+
+void server_handle_readyz(struct server_req *rq, struct server_reply *rp)
+{
+	rp->cache = "no-store";
+	if (__atomic_load_n(&rq->srv->stopping, __ATOMIC_SEQ_CST)) {
+		server_reply_text(rp, 503, "shutting down");
+		rp->retry_after = rq->srv->limits.retry_after_s;
+		return;
+	}
+	rp->status = 200;
+	rp->content_type = "text/plain; charset=utf-8";
+	(void)buf_addstr(&rp->body, "ready\n");
+}
+
+static void gauge_head(struct buf *b, const char *name, const char *type, const char *help)
+{
+	(void)buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
+{
+	struct server *srv = rq->srv;
+	struct buf *b = &rp->body;
+	char dsn[160];
+
+	(void)server_metrics_write(srv->metrics, b);
+	gauge_head(b, "profd_http_inflight", "gauge", "HTTP requests being handled.");
+	(void)buf_addf(b, "profd_http_inflight %d\n",
+		       __atomic_load_n(&srv->inflight, __ATOMIC_SEQ_CST));
+	gauge_head(b, "profd_ingest_inflight", "gauge",
+		   "Ingest requests admitted and not yet answered (limit max_inflight).");
+	(void)buf_addf(b, "profd_ingest_inflight %d\n",
+		       __atomic_load_n(&srv->ingest_inflight, __ATOMIC_SEQ_CST));
+	gauge_head(b, "profd_ingest_inflight_limit", "gauge", "The max_inflight limit.");
+	(void)buf_addf(b, "profd_ingest_inflight_limit %u\n", srv->limits.max_inflight);
+
+	static const struct {
+		const char *name, *type, *help;
+	} per_ds[] = {
+		{ "profd_wal_appends_total", "counter", "WAL records appended since start." },
+		{ "profd_wal_fsync_total", "counter", "WAL fdatasync calls since start." },
+		{ "profd_wal_fsync_seconds_total", "counter",
+		  "Time spent in WAL fdatasync since start (divide by profd_wal_fsync_total "
+		  "for the mean latency)." },
+		{ "profd_wal_fsync_seconds_max", "gauge",
+		  "The longest WAL fdatasync since start." },
+		{ "profd_wal_bytes", "gauge", "Size of the WAL segment." },
+		{ "profd_head_series", "gauge", "Series in the in-memory head." },
+		{ "profd_head_rows", "gauge", "Sample rows in the in-memory head." },
+	};
+	struct store_wal_stats *ws = xcalloc(srv->tenants.n + 1, sizeof(*ws));
+	struct store_head_stats *hs = xcalloc(srv->tenants.n + 1, sizeof(*hs));
+
+	for (size_t i = 0; i < srv->tenants.n; i++) {
+		/* a consistent snapshot: the heads may be flushed meanwhile */
+		struct store_stats st;
+
+		store_get_stats(srv->tenants.ds[i].st, &st);
+		ws[i] = st.wal;
+		hs[i] = st.head;
+	}
+	for (size_t m = 0; m < PROF_ARRAY_SIZE(per_ds); m++) {
+		gauge_head(b, per_ds[m].name, per_ds[m].type, per_ds[m].help);
+		for (size_t i = 0; i < srv->tenants.n; i++) {
+			double v = 0;
+
+			switch (m) {
+			case 0:
+				v = (double)ws[i].appended;
+				break;
+			case 1:
+				v = (double)ws[i].syncs;
+				break;
+			case 2:
+				v = (double)ws[i].sync_ns / 1e9;
+				break;
+			case 3:
+				v = (double)ws[i].sync_ns_max / 1e9;
+				break;
+			case 4:
+				v = (double)ws[i].size;
+				break;
+			case 5:
+				v = (double)hs[i].series;
+				break;
+			default:
+				v = (double)hs[i].rows;
+				break;
+			}
+			server_metrics_escape(srv->tenants.ds[i].name, dsn, sizeof(dsn));
+			(void)buf_addf(b, "%s{dataset=\"%s\"} %.9g\n", per_ds[m].name, dsn, v);
+		}
+	}
+	free(ws);
+	free(hs);
+	rp->status = 200;
+	rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	rp->cache = "no-store";
+}
+
+static bool usage_time(struct server_req *rq, struct server_reply *rp, const char *name,
+		       int64_t now, int64_t *out)
+{
+	const char *v = server_arg(rq, name);
+
+	if (!v || !*v)
+		return true;
+	if (parse_time_ms(v, now, out)) {
+		server_reply_json_error(rp, 400,
+					"parameter '%s': expected unix milliseconds, 'now' or "
+					"'now-<duration>' such as now-24h, got '%.64s'",
+					name, v);
+		return false;
+	}
+	return true;
+}
+
+void server_handle_usage(struct server_req *rq, struct server_reply *rp)
+{
+	struct server *srv = rq->srv;
+	const char *want = server_header(rq, "X-Profd-Dataset");
+	int64_t now = prof_now_ns() / 1000000, from = now - 24 * 3600 * 1000LL, to = now;
+	struct server_auth auth;
+	size_t shown = 0;
+
+	if (!want || !*want)
+		want = server_arg(rq, "dataset");
+	if (!usage_time(rq, rp, "from", now, &from) || !usage_time(rq, rp, "to", now, &to))
+		return;
+	if (from > to) {
+		server_reply_json_error(rp, 400, "parameter 'from' is after 'to'");
+		return;
+	}
+	if (want && *want) {
+		/* One dataset: the usual check, 401/403/404 as for queries. */
+		if (!server_req_store(rq, SERVER_PERM_QUERY, rp))
+			return;
+	} else {
+		/* Every dataset the token may query; 401 for a bad token. */
+		server_req_auth(rq, SERVER_PERM_QUERY, &auth);
+		if (auth.status == 401) {
+			server_reply_json_error(rp, 401, "%s", auth.msg);
+			rp->www_authenticate = "Bearer realm=\"profd\"";
+			return;
+		}
+		rq->dataset = "*";
+	}
+	(void)buf_addf(&rp->body, "{\"from\":%lld,\"to\":%lld,\"datasets\":[", (long long)from,
+		       (long long)to);
+	for (size_t i = 0; i < srv->tenants.n; i++) {
+		struct server_dataset *d = &srv->tenants.ds[i];
+		uint64_t tot[3];
+
+		if (want && *want ? strcmp(d->name, want)
+				  : !server_may(&srv->tenants, server_header(rq, "Authorization"),
+						d, SERVER_PERM_QUERY))
+			continue;
+		if (shown++)
+			(void)buf_add(&rp->body, ",", 1);
+		(void)buf_addstr(&rp->body, "{\"dataset\":");
+		(void)buf_add_json_str(&rp->body, d->name, strlen(d->name));
+		(void)buf_addstr(&rp->body, ",\"hours\":");
+		(void)server_usage_json(d->usage, from, to, &rp->body, tot);
+		(void)buf_addf(&rp->body,
+			       ",\"total\":{\"received\":%" PRIu64 ",\"accepted\":%" PRIu64
+			       ",\"dropped\":%" PRIu64 "}}",
+			       tot[0], tot[1], tot[2]);
+	}
+	if (!shown && !(want && *want)) {
+		buf_reset(&rp->body);
+		server_reply_json_error(rp, 403, "token '%s' may not query any dataset",
+					auth.token);
+		return;
+	}
+	(void)buf_addstr(&rp->body, "]}\n");
+	rp->status = 200;
+	rp->content_type = "application/json";
+	rp->cache = "no-store";
+}

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * pipeline.c - the shared ingest path: inflate, decode, limits, signal
+ * control, store, usage; see pipeline.h.
+ */
+#include "base/compat.h"
+#include "base/compress.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/parse.h"
+#include "format/otlp.h"
+#include "format/otlp_json.h"
+#include "server/pipeline.h"
+#include "server/route.h"
+#include "server/rules.h"
+
+unsigned server_fail_http(enum server_fail f)
+{
+	static const unsigned codes[] = {
+		[SERVER_OK] = 200,
+		[SERVER_FAIL_BAD_INPUT] = 400,
+		[SERVER_FAIL_UNAUTHORIZED] = 401,
+		[SERVER_FAIL_FORBIDDEN] = 403,
+		[SERVER_FAIL_NOT_FOUND] = 404,
+		[SERVER_FAIL_TOO_LARGE] = 413,
+		[SERVER_FAIL_MEDIA_TYPE] = 415,
+		[SERVER_FAIL_OVERLOADED] = 429,
+		[SERVER_FAIL_UNAVAILABLE] = 503,
+		[SERVER_FAIL_INSUFFICIENT] = 507,
+	};
+
+	return (size_t)f < PROF_ARRAY_SIZE(codes) ? codes[f] : 500;
+}
+
+int server_fail_grpc(enum server_fail f)
+{
+	/* google.rpc.Code: OK 0, INVALID_ARGUMENT 3, NOT_FOUND 5, PERMISSION_DENIED 7,
+	 * RESOURCE_EXHAUSTED 8, UNAVAILABLE 14, UNAUTHENTICATED 16. */
+	static const int codes[] = {
+		[SERVER_OK] = 0,
+		[SERVER_FAIL_BAD_INPUT] = 3,
+		[SERVER_FAIL_UNAUTHORIZED] = 16,
+		[SERVER_FAIL_FORBIDDEN] = 7,
+		[SERVER_FAIL_NOT_FOUND] = 5,
+		[SERVER_FAIL_TOO_LARGE] = 8,
+		[SERVER_FAIL_MEDIA_TYPE] = 3,
+		[SERVER_FAIL_OVERLOADED] = 14,
+		[SERVER_FAIL_UNAVAILABLE] = 14,
+		[SERVER_FAIL_INSUFFICIENT] = 14,
+	};
+
+	return (size_t)f < PROF_ARRAY_SIZE(codes) ? codes[f] : 13;
+}
+
+bool server_ingest_fail(struct server *srv, struct server_ingest_out *out, enum server_fail f,
+			const char *reason, const char *fmt, ...)
+{
+	char lbl[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out->msg, sizeof(out->msg), fmt, ap);
+	va_end(ap);
+	out->fail = f;
+	out->reason = reason;
+	snprintf(lbl, sizeof(lbl), "reason=\"%s\"", reason);
+	server_metrics_inc(srv->metrics, "profd_ingest_rejects_total", lbl, 1);
+	return false;
+}
+
+enum server_fail server_fail_from_rc(int rc)
+{
+	switch (rc) {
+	case 0:
+		return SERVER_OK;
+	case -PROF_ETOOBIG:
+		return SERVER_FAIL_TOO_LARGE;
+	case -PROF_ECORRUPT:
+	case -PROF_EFORMAT:
+	case -PROF_EUNSUPPORTED:
+	case -PROF_ENOTFOUND:
+	case -EINVAL:
+		return SERVER_FAIL_BAD_INPUT;
+	case -ENOSPC:
+	case -EDQUOT:
+		return SERVER_FAIL_INSUFFICIENT;
+	default:
+		return SERVER_FAIL_UNAVAILABLE;
+	}
+}
+
+bool server_ingest_enter(struct server *srv, struct server_ingest_out *out)
+{
+	int now = __atomic_add_fetch(&srv->ingest_inflight, 1, __ATOMIC_SEQ_CST);
+
+	if ((unsigned)now > srv->limits.max_inflight) {
+		__atomic_sub_fetch(&srv->ingest_inflight, 1, __ATOMIC_SEQ_CST);
+		return server_ingest_fail(srv, out, SERVER_FAIL_OVERLOADED, "overloaded",
+					  "server busy: %u ingest requests in flight (limit "
+					  "max_inflight); retry after %u s",
+					  srv->limits.max_inflight, srv->limits.retry_after_s);
+	}
+	return true;
+}
+
+void server_ingest_leave(struct server *srv)
+{
+	__atomic_sub_fetch(&srv->ingest_inflight, 1, __ATOMIC_SEQ_CST);
+}
+
+bool server_inflate(struct server *srv, const void **data, size_t *n, bool force, struct buf *tmp,
+		    const char *what, struct server_ingest_out *out)
+{
+	const struct server_limits *l = &srv->limits;
+	struct prof_err err;
+	size_t cap = l->max_decompressed;
+	bool by_ratio = false;
+	int rc;
+
+	if (!force && !gzip_is(*data, *n))
+		return true;
+	if (*n && (uint64_t)*n * l->max_ratio < cap) {
+		cap = *n * l->max_ratio;
+		by_ratio = true;
+	}
+	prof_err_init(&err);
+	buf_reset(tmp);
+	rc = gzip_inflate(*data ? *data : "", *n, cap, tmp, &err);
+	if (rc == -PROF_ETOOBIG) {
+		if (by_ratio)
+			return server_ingest_fail(
+				srv, out, SERVER_FAIL_TOO_LARGE, "max_ratio",
+				"%s: gzip of %zu bytes inflates past %u times its size (limit "
+				"max_ratio, decompression bomb?)",
+				what, *n, l->max_ratio);
+		return server_ingest_fail(srv, out, SERVER_FAIL_TOO_LARGE, "max_decompressed",
+					  "%s: gzip inflates past the limit of %zu bytes "
+					  "(limit max_decompressed)",
+					  what, l->max_decompressed);
+	}
+	if (rc)
+		return server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "bad_gzip",
+					  "%s is not valid gzip: %s", what,
+					  err.msg[0] ? err.msg : prof_strerror(rc));
+	*data = tmp->p ? tmp->p : "";
+	*n = tmp->len;
+	return true;
+}
+
+/* Per-type row counts of one request, for usage and metrics. */
+struct type_count {
+	char *type;
+	uint64_t received, accepted;
+};
+
+struct type_counts {
+	struct type_count *v;
+	size_t n, cap;
+};
+
+static void count_add(struct type_counts *v, const char *type, uint64_t rec, uint64_t acc)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i].type, type)) {
+			v->v[i].received += rec;
+			v->v[i].accepted += acc;
+			return;
+		}
+	struct type_count c = { xstrdup(type), rec, acc };
+	VEC_PUSH(v, c);
+}
+
+/* Rows (non-zero values) of column @t. */
+static uint64_t column_rows(const struct model_profile *p, size_t t)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < p->samples.n; i++)
+		n += p->values.v[p->samples.v[i].value_off + t] != 0;
+	return n;
+}
+
+static char **type_ids(const struct model_profile *p)
+{
+	char **t = xcalloc(p->sample_types.n + 1, sizeof(*t));
+	char buf[512];
+
+	for (size_t k = 0; k < p->sample_types.n; k++) {
+		model_profile_type_id(p, (uint32_t)k, buf, sizeof(buf));
+		t[k] = xstrdup(buf);
+	}
+	return t;
+}
+
+static void free_types(char **t)
+{
+	for (size_t k = 0; t && t[k]; k++)
+		free(t[k]);
+	free(t);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Label and size limits; false after filling @out. */
+static bool check_limits(struct server *srv, struct model_profile *const *p, size_t n,
+			 struct server_ingest_out *out)
+{
+	const struct server_limits *l = &srv->limits;
+	VEC(uint64_t) series = { 0 };
+	uint64_t rows = 0;
+	bool ok = true;
+
+	for (size_t i = 0; i < n && ok; i++) {
+		struct server_label *lab;
+		size_t nl = server_profile_labels(p[i], &lab);
+		char **types;
+
+		if (nl > l->max_labels) {
+			ok = server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "max_labels",
+						"limit max_labels (%zu) exceeded: profile %zu has "
+						"%zu labels",
+						l->max_labels, i, nl);
+		}
+		for (size_t k = 0; k < nl && ok; k++) {
+			size_t kn = strlen(lab[k].key), vn = strlen(lab[k].val);
+
+			if (kn > l->max_label_name)
+				ok = server_ingest_fail(
+					srv, out, SERVER_FAIL_BAD_INPUT, "max_label_name",
+					"limit max_label_name (%zu bytes) exceeded: profile %zu "
+					"label '%.40s...' has a name of %zu bytes",
+					l->max_label_name, i, lab[k].key, kn);
+			else if (vn > l->max_label_value)
+				ok = server_ingest_fail(
+					srv, out, SERVER_FAIL_BAD_INPUT, "max_label_value",
+					"limit max_label_value (%zu bytes) exceeded: profile %zu "
+					"label '%.64s' has a value of %zu bytes",
+					l->max_label_value, i, lab[k].key, vn);
+		}
+		if (ok && p[i]->sample_types.n) {
+			types = type_ids(p[i]);
+			for (size_t t = 0; t < p[i]->sample_types.n; t++) {
+				uint64_t r = column_rows(p[i], t);
+
+				rows += r;
+				if (r)
+					VEC_PUSH(&series, server_series_hash(types[t], lab, nl));
+			}
+			free_types(types);
+		}
+		free(lab);
+	}
+	if (ok && rows > l->max_samples)
+		ok = server_ingest_fail(srv, out, SERVER_FAIL_TOO_LARGE, "max_samples",
+					"limit max_samples (%zu) exceeded: the request has %" PRIu64
+					" samples",
+					l->max_samples, rows);
+	if (ok && series.n > l->max_series) {
+		size_t d = 0;
+
+		qsort(series.v, series.n, sizeof(*series.v), u64_cmp);
+		for (size_t i = 0; i < series.n; i++)
+			d += !i || series.v[i] != series.v[i - 1];
+		if (d > l->max_series)
+			ok = server_ingest_fail(srv, out, SERVER_FAIL_TOO_LARGE, "max_series",
+						"limit max_series (%zu) exceeded: the request has "
+						"%zu series",
+						l->max_series, d);
+	}
+	VEC_FREE(&series);
+	return ok;
+}
+
+bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
+			    struct model_profile *const *p, size_t n, const void *otlp,
+			    size_t otlp_len, const char *source, struct server_ingest_out *out)
+{
+	const struct server_dataset_conf *dc = ds->conf;
+	struct type_counts counts = { 0 };
+	struct model_profile const **live = xcalloc(n + 1, sizeof(*live));
+	struct store_ingest_result res;
+	struct prof_err err;
+	int64_t t0 = prof_now_ns();
+	bool changed = false, ok = true;
+	size_t nlive = 0;
+	char lbl[256], dsn[SERVER_DATASET_NAME_MAX * 2 + 8];
+	int rc;
+
+	if (!check_limits(srv, p, n, out)) {
+		free(live);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char **types = type_ids(p[i]);
+		uint64_t before = 0, after = 0;
+		bool ch = false;
+
+		for (size_t t = 0; t < p[i]->sample_types.n; t++) {
+			uint64_t r = column_rows(p[i], t);
+
+			before += r;
+			count_add(&counts, types[t], r, 0);
+		}
+		if (dc->nrules && before) {
+			server_rules_apply(dc->rules, dc->nrules, &ds->rules_lock, p[i], types,
+					   &ch);
+			changed |= ch;
+		}
+		free_types(types);
+		if (ch) {
+			types = type_ids(p[i]);
+			for (size_t t = 0; t < p[i]->sample_types.n; t++) {
+				uint64_t r = column_rows(p[i], t);
+
+				after += r;
+				count_add(&counts, types[t], 0, r);
+			}
+			free_types(types);
+			if (before && !after)
+				out->rejected_profiles++;
+		} else {
+			after = before;
+			types = type_ids(p[i]);
+			for (size_t t = 0; t < p[i]->sample_types.n; t++)
+				count_add(&counts, types[t], 0, column_rows(p[i], t));
+			free_types(types);
+		}
+		out->received += before;
+		out->accepted += after;
+		if (p[i]->samples.n && p[i]->sample_types.n)
+			live[nlive++] = p[i];
+	}
+	out->dropped = out->received - out->accepted;
+
+	prof_err_init(&err);
+	rc = store_ingest_profiles(ds->st, live, nlive, changed ? NULL : otlp,
+				   changed ? 0 : otlp_len, &res, &err);
+	if (rc) {
+		enum server_fail f = server_fail_from_rc(rc);
+		const char *msg = err.msg[0] ? err.msg : prof_strerror(rc);
+
+		if (f == SERVER_FAIL_UNAVAILABLE || f == SERVER_FAIL_INSUFFICIENT)
+			log_error("ingest: dataset %s: storing failed: %s", ds->name, msg);
+		ok = server_ingest_fail(
+			srv, out, f,
+			f == SERVER_FAIL_BAD_INPUT   ? "invalid"
+			: f == SERVER_FAIL_TOO_LARGE ? "too_large"
+						     : "storage",
+			"%s%s", f == SERVER_FAIL_BAD_INPUT ? "bad profile data: " : "", msg);
+		out->received = out->accepted = out->dropped = out->rejected_profiles = 0;
+		goto done;
+	}
+	out->profiles = res.profiles;
+	int64_t now_ms = prof_now_ns() / 1000000;
+	for (size_t i = 0; i < counts.n; i++)
+		server_usage_add(ds->usage, counts.v[i].type, now_ms, counts.v[i].received,
+				 counts.v[i].accepted, counts.v[i].received - counts.v[i].accepted);
+	server_metrics_escape(ds->name, dsn, sizeof(dsn));
+	snprintf(lbl, sizeof(lbl), "dataset=\"%s\",source=\"%s\"", dsn, source);
+	server_metrics_inc(srv->metrics, "profd_ingest_requests_total", lbl, 1);
+	snprintf(lbl, sizeof(lbl), "dataset=\"%s\",result=\"received\"", dsn);
+	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl, out->received);
+	snprintf(lbl, sizeof(lbl), "dataset=\"%s\",result=\"accepted\"", dsn);
+	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl, out->accepted);
+	snprintf(lbl, sizeof(lbl), "dataset=\"%s\",result=\"dropped\"", dsn);
+	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl, out->dropped);
+	server_metrics_observe_ingest(srv->metrics, prof_now_ns() - t0);
+	if (out->dropped)
+		snprintf(out->partial, sizeof(out->partial),
+			 "signal control of dataset '%s' dropped %" PRIu64 " of %" PRIu64
+			 " samples (%" PRIu64 " profiles entirely)",
+			 ds->name, out->dropped, out->received, out->rejected_profiles);
+done:
+	for (size_t i = 0; i < counts.n; i++)
+		free(counts.v[i].type);
+	VEC_FREE(&counts);
+	free(live);
+	return ok;
+}
+
+bool server_ingest_otlp(struct server *srv, struct server_dataset *ds, const void *data, size_t n,
+			bool json, const char *source, struct server_ingest_out *out)
+{
+	struct fmt_otlp_batch batch = { 0 };
+	struct model_profile **pp;
+	struct prof_err err;
+	bool ok;
+	int rc;
+
+	prof_err_init(&err);
+	if (json) {
+		struct fmt_decode_opts o = { .max_input = srv->limits.max_decompressed,
+					     .max_samples = srv->limits.max_samples };
+
+		rc = fmt_otlp_json_decode(data ? data : "", n, &o, &batch, &err);
+	} else {
+		rc = fmt_otlp_decode(data ? data : "", n, srv->limits.max_samples, &batch, &err);
+	}
+	if (rc) {
+		enum server_fail f = server_fail_from_rc(rc);
+		const char *msg = err.msg[0] ? err.msg : prof_strerror(rc);
+		char at[48] = "";
+
+		if (err.offset >= 0 && !strstr(msg, "byte"))
+			snprintf(at, sizeof(at), " (at byte %" PRId64 ")", err.offset);
+		fmt_otlp_batch_release(&batch);
+		if (f == SERVER_FAIL_TOO_LARGE && strstr(msg, "samples"))
+			return server_ingest_fail(srv, out, f, "max_samples",
+						  "limit max_samples (%zu) exceeded: %s%s",
+						  srv->limits.max_samples, msg, at);
+		if (f == SERVER_FAIL_TOO_LARGE)
+			return server_ingest_fail(srv, out, f, "too_large",
+						  "request too large: %s%s", msg, at);
+		return server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "decode",
+					  "bad OTLP profiles request: %s%s", msg, at);
+	}
+	pp = xcalloc(batch.n + 1, sizeof(*pp));
+	for (size_t i = 0; i < batch.n; i++)
+		pp[i] = &batch.profiles[i];
+	ok = server_ingest_profiles(srv, ds, pp, batch.n, json ? NULL : data, json ? 0 : n, source,
+				    out);
+	free(pp);
+	fmt_otlp_batch_release(&batch);
+	return ok;
+}
+
+static void pb_varint(struct buf *b, uint64_t v)
+{
+	unsigned char tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	(void)buf_add(b, tmp, n);
+}
+
+void server_otlp_response(const struct server_ingest_out *out, bool json, struct buf *b)
+{
+	if (json) {
+		if (!out->partial[0]) {
+			(void)buf_addstr(b, "{}");
+			return;
+		}
+		(void)buf_addf(b,
+			       "{\"partialSuccess\":{\"rejectedProfiles\":\"%" PRIu64
+			       "\",\"errorMessage\":",
+			       out->rejected_profiles);
+		(void)buf_add_json_str(b, out->partial, strlen(out->partial));
+		(void)buf_addstr(b, "}}");
+		return;
+	}
+	if (!out->partial[0])
+		return; /* an empty ExportProfilesServiceResponse is zero bytes */
+	struct buf ps = BUF_INIT;
+	size_t ml = strlen(out->partial);
+
+	buf_init(&ps, 0);
+	if (out->rejected_profiles) {
+		pb_varint(&ps, 1 << 3 | 0);
+		pb_varint(&ps, out->rejected_profiles);
+	}
+	pb_varint(&ps, 2 << 3 | 2);
+	pb_varint(&ps, ml);
+	(void)buf_add(&ps, out->partial, ml);
+	pb_varint(b, 1 << 3 | 2);
+	pb_varint(b, ps.len);
+	(void)buf_add(b, ps.p, ps.len);
+	buf_release(&ps);
+}
+
+void server_rpc_status(int code, const char *msg, bool json, struct buf *b)
+{
+	size_t n = strlen(msg);
+
+	if (json) {
+		(void)buf_addf(b, "{\"code\":%d,\"message\":", code);
+		(void)buf_add_json_str(b, msg, n);
+		(void)buf_addstr(b, "}");
+		return;
+	}
+	if (code) {
+		pb_varint(b, 1 << 3 | 0);
+		pb_varint(b, (uint64_t)code);
+	}
+	pb_varint(b, 2 << 3 | 2);
+	pb_varint(b, n);
+	(void)buf_add(b, msg, n);
+}

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * scan.c - the query side of the store: a consistent view of the sources
+ * (blocks overlapping the range, the frozen head, the active head), the
+ * cache of decoded block symbols, and the two scan forms of store.h
+ * (rows, or per-stack totals).
+ *
+ * The totals form is the fast path of flame graphs and tables: per block
+ * it sums values into a dense array indexed by leaf rank (the block's
+ * stacks ranked by frequency) and decodes the timestamp column only for
+ * pages that straddle the range boundary; the visitor then gets one
+ * sparse (stack, total) list per source.
+ */
+#include "base/compat.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "store/store_int.h"
+
+/* --- symbols cache -------------------------------------------------------------- */
+
+/* Free unpinned symbols, least recently used first, until under budget (view_mu held). */
+static void evict(struct store *s, struct store_block_syms **freed, size_t *nfreed, size_t cap)
+{
+	while (s->syms_bytes > s->opt.syms_cache_bytes && *nfreed < cap) {
+		struct store_blk *lru = NULL;
+
+		for (size_t i = 0; i < s->blocks.n; i++) {
+			struct store_blk *b = s->blocks.v[i];
+
+			if (b->syms && !b->syms_pins && (!lru || b->syms_used < lru->syms_used))
+				lru = b;
+		}
+		if (!lru)
+			break;
+		s->syms_bytes -= lru->syms->bytes;
+		freed[(*nfreed)++] = lru->syms;
+		lru->syms = NULL;
+	}
+}
+
+int store_syms_pin(struct store *s, struct store_blk *b, struct store_block_syms **out,
+		   struct prof_err *err)
+{
+	struct store_block_syms *sy = NULL;
+	int rc;
+
+	pthread_mutex_lock(&s->view_mu);
+	if (b->syms) {
+		b->syms_pins++;
+		b->syms_used = ++s->tick;
+		*out = b->syms;
+		pthread_mutex_unlock(&s->view_mu);
+		return 0;
+	}
+	pthread_mutex_unlock(&s->view_mu);
+	/* Load outside the lock; a racing loader's copy is dropped. */
+	rc = store_block_syms_load(b->b, &sy, err);
+	if (rc)
+		return rc;
+	struct store_block_syms *freed[8];
+	size_t nfreed = 0;
+	pthread_mutex_lock(&s->view_mu);
+	if (b->syms) {
+		freed[nfreed++] = sy;
+	} else {
+		b->syms = sy;
+		s->syms_bytes += sy->bytes;
+	}
+	b->syms_pins++;
+	b->syms_used = ++s->tick;
+	*out = b->syms;
+	evict(s, freed, &nfreed, PROF_ARRAY_SIZE(freed));
+	pthread_mutex_unlock(&s->view_mu);
+	for (size_t i = 0; i < nfreed; i++)
+		store_block_syms_free(freed[i]);
+	return 0;
+}
+
+void store_syms_unpin(struct store *s, struct store_blk *b)
+{
+	struct store_block_syms *freed[8];
+	size_t nfreed = 0;
+
+	pthread_mutex_lock(&s->view_mu);
+	PROF_ASSERT(b->syms_pins > 0);
+	b->syms_pins--;
+	evict(s, freed, &nfreed, PROF_ARRAY_SIZE(freed));
+	pthread_mutex_unlock(&s->view_mu);
+	for (size_t i = 0; i < nfreed; i++)
+		store_block_syms_free(freed[i]);
+}
+
+/* --- view ------------------------------------------------------------------------ */
+
+struct view {
+	struct store_blk **blocks;
+	size_t nblocks;
+	struct store_hold *heads[2]; /* frozen, active */
+};
+
+static void view_get(struct store *s, int64_t from_ns, int64_t to_ns, struct view *v)
+{
+	memset(v, 0, sizeof(*v));
+	pthread_mutex_lock(&s->view_mu);
+	v->blocks = xcalloc(s->blocks.n + 1, sizeof(*v->blocks));
+	for (size_t i = 0; i < s->blocks.n; i++) {
+		struct store_blk *b = s->blocks.v[i];
+
+		if (b->b->meta.max_ts_ns < from_ns || b->b->meta.min_ts_ns > to_ns)
+			continue;
+		b->refs++;
+		v->blocks[v->nblocks++] = b;
+	}
+	v->heads[0] = s->frozen;
+	v->heads[1] = s->active;
+	for (int i = 0; i < 2; i++)
+		if (v->heads[i])
+			v->heads[i]->refs++;
+	pthread_mutex_unlock(&s->view_mu);
+}
+
+static void view_put(struct store *s, struct view *v)
+{
+	for (size_t i = 0; i < v->nblocks; i++)
+		store_blk_put(s, v->blocks[i]);
+	for (int i = 0; i < 2; i++)
+		store_hold_put(s, v->heads[i]);
+	free(v->blocks);
+}
+
+/* --- scanning a block ---------------------------------------------------------------- */
+
+struct scan {
+	struct store *s;
+	const struct store_query *q;
+	const struct store_visitor *v;
+	struct store_scan_stats *st;
+	struct store_block_scratch sc;
+	VEC(uint32_t) sel;
+	VEC(struct store_stack_total) tot;
+	bool begun;
+	struct store_source src;
+};
+
+static int begin(struct scan *c)
+{
+	c->begun = true;
+	c->st->sources++;
+	return c->v->source_begin ? c->v->source_begin(c->v->arg, &c->src) : 0;
+}
+
+static int end(struct scan *c)
+{
+	if (!c->begun)
+		return 0;
+	c->begun = false;
+	return c->v->source_end ? c->v->source_end(c->v->arg, &c->src) : 0;
+}
+
+static void page_damaged(struct scan *c, struct prof_err *perr)
+{
+	c->st->pages_corrupt++;
+	log_error("store: skipping a damaged page: %s", perr->msg);
+}
+
+static int scan_block(struct scan *c, struct store_blk *k)
+{
+	const struct store_block *b = k->b;
+	const struct store_query *q = c->q;
+	const struct store_visitor *v = c->v;
+	struct store_block_syms *sy;
+	struct prof_err perr;
+	struct store_leaf_acc *acc = NULL;
+	uint64_t nrows = 0;
+	int rc;
+
+	c->sel.n = 0;
+	store_block_select(b, q->type, q->m, q->nm, q->from_ns, q->to_ns, &c->sel);
+	if (!c->sel.n)
+		return 0;
+	prof_err_init(&perr);
+	rc = store_syms_pin(c->s, k, &sy, &perr);
+	if (rc) {
+		c->st->blocks_failed++;
+		log_error("store: skipping block %s: %s", b->dir, perr.msg);
+		return 0;
+	}
+	c->st->blocks++;
+	c->src.id = b->meta.id;
+	c->src.is_head = false;
+	c->src.dict = &sy->dict;
+	c->src.stacks = sy->nodes;
+	c->src.nstacks = sy->nnodes;
+	rc = begin(c);
+	if (!rc && v->totals)
+		acc = xcalloc(sy->nleaves + 1, sizeof(*acc));
+	for (size_t i = 0; i < c->sel.n && !rc; i++) {
+		const struct store_block_series *se = &b->series[c->sel.v[i]];
+
+		c->st->series++;
+		if (v->series)
+			rc = v->series(v->arg, &c->src, &se->pub);
+		if (!v->rows && !v->totals)
+			continue;
+		for (uint32_t p = se->first_page; p < se->first_page + se->npages && !rc; p++) {
+			const struct store_block_page *pg = &b->pages[p];
+
+			if (pg->last_ts_ns < q->from_ns)
+				continue;
+			if (pg->first_ts_ns > q->to_ns)
+				break;
+			c->st->pages++;
+			prof_err_init(&perr);
+			if (acc) {
+				uint64_t n;
+
+				if (store_block_page_totals(b, p, q->from_ns, q->to_ns, acc, &n,
+							    &c->sc, &perr)) {
+					page_damaged(c, &perr);
+					continue;
+				}
+				nrows += n;
+			} else {
+				if (store_block_page_rows(b, p, sy, q->from_ns, q->to_ns, &c->sc,
+							  &perr)) {
+					page_damaged(c, &perr);
+					continue;
+				}
+				nrows += c->sc.rows.n;
+				if (c->sc.rows.n)
+					rc = v->rows(v->arg, &c->src, &se->pub, c->sc.rows.v,
+						     c->sc.rows.n);
+			}
+		}
+	}
+	if (!rc && acc) {
+		c->tot.n = 0;
+		for (size_t r = 0; r < sy->nleaves; r++) {
+			if (acc[r].rows) {
+				struct store_stack_total t = { sy->leaf_node[r], acc[r].total,
+							       acc[r].rows };
+
+				VEC_PUSH(&c->tot, t);
+			}
+		}
+		rc = v->totals(v->arg, &c->src, c->tot.v, c->tot.n, nrows);
+	}
+	c->st->rows += nrows;
+	if (!rc)
+		rc = end(c);
+	else
+		c->begun = false;
+	free(acc);
+	store_syms_unpin(c->s, k);
+	return rc;
+}
+
+/* --- scanning a head -------------------------------------------------------------------- */
+
+struct head_scan {
+	struct scan *c;
+	const struct store_series *last; /* series of the previous batch */
+	int64_t *dense;			 /* totals form: per stack node */
+	uint64_t *cnt;
+	VEC(uint32_t) touched;
+	uint64_t nrows;
+};
+
+static int head_rows(void *arg, const struct store_series *s, const struct store_row *rows,
+		     size_t n)
+{
+	struct head_scan *hs = arg;
+	struct scan *c = hs->c;
+	const struct store_visitor *v = c->v;
+	int rc = 0;
+
+	if (!c->begun) {
+		rc = begin(c);
+		if (rc)
+			return rc;
+	}
+	if (s != hs->last) {
+		/* Batches of one series are consecutive. */
+		hs->last = s;
+		c->st->series++;
+		if (v->series) {
+			rc = v->series(v->arg, &c->src, s);
+			if (rc)
+				return rc;
+		}
+	}
+	hs->nrows += n;
+	if (v->rows)
+		return v->rows(v->arg, &c->src, s, rows, n);
+	if (!hs->dense)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = rows[i].stack;
+
+		if (!hs->cnt[k])
+			VEC_PUSH(&hs->touched, k);
+		hs->dense[k] += rows[i].value;
+		hs->cnt[k]++;
+	}
+	return 0;
+}
+
+static int scan_head(struct scan *c, struct store_hold *h, uint64_t id)
+{
+	const struct store_query *q = c->q;
+	struct head_scan hs = { .c = c };
+	int rc;
+
+	store_head_rdlock(h->h);
+	c->src.id = id;
+	c->src.is_head = true;
+	c->src.dict = store_head_dict(h->h);
+	c->src.stacks = store_head_stacks(h->h, &c->src.nstacks);
+	if (c->v->totals) {
+		hs.dense = xcalloc(c->src.nstacks + 1, sizeof(int64_t));
+		hs.cnt = xcalloc(c->src.nstacks + 1, sizeof(uint64_t));
+	}
+	rc = store_head_scan(h->h, q->type, q->m, q->nm, q->from_ns, q->to_ns, head_rows, &hs);
+	if (!rc && hs.dense && c->begun) {
+		c->tot.n = 0;
+		for (size_t i = 0; i < hs.touched.n; i++) {
+			uint32_t k = hs.touched.v[i];
+			struct store_stack_total t = { k, hs.dense[k], hs.cnt[k] };
+
+			VEC_PUSH(&c->tot, t);
+		}
+		rc = c->v->totals(c->v->arg, &c->src, c->tot.v, c->tot.n, hs.nrows);
+	}
+	c->st->rows += c->v->rows || c->v->totals ? hs.nrows : 0;
+	if (!rc)
+		rc = end(c);
+	else
+		c->begun = false;
+	store_head_rdunlock(h->h);
+	free(hs.dense);
+	free(hs.cnt);
+	VEC_FREE(&hs.touched);
+	return rc;
+}
+
+int store_scan(struct store *s, const struct store_query *q, const struct store_visitor *v,
+	       struct store_scan_stats *st, struct prof_err *err)
+{
+	struct store_scan_stats dummy;
+	struct scan c = { .s = s, .q = q, .v = v };
+	struct view vw;
+	int rc = 0;
+
+	if (!v || (v->rows && v->totals))
+		return prof_err_set(err, -EINVAL, -1,
+				    "store_scan: set at most one of rows and totals");
+	if (!st)
+		st = &dummy;
+	memset(st, 0, sizeof(*st));
+	c.st = st;
+	if (q->from_ns > q->to_ns)
+		return 0;
+	view_get(s, q->from_ns, q->to_ns, &vw);
+	for (size_t i = 0; i < vw.nblocks && !rc; i++)
+		rc = scan_block(&c, vw.blocks[i]);
+	if (!rc && vw.heads[0])
+		rc = scan_head(&c, vw.heads[0], 1);
+	if (!rc && vw.heads[1])
+		rc = scan_head(&c, vw.heads[1], 0);
+	view_put(s, &vw);
+	store_block_scratch_release(&c.sc);
+	VEC_FREE(&c.sel);
+	VEC_FREE(&c.tot);
+	return rc;
+}
+
+/* --- profile types ---------------------------------------------------------------------- */
+
+static int collect_type(void *arg, const char *type)
+{
+	struct strtab *t = arg;
+
+	strtab_intern_cstr(t, type);
+	return 0;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int store_types(struct store *s, int64_t from_ns, int64_t to_ns,
+		int (*fn)(void *arg, const char *type), void *arg)
+{
+	struct strtab t;
+	struct view vw;
+	int rc = 0;
+
+	strtab_init(&t);
+	view_get(s, from_ns, to_ns, &vw);
+	for (size_t i = 0; i < vw.nblocks; i++) {
+		const struct store_block *b = vw.blocks[i]->b;
+
+		for (uint32_t k = 0; k < b->nseries; k++) {
+			const struct store_series *se = &b->series[k].pub;
+
+			if (se->max_ts_ns >= from_ns && se->min_ts_ns <= to_ns)
+				strtab_intern_cstr(&t, se->type);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		if (!vw.heads[i])
+			continue;
+		store_head_rdlock(vw.heads[i]->h);
+		store_head_types(vw.heads[i]->h, from_ns, to_ns, collect_type, &t);
+		store_head_rdunlock(vw.heads[i]->h);
+	}
+	view_put(s, &vw);
+	const char **v = xcalloc(t.n + 1, sizeof(*v));
+	for (uint32_t i = 1; i < t.n; i++)
+		v[i - 1] = t.s[i];
+	if (t.n > 2)
+		qsort(v, t.n - 1, sizeof(*v), cmp_cstr);
+	for (uint32_t i = 0; i + 1 < t.n && !rc; i++)
+		rc = fn(arg, v[i]);
+	free(v);
+	strtab_release(&t);
+	return rc;
+}

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: Apache-2.0
+# agent_lib.sh - sourced by the eBPF agent tests (test_agent_*.sh): checks
+# that eBPF can run here (root, kernel BTF; else "skip: <why>", exit 0),
+# makes a scratch folder, starts and stops `profd server` and `profd
+# agent`, queries the server. Environment: PROFD (sanitized build: runs
+# the agent, so its user-space code runs under ASan+UBSan), PROFD_FAST
+# (optimized build: runs the server).
+#
+#   agent_lib_init NAME        checks, $tmp, cleanup trap
+#   agent_free_port            prints a free loopback port
+#   agent_start_server [PORT]  $server_pid, $base (waits until it answers)
+#   agent_start [ARGS...]      $agent_pid ($AGENT_BIN, default $PROFD); skips
+#                              the test when eBPF is refused
+#   agent_stop                 SIGINT, exit status 0 required, "export closed" logged
+#   agent_metric PORT SERIES   a value from the agent's /metrics
+#   agent_flame TYPE QUERY OUT [FROM TO]  flame graph JSON into OUT
+#   fail MSG                   prints logs, keeps $tmp, exits 1
+PROFD=${PROFD:-build-san/profd}
+PROFD_FAST=${PROFD_FAST:-build/profd}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+
+agent_lib_init() {
+	AGENT_TEST=$1
+	if [ "$(id -u)" != 0 ]; then
+		echo "skip: the eBPF agent needs root"
+		exit 0
+	fi
+	if [ ! -r /sys/kernel/btf/vmlinux ]; then
+		echo "skip: no kernel BTF at /sys/kernel/btf/vmlinux"
+		exit 0
+	fi
+	for b in "$PROFD" "$PROFD_FAST"; do
+		[ -x "$b" ] || {
+			echo "FAIL: $b is not built"
+			exit 1
+		}
+	done
+	tmp=$(mktemp -d "/tmp/profd-$AGENT_TEST.XXXXXX")
+	server_pid= agent_pid= keep_tmp=0 extra_pids=
+	trap agent_cleanup EXIT
+}
+
+agent_cleanup() {
+	for p in $extra_pids $agent_pid $server_pid; do
+		kill "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	if [ -n "${agent_cleanup_hook:-}" ]; then
+		$agent_cleanup_hook || true
+	fi
+	if [ "$keep_tmp" = 1 ]; then
+		echo "logs kept in $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+}
+
+fail() {
+	echo "FAIL: $*"
+	for f in server.log agent.log; do
+		[ -f "$tmp/$f" ] && {
+			echo "--- $f (tail)"
+			tail -n 20 "$tmp/$f"
+		}
+	done
+	keep_tmp=1
+	exit 1
+}
+
+agent_free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+agent_start_server() {
+	local port=${1:-$(agent_free_port)}
+	base="http://127.0.0.1:$port"
+	"$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" >>"$tmp/server.log" 2>&1 &
+	server_pid=$!
+	for _ in $(seq 1 100); do
+		curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && return 0
+		kill -0 "$server_pid" 2>/dev/null || fail "server exited at start"
+		sleep 0.1
+	done
+	fail "server not answering on $base"
+}
+
+agent_start() {
+	"${AGENT_BIN:-$PROFD}" agent "$@" >"$tmp/agent.log" 2>&1 &
+	agent_pid=$!
+	for _ in $(seq 1 200); do
+		grep -qs "agent started" "$tmp/agent.log" && return 0
+		if ! kill -0 "$agent_pid" 2>/dev/null; then
+			agent_pid=
+			if grep -qiE "needs root|BTF|Operation not permitted|Permission denied" "$tmp/agent.log"; then
+				echo "skip: eBPF unavailable here: $(tail -n 1 "$tmp/agent.log")"
+				exit 0
+			fi
+			fail "agent exited at start"
+		fi
+		sleep 0.1
+	done
+	fail "agent did not start"
+}
+
+agent_stop() {
+	local rc=0
+	kill -INT "$agent_pid"
+	wait "$agent_pid" || rc=$?
+	agent_pid=
+	[ "$rc" = 0 ] || fail "agent exited $rc after SIGINT"
+	grep -q "agent export closed" "$tmp/agent.log" || fail "agent did not close its exporter"
+}
+
+agent_metric() { # PORT NAME{LABELS} -> value (0 when absent)
+	curl -fs "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2; found = 1 } END { if (!found) print 0 }'
+}
+
+agent_flame() {
+	local type=$1 query=$2 out=$3 from=${4:-now-10m} to=${5:-now}
+	curl -fsG "$base/api/v1/flamegraph" --data-urlencode "type=$type" \
+		--data-urlencode "query=$query" --data-urlencode "from=$from" \
+		--data-urlencode "to=$to" --data-urlencode "max_nodes=20000" -o "$out" ||
+		fail "flame graph query failed: $type $query"
+}

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+"""export_peer.py - fake OTLP/HTTP receivers for test_agent_export.sh.
+
+    python3 export_peer.py record PORT OUT   answer 200 to every POST and
+                                             append its path and headers
+                                             to OUT (one JSON per line)
+    python3 export_peer.py hang PORT         accept connections, read the
+                                             request, never answer
+"""
+import http.server
+import json
+import socket
+import sys
+import threading
+import time
+
+
+def record(port, out):
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            n = int(self.headers.get("Content-Length", 0))
+            body = self.rfile.read(n)
+            with open(out, "a") as f:
+                f.write(json.dumps({"path": self.path, "bytes": len(body),
+                                    "headers": dict(self.headers.items())}) + "\n")
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+
+
+def hang(port):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(64)
+    held = []
+
+    def drain(c):
+        try:
+            while c.recv(65536):
+                pass
+        except OSError:
+            pass
+
+    while True:
+        c, _ = s.accept()
+        held.append(c)  # never answered, never closed
+        threading.Thread(target=drain, args=(c,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "record":
+        record(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "hang":
+        hang(int(sys.argv[2]))
+    else:
+        time.sleep(0)
+        sys.exit("usage: export_peer.py record PORT OUT | hang PORT")

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# ingest_lib.sh - helpers shared by tests/integration/test_ingest_*.sh
+# (sourced, not run): a temporary directory, a profd server on loopback
+# port 0 with its ports read from its first lines, ok/fail counting, HTTP
+# helpers that set $code and leave the body in $tmp/body, flame graph
+# totals, and a final check that no sanitizer report reached the logs.
+#
+# Environment: PROFD (the binary under test), PROFD_ROOT (repo root).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+PROFD=${PROFD:-build-san/profd}
+TOOLS=${TOOLS:-$(dirname "$PROFD")/tests/tools}
+MKOTLP=${MKOTLP:-$TOOLS/mkotlp}
+CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
+
+[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
+[ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built (make O=$(dirname "$PROFD") build)"; exit 1; }
+
+tmp=$(mktemp -d "/tmp/profd-$(basename "$0" .sh).XXXXXX")
+server_pid=
+nfail=0
+n=0
+cleanup() {
+	[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
+	wait 2>/dev/null
+	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $*"; }
+fail() {
+	echo "FAIL - $*"
+	nfail=$((nfail + 1))
+}
+check() { # check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else fail "$what"; fi
+}
+checkx() { # checkx DESCRIPTION 'SHELL EXPRESSION'
+	if eval "$2"; then ok "$1"; else fail "$1"; fi
+}
+
+# start_server [profd server args...]: sets server_pid, port, base, and
+# otlp_port / grpc_port when asked for. Data in $tmp/data unless given.
+start_server() {
+	n=$((n + 1))
+	port= otlp_port= grpc_port=
+	"$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data" --ui "$tmp/ui" "$@" \
+		>"$tmp/out.$n" 2>"$tmp/log.$n" &
+	server_pid=$!
+	for _ in $(seq 1 400); do
+		port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out.$n") 2>/dev/null
+		[ -n "$port" ] && break
+		kill -0 "$server_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ -z "${port:-}" ]; then
+		fail "server $n did not start: $(tail -n 3 "$tmp/log.$n")"
+		exit 1
+	fi
+	otlp_port=$(sed -n 's|.*OTLP/HTTP on port \([0-9]*\).*|\1|p' "$tmp/out.$n")
+	grpc_port=$(sed -n 's|.*OTLP/gRPC on port \([0-9]*\).*|\1|p' "$tmp/out.$n")
+	base="http://127.0.0.1:$port"
+}
+
+stop_server() { # stop_server SIGNAL: sets stop_rc
+	kill "-$1" "$server_pid"
+	stop_rc=0
+	wait "$server_pid" || stop_rc=$?
+	server_pid=
+}
+
+require_alive() {
+	if ! kill -0 "$server_pid" 2>/dev/null; then
+		fail "server died $1; log tail:"
+		tail -n 20 "$tmp/log.$n"
+		exit 1
+	fi
+}
+
+# req METHOD PATH [curl args...]: sets code; body in $tmp/body, headers in $tmp/headers.
+req() {
+	local m=$1 p=$2
+	shift 2
+	code=$(curl -s --noproxy '*' -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$m" \
+		"$@" "$base$p")
+}
+
+# otlp FILE [curl args...]: POST OTLP protobuf.
+otlp() {
+	local f=$1
+	shift
+	req POST /v1development/profiles -H "Content-Type: ${CT:-application/x-protobuf}" \
+		--data-binary "@$f" "$@"
+}
+
+body_has() { grep -qa -- "$1" "$tmp/body"; }
+header_has() { grep -qai -- "$1" "$tmp/headers"; }
+
+# total TYPE SELECTOR [curl args...]: the flame graph total over all time, or "error CODE".
+total() {
+	local type=$1 q=$2
+	shift 2
+	local c
+	c=$(curl -s --noproxy '*' -G -o "$tmp/flame.json" -w '%{http_code}' \
+		--data-urlencode "type=$type" --data-urlencode "query=$q" \
+		--data-urlencode "from=0" --data-urlencode "to=now" "$@" "$base/api/v1/flamegraph")
+	[ "$c" = 200 ] || { echo "error $c"; return; }
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"])' "$tmp/flame.json"
+}
+
+# has_frame NAME: does the last flame graph ($tmp/flame.json) have a frame containing NAME?
+has_frame() {
+	python3 - "$tmp/flame.json" "$1" <<'PY'
+import json, sys
+root = json.load(open(sys.argv[1]))["root"]
+stack = [root]
+while stack:
+    n = stack.pop()
+    if sys.argv[2] in n["name"]:
+        sys.exit(0)
+    stack.extend(n.get("children", []))
+sys.exit(1)
+PY
+}
+
+# types [curl args...]: the profile type list (JSON) over all time.
+types() {
+	curl -s --noproxy '*' -G --data-urlencode "from=0" "$@" "$base/api/v1/profile-types"
+}
+
+# rpc_status: $tmp/body as a protobuf google.rpc.Status -> "CODE MESSAGE".
+rpc_status() {
+	python3 - "$tmp/body" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+i, code, msg = 0, 0, ""
+def varint():
+    global i
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7F) << s; s += 7
+        if c < 0x80:
+            return v
+try:
+    while i < len(b):
+        key = varint()
+        if key == 8:
+            code = varint()
+        elif key == 18:
+            n = varint(); msg = b[i:i + n].decode(); i += n
+        else:
+            raise ValueError
+    print(code, msg)
+except Exception:
+    print("undecodable")
+PY
+}
+
+# finish: the sanitizer check and the exit status.
+finish() {
+	if grep -l "ERROR: AddressSanitizer\|runtime error:\|LeakSanitizer" "$tmp"/log.* >/dev/null 2>&1; then
+		fail "sanitizer report in a server log:"
+		grep -h -A5 "ERROR: AddressSanitizer\|runtime error:\|LeakSanitizer" "$tmp"/log.* | head -30
+	else
+		ok "no sanitizer reports in the server logs"
+	fi
+	[ "$nfail" -eq 0 ] && exit 0
+	exit 1
+}

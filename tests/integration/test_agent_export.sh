@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_agent_export.sh - the agent's export path under trouble:
+#   1. credentials: with --bearer-token-file and --dataset every request
+#      carries "Authorization: Bearer <token>" and "X-Profd-Dataset", and
+#      the token never shows in the agent's log;
+#   2. a server that goes away: the server is stopped for GAP_SECONDS (8;
+#      the issue's 30 s shortened for make test) while tests/workloads/
+#      spin.c runs, then restarted on the same port and data; the samples
+#      taken during the gap must reach it (their rate per second within
+#      the gap >= 60 % of the rate outside it), and /metrics must have shown
+#      export errors and a non-empty buffer meanwhile;
+#   3. a server that hangs (accepts, never answers): with --max-buffer 8KiB
+#      the buffer stays within its cap, requests are dropped oldest first
+#      and counted, the optimized agent's RSS stays under 64 MiB and grows
+#      by less than 8 MiB, and SIGINT still ends it within its 5 s drain.
+# Needs root and kernel BTF; prints "skip: <why>" otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/integration/agent_lib.sh
+agent_lib_init agent-export
+GAP_SECONDS=${GAP_SECONDS:-8}
+
+${CC:-cc} -O2 -g -fno-omit-frame-pointer -fno-inline -o "$tmp/spin" tests/workloads/spin.c ||
+	fail "cannot build spin.c"
+
+# --- 1. credentials
+rport=$(agent_free_port)
+python3 tests/integration/export_peer.py record "$rport" "$tmp/requests.jsonl" &
+extra_pids=$!
+printf 'tok-%s\n' "$RANDOM$RANDOM" >"$tmp/token"
+agent_start --server "http://127.0.0.1:$rport" --interval 300ms --include-exe spin \
+	--bearer-token-file "$tmp/token" --dataset team-a
+"$tmp/spin" 1.5 >/dev/null
+agent_stop
+python3 - "$tmp/requests.jsonl" "$(head -n 1 "$tmp/token")" <<'PY' || fail "request headers"
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+tok = sys.argv[2]
+bad = [r for r in reqs if r["path"] != "/v1development/profiles"
+       or r["headers"].get("Authorization") != "Bearer " + tok
+       or r["headers"].get("X-Profd-Dataset") != "team-a"
+       or r["headers"].get("Content-Encoding") != "gzip"]
+print(f"ok {len(reqs)} requests, all with the bearer token and X-Profd-Dataset: team-a"
+      if reqs and not bad else f"bad requests: {bad[:2]} of {len(reqs)}")
+sys.exit(0 if reqs and not bad else 1)
+PY
+! grep -qF "$(head -n 1 "$tmp/token")" "$tmp/agent.log" || fail "the token is in the agent's log"
+kill "$extra_pids" 2>/dev/null || true
+extra_pids=
+
+# --- 2. the server goes away and comes back
+sport=$(agent_free_port)
+mport=$(agent_free_port)
+agent_start_server "$sport"
+agent_start --server "$base" --interval 1s --max-backoff 1s --frequency 49 --include-exe spin \
+	--metrics-listen "127.0.0.1:$mport"
+run_s=$((GAP_SECONDS + 5))
+"$tmp/spin" "$run_s" >/dev/null &
+spin_pid=$!
+extra_pids=$spin_pid
+t_start=$(date +%s%3N)
+sleep 2
+kill "$server_pid"
+wait "$server_pid" 2>/dev/null || true
+server_pid=
+t_stop=$(date +%s%3N)
+sleep "$GAP_SECONDS"
+errors=$(agent_metric "$mport" profd_agent_export_errors_total)
+buffered=$(agent_metric "$mport" profd_agent_export_buffer_bytes)
+t_restart=$(date +%s%3N)
+agent_start_server "$sport"
+wait "$spin_pid" || fail "spin failed"
+extra_pids=
+t_end=$(date +%s%3N)
+for _ in $(seq 1 60); do # until what was buffered is sent
+	[ "$(agent_metric "$mport" profd_agent_export_buffer_requests)" = 0 ] && break
+	sleep 0.25
+done
+agent_stop
+[ "${errors%.*}" -ge 1 ] && [ "${buffered%.*}" -gt 0 ] ||
+	fail "during the gap /metrics showed errors=$errors buffer_bytes=$buffered"
+echo "ok during the gap: export errors=$errors, buffered bytes=$buffered"
+type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
+q='{process.executable.name="spin"}'
+agent_flame "$type" "$q" "$tmp/gap.json" $((t_stop + 500)) $((t_restart - 500))
+agent_flame "$type" "$q" "$tmp/all.json" "$t_start" "$t_end"
+python3 - "$tmp/gap.json" "$tmp/all.json" $((t_restart - t_stop - 1000)) $((t_end - t_start)) <<'PY' ||
+import json, sys
+gap = json.load(open(sys.argv[1]))["root"].get("total", 0)
+allt = json.load(open(sys.argv[2]))["root"].get("total", 0)
+gap_ms, all_ms = int(sys.argv[3]), int(sys.argv[4])
+rest = max(allt - gap, 0)
+r_gap = gap / gap_ms
+r_rest = rest / max(all_ms - gap_ms, 1)
+print(f"ok samples from the {gap_ms / 1000:.1f} s gap reached the server: {gap / 1e9:.2f} s of CPU "
+      f"({r_gap / 1e3:.0f} ms/s vs {r_rest / 1e3:.0f} ms/s outside the gap; want >= 60 %)")
+sys.exit(0 if gap > 0 and r_gap >= 0.6 * r_rest else 1)
+PY
+	fail "samples from the gap"
+
+# --- 3. a hung server
+hport=$(agent_free_port)
+mport=$(agent_free_port)
+python3 tests/integration/export_peer.py hang "$hport" &
+extra_pids=$!
+AGENT_BIN=$PROFD_FAST agent_start --server "http://127.0.0.1:$hport" --interval 200ms \
+	--frequency 499 --max-buffer 8KiB --include-exe spin --metrics-listen "127.0.0.1:$mport"
+"$tmp/spin" 7 >/dev/null &
+spin_pid=$!
+extra_pids="$extra_pids $spin_pid"
+sleep 2
+rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$agent_pid/status")
+wait "$spin_pid" || fail "spin failed"
+rss1=$(awk '/^VmRSS/ { print $2 }' "/proc/$agent_pid/status")
+buf=$(agent_metric "$mport" profd_agent_export_buffer_bytes)
+lim=$(agent_metric "$mport" profd_agent_export_buffer_limit_bytes)
+dropped=$(agent_metric "$mport" 'profd_agent_export_dropped_total{reason="buffer_full"}')
+t0=$(date +%s%3N)
+agent_stop
+stop_ms=$(($(date +%s%3N) - t0))
+echo "ok hung server: buffer $buf of $lim bytes, $dropped requests dropped (buffer full)," \
+	"RSS ${rss0} -> ${rss1} KiB, SIGINT to exit ${stop_ms} ms"
+[ "$lim" = 8192 ] && [ "${buf%.*}" -le 8192 ] && [ "${dropped%.*}" -ge 1 ] ||
+	fail "the buffer is not bounded: $buf of $lim, dropped $dropped"
+[ "$rss1" -lt 65536 ] && [ $((rss1 - rss0)) -lt 8192 ] || fail "RSS grew: $rss0 -> $rss1 KiB"
+[ "$stop_ms" -lt 8000 ] || fail "the agent took $stop_ms ms to stop"
+echo "ok agent export under trouble"

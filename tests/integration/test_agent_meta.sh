@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_agent_meta.sh - process metadata and in-kernel targeting, for real:
+#   - a fake Kubernetes container: a cgroup v2 directory named as the
+#     kubelet and containerd name them (kubepods-burstable-pod<uid>.slice/
+#     cri-containerd-<64 hex>.scope); a process in it must carry
+#     container.id and k8s.pod.uid;
+#   - a process in its own PID namespace (unshare --pid) must carry its
+#     host pid in process.pid and its namespace pid (1) in process.vpid;
+#   - --command-line adds process.command_line;
+#   - targeting: --include-cgroup (the pod) and --include-exe metaspin
+#     sample those and nothing else, --exclude-exe wins over the include
+#     (a process in the pod running exclspin is never sampled), and the
+#     BPF side counts what it skipped (/metrics);
+#   - every sample carries thread.name, thread.id and cpu.logical_number.
+# Needs root, kernel BTF and a writable cgroup v2 hierarchy; prints
+# "skip: <why>" otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/integration/agent_lib.sh
+agent_lib_init agent-meta
+RUN=${META_SECONDS:-4}
+
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$cg2" ] && [ -w "$cg2" ] || {
+	echo "skip: no writable cgroup v2 hierarchy"
+	exit 0
+}
+hex=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+uid=$(python3 -c 'import uuid; print(uuid.uuid4())')
+top=$cg2/profd-test-$$
+pod=$top/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice
+ctr=$pod/cri-containerd-$hex.scope
+meta_cleanup() {
+	for d in "$ctr" "$pod" "$top/kubepods.slice/kubepods-burstable.slice" \
+		"$top/kubepods.slice" "$top"; do
+		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+	done
+	return 0
+}
+agent_cleanup_hook=meta_cleanup
+mkdir -p "$ctr" || {
+	echo "skip: cannot create cgroups under $cg2"
+	exit 0
+}
+
+${CC:-cc} -O2 -g -o "$tmp/spin" tests/workloads/spin.c || fail "cannot build spin.c"
+for n in ctrspin metaspin otherspin exclspin; do cp "$tmp/spin" "$tmp/$n"; done
+mport=$(agent_free_port)
+mkdir -p "$tmp/dump"
+agent_start_server
+agent_start --server "$base" --interval 1s --frequency 49 --dump "$tmp/dump" \
+	--include-cgroup "$pod" --include-exe metaspin --exclude-exe exclspin --command-line \
+	--metrics-listen "127.0.0.1:$mport"
+echo "ok agent attached"
+
+# Into the container's cgroup before exec, so every sample is from inside.
+sh -c "echo \$\$ >'$ctr/cgroup.procs' && exec '$tmp/ctrspin' $RUN" >/dev/null &
+p1=$!
+sh -c "echo \$\$ >'$ctr/cgroup.procs' && exec '$tmp/exclspin' $RUN" >/dev/null &
+p2=$!
+unshare --pid --fork --mount-proc "$tmp/metaspin" "$RUN" marker-arg-7731 >/dev/null &
+p3=$!
+"$tmp/otherspin" "$RUN" >/dev/null &
+p4=$!
+extra_pids="$p1 $p2 $p3 $p4"
+wait $p1 $p2 $p3 $p4 || fail "a workload failed"
+extra_pids=
+filtered=$(agent_metric "$mport" 'profd_agent_bpf_events_total{event="filtered"}')
+sleep 0.3
+agent_stop
+
+values() { curl -fs "$base/api/v1/labels/$1/values"; }
+names=$(values process.executable.name)
+for want in ctrspin metaspin; do
+	grep -q "\"$want\"" <<<"$names" || fail "no samples of $want: $names"
+done
+for unwanted in otherspin exclspin; do
+	! grep -q "\"$unwanted\"" <<<"$names" || fail "$unwanted was sampled: $names"
+done
+[ "${filtered%.*}" -gt 0 ] || fail "the BPF side filtered nothing (filtered=$filtered)"
+echo "ok targeting: ctrspin (cgroup) and metaspin (exe) sampled; otherspin, exclspin not;" \
+	"$filtered ticks skipped in the kernel"
+values container.id | grep -q "\"$hex\"" || fail "container.id $hex missing: $(values container.id)"
+values k8s.pod.uid | grep -q "\"$uid\"" || fail "k8s.pod.uid $uid missing: $(values k8s.pod.uid)"
+agent_flame 'process_cpu:cpu:nanoseconds:cpu:nanoseconds' \
+	"{container.id=\"$hex\",k8s.pod.uid=\"$uid\",process.executable.name=\"ctrspin\"}" "$tmp/ctr.json"
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["root"]["total"] > 0 else 1)' \
+	"$tmp/ctr.json" || fail "no samples under the container's labels"
+echo "ok container.id=${hex:0:12}... k8s.pod.uid=$uid on the container's process"
+values process.vpid | grep -q '"1"' || fail "process.vpid 1 missing: $(values process.vpid)"
+values process.command_line | grep -q "metaspin $RUN marker-arg-7731" ||
+	fail "process.command_line missing: $(values process.command_line)"
+echo "ok process.vpid=1 for the process in its own PID namespace; process.command_line"
+
+fmtdump=$(dirname "$PROFD")/tests/tools/fmtdump
+[ -x "$fmtdump" ] || fmtdump=$(dirname "$PROFD_FAST")/tests/tools/fmtdump
+[ -x "$fmtdump" ] || fail "tests/tools/fmtdump is not built"
+python3 - "$fmtdump" "$tmp"/dump/*.otlp.pb <<'PY' || fail "per-sample labels"
+import json, subprocess, sys
+n = bad = 0
+for f in sys.argv[2:]:
+    d = json.loads(subprocess.run([sys.argv[1], "--profile", "0", f], check=True,
+                                  capture_output=True, text=True).stdout)
+    n += d["samples"]
+    for k in ("thread.name", "thread.id", "cpu.logical_number"):
+        if d["labels"].get(k, 0) != d["samples"]:
+            bad += 1
+print(f"ok thread.name, thread.id, cpu.logical_number on every one of {n} samples"
+      if n and not bad else f"labels missing in {bad} profiles of {n} samples")
+sys.exit(0 if n and not bad else 1)
+PY
+echo "ok agent metadata and targeting"

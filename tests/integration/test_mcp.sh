@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_mcp.sh - the MCP server (src/mcp) end to end, against a real
+# `profd server` on loopback with tokens, on deterministic OTLP profiles
+# (mkotlp): service api, main;serve;hot_loop 60% / parse_request 30% /
+# main;gc 10% in window A, hot_loop 80% / parse_request 10% / gc 10% in
+# window B ten minutes later (10 ms samples, 200 per window), plus one
+# main;db_scan sample of service db.
+#   - the real MCP client (npm @modelcontextprotocol/sdk, tests/js/
+#     mcp_client.mjs) over stdio (`profd mcp --server URL`, token from
+#     $PROFD_TOKEN) and over streamable HTTP (POST /mcp, bearer token):
+#     initialize, tools/list, every tool, hot function and caller named
+#     with exact shares; unknown tool, bad arguments -> -32602; resources;
+#   - raw JSON-RPC on stdio: malformed JSON, invalid requests, unknown
+#     method, unknown tool, bad arguments get error objects and the
+#     process goes on to answer a ping and exit 0 at EOF; an unreachable
+#     server is an isError result;
+#   - HTTP: 401 without or with a wrong token, a token of another dataset
+#     sees no data through MCP, 405 for GET, 202 for notifications, 415,
+#     400 for an unknown MCP-Protocol-Version, 403 for a foreign Origin,
+#     malformed JSON answered with -32700 and the server goes on;
+#   - with root and kernel BTF (else "skip"): spin.c under `profd agent`,
+#     top_functions / callers_callees name hot_a (~70 %) and its caller main.
+# No sanitizer report from the server or `profd mcp` (ASan+UBSan build).
+# Environment: PROFD (sanitized), PROFD_FAST (optimized; runs the agent).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+PROFD=${PROFD:-build-san/profd}
+PROFD_FAST=${PROFD_FAST:-build/profd}
+MKOTLP=${MKOTLP:-$(dirname "$PROFD")/tests/tools/mkotlp}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+T0=1700000000000
+CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
+
+[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
+[ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built"; exit 1; }
+
+tmp=$(mktemp -d /tmp/profd-test-mcp.XXXXXX)
+server_pid= agent_pid= spin_pid=
+nfail=0 npass=0
+cleanup() {
+	for p in $spin_pid $agent_pid $server_pid; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+ok() {
+	echo "ok - $*"
+	npass=$((npass + 1))
+}
+fail() {
+	echo "FAIL - $*"
+	nfail=$((nfail + 1))
+}
+checkx() { if eval "$2"; then ok "$1"; else fail "$1"; fi; }
+
+WRITER=writer-0123456789abcdef
+READER=reader-0123456789abcdef
+OTHER=other-0123456789abcdef
+cat >"$tmp/profd.yaml" <<EOF
+datasets:
+  - name: prod
+  - name: staging
+tokens:
+  - {name: writer, secret_env: PROFD_TEST_WRITER, permissions: [ingest], datasets: [prod]}
+  - {name: reader, secret_env: PROFD_TEST_READER, permissions: [query], datasets: [prod]}
+  - {name: other, secret_env: PROFD_TEST_OTHER, permissions: [query], datasets: [staging]}
+EOF
+export PROFD_TEST_WRITER=$WRITER PROFD_TEST_READER=$READER PROFD_TEST_OTHER=$OTHER
+
+"$PROFD" server --config "$tmp/profd.yaml" --listen 127.0.0.1:0 --data "$tmp/data" \
+	--ui "$tmp/ui" >"$tmp/out" 2>"$tmp/server.log" &
+server_pid=$!
+for _ in $(seq 1 200); do
+	port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out")
+	[ -n "$port" ] && break
+	sleep 0.05
+done
+[ -n "${port:-}" ] || { fail "server did not start: $(tail -n 3 "$tmp/server.log")"; exit 1; }
+base="http://127.0.0.1:$port"
+
+# --- data --------------------------------------------------------------------------------
+A=() B=()
+for _ in 1 2 3 4 5 6; do A+=(--stack 'main;serve;hot_loop=10000000'); done
+for _ in 1 2 3; do A+=(--stack 'main;serve;parse_request=10000000'); done
+A+=(--stack 'main;gc=10000000')
+for _ in 1 2 3 4 5 6 7 8; do B+=(--stack 'main;serve;hot_loop=10000000'); done
+B+=(--stack 'main;serve;parse_request=10000000' --stack 'main;gc=10000000')
+"$MKOTLP" --attr service.name=api --time-ms $T0 --count 20 --every-ms 1000 "${A[@]}" "$tmp/a.pb"
+"$MKOTLP" --attr service.name=api --time-ms $((T0 + 600000)) --count 20 --every-ms 1000 "${B[@]}" "$tmp/b.pb"
+"$MKOTLP" --attr service.name=db --time-ms $T0 --stack 'main;db_scan=10000000' "$tmp/c.pb"
+for f in a b c; do
+	code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $WRITER" \
+		-H 'Content-Type: application/x-protobuf' --data-binary "@$tmp/$f.pb" "$base/v1development/profiles")
+	[ "$code" = 200 ] || fail "ingest $f.pb: HTTP $code"
+done
+
+# --- HTTP transport, raw -----------------------------------------------------------------
+# mcp_post TOKEN BODY [curl args...]: POST /mcp; $code, body in $tmp/body, headers in
+# $tmp/hdr. $CT is the Content-Type (default application/json).
+mcp_post() {
+	local tok=$1 body=$2
+	shift 2
+	code=$(curl -s --noproxy '*' -D "$tmp/hdr" -o "$tmp/body" -w '%{http_code}' -X POST \
+		${tok:+-H "Authorization: Bearer $tok"} -H "Content-Type: ${CT:-application/json}" \
+		-H 'Accept: application/json, text/event-stream' "$@" --data-binary "$body" "$base/mcp")
+}
+# py EXPR: a Python expression over the JSON body as j.
+py() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$tmp/body" "$1" 2>&1; }
+# text_has REGEX: the tool result's text has a line matching REGEX.
+text_has() {
+	py 'j["result"]["content"][0]["text"]' >"$tmp/text"
+	grep -q "$1" "$tmp/text"
+}
+PING='{"jsonrpc":"2.0","id":9,"method":"ping"}'
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
+
+mcp_post "" "$INIT"
+checkx "POST /mcp without a token -> 401 with WWW-Authenticate" \
+	'[ "$code" = 401 ] && grep -qi "^WWW-Authenticate: Bearer" "$tmp/hdr"'
+mcp_post wrong-token "$INIT"
+checkx "POST /mcp with a wrong token -> 401" '[ "$code" = 401 ]'
+mcp_post "$READER" "$INIT"
+checkx "initialize over HTTP: 200 JSON, the client's version 2025-03-26 kept" \
+	'[ "$code" = 200 ] && [ "$(py "j[\"result\"][\"protocolVersion\"]")" = 2025-03-26 ] && grep -qi "^Content-Type: application/json" "$tmp/hdr"'
+mcp_post "$READER" '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+checkx "a notification -> 202 without a body" '[ "$code" = 202 ] && [ ! -s "$tmp/body" ]'
+code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $READER" "$base/mcp")
+checkx "GET /mcp -> 405 (no SSE stream)" '[ "$code" = 405 ]'
+mcp_post "$READER" '{bad json'
+checkx "malformed JSON over HTTP -> -32700, id null" \
+	'[ "$code" = 200 ] && [ "$(py "j[\"error\"][\"code\"], j[\"id\"]")" = "(-32700, None)" ]'
+mcp_post "$READER" "$PING"
+checkx "the HTTP endpoint answers a ping after it" '[ "$code" = 200 ] && [ "$(py "j[\"result\"]")" = "{}" ]'
+mcp_post "$READER" '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}'
+checkx "unknown tool over HTTP -> -32602" '[ "$(py "j[\"error\"][\"code\"]")" = -32602 ]'
+CT=text/plain mcp_post "$READER" "$PING"
+checkx "a body that is not application/json -> 415" '[ "$code" = 415 ]'
+mcp_post "$READER" "$PING" -H 'MCP-Protocol-Version: 1999-01-01'
+checkx "an unsupported MCP-Protocol-Version -> 400" '[ "$code" = 400 ]'
+mcp_post "$READER" "$PING" -H 'MCP-Protocol-Version: 2025-06-18' -H "Origin: http://127.0.0.1:$port"
+checkx "same-origin request with a supported version -> 200" '[ "$code" = 200 ]'
+mcp_post "$READER" "$PING" -H 'Origin: http://evil.example'
+checkx "a foreign Origin -> 403 (DNS rebinding)" '[ "$code" = 403 ]'
+TOP='{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"top_functions","arguments":{"query":"{service.name=\"api\"}","from":1700000000000,"to":1700000019999}}}'
+mcp_post "$OTHER" "$TOP"
+checkx "a token of another dataset sees no profiles through MCP" \
+	'[ "$code" = 200 ] && text_has "^No profiles between"'
+mcp_post "$READER" "$TOP"
+checkx "top_functions over HTTP: hot_loop 60.00% self, links to this server" \
+	'text_has "1.20s   60.00%      1.20s   60.00%  hot_loop" &&
+	 text_has "^Explorer: http://127.0.0.1:$port/?type="'
+mcp_post "$READER" "[$PING,{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"frob\"}]"
+checkx "a batch: two answers, method not found -32601" \
+	'[ "$(py "len(j), j[1][\"error\"][\"code\"]")" = "(2, -32601)" ]'
+
+# --- stdio transport, raw ----------------------------------------------------------------
+cat >"$tmp/stdin" <<'EOF'
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{this is not json
+[]
+{"jsonrpc":"2.0","id":null,"method":"ping"}
+{"jsonrpc":"2.0","id":3,"method":"no/such/method"}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"no_such_tool"}}
+{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"top_functions","arguments":{"limit":"ten"}}}
+{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"top_functions","arguments":{"from":"now-90d"}}}
+{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"callers_callees","arguments":{"function":"hot_loop","query":"{service.name=\"api\"}","from":1700000000000,"to":1700000019999}}}
+{"jsonrpc":"2.0","id":8,"method":"ping"}
+EOF
+"$PROFD" mcp --server "$base" --token "$READER" <"$tmp/stdin" >"$tmp/stdout" 2>"$tmp/mcp.err"
+rc=$?
+checkx "profd mcp exits 0 at EOF after bad input" '[ "$rc" = 0 ]'
+python3 - "$tmp/stdout" >"$tmp/stdio.check" 2>&1 <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+got = [json.loads(l) for l in lines]
+want = [(1, None), (None, -32700), (None, -32600), (None, -32600), (3, -32601), (4, -32602),
+        (5, -32602), (6, -32602), (7, None), (8, None)]
+assert len(got) == len(want), f"{len(got)} responses: {lines}"
+for g, (i, code) in zip(got, want):
+    assert g["jsonrpc"] == "2.0" and g.get("id") == i, g
+    assert (g.get("error") or {}).get("code") == code, g
+assert got[0]["result"]["protocolVersion"] == "2024-11-05", got[0]
+text = got[8]["result"]["content"][0]["text"]
+assert "\nserve  1.20s (60.00% of all, 100.00% of hot_loop)\n" in text, text
+assert got[9]["result"] == {}, got[9]
+print("stdio ok")
+PY
+checkx "stdio: one answer per request, the right error codes, then tools and ping work" \
+	'grep -q "^stdio ok" "$tmp/stdio.check" || { cat "$tmp/stdio.check"; false; }'
+printf '%s\n' "$TOP" | "$PROFD" mcp --server "http://127.0.0.1:1" >"$tmp/down.out" 2>>"$tmp/mcp.err"
+checkx "an unreachable server is an isError tool result" \
+	'python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[\"result\"]; assert r[\"isError\"] and \"cannot reach\" in r[\"content\"][0][\"text\"]" "$tmp/down.out"'
+
+# --- the real MCP client (npm @modelcontextprotocol/sdk) ------------------------------------
+if command -v node >/dev/null && [ -f tests/js/node_modules/@modelcontextprotocol/sdk/package.json ]; then
+	for mode in stdio http; do
+		if [ $mode = stdio ]; then
+			timeout 50 node tests/js/mcp_client.mjs stdio "$PROFD" "$base" "$READER" >"$tmp/js.$mode" 2>>"$tmp/mcp.err"
+		else
+			timeout 50 node tests/js/mcp_client.mjs http "$base/mcp" "$READER" >"$tmp/js.$mode" 2>&1
+		fi
+		rc=$?
+		n=$(grep -c '^ok - ' "$tmp/js.$mode")
+		if [ "$rc" = 0 ] && [ "$n" -ge 25 ]; then
+			ok "MCP SDK client over $mode: $n checks passed"
+		else
+			fail "MCP SDK client over $mode (exit $rc):"
+			grep -v '^ok - ' "$tmp/js.$mode" | head -n 40
+		fi
+	done
+else
+	echo "skip: MCP SDK client part (node or tests/js/node_modules missing; run npm ci in tests/js)"
+fi
+
+# --- agent data from a known workload (root + eBPF only) ------------------------------------
+agent_part() {
+	if [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ] || [ ! -x "$PROFD_FAST" ]; then
+		echo "skip: agent part (needs root, kernel BTF and $PROFD_FAST)"
+		return
+	fi
+	${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-fno-inline -o "$tmp/spin" tests/workloads/spin.c || { fail "cannot build spin.c"; return; }
+	"$PROFD_FAST" agent --server "$base" --bearer-token "$WRITER" --interval 1s --frequency 49 \
+		--include-exe spin >"$tmp/agent.log" 2>&1 &
+	agent_pid=$!
+	for _ in $(seq 1 100); do
+		grep -q "agent started" "$tmp/agent.log" && break
+		kill -0 "$agent_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q "agent started" "$tmp/agent.log"; then
+		agent_pid=
+		echo "skip: agent part (eBPF unavailable: $(tail -n 1 "$tmp/agent.log"))"
+		return
+	fi
+	"$tmp/spin" 5 >/dev/null &
+	spin_pid=$!
+	wait "$spin_pid"
+	spin_pid=
+	kill -INT "$agent_pid"
+	wait "$agent_pid"
+	agent_pid=
+	printf '%s\n' \
+		'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"top_functions","arguments":{"query":"{process.executable.name=\"spin\"}","from":"now-5m","limit":5}}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"callers_callees","arguments":{"function":"hot_a","query":"{process.executable.name=\"spin\"}","from":"now-5m"}}}' |
+		"$PROFD" mcp --server "$base" --token "$READER" >"$tmp/agent.mcp" 2>>"$tmp/mcp.err"
+	python3 - "$tmp/agent.mcp" >"$tmp/agent.check" 2>&1 <<'PY'
+import json, re, sys
+r = [json.loads(l)["result"]["content"][0]["text"] for l in open(sys.argv[1])]
+m = re.search(r"^\s*\S+\s+([\d.]+)%\s+\S+\s+[\d.]+%\s+hot_a$", r[0], re.M)
+assert m and 55 <= float(m.group(1)) <= 85, r[0]
+m = re.search(r"^main  \S+ \(([\d.]+)% of all, ([\d.]+)% of hot_a\)$", r[1], re.M)
+assert m and float(m.group(2)) >= 95, r[1]
+share = float(re.search(r"([\d.]+)%\s+\S+\s+[\d.]+%\s+hot_a", r[0]).group(1))
+print(f"agent ok: hot_a {share}% self, called from main")
+PY
+	checkx "agent data (spin.c): top_functions names hot_a at ~70 %, callers_callees its caller main" \
+		'grep -q "^agent ok" "$tmp/agent.check" && cat "$tmp/agent.check" || { cat "$tmp/agent.check"; false; }'
+}
+agent_part
+
+# --- no sanitizer report -------------------------------------------------------------------
+kill -TERM "$server_pid"
+wait "$server_pid"
+server_pid=
+checkx "no sanitizer report from the server or profd mcp" \
+	'! grep -qE "Sanitizer|runtime error|LeakSanitizer" "$tmp/server.log" "$tmp/mcp.err"'
+echo "$npass passed, $nfail failed"
+[ "$nfail" = 0 ]

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_store_cli.sh - the server reading blocks, and `profd store`:
+#   - ingest through the server, stop it, `profd store compact` flushes the
+#     head into a block (the WAL segments it held are deleted); `store
+#     check` passes, `store stats` counts the samples; the restarted server
+#     answers the same totals and types from the block, plus what it
+#     ingests next (block + head in one query);
+#   - a byte flipped in the block's samples: `store check` exits 1 naming
+#     the file and the offset, the server still starts and answers (the
+#     damaged page left out, logged);
+#   - a byte flipped in a WAL record: `store check` names the segment and
+#     offset; bad usage exits 2, a missing directory 1.
+source "$(dirname "$0")/ingest_lib.sh"
+
+for i in 1 2 3; do
+	"$MKOTLP" --attr service.name=cli --attr host.name="h$i" --time-ms $((1700000000000 + i * 1000)) \
+		--stack "main;work;leaf_$i=$((i * 100))" --stack "main;gc=7" "$tmp/req$i.pb" ||
+		fail "mkotlp $i"
+done
+start_server
+for i in 1 2; do
+	otlp "$tmp/req$i.pb"
+	check "ingest $i answered 200" [ "$code" = 200 ]
+done
+before=$(total "$CPU" '{service.name="cli"}')
+check "total before the flush is 314 ($before)" [ "$before" = 314 ]
+stop_server TERM
+check "server stopped cleanly" [ "$stop_rc" = 0 ]
+
+ds=$tmp/data/default
+"$PROFD" store compact "$ds" >"$tmp/compact.out" 2>"$tmp/compact.err"
+check "store compact exits 0: $(cat "$tmp/compact.out")" [ $? = 0 ]
+nblocks=$(find "$ds/blocks" -mindepth 1 -maxdepth 1 -type d | wc -l)
+check "the head became one block ($nblocks)" [ "$nblocks" = 1 ]
+nseg=$(find "$ds/wal" -name '*.wal' | wc -l)
+check "the flushed WAL segment was deleted ($nseg segment left: the new one)" [ "$nseg" = 1 ]
+"$PROFD" store check "$ds" >"$tmp/check.out" 2>&1
+check "store check passes: $(tail -1 "$tmp/check.out")" [ $? = 0 ]
+checkx "store check lists the block as ok" 'grep -q "^ok .*rows=4 series=2" "$tmp/check.out"'
+"$PROFD" store stats "$ds" >"$tmp/stats.out" 2>&1
+checkx "store stats counts 2 series and 4 samples" \
+	'grep -q "^series *2 " "$tmp/stats.out" && grep -q "^samples *4 rows (4 in 1 blocks" "$tmp/stats.out"'
+"$PROFD" store stats --json "$ds" >"$tmp/stats.json" 2>/dev/null
+checkx "store stats --json is JSON with bytes_per_sample" \
+	'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"samples\"]==4 and d[\"bytes_per_sample\"]>0" "$tmp/stats.json"'
+
+start_server
+after=$(total "$CPU" '{service.name="cli"}')
+check "the restarted server reads the block: total $after" [ "$after" = 314 ]
+checkx "profile types come from the block" 'types | grep -q "process_cpu:cpu:nanoseconds"'
+otlp "$tmp/req3.pb"
+check "ingest 3 answered 200" [ "$code" = 200 ]
+both=$(total "$CPU" '{service.name="cli"}')
+check "one query sums block and head: $both" [ "$both" = 621 ]
+h1=$(total "$CPU" '{host.name="h1"}')
+check "a selector on the block's postings: h1 = $h1" [ "$h1" = 107 ]
+stop_server TERM
+
+# Damage in the block: named by store check; the server still serves.
+blk=$(find "$ds/blocks" -mindepth 1 -maxdepth 1 -type d | head -1)
+off=$(python3 - "$blk/samples" <<'PY'
+import struct, sys
+f = open(sys.argv[1], "rb").read()
+toff, n, _ = struct.unpack("<QII", f[-16:])
+for i in range(n):
+    e = f[toff + 40 * i: toff + 40 * i + 40]
+    if e[:4] == b"PAGE":
+        off = struct.unpack("<Q", e[16:24])[0]
+        print(struct.unpack("<Q", f[off + 48: off + 56])[0])  # STK frame of page 0
+PY
+)
+printf '\xff' | dd of="$blk/samples" bs=1 seek="$off" conv=notrunc status=none
+"$PROFD" store check "$ds" >"$tmp/check2.out" 2>&1
+rc=$?
+check "store check exits 1 on a damaged block" [ "$rc" = 1 ]
+checkx "and names the samples file and offset $off" \
+	'grep -q "^error .*samples offset $off: frame at offset $off: checksum mismatch" "$tmp/check2.out"'
+start_server
+damaged=$(total "$CPU" '{service.name="cli"}')
+checkx "the server still answers with the damaged page left out ($damaged)" \
+	'[ "$damaged" != "error 500" ] && [ "$damaged" -lt 621 ]'
+checkx "the damaged page is logged with file and offset" \
+	'grep -q "skipping a damaged page: .*samples: frame at offset $off" "$tmp/log.$n"'
+stop_server TERM
+
+# Damage in a WAL record.
+seg=$(find "$ds/wal" -name '*.wal' | sort | tail -1)
+size=$(stat -c %s "$seg")
+printf '\x00' | dd of="$seg" bs=1 seek=$((size - 5)) conv=notrunc status=none
+"$PROFD" store check "$ds" >"$tmp/check3.out" 2>&1
+checkx "store check names the WAL segment of a damaged record" \
+	'grep -q "$(basename "$seg") offset [0-9]*: damaged" "$tmp/check3.out"'
+
+"$PROFD" store >/dev/null 2>&1
+check "profd store without a subcommand exits 2" [ $? = 2 ]
+"$PROFD" store check "$tmp/nonexistent" >/dev/null 2>&1
+check "store check of a missing directory exits 1" [ $? = 1 ]
+"$PROFD" store compact "$tmp/data/default" --retention bogus >/dev/null 2>&1
+check "store compact with a bad --retention exits 2" [ $? = 2 ]
+finish

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * qhelp.h - helpers for the query view tests: handmade profiles ("A;B;C"
+ * stacks, root first) added to a store head, and a request runner over
+ * key=value parameters. static inline so each test uses what it needs.
+ */
+#ifndef PROF_TESTS_QHELP_H
+#define PROF_TESTS_QHELP_H
+
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "model/profile.h"
+#include "query/request.h"
+#include "query/stackset.h"
+#include "store/head.h"
+
+#include <jansson.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define CPU  "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+#define HEAP "memory:inuse_space:bytes:space:bytes"
+#define T0   1700000000000000000LL /* ns */
+#define T0MS 1700000000000LL
+
+/* A CPU profile (or @type "inuse_space:bytes" for a heap one) with @service. */
+static inline void qh_init(struct model_profile *p, const char *service, bool heap)
+{
+	model_profile_init(p);
+	if (heap) {
+		model_sample_type_add(p, "inuse_space", "bytes");
+		p->period_type.type = model_intern(p, "space");
+		p->period_type.unit = model_intern(p, "bytes");
+	} else {
+		model_sample_type_add(p, "cpu", "nanoseconds");
+		p->period_type.type = model_intern(p, "cpu");
+		p->period_type.unit = model_intern(p, "nanoseconds");
+	}
+	p->period = 10000000;
+	p->time_ns = T0;
+	if (service)
+		model_attr_add_str(p, "service.name", service);
+}
+
+/* The location of a plain function frame @name (@n bytes), one per name. */
+static inline uint32_t qh_fn_loc(struct model_profile *p, const char *name, size_t n)
+{
+	uint32_t fn = model_function_intern(p, model_intern_n(p, name, n), 0, 0, 0);
+	struct model_line ln = { fn, 0, 0 };
+
+	for (uint32_t i = 1; i < p->locations.n; i++) {
+		const struct model_location *l = &p->locations.v[i];
+
+		if (l->nlines == 1 && p->lines.v[l->line_off].function == fn && !l->mapping)
+			return i;
+	}
+	return model_location_add(p, 0, 0, &ln, 1);
+}
+
+/* A sample over locations @root_first[@n] with @labels. */
+static inline void qh_add_locs(struct model_profile *p, const uint32_t *root_first, uint32_t n,
+			       int64_t value, int64_t ts, const struct model_label *labels,
+			       uint32_t nlabels)
+{
+	uint32_t *leaf_first = xcalloc(n + 1, sizeof(uint32_t));
+
+	for (uint32_t i = 0; i < n; i++)
+		leaf_first[i] = root_first[n - 1 - i];
+	uint32_t off = model_stack_add(p, leaf_first, n);
+	model_sample_add(p, off, n, &value, labels, nlabels, ts, 0);
+	free(leaf_first);
+}
+
+/* A sample for "A;B;C" (root first; "" = empty stack) at @ts. */
+static inline void qh_add(struct model_profile *p, const char *stack, int64_t value, int64_t ts)
+{
+	VEC(uint32_t) locs = { 0 };
+
+	for (const char *s = stack; *s;) {
+		size_t k = strcspn(s, ";");
+
+		VEC_PUSH(&locs, qh_fn_loc(p, s, k));
+		s += k;
+		if (*s == ';')
+			s++;
+	}
+	qh_add_locs(p, locs.v, (uint32_t)locs.n, value, ts, NULL, 0);
+	VEC_FREE(&locs);
+}
+
+static inline void qh_head_add(struct store_head *h, struct model_profile *p)
+{
+	struct prof_err err;
+
+	prof_err_init(&err);
+	assert_int_equal(model_profile_validate(p, &err), 0);
+	assert_int_equal(store_head_add(h, p, T0, &err), 0);
+	model_profile_release(p);
+}
+
+/* --- the request layer ---------------------------------------------------------------- */
+
+struct qh_args {
+	const char *kv[48]; /* name, value pairs, NULL-terminated */
+};
+
+static inline const char *qh_arg(void *ctx, const char *name)
+{
+	const struct qh_args *a = ctx;
+
+	for (size_t i = 0; a->kv[i]; i += 2)
+		if (!strcmp(a->kv[i], name))
+			return a->kv[i + 1];
+	return NULL;
+}
+
+/*
+ * Run @view with the pairs of @a against @h; returns the rc, the body in
+ * @out (JSON bodies parsed into *@json when @json is not NULL and rc is 0),
+ * the error in @err.
+ */
+static inline int qh_run(struct store_head *h, const char *view, struct qh_args *a, struct buf *out,
+			 json_t **json, struct prof_err *err)
+{
+	struct store *st;
+	const char *ct;
+	json_error_t jerr;
+
+	store_open_head(h, &st); /* the query layer reads a store */
+	struct query_env env = { st, NULL, T0MS + 3600 * 1000 };
+	buf_reset(out);
+	prof_err_init(err);
+	int rc = query_request_run(&env, view, qh_arg, a, out, &ct, err);
+	store_close(st);
+	if (json)
+		*json = NULL;
+	if (!rc && json && !strcmp(ct, "application/json")) {
+		*json = json_loadb(out->p, out->len, 0, &jerr);
+		if (!*json)
+			fail_msg("%s: invalid JSON: %s: %.300s", view, jerr.text, out->p);
+	}
+	return rc;
+}
+
+/* Integer member @key of object @o (fails the test when absent). */
+static inline int64_t qh_int(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_number(v))
+		fail_msg("no number '%s'", key);
+	return json_is_integer(v) ? json_integer_value(v) : (int64_t)json_real_value(v);
+}
+
+static inline double qh_num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_number(v))
+		fail_msg("no number '%s'", key);
+	return json_number_value(v);
+}
+
+/* The child of JSON node @n named @name, or NULL. */
+static inline json_t *qh_child(json_t *n, const char *name)
+{
+	json_t *kids = json_object_get(n, "children");
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(kids, i, c)
+	{
+		if (!strcmp(json_string_value(json_object_get(c, "name")), name))
+			return c;
+	}
+	return NULL;
+}
+
+/* The node at "A;B;C" under JSON node @root, or NULL. */
+static inline json_t *qh_path(json_t *root, const char *path)
+{
+	json_t *at = root;
+	char name[256];
+
+	for (const char *s = path; *s && at;) {
+		size_t k = strcspn(s, ";");
+
+		snprintf(name, sizeof(name), "%.*s", (int)k, s);
+		at = qh_child(at, name);
+		s += k;
+		if (*s == ';')
+			s++;
+	}
+	return at;
+}
+
+#endif

@@ -1,0 +1,690 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_stackset.c - the stack set between the store and the views, and
+ * the views that read one stack set: names paths (inline chains outer
+ * first), groups and buckets, stack and frame filters and the runtime
+ * presets (by name and by kernel frame type), the table (self/total with
+ * recursion counted once, search, sort, limit, the empty stack), the
+ * inverted flame graph, the sandwich (callers/callees of a recursive
+ * function), truncated stacks, the folded / pprof / SVG exports (pprof
+ * read back by our decoder with the same totals), and the same set from a
+ * model profile (the CLI's file path).
+ */
+#include "unit/query/qhelp.h"
+
+#include "format/pprof.h"
+#include "query/export.h"
+#include "query/filter.h"
+#include "query/flamegraph.h"
+#include "query/sandwich.h"
+#include "query/selector.h"
+#include "query/table.h"
+
+#include <pthread.h>
+
+/* The query layer reads a store; these tests build a head by hand. */
+static int collect_head(struct store_head *h, const struct query_stackset_params *p,
+			struct query_stackset *ss, struct prof_err *err)
+{
+	struct store *st;
+
+	store_open_head(h, &st);
+	int rc = query_stackset_collect(st, p, ss, err);
+	store_close(st);
+	return rc;
+}
+
+static void collect_ok(struct store_head *h, const struct query_filter *f,
+		       struct query_stackset *ss)
+{
+	struct query_stackset_params p = { .type = CPU, .from_ns = 0, .to_ns = INT64_MAX };
+	struct prof_err err;
+
+	p.filter = f;
+	prof_err_init(&err);
+	assert_int_equal(collect_head(h, &p, ss, &err), 0);
+}
+
+/* "A;B;C" of trie node @node. */
+static void path_str(const struct query_stackset *ss, uint32_t node, char *out, size_t outsz)
+{
+	struct query_ss_path path = { 0 };
+	size_t at = 0;
+
+	out[0] = '\0';
+	query_stackset_path(ss, node, &path);
+	for (size_t i = 0; i < path.n; i++)
+		at += (size_t)snprintf(out + at, outsz - at, "%s%s", i ? ";" : "",
+				       ss->names.s[path.v[i]]);
+	free(path.v);
+}
+
+/* Self value at the stack "A;B" (sum over its entries), or -1 when absent. */
+static int64_t stack_value(const struct query_stackset *ss, const char *want)
+{
+	char got[1024];
+	int64_t v = -1;
+
+	for (size_t i = 0; i < ss->entries.n; i++) {
+		path_str(ss, ss->entries.v[i].node, got, sizeof(got));
+		if (!strcmp(got, want))
+			v = (v < 0 ? 0 : v) + ss->entries.v[i].value;
+	}
+	return v;
+}
+
+static const struct query_table_row *row_of(const struct query_table *t,
+					    const struct query_stackset *ss, const char *name)
+{
+	for (size_t i = 0; i < t->nrows; i++)
+		if (!strcmp(ss->names.s[t->rows[i].name], name))
+			return &t->rows[i];
+	return NULL;
+}
+
+static void expect_row(const struct query_table *t, const struct query_stackset *ss,
+		       const char *name, int64_t self, int64_t total)
+{
+	const struct query_table_row *r = row_of(t, ss, name);
+
+	if (!r)
+		fail_msg("no table row %s", name);
+	if (r->self != self || r->total != total)
+		fail_msg("%s: self %lld total %lld, want %lld %lld", name, (long long)r->self,
+			 (long long)r->total, (long long)self, (long long)total);
+}
+
+/* --- the set ------------------------------------------------------------------------------ */
+
+static void test_stackset_paths_groups_buckets(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct query_stackset ss;
+	struct prof_err err;
+
+	(void)state;
+	qh_init(&p, "api", false);
+	/* memcpy inlined into printf, called from main: one location, two lines. */
+	struct model_line lines[2] = {
+		{ model_function_intern(&p, model_intern(&p, "memcpy"), 0, 0, 0), 10, 0 },
+		{ model_function_intern(&p, model_intern(&p, "printf"), 0, 0, 0), 20, 0 },
+	};
+	uint32_t locs[2] = { qh_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0x40, lines, 2) };
+	qh_add_locs(&p, locs, 2, 9, T0, NULL, 0);
+	qh_add(&p, "main;work", 5, T0 + 1500000000LL);
+	qh_add(&p, "main;work", 7, T0 + 2500000000LL);
+	qh_head_add(h, &p);
+	qh_init(&p, "db", false);
+	qh_add(&p, "main;work", 100, T0 + 500000000LL);
+	qh_head_add(h, &p);
+
+	collect_ok(h, NULL, &ss);
+	assert_true(ss.total == 121);
+	assert_int_equal(ss.rows, 4);
+	assert_int_equal(ss.series, 2);
+	assert_string_equal(ss.unit, "nanoseconds");
+	assert_true(ss.cumulative);
+	assert_true(stack_value(&ss, "main;printf;memcpy") == 9);
+	assert_true(stack_value(&ss, "main;work") == 112);
+	/* Parents come before children. */
+	for (size_t i = 1; i < ss.nodes.n; i++)
+		assert_true(ss.nodes.v[i].parent < i);
+	query_stackset_release(&ss);
+
+	/* Group by service.name with 1 s steps from T0. */
+	const char *gb[1] = { "service.name" };
+	struct query_stackset_params q = { .type = CPU,
+					   .from_ns = T0,
+					   .to_ns = T0 + 3000000000LL - 1,
+					   .step_ns = 1000000000LL,
+					   .group_by = gb,
+					   .ngroup_by = 1 };
+	prof_err_init(&err);
+	assert_int_equal(collect_head(h, &q, &ss, &err), 0);
+	assert_int_equal(ss.nbuckets, 3);
+	int64_t cell[3][3] = { { 0 } }; /* [group: api, db][bucket] */
+	for (size_t i = 0; i < ss.entries.n; i++) {
+		const struct query_ss_entry *e = &ss.entries.v[i];
+		size_t len;
+		const char *v = query_stackset_group_value(&ss, e->group, 0, &len);
+		int g = len == 3 && !memcmp(v, "api", 3)  ? 0
+			: len == 2 && !memcmp(v, "db", 2) ? 1
+							  : 2;
+
+		cell[g][e->bucket] += e->value;
+	}
+	assert_true(cell[0][0] == 9 && cell[0][1] == 5 && cell[0][2] == 7);
+	assert_true(cell[1][0] == 100 && cell[1][1] == 0 && cell[2][0] == 0);
+	query_stackset_release(&ss);
+
+	/* Too many steps is refused, naming the parameter. */
+	q.step_ns = 1;
+	prof_err_init(&err);
+	assert_int_equal(collect_head(h, &q, &ss, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "parameter 'step'"));
+	query_stackset_release(&ss);
+	/* And so is a cap on distinct cells. */
+	q.step_ns = 1000000000LL;
+	q.max_entries = 2;
+	prof_err_init(&err);
+	assert_int_equal(collect_head(h, &q, &ss, &err), -PROF_ETOOBIG);
+	assert_non_null(strstr(err.msg, "narrow"));
+	query_stackset_release(&ss);
+	store_head_free(h);
+}
+
+static void test_stackset_filters_and_presets(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct query_stackset ss;
+	struct query_filter f;
+	struct prof_err err;
+
+	(void)state;
+	qh_init(&p, "go", false);
+	qh_add(&p, "runtime.goexit;main.main;main.handle;runtime.mallocgc", 10, T0);
+	qh_add(&p, "runtime.goexit;main.main;main.idle", 4, T0);
+	qh_add(&p, "runtime.goexit;runtime.gcBgMarkWorker;runtime.scanobject", 6, T0);
+	/* A kernel frame by frame type, under a libc syscall wrapper. */
+	uint32_t kfn = model_function_intern(&p, model_intern(&p, "do_sys_open"), 0, 0, 0);
+	struct model_line kl = { kfn, 0, 0 };
+	uint32_t kloc = model_location_add(&p, 0, 0, &kl, 1);
+	p.locations.v[kloc].frame_type = model_intern(&p, "kernel");
+	/* A symbolized frame of libc.so.6: hidden by its module. */
+	struct model_mapping libc = { 0 };
+	libc.memory_limit = UINT64_MAX;
+	libc.filename = model_intern(&p, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	struct model_line ol = {
+		model_function_intern(&p, model_intern(&p, "__libc_open64"), 0, 0, 0), 0, 0
+	};
+	uint32_t oloc = model_location_add(&p, model_mapping_add(&p, &libc), 0x1000, &ol, 1);
+	uint32_t ks[3] = { qh_fn_loc(&p, "main.main", 9), oloc, kloc };
+	qh_add_locs(&p, ks, 3, 3, T0, NULL, 0);
+	qh_head_add(h, &p);
+
+	/* stack_filter keeps samples with a matching frame anywhere, reports the rest. */
+	prof_err_init(&err);
+	assert_int_equal(query_filter_init(&f, "^main\\.handle$", NULL, NULL, &err), 0);
+	collect_ok(h, &f, &ss);
+	assert_true(ss.total == 10);
+	assert_int_equal(ss.filtered_rows, 3);
+	assert_true(ss.filtered_value == 13);
+	query_stackset_release(&ss);
+	query_filter_release(&f);
+
+	/* frame_filter hides frames; cost goes to the caller. */
+	assert_int_equal(query_filter_init(&f, NULL, "mallocgc", NULL, &err), 0);
+	collect_ok(h, &f, &ss);
+	assert_true(ss.total == 23);
+	assert_true(stack_value(&ss, "runtime.goexit;main.main;main.handle") == 10);
+	query_stackset_release(&ss);
+	query_filter_release(&f);
+
+	/* hide=go: every runtime.* frame goes; the GC stack collapses to the root. */
+	assert_int_equal(query_filter_init(&f, NULL, NULL, "go", &err), 0);
+	collect_ok(h, &f, &ss);
+	assert_true(ss.total == 23);
+	assert_true(stack_value(&ss, "main.main;main.handle") == 10);
+	assert_true(stack_value(&ss, "main.main;main.idle") == 4);
+	assert_true(stack_value(&ss, "") == 6);
+	query_stackset_release(&ss);
+	query_filter_release(&f);
+
+	/* hide=kernel,libc: the kernel frame by its type, the libc wrapper by its module. */
+	assert_int_equal(query_filter_init(&f, NULL, NULL, "kernel,libc", &err), 0);
+	collect_ok(h, &f, &ss);
+	assert_true(stack_value(&ss, "main.main") == 3);
+	query_stackset_release(&ss);
+	query_filter_release(&f);
+
+	/* Bad input names the parameter. */
+	prof_err_init(&err);
+	assert_int_equal(query_filter_init(&f, NULL, "(", NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "parameter 'frame_filter'"));
+	query_filter_release(&f);
+	prof_err_init(&err);
+	assert_int_equal(query_filter_init(&f, NULL, NULL, "go,python", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "unknown preset 'python'"));
+	query_filter_release(&f);
+	store_head_free(h);
+}
+
+/* --- table ----------------------------------------------------------------------------------- */
+
+static void test_table_recursion_counted_once(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct query_stackset ss;
+	struct query_table t;
+	struct query_table_opts o = { 0 };
+	struct prof_err err;
+
+	(void)state;
+	qh_init(&p, "rec", false);
+	qh_add(&p, "A;B;A;D", 10, T0);
+	qh_add(&p, "A;B", 5, T0);
+	qh_add(&p, "A;D", 2, T0);
+	qh_add(&p, "A;A;A", 3, T0); /* self-recursion */
+	qh_add(&p, "", 4, T0);	    /* an empty stack: grand total only */
+	qh_head_add(h, &p);
+	collect_ok(h, NULL, &ss);
+	assert_true(ss.total == 24);
+
+	prof_err_init(&err);
+	assert_int_equal(query_table_build(&ss, &o, &t, &err), 0);
+	assert_true(t.total == 24);
+	expect_row(&t, &ss, "A", 3, 20);
+	expect_row(&t, &ss, "B", 5, 15);
+	expect_row(&t, &ss, "D", 12, 12);
+	assert_int_equal(t.nrows, 3);
+	/* Sorted by self: D (12), B (5), A (3). */
+	assert_string_equal(ss.names.s[t.rows[0].name], "D");
+	assert_string_equal(ss.names.s[t.rows[2].name], "A");
+	assert_int_equal(t.rows[1].total_samples, 2);
+	query_table_release(&t);
+
+	o.sort = QUERY_SORT_TOTAL;
+	o.limit = 1;
+	assert_int_equal(query_table_build(&ss, &o, &t, &err), 0);
+	assert_int_equal(t.nrows, 1);
+	assert_int_equal(t.nrows_matched, 3);
+	assert_string_equal(ss.names.s[t.rows[0].name], "A");
+	query_table_release(&t);
+
+	o.sort = QUERY_SORT_NAME;
+	o.limit = 0;
+	o.search = "B|D";
+	o.search_regex = true;
+	assert_int_equal(query_table_build(&ss, &o, &t, &err), 0);
+	assert_int_equal(t.nrows, 2);
+	assert_string_equal(ss.names.s[t.rows[0].name], "B");
+	query_table_release(&t);
+	o.search_regex = false; /* substring: no row contains "B|D" */
+	assert_int_equal(query_table_build(&ss, &o, &t, &err), 0);
+	assert_int_equal(t.nrows, 0);
+	query_table_release(&t);
+	o.search = "[";
+	o.search_regex = true;
+	prof_err_init(&err);
+	assert_int_equal(query_table_build(&ss, &o, &t, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "parameter 'search'"));
+	query_table_release(&t);
+	query_stackset_release(&ss);
+	store_head_free(h);
+}
+
+/* --- flame graph inverted, sandwich, truncated stacks ----------------------------------------- */
+
+static uint32_t fg_find(const struct query_flamegraph *fg, const char *path)
+{
+	uint32_t at = 0;
+
+	for (const char *s = path; *s;) {
+		size_t k = strcspn(s, ";");
+		const struct query_flame_node *nd = &fg->nodes.v[at];
+		uint32_t next = UINT32_MAX;
+
+		for (uint32_t c = 0; c < nd->nchildren; c++) {
+			uint32_t ch = fg->children.v[nd->child_off + c];
+			const char *nm = strtab_get(&fg->names, fg->nodes.v[ch].name);
+
+			if (strlen(nm) == k && !memcmp(nm, s, k))
+				next = ch;
+		}
+		if (next == UINT32_MAX)
+			return UINT32_MAX;
+		at = next;
+		s += k;
+		if (*s == ';')
+			s++;
+	}
+	return at;
+}
+
+static void expect_fg(const struct query_flamegraph *fg, const char *path, int64_t self,
+		      int64_t total)
+{
+	uint32_t id = fg_find(fg, path);
+
+	if (id == UINT32_MAX)
+		fail_msg("no node %s", path);
+	if (fg->nodes.v[id].self != self || fg->nodes.v[id].total != total)
+		fail_msg("%s: self %lld total %lld, want %lld %lld", path,
+			 (long long)fg->nodes.v[id].self, (long long)fg->nodes.v[id].total,
+			 (long long)self, (long long)total);
+}
+
+static void test_flamegraph_inverted_and_sandwich(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct query_stackset ss;
+	struct query_flamegraph fg;
+	struct query_flame_opts o = { 0, 0, true };
+	struct query_sandwich sw;
+
+	(void)state;
+	qh_init(&p, "inv", false);
+	qh_add(&p, "main;A;B;A;D", 10, T0);
+	qh_add(&p, "main;A;B", 5, T0);
+	qh_add(&p, "main;C;D", 2, T0);
+	qh_add(&p, "main;A", 1, T0);
+	qh_head_add(h, &p);
+	collect_ok(h, NULL, &ss);
+
+	query_flamegraph_from_stackset(&ss, &o, &fg);
+	assert_true(fg.total == 18);
+	assert_true(fg.inverted);
+	expect_fg(&fg, "D", 0, 12);
+	expect_fg(&fg, "D;A", 0, 10);
+	expect_fg(&fg, "D;A;B;A;main", 10, 10);
+	expect_fg(&fg, "D;C;main", 2, 2);
+	expect_fg(&fg, "B", 0, 5);
+	expect_fg(&fg, "A;main", 1, 1);
+	/* Leaves first: the root's children are the self-bearing functions. */
+	assert_int_equal(fg.nodes.v[0].nchildren, 3);
+	query_flamegraph_release(&fg);
+
+	/* Sandwich of A: one count per stack, split at the outermost A. */
+	query_sandwich_build(&ss, "A", 0, &sw);
+	assert_true(sw.found);
+	assert_true(sw.total == 16 && sw.self == 1);
+	assert_true(sw.callers.nodes.v[0].total == 16);
+	assert_true(sw.callees.nodes.v[0].total == 16);
+	expect_fg(&sw.callers, "main", 16, 16);
+	expect_fg(&sw.callees, "B", 5, 15);
+	expect_fg(&sw.callees, "B;A;D", 10, 10);
+	assert_true(sw.callees.nodes.v[0].self == 1);
+	query_sandwich_release(&sw);
+	query_sandwich_build(&ss, "nope", 0, &sw);
+	assert_false(sw.found);
+	assert_true(sw.callees.nodes.v[0].total == 0);
+	query_sandwich_release(&sw);
+	query_stackset_release(&ss);
+	store_head_free(h);
+}
+
+static void test_truncated_stacks_stay_their_own_roots(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct query_stackset ss;
+	struct query_flamegraph fg;
+	struct query_flame_opts o = { 0 };
+	struct query_table t;
+	struct query_table_opts to = { 0 };
+	struct prof_err err;
+
+	(void)state;
+	/* An unwinder gave up: the second stack lost its outer frames (main;run). */
+	qh_init(&p, "trunc", false);
+	qh_add(&p, "main;run;parse;lex", 6, T0);
+	qh_add(&p, "parse;lex", 4, T0);
+	qh_head_add(h, &p);
+	collect_ok(h, NULL, &ss);
+	query_flamegraph_from_stackset(&ss, &o, &fg);
+	expect_fg(&fg, "main;run;parse;lex", 6, 6);
+	expect_fg(&fg, "parse;lex", 4, 4);
+	assert_true(fg.total == 10);
+	query_flamegraph_release(&fg);
+	prof_err_init(&err);
+	assert_int_equal(query_table_build(&ss, &to, &t, &err), 0);
+	expect_row(&t, &ss, "lex", 10, 10);
+	expect_row(&t, &ss, "parse", 0, 10);
+	expect_row(&t, &ss, "main", 0, 6);
+	query_table_release(&t);
+	query_stackset_release(&ss);
+	store_head_free(h);
+}
+
+/* --- exports ---------------------------------------------------------------------------------- */
+
+static void test_exports_folded_pprof_svg(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p, back;
+	struct query_stackset ss;
+	struct buf out;
+	struct prof_err err;
+
+	(void)state;
+	qh_init(&p, "exp", false);
+	qh_add(&p, "main;a;b", 3, T0);
+	qh_add(&p, "main;we;ird", 2, T0);
+	qh_add(&p, "main;a", 1, T0);
+	qh_add(&p, "main;a;b", 4, T0);
+	qh_head_add(h, &p);
+	collect_ok(h, NULL, &ss);
+
+	buf_init(&out, 0);
+	assert_int_equal(query_export_folded(&ss, &out), 0);
+	/* Stack-set order: a stack's prefix comes before it. */
+	assert_string_equal(out.p, "main;a 1\nmain;a;b 7\nmain;we;ird 2\n");
+	buf_reset(&out);
+
+	assert_int_equal(query_export_pprof(&ss, true, &out, &err), 0);
+	model_profile_init(&back);
+	prof_err_init(&err);
+	assert_int_equal(fmt_pprof_decode(out.p, out.len, 0, &back, &err), 0);
+	assert_int_equal(back.sample_types.n, 1);
+	assert_string_equal(model_str(&back, back.sample_types.v[0].type), "cpu");
+	assert_string_equal(model_str(&back, back.sample_types.v[0].unit), "nanoseconds");
+	int64_t sum = 0;
+	for (size_t i = 0; i < back.samples.n; i++)
+		sum += back.values.v[back.samples.v[i].value_off];
+	assert_true(sum == 10);
+	assert_int_equal(back.samples.n, 3);
+	/* Read back into a stack set: the same table. */
+	struct query_stackset ss2;
+	struct query_stackset_params q = { 0 };
+	assert_int_equal(query_stackset_from_profile(&back, 0, &q, &ss2, &err), 0);
+	assert_true(ss2.total == 10);
+	assert_string_equal(ss2.type, CPU);
+	query_stackset_release(&ss2);
+	model_profile_release(&back);
+	buf_reset(&out);
+
+	struct query_flamegraph fg;
+	struct query_flame_opts o = { 0 };
+	struct query_svg_opts so = { "t<1>", NULL, 800 };
+	query_flamegraph_from_stackset(&ss, &o, &fg);
+	assert_int_equal(query_export_svg(&fg, CPU, &so, &out), 0);
+	assert_non_null(strstr(out.p, "<svg "));
+	assert_non_null(strstr(out.p, "t&lt;1&gt;"));
+	assert_non_null(strstr(out.p, "data-n=\"main\""));
+	assert_non_null(strstr(out.p, "data-n=\"b\""));
+	assert_non_null(strstr(out.p, "</svg>"));
+	/* 6 frames: total, main, a, b, we, ird. */
+	size_t ng = 0;
+	for (const char *s = out.p; (s = strstr(s, "<g class=\"f\"")); s++)
+		ng++;
+	assert_int_equal(ng, 6);
+	query_flamegraph_release(&fg);
+	buf_release(&out);
+	query_stackset_release(&ss);
+	store_head_free(h);
+}
+
+/* --- unsymbolized frames: pprof's function granularity, addresses kept in exports ------------ */
+
+static void test_unsymbolized_frames_granularity_and_export(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p, back;
+	struct query_stackset ss;
+	struct query_table t;
+	struct query_table_opts o = { 0 };
+	struct buf out;
+	struct prof_err err;
+
+	(void)state;
+	qh_init(&p, "raw", false);
+	struct model_mapping lib = { 0 };
+	lib.memory_limit = UINT64_MAX;
+	lib.filename = model_intern(&p, "/nonexistent/libfoo.so.1");
+	uint32_t ml = model_mapping_add(&p, &lib);
+	uint32_t a1 = model_location_add(&p, ml, 0x10, NULL, 0);
+	uint32_t a2 = model_location_add(&p, ml, 0x20, NULL, 0);
+	uint32_t bare = model_location_add(&p, 0, 0x99, NULL, 0);
+	uint32_t m = qh_fn_loc(&p, "main", 4);
+	uint32_t s1[3] = { m, a1, a2 }, s2[2] = { m, a2 }, s3[2] = { m, bare };
+	qh_add_locs(&p, s1, 3, 5, T0, NULL, 0);
+	qh_add_locs(&p, s2, 2, 3, T0, NULL, 0);
+	qh_add_locs(&p, s3, 2, 1, T0, NULL, 0);
+	qh_head_add(h, &p);
+	collect_ok(h, NULL, &ss);
+	assert_int_equal(ss.unsymbolized, 3);
+	assert_true(stack_value(&ss, "main;libfoo.so.1+0x10;libfoo.so.1+0x20") == 5);
+
+	/* Function granularity (pprof -top): both addresses are "[libfoo.so.1]", once per stack. */
+	prof_err_init(&err);
+	assert_int_equal(query_table_build(&ss, &o, &t, &err), 0);
+	expect_row(&t, &ss, "[libfoo.so.1]", 8, 8);
+	expect_row(&t, &ss, "<unknown>", 1, 1);
+	expect_row(&t, &ss, "main", 0, 9);
+	assert_int_equal(t.nrows, 3);
+	query_table_release(&t);
+	/* Frame granularity: every address its own row. */
+	o.by_frame = true;
+	assert_int_equal(query_table_build(&ss, &o, &t, &err), 0);
+	expect_row(&t, &ss, "libfoo.so.1+0x20", 8, 8);
+	expect_row(&t, &ss, "libfoo.so.1+0x10", 0, 5);
+	expect_row(&t, &ss, "0x99", 1, 1);
+	query_table_release(&t);
+
+	/* The pprof export keeps the addresses (and the mapping), not made-up functions. */
+	buf_init(&out, 0);
+	assert_int_equal(query_export_pprof(&ss, false, &out, &err), 0);
+	model_profile_init(&back);
+	assert_int_equal(fmt_pprof_decode(out.p, out.len, 0, &back, &err), 0);
+	size_t nraw = 0;
+	for (size_t i = 1; i < back.locations.n; i++) {
+		const struct model_location *l = &back.locations.v[i];
+
+		if (!l->nlines) {
+			nraw++;
+			assert_true(l->address == 0x10 || l->address == 0x20 || l->address == 0x99);
+			if (l->address != 0x99)
+				assert_string_equal(
+					model_str(&back, back.mappings.v[l->mapping].filename),
+					"/nonexistent/libfoo.so.1");
+		}
+	}
+	assert_int_equal(nraw, 3);
+	model_profile_release(&back);
+	buf_release(&out);
+	query_stackset_release(&ss);
+	store_head_free(h);
+}
+
+/* --- from a profile, with per-sample labels ---------------------------------------------------- */
+
+static void test_stackset_from_profile_groups_by_sample_labels(void **state)
+{
+	struct model_profile p;
+	struct query_stackset ss;
+	struct prof_err err;
+	const char *gb[1] = { "thread.name" };
+	struct query_stackset_params q = { .group_by = gb, .ngroup_by = 1, .keep_samples = true };
+
+	(void)state;
+	qh_init(&p, NULL, false);
+	struct model_label l1 = { model_intern(&p, "thread.name"), model_intern(&p, "worker"), 0,
+				  0 };
+	struct model_label l2 = { model_intern(&p, "thread.name"), model_intern(&p, "io"), 0, 0 };
+	uint32_t s1[2] = { qh_fn_loc(&p, "main", 4), qh_fn_loc(&p, "work", 4) };
+	qh_add_locs(&p, s1, 2, 10, T0 + 2, &l1, 1);
+	qh_add_locs(&p, s1, 2, 10, T0 + 1, &l1, 1);
+	qh_add_locs(&p, s1, 1, 5, T0, &l2, 1);
+	prof_err_init(&err);
+	assert_int_equal(query_stackset_from_profile(&p, 0, &q, &ss, &err), 0);
+	assert_true(ss.total == 25);
+	assert_int_equal(ss.samples.n, 3);
+	/* Samples sorted by (group, time). */
+	assert_true(ss.samples.v[0].group == ss.samples.v[1].group);
+	assert_true(ss.samples.v[0].ts_ns < ss.samples.v[1].ts_ns);
+	size_t len;
+	const char *v = query_stackset_group_value(&ss, ss.samples.v[2].group, 0, &len);
+	assert_true(len == 2 && !memcmp(v, "io", 2));
+	query_stackset_release(&ss);
+	assert_int_equal(query_stackset_from_profile(&p, 3, &q, &ss, &err), -EINVAL);
+	query_stackset_release(&ss);
+	model_profile_release(&p);
+}
+
+/* --- deep stacks through every view, on a small thread stack ---------------------------------- */
+
+#define DEEP 30000
+
+struct deep_job {
+	struct store_head *h;
+	int rc;
+	size_t len;
+};
+
+static void *deep_views(void *arg)
+{
+	struct deep_job *j = arg;
+	static const char *views[] = { "flamegraph",	"table",      "sandwich",
+				       "export_folded", "export_svg", "export_pprof" };
+	struct buf out;
+	struct prof_err err;
+
+	buf_init(&out, 0);
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(views) && !j->rc; i++) {
+		struct qh_args a = { { "type", CPU, "from", "0", "to", "now", "function", "r",
+				       "invert", i == 0 ? "true" : "false", NULL } };
+
+		j->rc = qh_run(j->h, views[i], &a, &out, NULL, &err);
+		j->len += out.len;
+	}
+	buf_release(&out);
+	return NULL;
+}
+
+static void test_views_30000_deep_on_a_small_stack(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	uint32_t *locs = xcalloc(DEEP, sizeof(uint32_t));
+
+	(void)state;
+	qh_init(&p, "deep", false);
+	uint32_t r = qh_fn_loc(&p, "r", 1), m = qh_fn_loc(&p, "m", 1);
+	for (uint32_t i = 0; i < DEEP; i++)
+		locs[i] = i % 2 ? r : m;
+	qh_add_locs(&p, locs, DEEP, 3, T0, NULL, 0);
+	free(locs);
+	qh_head_add(h, &p);
+
+	struct deep_job j = { h, 0, 0 };
+	pthread_attr_t attr;
+	pthread_t th;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	assert_int_equal(pthread_create(&th, &attr, deep_views, &j), 0);
+	pthread_join(th, NULL);
+	pthread_attr_destroy(&attr);
+	assert_int_equal(j.rc, 0);
+	assert_true(j.len > DEEP);
+	store_head_free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stackset_paths_groups_buckets),
+		cmocka_unit_test(test_stackset_filters_and_presets),
+		cmocka_unit_test(test_table_recursion_counted_once),
+		cmocka_unit_test(test_flamegraph_inverted_and_sandwich),
+		cmocka_unit_test(test_truncated_stacks_stay_their_own_roots),
+		cmocka_unit_test(test_exports_folded_pprof_svg),
+		cmocka_unit_test(test_unsymbolized_frames_granularity_and_export),
+		cmocka_unit_test(test_stackset_from_profile_groups_by_sample_labels),
+		cmocka_unit_test(test_views_30000_deep_on_a_small_stack),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_block.c - the block format on its own: a head written through the
+ * block writer reads back row for row (timestamps rounded to the
+ * resolution, stacks the same names paths), with symbols garbage-
+ * collected to what rows reach, stack nodes in preorder, leaves ranked by
+ * row count; series selection by type, equality (postings), regex and
+ * negative matchers and time range; the totals form equals the rows form
+ * also on pages that straddle the range; the writer refuses series out of
+ * order and rows naming a stack without leaf count; a flipped byte in
+ * any of the four files is caught by store_block_check with the file and
+ * an offset inside the damaged chunk or frame; truncated files and
+ * foreign files are refused.
+ */
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "store/block.h"
+#include "store/head.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "unit/store/testlib.h"
+
+#define MS  1000000LL
+#define SEC 1000000000LL
+#define T0  (1700000000LL * SEC)
+
+struct fixture {
+	char *dir;
+	struct store_head *h;
+	uint64_t id;
+	char *bdir;
+	uint64_t rows;
+};
+
+/* A head with 3 hosts x 2 types; one location no row reaches. */
+static void fill_head(struct store_head *h, uint64_t *nrows)
+{
+	static const char *const st[] = { "main;a;b;c", "main;a;b;d", "main;a;e", "main;f",
+					  "other" };
+	struct prof_err err;
+
+	*nrows = 0;
+	for (int i = 0; i < 30; i++) {
+		struct model_profile p;
+		char host[16];
+
+		snprintf(host, sizeof(host), "h%d", i % 3);
+		tl_profile_init(&p, host);
+		if (i % 5 == 0) {
+			/* a second type: samples/count */
+			model_profile_release(&p);
+			model_profile_init(&p);
+			model_sample_type_add(&p, "samples", "count");
+			p.period_type.type = model_intern(&p, "cpu");
+			p.period_type.unit = model_intern(&p, "nanoseconds");
+			model_attr_add_str(&p, "host.name", host);
+		}
+		/* an unreferenced location in the profile's dictionary */
+		struct model_line ln = { 0 };
+		ln.function = model_function_intern(&p, model_intern(&p, "never_sampled"), 0, 0, 0);
+		model_location_add(&p, 0, 0, &ln, 1);
+		for (int k = 0; k < 7; k++) {
+			/* sub-ms offsets: rounded down to 1 ms in the block */
+			int64_t ts = T0 + (int64_t)i * SEC + (int64_t)k * 3 * MS + 777;
+
+			tl_sample(&p, st[(i + k) % 5], 1 + (i * k) % 9, ts);
+			(*nrows)++;
+		}
+		prof_err_init(&err);
+		assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+		model_profile_release(&p);
+	}
+}
+
+struct ser_ref {
+	const struct store_series *s;
+	const struct store_row *rows;
+};
+
+static int cmp_ser(const void *a, const void *b)
+{
+	const struct store_series *x = ((const struct ser_ref *)a)->s,
+				  *y = ((const struct ser_ref *)b)->s;
+
+	return store_series_key_cmp(x->type, x->labels, x->nlabels, y->type, y->labels, y->nlabels);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct store_row *x = a, *y = b;
+
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* Write @h as block @id under @dir/blocks; returns the block directory. */
+static char *write_block(const char *dir, struct store_head *h, uint64_t id, uint32_t page_rows)
+{
+	struct store_block_write_opts o = { .zstd_level = 3,
+					    .ts_resolution_ns = MS,
+					    .page_rows = page_rows };
+	struct store_block_writer *w;
+	struct store_block_info info = { .level = 1, .wal_first = 3, .wal_last = 4 };
+	struct prof_err err;
+	char *blocks = xasprintf("%s/blocks", dir);
+	size_t nn, ns;
+
+	mkdir(blocks, 0755);
+	prof_err_init(&err);
+	assert_int_equal(store_block_writer_new(blocks, id, &o, &w, &err), 0);
+	const struct store_stack_node *nodes = store_head_stacks(h, &nn);
+	uint64_t *leaf = xcalloc(nn, sizeof(uint64_t));
+	ns = store_head_nseries(h);
+	struct ser_ref *ser = xcalloc(ns, sizeof(*ser));
+	for (size_t i = 0; i < ns; i++) {
+		ser[i].s = store_head_series_at(h, i, &ser[i].rows);
+		for (uint64_t r = 0; r < ser[i].s->nrows; r++)
+			leaf[ser[i].rows[r].stack]++;
+	}
+	qsort(ser, ns, sizeof(*ser), cmp_ser);
+	assert_int_equal(store_block_writer_symbols(w, store_head_dict(h), nodes, nn, leaf, &err),
+			 0);
+	for (size_t i = 0; i < ns; i++) {
+		struct store_row *tmp = xmalloc(sizeof(*tmp) * ser[i].s->nrows);
+
+		memcpy(tmp, ser[i].rows, sizeof(*tmp) * ser[i].s->nrows);
+		qsort(tmp, ser[i].s->nrows, sizeof(*tmp), cmp_row);
+		assert_int_equal(store_block_writer_series(w, ser[i].s->type, ser[i].s->labels,
+							   ser[i].s->nlabels, tmp, ser[i].s->nrows,
+							   &err),
+				 0);
+		free(tmp);
+	}
+	assert_int_equal(store_block_writer_finish(w, &info, &err), 0);
+	store_block_writer_free(w);
+	free(ser);
+	free(leaf);
+	char name[17];
+	store_block_dir_name(id, name);
+	char *out = xasprintf("%s/%s", blocks, name);
+	free(blocks);
+	return out;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = xcalloc(1, sizeof(*f));
+
+	f->dir = tl_tmpdir("block");
+	f->h = store_head_new();
+	fill_head(f->h, &f->rows);
+	f->id = 0x0123456789abcdefULL;
+	f->bdir = write_block(f->dir, f->h, f->id, 16);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	store_head_free(f->h);
+	tl_rmdir(f->dir);
+	free(f->dir);
+	free(f->bdir);
+	free(f);
+	return 0;
+}
+
+/* Per (series, stack, rounded ts) sums of a head, as "key" totals. */
+static void head_totals(struct store_head *h, struct tl_totals *t)
+{
+	struct store_source src = { 0 };
+	struct buf b;
+
+	buf_init(&b, 0);
+	src.dict = store_head_dict(h);
+	src.stacks = store_head_stacks(h, &src.nstacks);
+	for (size_t i = 0; i < store_head_nseries(h); i++) {
+		const struct store_row *rows;
+		const struct store_series *s = store_head_series_at(h, i, &rows);
+
+		for (uint64_t r = 0; r < s->nrows; r++) {
+			buf_reset(&b);
+			tl_series_key(s, &b);
+			tl_folded(&src, rows[r].stack, &b);
+			buf_addf(&b, "@%" PRId64, (int64_t)(rows[r].ts_ns / MS * MS));
+			tl_totals_add(t, b.p, b.len, rows[r].value, 1);
+		}
+	}
+	buf_release(&b);
+}
+
+static void test_block_round_trip_with_gc_preorder_and_ranked_leaves(void **state)
+{
+	struct fixture *f = *state;
+	struct store_block *b;
+	struct store_block_syms *sy;
+	struct store_block_scratch sc = { 0 };
+	struct prof_err err;
+	struct tl_totals want, got;
+	struct buf key;
+	uint64_t nrows;
+
+	prof_err_init(&err);
+	assert_int_equal(store_block_check(f->bdir, &nrows, &err), 0);
+	assert_int_equal(nrows, f->rows);
+	assert_int_equal(store_block_open(f->bdir, &b, &err), 0);
+	assert_int_equal(b->meta.id, f->id);
+	assert_int_equal(b->meta.nrows, f->rows);
+	assert_int_equal(b->meta.nseries, 6);
+	assert_int_equal(b->meta.wal_first, 3);
+	assert_int_equal(b->meta.wal_last, 4);
+	assert_int_equal(b->meta.ts_resolution_ns, MS);
+	assert_true(b->meta.npages > 6); /* 16 rows a page */
+	assert_int_equal(store_block_syms_load(b, &sy, &err), 0);
+
+	/* GC: "never_sampled" is not in the block's strings. */
+	assert_int_equal(strtab_find(&sy->dict.strings, "never_sampled", 13), UINT32_MAX);
+	assert_true(strtab_find(&sy->dict.strings, "main", 4) != UINT32_MAX);
+	/* Preorder: a parent right before its first child is the common case. */
+	size_t adjacent = 0;
+	for (size_t i = 1; i < sy->nnodes; i++) {
+		assert_true(sy->nodes[i].parent < i);
+		adjacent += sy->nodes[i].parent == i - 1;
+	}
+	assert_true(adjacent * 2 >= sy->nnodes - 1);
+	/* Leaves ranked by rows, most first; they sum to the rows. */
+	uint64_t sum = 0;
+	for (size_t r = 0; r < sy->nleaves; r++) {
+		assert_true(r == 0 || sy->leaf_rows[r] <= sy->leaf_rows[r - 1]);
+		sum += sy->leaf_rows[r];
+	}
+	assert_int_equal(sum, f->rows);
+
+	/* Row for row (sums per series, stack and rounded time). */
+	tl_totals_init(&want);
+	tl_totals_init(&got);
+	buf_init(&key, 0);
+	head_totals(f->h, &want);
+	struct store_source src = { 1, false, &sy->dict, sy->nodes, sy->nnodes };
+	for (uint32_t s = 0; s < b->nseries; s++) {
+		const struct store_block_series *se = &b->series[s];
+		int64_t last = INT64_MIN;
+
+		for (uint32_t p = se->first_page; p < se->first_page + se->npages; p++) {
+			assert_int_equal(
+				store_block_page_rows(b, p, sy, INT64_MIN, INT64_MAX, &sc, &err),
+				0);
+			for (size_t r = 0; r < sc.rows.n; r++) {
+				assert_true(sc.rows.v[r].ts_ns >= last); /* sorted */
+				assert_int_equal(sc.rows.v[r].ts_ns % MS, 0);
+				last = sc.rows.v[r].ts_ns;
+				buf_reset(&key);
+				tl_series_key(&se->pub, &key);
+				tl_folded(&src, sc.rows.v[r].stack, &key);
+				buf_addf(&key, "@%" PRId64, sc.rows.v[r].ts_ns);
+				tl_totals_add(&got, key.p, key.len, sc.rows.v[r].value, 1);
+			}
+		}
+	}
+	assert_true(tl_totals_equal(&want, &got));
+	buf_release(&key);
+	tl_totals_release(&want);
+	tl_totals_release(&got);
+	store_block_scratch_release(&sc);
+	store_block_syms_free(sy);
+	store_block_free(b);
+}
+
+static void test_block_select_and_totals_agree_with_rows(void **state)
+{
+	struct fixture *f = *state;
+	struct store_block *b;
+	struct store_block_syms *sy;
+	struct store_block_scratch sc = { 0 };
+	struct prof_err err;
+	struct store_matcher m[2];
+	VEC(uint32_t) sel = { 0 };
+
+	prof_err_init(&err);
+	assert_int_equal(store_block_open(f->bdir, &b, &err), 0);
+	assert_int_equal(store_block_syms_load(b, &sy, &err), 0);
+
+	/* type only */
+	store_block_select(b, TL_CPU, NULL, 0, INT64_MIN, INT64_MAX, &sel);
+	assert_int_equal(sel.n, 3);
+	/* equality through the postings */
+	sel.n = 0;
+	assert_int_equal(store_matcher_init(&m[0], "host.name", STORE_MATCH_EQ, "h1", &err), 0);
+	store_block_select(b, NULL, m, 1, INT64_MIN, INT64_MAX, &sel);
+	assert_int_equal(sel.n, 2);
+	for (size_t i = 0; i < sel.n; i++)
+		assert_string_equal(b->series[sel.v[i]].pub.labels[0].value, "h1");
+	/* a value no series has */
+	sel.n = 0;
+	store_matcher_release(&m[0]);
+	assert_int_equal(store_matcher_init(&m[0], "host.name", STORE_MATCH_EQ, "zz", &err), 0);
+	store_block_select(b, NULL, m, 1, INT64_MIN, INT64_MAX, &sel);
+	assert_int_equal(sel.n, 0);
+	store_matcher_release(&m[0]);
+	/* regex and negation */
+	assert_int_equal(store_matcher_init(&m[0], "host.name", STORE_MATCH_RE, "h[01]", &err), 0);
+	assert_int_equal(store_matcher_init(&m[1], "host.name", STORE_MATCH_NE, "h0", &err), 0);
+	store_block_select(b, TL_CPU, m, 2, INT64_MIN, INT64_MAX, &sel);
+	assert_int_equal(sel.n, 1);
+	store_matcher_release(&m[0]);
+	store_matcher_release(&m[1]);
+	/* time range outside the block */
+	sel.n = 0;
+	store_block_select(b, NULL, NULL, 0, T0 + 3600 * SEC, INT64_MAX, &sel);
+	assert_int_equal(sel.n, 0);
+
+	/* Totals over a range that cuts pages equal the rows form's sums. */
+	int64_t from = T0 + 7 * SEC + 4 * MS, to = T0 + 21 * SEC + 9 * MS;
+	struct store_leaf_acc *acc = xcalloc(b->meta.nleaves, sizeof(*acc));
+	int64_t *want = xcalloc(sy->nnodes, sizeof(int64_t));
+	uint64_t got_rows = 0, want_rows = 0;
+	for (uint32_t p = 0; p < b->meta.npages; p++) {
+		uint64_t n;
+
+		assert_int_equal(store_block_page_totals(b, p, from, to, acc, &n, &sc, &err), 0);
+		got_rows += n;
+		assert_int_equal(store_block_page_rows(b, p, sy, from, to, &sc, &err), 0);
+		for (size_t r = 0; r < sc.rows.n; r++)
+			want[sc.rows.v[r].stack] += sc.rows.v[r].value;
+		want_rows += sc.rows.n;
+	}
+	assert_int_equal(got_rows, want_rows);
+	assert_true(want_rows > 0 && want_rows < b->meta.nrows);
+	uint64_t acc_rows = 0;
+	for (size_t r = 0; r < sy->nleaves; r++) {
+		assert_int_equal(acc[r].total, want[sy->leaf_node[r]]);
+		acc_rows += acc[r].rows;
+	}
+	assert_int_equal(acc_rows, want_rows);
+	free(acc);
+	free(want);
+	VEC_FREE(&sel);
+	store_block_scratch_release(&sc);
+	store_block_syms_free(sy);
+	store_block_free(b);
+}
+
+/* Pages of thousands of rows: range queries start at a time mark and still count exactly. */
+static void test_block_time_marks_cut_long_pages_exactly(void **state)
+{
+	struct fixture *f = *state;
+	struct store_head *h = store_head_new();
+	struct prof_err err;
+	uint64_t seed = 7;
+
+	/* one series, 9000 rows, irregular gaps, some equal times */
+	struct model_profile p;
+	tl_profile_init(&p, "solo");
+	int64_t t = T0;
+	for (int i = 0; i < 9000; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		t += (int64_t)((seed >> 33) % 5) * MS;
+		tl_sample(&p, (seed >> 40) % 3 ? "main;hot" : "main;cold", 1 + (int64_t)(i % 4), t);
+	}
+	prof_err_init(&err);
+	assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+	model_profile_release(&p);
+	char *bdir = write_block(f->dir, h, 0x77, 65536);
+	struct store_block *b;
+	struct store_block_syms *sy;
+	struct store_block_scratch sc = { 0 };
+	assert_int_equal(store_block_check(bdir, NULL, &err), 0);
+	assert_int_equal(store_block_open(bdir, &b, &err), 0);
+	assert_int_equal(store_block_syms_load(b, &sy, &err), 0);
+	assert_int_equal(b->meta.npages, 1);
+	int64_t first = b->pages[0].first_ts_ns, last = b->pages[0].last_ts_ns;
+	for (int q = 0; q < 200; q++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		int64_t from = first - 5 * MS +
+			       (int64_t)((seed >> 20) % (uint64_t)(last - first + 10 * MS));
+		int64_t to = from + (int64_t)((seed >> 5) % (uint64_t)(last - first + 10 * MS)) /
+					    (1 + q % 7);
+		struct store_leaf_acc *acc = xcalloc(b->meta.nleaves, sizeof(*acc));
+		uint64_t n, want_rows = 0, got_rows = 0;
+		int64_t want = 0, got = 0;
+
+		from = from / MS * MS + (q % 2) * 123; /* on and off the resolution */
+		assert_int_equal(store_block_page_totals(b, 0, from, to, acc, &n, &sc, &err), 0);
+		for (size_t r = 0; r < b->meta.nleaves; r++) {
+			got += acc[r].total;
+			got_rows += acc[r].rows;
+		}
+		assert_int_equal(got_rows, n);
+		assert_int_equal(store_block_page_rows(b, 0, sy, from, to, &sc, &err), 0);
+		for (size_t r = 0; r < sc.rows.n; r++)
+			want += sc.rows.v[r].value;
+		want_rows = sc.rows.n;
+		assert_int_equal(got_rows, want_rows);
+		assert_int_equal(got, want);
+		free(acc);
+	}
+	store_block_scratch_release(&sc);
+	store_block_syms_free(sy);
+	store_block_free(b);
+	store_head_free(h);
+	free(bdir);
+}
+
+static void test_block_writer_refuses_bad_input(void **state)
+{
+	struct fixture *f = *state;
+	struct store_block_writer *w;
+	struct prof_err err;
+	char *blocks = xasprintf("%s/blocks", f->dir);
+	struct store_stack_node nodes[3] = { { 0, 0 }, { 0, 1 }, { 1, 1 } };
+	uint64_t leaf[3] = { 0, 0, 2 };
+	struct model_profile d;
+	struct store_label l1 = { "k", "b" }, l0 = { "k", "a" };
+	struct store_row rows[2] = { { T0, 1, 2 }, { T0 + MS, 1, 2 } };
+	struct store_row bad[1] = { { T0, 1, 1 } };
+
+	model_profile_init(&d);
+	struct model_line ln = { 0 };
+	ln.function = model_function_intern(&d, model_intern(&d, "f"), 0, 0, 0);
+	model_location_add(&d, 0, 0, &ln, 1);
+	prof_err_init(&err);
+	assert_int_equal(store_block_writer_new(blocks, 7, NULL, &w, &err), 0);
+	assert_int_equal(store_block_writer_symbols(w, &d, nodes, 3, leaf, &err), 0);
+	/* a row naming node 1, which has no leaf count */
+	assert_int_equal(store_block_writer_series(w, "t", &l0, 1, bad, 1, &err), -EINVAL);
+	prof_err_init(&err);
+	assert_int_equal(store_block_writer_series(w, "t", &l1, 1, rows, 2, &err), 0);
+	/* out of order: "a" after "b" */
+	prof_err_init(&err);
+	assert_int_equal(store_block_writer_series(w, "t", &l0, 1, rows, 2, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "out of order"));
+	store_block_writer_free(w); /* unfinished: its .tmp directory goes */
+	assert_int_not_equal(tl_sh("test -e '%s/0000000000000007.tmp'", blocks), 0);
+
+	/* announced leaf counts that the rows do not meet */
+	leaf[2] = 5;
+	assert_int_equal(store_block_writer_new(blocks, 8, NULL, &w, &err), 0);
+	assert_int_equal(store_block_writer_symbols(w, &d, nodes, 3, leaf, &err), 0);
+	assert_int_equal(store_block_writer_series(w, "t", &l1, 1, rows, 2, &err), 0);
+	prof_err_init(&err);
+	struct store_block_info info = { .level = 1 };
+	assert_int_equal(store_block_writer_finish(w, &info, &err), -EINVAL);
+	store_block_writer_free(w);
+	model_profile_release(&d);
+	free(blocks);
+}
+
+static void flip(const char *path, uint64_t off)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char c;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &c, 1, (off_t)off), 1);
+	c ^= 0x01;
+	assert_int_equal(pwrite(fd, &c, 1, (off_t)off), 1);
+	close(fd);
+}
+
+static void test_block_flipped_byte_in_each_file_is_named_with_offset(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const files[] = { "meta", "symbols", "index", "samples" };
+	struct prof_err err;
+
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(files); i++) {
+		char *path = xasprintf("%s/%s", f->bdir, files[i]);
+		struct stat st;
+
+		assert_int_equal(tl_sh("cp '%s' '%s.bak'", path, path), 0);
+		/* a byte in the middle of the file's data */
+		assert_int_equal(stat(path, &st), 0);
+		uint64_t off =
+			STORE_CHUNKFILE_HDR +
+			((uint64_t)st.st_size - STORE_CHUNKFILE_HDR - STORE_CHUNKFILE_FOOTER) / 3;
+		flip(path, off);
+		prof_err_init(&err);
+		assert_int_not_equal(store_block_check(f->bdir, NULL, &err), 0);
+		print_message("%s: %s (offset %" PRId64 ")\n", files[i], err.msg, err.offset);
+		assert_non_null(strstr(err.msg, files[i]));
+		assert_true(err.offset >= 0 && (uint64_t)err.offset <= off);
+		assert_int_equal(tl_sh("mv '%s.bak' '%s'", path, path), 0);
+		free(path);
+	}
+	prof_err_init(&err);
+	assert_int_equal(store_block_check(f->bdir, NULL, &err), 0);
+
+	/* A truncated file and a foreign file are refused with a reason. */
+	char *copy = xasprintf("%s/blocks/00000000000000aa", f->dir);
+	char *path = xasprintf("%s/index", copy);
+	assert_int_equal(tl_sh("cp -a '%s' '%s' && truncate -s 40 '%s'", f->bdir, copy, path), 0);
+	struct store_block *b = NULL;
+	prof_err_init(&err);
+	assert_int_not_equal(store_block_open(copy, &b, &err), 0);
+	assert_null(b);
+	assert_non_null(strstr(err.msg, "index"));
+	assert_int_equal(buf_write_file(path, "this is not a block file, not at all", 37), 0);
+	prof_err_init(&err);
+	assert_int_equal(store_block_open(copy, &b, &err), -PROF_EFORMAT);
+	assert_non_null(strstr(err.msg, "bad magic"));
+	free(path);
+	free(copy);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			test_block_round_trip_with_gc_preorder_and_ranked_leaves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_block_select_and_totals_agree_with_rows, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_block_time_marks_cut_long_pages_exactly, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_block_writer_refuses_bad_input, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_block_flipped_byte_in_each_file_is_named_with_offset, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_store.c - the store across flushes, compaction, retention and
+ * restarts: per-(series, stack) totals never change except by retention;
+ * flushed WAL segments are deleted; a crash after a block's rename but
+ * before the checkpoint, in the middle of a block write (.tmp) or after a
+ * compaction's rename but before its sources are deleted replays nothing
+ * twice; the head's memory stays under its bound (flushing instead of
+ * growing), also with the background thread and concurrent ingest, and
+ * while the WAL is replayed at start (small segments, flushed between); a
+ * damaged page is skipped and reported with its file and offset while
+ * the rest stays queryable; a damaged WAL record in the middle loses only
+ * that record.
+ */
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "store/block.h"
+#include "store/store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "unit/store/testlib.h"
+
+#define SEC 1000000000LL
+#define T0  (1700000000LL * SEC)
+
+static const char *const stacks[] = {
+	"main;run;compute;leaf_a", "main;run;compute;leaf_b", "main;run;io;read", "main;gc",
+	"main;run;compute",	   "other;thread;loop",
+};
+
+/* Profile @i: 12 samples over a few stacks, hosts alternating, times spread. */
+static void make_profile(struct model_profile *p, int i, struct tl_totals *expect)
+{
+	char host[32];
+
+	snprintf(host, sizeof(host), "host-%d", i % 5);
+	tl_profile_init(p, host);
+	for (int k = 0; k < 12; k++) {
+		const char *st = stacks[(i * 7 + k * 3) % PROF_ARRAY_SIZE(stacks)];
+		int64_t v = 1 + (i + k) % 5;
+		int64_t ts = T0 + (int64_t)i * 10 * SEC + k * 37 * 1000000LL;
+
+		tl_sample(p, st, v, ts);
+		if (expect) {
+			char key[512];
+
+			snprintf(key, sizeof(key), "%s|host.name=%s|%s", TL_CPU, host, st);
+			tl_totals_add(expect, key, strlen(key), v, 1);
+		}
+	}
+}
+
+static void ingest_range(struct store *st, int from, int to, struct tl_totals *expect)
+{
+	for (int i = from; i < to; i++) {
+		struct model_profile p;
+
+		make_profile(&p, i, expect);
+		assert_int_equal(tl_ingest(st, &p), 0);
+		model_profile_release(&p);
+	}
+}
+
+static void assert_store_equals(struct store *st, const struct tl_totals *expect)
+{
+	struct tl_totals got;
+
+	tl_totals_init(&got);
+	assert_int_equal(tl_scan_rows(st, NULL, &got, NULL), 0);
+	assert_true(tl_totals_equal(&got, expect));
+	tl_totals_release(&got);
+}
+
+static size_t count_entries(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name), k = strlen(suffix);
+
+		if (de->d_name[0] != '.' && l >= k && !strcmp(de->d_name + l - k, suffix))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void test_store_flush_compact_retention_keep_totals(void **state)
+{
+	char *dir = tl_tmpdir("store");
+	char *wal = xasprintf("%s/wal", dir), *blocks = xasprintf("%s/blocks", dir);
+	struct store_options o = tl_opts();
+	struct tl_totals expect;
+	struct store_stats ss;
+	struct prof_err err;
+	struct store *st;
+	uint32_t n;
+
+	(void)state;
+	tl_totals_init(&expect);
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	ingest_range(st, 0, 10, &expect);
+	assert_store_equals(st, &expect);
+
+	prof_err_init(&err);
+	assert_int_equal(store_flush(st, &err), 0);
+	assert_int_equal(count_entries(blocks, ""), 1);
+	assert_int_equal(count_entries(wal, ".wal"), 1); /* only the new, current segment */
+	store_get_stats(st, &ss);
+	assert_int_equal(ss.blocks, 1);
+	assert_int_equal(ss.head.rows, 0);
+	assert_int_equal(ss.block_rows, 120);
+	assert_store_equals(st, &expect);
+
+	/* Two more blocks and a head, then a restart. */
+	ingest_range(st, 10, 20, &expect);
+	assert_int_equal(store_flush(st, &err), 0);
+	ingest_range(st, 20, 30, &expect);
+	assert_int_equal(store_flush(st, &err), 0);
+	ingest_range(st, 30, 35, &expect);
+	store_close(st);
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	assert_store_equals(st, &expect);
+	store_get_stats(st, &ss);
+	assert_int_equal(ss.blocks, 3);
+	assert_int_equal(ss.head.rows, 60);
+
+	/* The three blocks share one 24 h window: one forced compaction. */
+	assert_int_equal(store_compact(st, true, &n, &err), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(count_entries(blocks, ""), 1);
+	store_get_stats(st, &ss);
+	assert_int_equal(ss.blocks, 1);
+	assert_int_equal(ss.block_rows, 360);
+	assert_int_equal(ss.compactions, 1);
+	assert_store_equals(st, &expect);
+	assert_int_equal(store_compact(st, true, &n, &err), 0);
+	assert_int_equal(n, 0);
+
+	/* The totals form agrees with the rows form, with and without a range. */
+	struct tl_totals a, b;
+	struct store_query q = { TL_CPU, NULL, 0, T0 + 50 * SEC, T0 + 320 * SEC + 123 };
+	struct store_scan_stats sst;
+	tl_totals_init(&a);
+	tl_totals_init(&b);
+	assert_int_equal(tl_scan_totals(st, &q, &a, &sst), 0);
+	assert_int_equal(sst.sources, 2); /* the block and the head */
+	struct store_visitor v = { .arg = &b, .rows = tl_rows_cb };
+	assert_int_equal(store_scan(st, &q, &v, NULL, &err), 0);
+	/* fold b's per-series keys into per-stack totals */
+	struct tl_totals b2;
+	tl_totals_init(&b2);
+	for (uint32_t i = 1; i < b.keys.n; i++) {
+		const char *k = strrchr(b.keys.s[i], '|') + 1;
+		tl_totals_add(&b2, k, strlen(k), b.val.v[i], 0);
+	}
+	assert_true(tl_totals_equal(&a, &b2));
+	assert_true(a.keys.n > 2);
+	tl_totals_release(&a);
+	tl_totals_release(&b);
+	tl_totals_release(&b2);
+	store_close(st);
+
+	/* Retention: everything in blocks is older than a day before "now". */
+	o.retention_ns = 24 * 3600 * SEC;
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	assert_int_equal(store_apply_retention(st, T0 + 3600 * SEC, &n, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(store_apply_retention(st, T0 + 30 * 24 * 3600 * SEC, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(count_entries(blocks, ""), 0);
+	store_get_stats(st, &ss);
+	assert_int_equal(ss.blocks, 0);
+	assert_int_equal(ss.head.rows, 60);
+	store_close(st);
+
+	tl_totals_release(&expect);
+	tl_rmdir(dir);
+	free(dir);
+	free(wal);
+	free(blocks);
+}
+
+static void test_store_crash_between_block_and_checkpoint_replays_nothing_twice(void **state)
+{
+	char *dir = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct tl_totals expect;
+	struct prof_err err;
+	struct store *st;
+
+	(void)state;
+	tl_totals_init(&expect);
+	st = tl_open(dir, &o);
+	ingest_range(st, 0, 8, &expect);
+	store_close(st);
+	/* Keep the segments as they are before the flush deletes them. */
+	assert_int_equal(tl_sh("cp -a '%s/wal' '%s/wal.bak'", dir, dir), 0);
+	st = tl_open(dir, &o);
+	prof_err_init(&err);
+	assert_int_equal(store_flush(st, &err), 0);
+	store_close(st);
+	/* The crash: block renamed, checkpoint not written, segments not deleted. */
+	assert_int_equal(tl_sh("rm -rf '%s/wal' && mv '%s/wal.bak' '%s/wal'", dir, dir, dir), 0);
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	assert_store_equals(st, &expect);
+	store_close(st);
+
+	/* A half-written block (.tmp) is removed; the segments replay. */
+	st = tl_open(dir, &o);
+	ingest_range(st, 8, 12, &expect);
+	store_close(st);
+	assert_int_equal(tl_sh("mkdir '%s/blocks/00000000000000ff.tmp' && echo junk > "
+			       "'%s/blocks/00000000000000ff.tmp/samples'",
+			       dir, dir),
+			 0);
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	assert_store_equals(st, &expect);
+	assert_int_not_equal(tl_sh("test -e '%s/blocks/00000000000000ff.tmp'", dir), 0);
+	store_close(st);
+	tl_totals_release(&expect);
+	tl_rmdir(dir);
+	free(dir);
+}
+
+static void test_store_crash_after_compaction_rename_deletes_sources(void **state)
+{
+	char *dir = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct tl_totals expect;
+	struct prof_err err;
+	struct store *st;
+	uint32_t n;
+
+	(void)state;
+	tl_totals_init(&expect);
+	prof_err_init(&err);
+	st = tl_open(dir, &o);
+	ingest_range(st, 0, 5, &expect);
+	assert_int_equal(store_flush(st, &err), 0);
+	ingest_range(st, 5, 10, &expect);
+	assert_int_equal(store_flush(st, &err), 0);
+	assert_int_equal(tl_sh("cp -a '%s/blocks' '%s/blocks.bak'", dir, dir), 0);
+	assert_int_equal(store_compact(st, true, &n, &err), 0);
+	assert_int_equal(n, 2);
+	/* A second level: merge the compacted block with a new one. */
+	ingest_range(st, 10, 15, &expect);
+	assert_int_equal(store_flush(st, &err), 0);
+	assert_int_equal(store_compact(st, true, &n, &err), 0);
+	assert_int_equal(n, 2);
+	store_close(st);
+	/* The crash: the sources of both compactions are still there. */
+	assert_int_equal(tl_sh("cp -a '%s/blocks.bak/.' '%s/blocks/'", dir, dir), 0);
+	char *bd = xasprintf("%s/blocks", dir);
+	assert_int_equal(count_entries(bd, ""), 3);
+	free(bd);
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	assert_store_equals(st, &expect);
+	struct store_stats ss;
+	store_get_stats(st, &ss);
+	assert_int_equal(ss.blocks, 1);
+	store_close(st);
+	tl_totals_release(&expect);
+	tl_rmdir(dir);
+	free(dir);
+}
+
+static void test_store_head_memory_is_bounded_by_flushing(void **state)
+{
+	char *dir = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct tl_totals expect;
+	struct store_stats ss;
+	struct store *st;
+	uint64_t peak = 0;
+
+	(void)state;
+	o.head_max_bytes = 48 << 10;
+	tl_totals_init(&expect);
+	st = tl_open(dir, &o);
+	for (int i = 0; i < 600; i++) {
+		ingest_range(st, i, i + 1, &expect);
+		store_get_stats(st, &ss);
+		peak = PROF_MAX(peak, ss.head.bytes);
+	}
+	print_message("head bound %" PRIu64 " bytes, peak %" PRIu64 ", %" PRIu64 " flushes\n",
+		      o.head_max_bytes, peak, ss.flushes);
+	assert_true(ss.flushes >= 4);
+	/* Over the bound by at most one request and one doubling of one
+	 * series' row array (here 5 series share the rows). */
+	assert_true(peak < o.head_max_bytes + o.head_max_bytes / 2);
+	assert_store_equals(st, &expect);
+	store_close(st);
+	st = tl_open(dir, &o);
+	assert_store_equals(st, &expect);
+	store_close(st);
+	tl_totals_release(&expect);
+	tl_rmdir(dir);
+	free(dir);
+}
+
+static void test_store_replay_flushes_a_full_head_between_segments(void **state)
+{
+	char *dir = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct tl_totals expect;
+	struct store_stats ss;
+	struct store *st;
+
+	(void)state;
+	o.wal_segment_bytes = 8 << 10; /* a segment every few requests */
+	tl_totals_init(&expect);
+	st = tl_open(dir, &o);
+	ingest_range(st, 0, 400, &expect);
+	store_get_stats(st, &ss);
+	print_message("segments after ingest: %" PRIu64 " (%" PRIu64 " bytes)\n", ss.wal.segment,
+		      ss.wal.bytes);
+	assert_true(ss.wal.segment > 15);
+	assert_int_equal(ss.blocks, 0);
+	store_close(st);
+
+	/* A smaller bound at the next start: replay must not hold it all. */
+	o.head_max_bytes = 48 << 10;
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	store_get_stats(st, &ss);
+	print_message("replay: %" PRIu64 " blocks flushed, head %" PRIu64 " bytes, %" PRIu64
+		      " segments left\n",
+		      ss.blocks, ss.head.bytes, ss.wal.segments);
+	assert_true(ss.blocks >= 2);
+	assert_true(ss.head.bytes < o.head_max_bytes + o.head_max_bytes / 2);
+	assert_true(ss.wal.segments < 10); /* the flushed ones were deleted */
+	assert_store_equals(st, &expect);
+	store_close(st);
+	st = tl_open(dir, &o);
+	assert_store_equals(st, &expect);
+	store_close(st);
+	tl_totals_release(&expect);
+	tl_rmdir(dir);
+	free(dir);
+}
+
+struct ingester {
+	struct store *st;
+	int from, to;
+};
+
+static void *ingest_main(void *arg)
+{
+	struct ingester *in = arg;
+
+	for (int i = in->from; i < in->to; i++) {
+		struct model_profile p;
+
+		make_profile(&p, i, NULL);
+		if (tl_ingest(in->st, &p)) {
+			model_profile_release(&p);
+			return (void *)1;
+		}
+		model_profile_release(&p);
+	}
+	return NULL;
+}
+
+static void test_store_background_flush_under_concurrent_ingest(void **state)
+{
+	char *dir = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct tl_totals expect;
+	struct store_stats ss;
+	struct store *st;
+	pthread_t th[4];
+	struct ingester in[4];
+
+	(void)state;
+	o.background = true;
+	o.head_max_bytes = 64 << 10;
+	o.maint_interval_ns = 20 * 1000000;
+	o.compact_min_blocks = 3;
+	o.compact_window_ns = 3600 * SEC;
+	tl_totals_init(&expect);
+	for (int i = 0; i < 400; i++) {
+		struct model_profile p;
+
+		make_profile(&p, i, &expect);
+		model_profile_release(&p);
+	}
+	st = tl_open(dir, &o);
+	for (int t = 0; t < 4; t++) {
+		in[t] = (struct ingester){ st, t * 100, t * 100 + 100 };
+		assert_int_equal(pthread_create(&th[t], NULL, ingest_main, &in[t]), 0);
+	}
+	for (int t = 0; t < 4; t++) {
+		void *ret;
+
+		pthread_join(th[t], &ret);
+		assert_null(ret);
+	}
+	assert_store_equals(st, &expect);
+	store_get_stats(st, &ss);
+	print_message("background: %" PRIu64 " flushes, %" PRIu64 " compactions, %" PRIu64
+		      " blocks\n",
+		      ss.flushes, ss.compactions, ss.blocks);
+	assert_true(ss.flushes >= 2);
+	store_close(st);
+	st = tl_open(dir, &o);
+	assert_store_equals(st, &expect);
+	store_close(st);
+	tl_totals_release(&expect);
+	tl_rmdir(dir);
+	free(dir);
+}
+
+/* The only block directory of @dir (caller frees). */
+static char *only_block(const char *dir)
+{
+	char *blocks = xasprintf("%s/blocks", dir), *out = NULL;
+	DIR *d = opendir(blocks);
+	struct dirent *de;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			out = xasprintf("%s/%s", blocks, de->d_name);
+	closedir(d);
+	free(blocks);
+	assert_non_null(out);
+	return out;
+}
+
+static void flip_byte(const char *path, uint64_t off)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char c;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &c, 1, (off_t)off), 1);
+	c ^= 0x40;
+	assert_int_equal(pwrite(fd, &c, 1, (off_t)off), 1);
+	close(fd);
+}
+
+static void test_store_damaged_page_is_skipped_and_named(void **state)
+{
+	char *dir = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct tl_totals expect, got;
+	struct store_scan_stats sst;
+	struct prof_err err;
+	struct store *st;
+
+	(void)state;
+	o.page_rows = 16; /* several pages per series */
+	tl_totals_init(&expect);
+	prof_err_init(&err);
+	st = tl_open(dir, &o);
+	ingest_range(st, 0, 30, &expect);
+	assert_int_equal(store_flush(st, &err), 0);
+	store_close(st);
+
+	char *bdir = only_block(dir);
+	struct store_block *b;
+	assert_int_equal(store_block_open(bdir, &b, &err), 0);
+	assert_true(b->meta.npages > 4);
+	uint64_t off = b->pages[2].col[STORE_COL_STK].offset;
+	uint32_t lost = b->pages[2].nrows;
+	store_block_free(b);
+	char *samples = xasprintf("%s/samples", bdir);
+	flip_byte(samples, off + 1);
+
+	/* store check names the file and the offset. */
+	prof_err_init(&err);
+	assert_int_equal(store_block_check(bdir, NULL, &err), -PROF_ECORRUPT);
+	assert_non_null(strstr(err.msg, "samples"));
+	assert_int_equal(err.offset, (int64_t)off);
+
+	/* The rest stays queryable. */
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	tl_totals_init(&got);
+	assert_int_equal(tl_scan_rows(st, NULL, &got, &sst), 0);
+	assert_int_equal(sst.pages_corrupt, 1);
+	uint64_t want = 0, have = 0;
+	for (uint32_t i = 1; i < expect.keys.n; i++)
+		want += expect.rows.v[i];
+	for (uint32_t i = 1; i < got.keys.n; i++)
+		have += got.rows.v[i];
+	assert_int_equal(have, want - lost);
+	tl_totals_release(&got);
+	store_close(st);
+
+	/* A damaged symbols file: the block is left out, the store opens. */
+	char *syms = xasprintf("%s/symbols", bdir);
+	flip_byte(syms, 20);
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	tl_totals_init(&got);
+	assert_int_equal(tl_scan_rows(st, NULL, &got, &sst), 0);
+	assert_int_equal(sst.blocks_failed, 1);
+	tl_totals_release(&got);
+	store_close(st);
+
+	free(syms);
+	free(samples);
+	free(bdir);
+	tl_totals_release(&expect);
+	tl_rmdir(dir);
+	free(dir);
+}
+
+static void test_store_damaged_wal_record_loses_only_itself(void **state)
+{
+	char *dir = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct tl_totals expect, got;
+	struct store_stats ss;
+	struct store *st;
+
+	(void)state;
+	tl_totals_init(&expect);
+	st = tl_open(dir, &o);
+	ingest_range(st, 0, 1, &expect);
+	store_close(st);
+	char *seg = xasprintf("%s/wal/00000001.wal", dir);
+	struct stat sb;
+	assert_int_equal(stat(seg, &sb), 0);
+	uint64_t second = (uint64_t)sb.st_size;
+	st = tl_open(dir, &o);
+	ingest_range(st, 1, 2, NULL); /* the record that will be damaged */
+	ingest_range(st, 2, 4, &expect);
+	store_close(st);
+	flip_byte(seg, second + STORE_WAL_REC_HDR + 30);
+
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	store_get_stats(st, &ss);
+	assert_true(ss.wal.corrupt_bytes > 0);
+	tl_totals_init(&got);
+	assert_int_equal(tl_scan_rows(st, NULL, &got, NULL), 0);
+	assert_true(tl_totals_equal(&got, &expect));
+	tl_totals_release(&got);
+	store_close(st);
+	char *saved = xasprintf("%s.corrupt-%" PRIu64, seg, second);
+	assert_int_equal(access(saved, F_OK), 0);
+	free(saved);
+	free(seg);
+	tl_totals_release(&expect);
+	tl_rmdir(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_store_flush_compact_retention_keep_totals),
+		cmocka_unit_test(
+			test_store_crash_between_block_and_checkpoint_replays_nothing_twice),
+		cmocka_unit_test(test_store_crash_after_compaction_rename_deletes_sources),
+		cmocka_unit_test(test_store_head_memory_is_bounded_by_flushing),
+		cmocka_unit_test(test_store_replay_flushes_a_full_head_between_segments),
+		cmocka_unit_test(test_store_background_flush_under_concurrent_ingest),
+		cmocka_unit_test(test_store_damaged_page_is_skipped_and_named),
+		cmocka_unit_test(test_store_damaged_wal_record_loses_only_itself),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * testlib.h - helpers shared by the store tests: build small profiles
+ * from folded stacks ("main;work;leaf"), and read a store back as
+ * name-based totals, keyed "type|k=v,k=v|root;...;leaf", which is what
+ * must survive every flush, compaction and restart unchanged.
+ */
+#ifndef PROF_TESTS_STORE_TESTLIB_H
+#define PROF_TESTS_STORE_TESTLIB_H
+
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "base/strtab.h"
+#include "model/profile.h"
+#include "store/store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TL_CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+
+/* A profile with one cpu/nanoseconds column and host.name = @host (NULL = none). */
+static inline void tl_profile_init(struct model_profile *p, const char *host)
+{
+	model_profile_init(p);
+	model_sample_type_add(p, "cpu", "nanoseconds");
+	p->period_type.type = model_intern(p, "cpu");
+	p->period_type.unit = model_intern(p, "nanoseconds");
+	p->period = 10000000;
+	if (host)
+		model_attr_add_str(p, "host.name", host);
+}
+
+/* Add one sample: @folded root first, ';'-separated function names. */
+static inline void tl_sample(struct model_profile *p, const char *folded, int64_t value, int64_t ts)
+{
+	uint32_t locs[256], n = 0;
+	char name[256];
+	const char *s = folded;
+
+	while (*s && n < 256) {
+		size_t k = strcspn(s, ";");
+		struct model_line ln = { 0 };
+
+		snprintf(name, sizeof(name), "%.*s", (int)k, s);
+		ln.function = model_function_intern(p, model_intern(p, name), 0, 0, 0);
+		ln.line = 1;
+		locs[n++] = model_location_add(p, 0, 0, &ln, 1);
+		s += k;
+		if (*s == ';')
+			s++;
+	}
+	/* leaf first */
+	for (uint32_t i = 0; i < n / 2; i++) {
+		uint32_t t = locs[i];
+
+		locs[i] = locs[n - 1 - i];
+		locs[n - 1 - i] = t;
+	}
+	uint32_t off = model_stack_add(p, locs, n);
+	model_sample_add(p, off, n, &value, NULL, 0, ts, 0);
+}
+
+static inline int tl_ingest(struct store *st, const struct model_profile *p)
+{
+	const struct model_profile *v[1] = { p };
+	struct prof_err err;
+
+	prof_err_init(&err);
+	int rc = store_ingest_profiles(st, v, 1, NULL, 0, NULL, &err);
+	if (rc)
+		fprintf(stderr, "ingest: %s\n", err.msg);
+	return rc;
+}
+
+/* --- name-based totals of a store --------------------------------------------------- */
+
+struct tl_totals {
+	struct strtab keys;
+	VEC(int64_t) val;
+	VEC(uint64_t) rows;
+	struct buf tmp;
+};
+
+static inline void tl_totals_init(struct tl_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	strtab_init(&t->keys);
+	buf_init(&t->tmp, 0);
+}
+
+static inline void tl_totals_release(struct tl_totals *t)
+{
+	strtab_release(&t->keys);
+	VEC_FREE(&t->val);
+	VEC_FREE(&t->rows);
+	buf_release(&t->tmp);
+}
+
+static inline void tl_totals_add(struct tl_totals *t, const char *key, size_t n, int64_t v,
+				 uint64_t rows)
+{
+	uint32_t id = strtab_intern(&t->keys, key, n);
+
+	while (t->val.n <= id) {
+		VEC_PUSH(&t->val, 0);
+		VEC_PUSH(&t->rows, 0);
+	}
+	t->val.v[id] += v;
+	t->rows.v[id] += rows;
+}
+
+static inline int64_t tl_totals_get(const struct tl_totals *t, const char *key)
+{
+	uint32_t id = strtab_find(&t->keys, key, strlen(key));
+
+	return id == UINT32_MAX || id >= t->val.n ? 0 : t->val.v[id];
+}
+
+/* "root;...;leaf" of stack node @s of @src into @b (appending). */
+static inline void tl_folded(const struct store_source *src, uint32_t s, struct buf *b)
+{
+	uint32_t path[4096], n = 0;
+
+	while (s && n < 4096) {
+		path[n++] = src->stacks[s].loc;
+		s = src->stacks[s].parent;
+	}
+	for (uint32_t i = n; i-- > 0;) {
+		const struct model_location *l = &src->dict->locations.v[path[i]];
+
+		for (uint32_t j = l->nlines; j-- > 0;) {
+			const struct model_line *ln = &src->dict->lines.v[l->line_off + j];
+			const char *name =
+				model_str(src->dict, src->dict->functions.v[ln->function].name);
+
+			buf_addf(b, "%s%s", b->len && b->p[b->len - 1] != '|' ? ";" : "", name);
+		}
+		if (!l->nlines)
+			buf_addf(b, "%s0x%" PRIx64, b->len && b->p[b->len - 1] != '|' ? ";" : "",
+				 l->address);
+	}
+}
+
+static inline void tl_series_key(const struct store_series *s, struct buf *b)
+{
+	buf_addf(b, "%s|", s->type);
+	for (uint32_t i = 0; i < s->nlabels; i++)
+		buf_addf(b, "%s%s=%s", i ? "," : "", s->labels[i].name, s->labels[i].value);
+	buf_addstr(b, "|");
+}
+
+static inline int tl_rows_cb(void *arg, const struct store_source *src,
+			     const struct store_series *s, const struct store_row *rows, size_t n)
+{
+	struct tl_totals *t = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		buf_reset(&t->tmp);
+		tl_series_key(s, &t->tmp);
+		tl_folded(src, rows[i].stack, &t->tmp);
+		tl_totals_add(t, t->tmp.p, t->tmp.len, rows[i].value, 1);
+	}
+	return 0;
+}
+
+/* Per (series, stack) totals of the whole store, through the rows form of store_scan. */
+static inline int tl_scan_rows(struct store *st, const struct store_query *q, struct tl_totals *t,
+			       struct store_scan_stats *stats)
+{
+	struct store_visitor v = { .arg = t, .rows = tl_rows_cb };
+	struct store_query all = { NULL, NULL, 0, INT64_MIN, INT64_MAX };
+	struct prof_err err;
+
+	prof_err_init(&err);
+	return store_scan(st, q ? q : &all, &v, stats, &err);
+}
+
+static inline int tl_totals_cb(void *arg, const struct store_source *src,
+			       const struct store_stack_total *tt, size_t n, uint64_t nrows)
+{
+	struct tl_totals *t = arg;
+
+	(void)nrows;
+	for (size_t i = 0; i < n; i++) {
+		buf_reset(&t->tmp);
+		tl_folded(src, tt[i].stack, &t->tmp);
+		tl_totals_add(t, t->tmp.p, t->tmp.len, tt[i].total, 0);
+	}
+	return 0;
+}
+
+/* Per stack totals (series merged) through the totals form. */
+static inline int tl_scan_totals(struct store *st, const struct store_query *q, struct tl_totals *t,
+				 struct store_scan_stats *stats)
+{
+	struct store_visitor v = { .arg = t, .totals = tl_totals_cb };
+	struct prof_err err;
+
+	prof_err_init(&err);
+	return store_scan(st, q, &v, stats, &err);
+}
+
+/* Are two totals equal (same keys, same values)? Prints the first difference. */
+static inline bool tl_totals_equal(const struct tl_totals *a, const struct tl_totals *b)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const struct tl_totals *x = pass ? b : a, *y = pass ? a : b;
+
+		for (uint32_t i = 1; i < x->keys.n; i++) {
+			int64_t vx = i < x->val.n ? x->val.v[i] : 0;
+			int64_t vy = tl_totals_get(y, x->keys.s[i]);
+
+			if (vx != vy) {
+				fprintf(stderr,
+					"totals differ at '%s': %" PRId64 " vs %" PRId64 "\n",
+					x->keys.s[i], pass ? vy : vx, pass ? vx : vy);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/*
+ * A fresh directory; on tmpfs (/dev/shm) when there is one, where fsync
+ * costs nothing: the logic under test is the same (a kill -9 or an error
+ * path does not depend on what fsync costs), the tests just run faster.
+ */
+static inline char *tl_tmpdir(const char *what)
+{
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	char *t = xasprintf("%s/profd-test-%s-XXXXXX", base, what);
+
+	PROF_ASSERT(mkdtemp(t));
+	return t;
+}
+
+static inline void tl_rmdir(const char *dir)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+
+	PROF_ASSERT(system(cmd) == 0);
+	free(cmd);
+}
+
+static inline int tl_sh(const char *fmt, ...) PROF_PRINTF(1, 2);
+static inline int tl_sh(const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd;
+	int rc;
+
+	va_start(ap, fmt);
+	PROF_ASSERT(vasprintf(&cmd, fmt, ap) >= 0);
+	va_end(ap);
+	rc = system(cmd);
+	free(cmd);
+	return rc;
+}
+
+static inline struct store_options tl_opts(void)
+{
+	struct store_options o;
+
+	store_options_default(&o);
+	o.background = false;
+	o.head_max_bytes = (uint64_t)1 << 40;
+	o.block_duration_ns = 0;
+	return o;
+}
+
+static inline struct store *tl_open(const char *dir, const struct store_options *o)
+{
+	struct store *st = NULL;
+	struct prof_err err;
+
+	prof_err_init(&err);
+	if (store_open_opts(dir, o, &st, &err)) {
+		fprintf(stderr, "store_open: %s\n", err.msg);
+		return NULL;
+	}
+	return st;
+}
+
+#endif
