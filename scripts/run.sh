@@ -11,7 +11,9 @@ data=${PROFD_DATA:-./data}
 bin=build/profd
 mkdir -p "$data"
 
-"$bin" server --listen "$listen" --data "$data" --ui ui &
+# Each in its own session: a terminal Ctrl-C reaches only this script, whose
+# trap stops the agent first (it sends its last interval) and then the server.
+setsid "$bin" server --listen "$listen" --data "$data" --ui ui &
 server=$!
 for _ in $(seq 1 100); do
 	curl -fs "http://$listen/healthz" >/dev/null 2>&1 && break
@@ -19,7 +21,7 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 # shellcheck disable=SC2086
-"$bin" agent --server "http://$listen" ${PROFD_AGENT_ARGS:-} &
+setsid "$bin" agent --server "http://$listen" ${PROFD_AGENT_ARGS:-} &
 agent=$!
 
 stop() {

@@ -441,7 +441,14 @@ int fmt_decode_any(const void *data, size_t n, const char *name_hint,
 		rc = fmt_pprof_legacy_decode(data, n, opts, out, err);
 		break;
 	default:
-		if (is_text(data, n) || n == 0)
+		if (n >= 4 && !memcmp(data,
+				      "\x7f"
+				      "ELF",
+				      4))
+			rc = prof_err_set(err, -PROF_EFORMAT, 0,
+					  "this is an ELF binary, not a profile (to give a server "
+					  "its debug info: profd debuginfo upload FILE)");
+		else if (is_text(data, n) || n == 0)
 			rc = prof_err_set(
 				err, -PROF_EFORMAT, -1,
 				"unrecognized profile format (not pprof, OTLP, JFR, folded, "

@@ -82,6 +82,8 @@ expect missing-location.pb 'sample\[0\]: location_id\[0\] = 5 not found \(1 loca
 expect bad-string.pb 'function\[0\]\.name: string index 9 out of range \(4 strings\)'
 expect random.bin 'at byte [0-9]+'
 expect bomb.pb.gz 'decompressed size exceeds the limit of 268435456 bytes'
+head -c 4096 "$PROFD" >"$tmp/elf.bin"
+expect elf.bin 'this is an ELF binary, not a profile'
 expect bad-stack.otlp.pb 'otlp: profile 0 sample 0: stack_index 3 out of range \(1 stacks\)'
 echo "$pass passed, $bad failed"
 [ "$bad" = 0 ]
