@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/load.h"
 #include "model/profile.h"
+#include "query/jsonout.h"
 #include "query/top.h"
 
 static void top_usage(FILE *f)
@@ -41,61 +42,10 @@ static void top_usage(FILE *f)
 		"  --format KIND     read FILE as KIND instead of sniffing it\n");
 }
 
-/* Length of the valid UTF-8 sequence at @s (< @n bytes left), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* @s (@n bytes, any content) as a JSON string that is valid UTF-8. */
 static void json_str(struct buf *b, const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
-
-	buf_add(b, "\"", 1);
-	for (size_t i = 0; i < n;) {
-		size_t len = utf8_seq(u + i, n - i);
-
-		if (len == 0) {
-			buf_addstr(b, "\\ufffd");
-			i++;
-		} else if (len == 1) {
-			if (u[i] == '"' || u[i] == '\\')
-				buf_addf(b, "\\%c", u[i]);
-			else if (u[i] < 0x20 || u[i] == 0x7f)
-				buf_addf(b, "\\u%04x", u[i]);
-			else
-				buf_add(b, s + i, 1);
-			i++;
-		} else {
-			buf_add(b, s + i, len);
-			i += len;
-		}
-	}
-	buf_add(b, "\"", 1);
+	query_json_str(b, s, n);
 }
 
 static void json_pstr(struct buf *b, const struct model_profile *p, uint32_t id)
