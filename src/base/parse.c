@@ -115,3 +115,36 @@ int64_t prof_now_ns(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+int parse_size_bytes(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *sfx;
+		unsigned shift;
+	} sfx[] = { { "B", 0 },	   { "KB", 10 }, { "KiB", 10 }, { "K", 10 },   { "MB", 20 },
+		    { "MiB", 20 }, { "M", 20 },	 { "GB", 30 },	{ "GiB", 30 }, { "G", 30 } };
+	size_t i = 0;
+	char num[32];
+	uint64_t v;
+
+	while (s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i == 0 || i >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, i);
+	num[i] = '\0';
+	if (parse_u64(num, &v))
+		return -EINVAL;
+	if (!s[i]) {
+		*out = v;
+		return 0;
+	}
+	for (size_t k = 0; k < PROF_ARRAY_SIZE(sfx); k++)
+		if (!strcmp(s + i, sfx[k].sfx)) {
+			if (v > (UINT64_MAX >> sfx[k].shift))
+				return -ERANGE;
+			*out = v << sfx[k].shift;
+			return 0;
+		}
+	return -EINVAL;
+}

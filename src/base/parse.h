@@ -23,6 +23,12 @@ int parse_duration_ns(const char *s, int64_t *out);
  * "now-15m" / "now-1h" (any parse_duration_ns suffix), relative to @now_ms.
  */
 int parse_time_ms(const char *s, int64_t now_ms, int64_t *out);
+/**
+ * parse_size_bytes() - "64MiB", "512KB", "1GiB", "123" (bytes) into bytes;
+ * K/KB/KiB, M/MB/MiB, G/GB/GiB are all binary multiples. 0 or -EINVAL /
+ * -ERANGE.
+ */
+int parse_size_bytes(const char *s, uint64_t *out);
 /** prof_now_ns() - CLOCK_REALTIME in nanoseconds since the epoch. */
 int64_t prof_now_ns(void);
 

@@ -211,7 +211,4 @@ const char *scrape_kind_type_name(enum scrape_kind k);
 /** scrape_cpu_seconds() - the CPU profile length for @interval_ns (the rule above). */
 int64_t scrape_cpu_seconds(int64_t interval_ns);
 
-/** scrape_parse_size() - "64MiB", "512KB", "1GiB", "123" into bytes; 0 or -EINVAL/-ERANGE. */
-int scrape_parse_size(const char *s, uint64_t *out);
-
 #endif

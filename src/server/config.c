@@ -65,40 +65,6 @@ static int want_u64(struct walk *w, const yaml_node_t *n, const char *what, uint
 	return 0;
 }
 
-/* "64MiB", "512KB", "1GiB", "123" (bytes); binary multiples throughout. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *sfx;
-		unsigned shift;
-	} sfx[] = { { "B", 0 },	   { "KB", 10 }, { "KiB", 10 }, { "K", 10 },   { "MB", 20 },
-		    { "MiB", 20 }, { "M", 20 },	 { "GB", 30 },	{ "GiB", 30 }, { "G", 30 } };
-	size_t i = 0;
-	char num[32];
-	uint64_t v;
-
-	while (s[i] >= '0' && s[i] <= '9')
-		i++;
-	if (i == 0 || i >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, i);
-	num[i] = '\0';
-	if (parse_u64(num, &v))
-		return -EINVAL;
-	if (!s[i]) {
-		*out = v;
-		return 0;
-	}
-	for (size_t k = 0; k < PROF_ARRAY_SIZE(sfx); k++)
-		if (!strcmp(s + i, sfx[k].sfx)) {
-			if (v > (UINT64_MAX >> sfx[k].shift))
-				return -ERANGE;
-			*out = v << sfx[k].shift;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 static int want_size(struct walk *w, const yaml_node_t *n, const char *what, size_t *out)
 {
 	const char *s;
@@ -107,7 +73,7 @@ static int want_size(struct walk *w, const yaml_node_t *n, const char *what, siz
 
 	if (rc)
 		return rc;
-	if (parse_size(s, &v) || v == 0 || v > ((uint64_t)1 << 34))
+	if (parse_size_bytes(s, &v) || v == 0 || v > ((uint64_t)1 << 34))
 		return conf_err(w, n, what,
 				"expected a size such as 64MiB or 1048576 (1 byte .. 16 GiB), got "
 				"'%s'",

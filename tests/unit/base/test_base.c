@@ -45,6 +45,23 @@ static void test_parse_duration_units(void **state)
 	assert_int_equal(parse_duration_ns("99999999999999999h", &ns), -ERANGE);
 }
 
+static void test_parse_size_bytes_binary_multiples(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(parse_size_bytes("64MiB", &v), 0);
+	assert_true(v == 64ULL << 20);
+	assert_int_equal(parse_size_bytes("512KB", &v), 0);
+	assert_true(v == 512ULL << 10);
+	assert_int_equal(parse_size_bytes("123", &v), 0);
+	assert_true(v == 123);
+	assert_int_equal(parse_size_bytes("1TB", &v), -EINVAL);
+	assert_int_equal(parse_size_bytes("MiB", &v), -EINVAL);
+	assert_int_equal(parse_size_bytes("99999999999999999999G", &v), -EINVAL);
+	assert_int_equal(parse_size_bytes("18446744073709551615G", &v), -ERANGE);
+}
+
 static void test_parse_time_relative(void **state)
 {
 	int64_t t;
@@ -144,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_parse_u64_rejects_trailing_garbage),
 		cmocka_unit_test(test_parse_duration_units),
 		cmocka_unit_test(test_parse_time_relative),
+		cmocka_unit_test(test_parse_size_bytes_binary_multiples),
 		cmocka_unit_test(test_strtab_interns_once),
 		cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_gzip_roundtrip_and_bomb),
