@@ -63,6 +63,8 @@ struct sym_elf {
 	char debuglink[SYM_ELF_MAX_NAME];
 	uint8_t *gopclntab; /* copy of .gopclntab, NULL when absent */
 	size_t gopclntab_n;
+	uint8_t *gofunc; /* copy of go:func.* to its section's end, NULL when absent */
+	size_t gofunc_n;
 	VEC(struct sym_elf_segment) segs;
 	VEC(struct sym_elf_symbol) syms;
 	VEC(char) names;
@@ -350,6 +352,56 @@ static int sym_elf_read_symbols(Elf *elf, struct sym_elf *e, struct prof_err *er
 	return 0;
 }
 
+/* A section's address range and bytes while sym_elf_read_sections runs. */
+struct sym_elf_sect {
+	uint64_t addr;
+	const uint8_t *data;
+	size_t n;
+};
+
+/*
+ * Go 1.18+ moduledata (runtime/symtab.go): pcHeader pointer at 0, six
+ * slices, findfunctab, minpc/maxpc, then text at byte 176 (64-bit); gofunc
+ * follows the data/bss bounds, end/gcdata/gcbss, types/etypes and rodata:
+ * at byte 304, or 320 from Go 1.20 on (covctrs/ecovctrs were added).
+ * Found in .noptrdata (runtime.firstmoduledata) as the 8-byte-aligned word
+ * equal to the .gopclntab address, confirmed by its text word; gofunc must
+ * lie in one of the read-only sections seen.
+ */
+static void sym_elf_find_gofunc(struct sym_elf *e, uint64_t pcln_addr,
+				const struct sym_elf_sect *nd, const struct sym_elf_sect *ro,
+				size_t nro)
+{
+	uint32_t magic;
+	size_t at;
+
+	if (!e->gopclntab || e->gopclntab_n < 8 || !nd->data || nd->n < 8)
+		return;
+	memcpy(&magic, e->gopclntab, 4);
+	if (magic != 0xfffffff0u && magic != 0xfffffff1u)
+		return;
+	at = magic == 0xfffffff1u ? 320 : 304;
+	for (size_t off = 0; off + at + 8 <= nd->n; off += 8) {
+		uint64_t w, text, gofunc;
+
+		memcpy(&w, nd->data + off, 8);
+		if (w != pcln_addr)
+			continue;
+		memcpy(&text, nd->data + off + 176, 8);
+		memcpy(&gofunc, nd->data + off + at, 8);
+		if (text != e->info.text_vaddr)
+			continue;
+		for (size_t i = 0; i < nro; i++) {
+			if (gofunc < ro[i].addr || gofunc - ro[i].addr >= ro[i].n)
+				continue;
+			e->gofunc_n = ro[i].n - (size_t)(gofunc - ro[i].addr);
+			e->gofunc = xmalloc(e->gofunc_n);
+			memcpy(e->gofunc, ro[i].data + (gofunc - ro[i].addr), e->gofunc_n);
+			return;
+		}
+	}
+}
+
 /*
  * Facts about the sections profd cares about (elf.h struct sym_elf_info):
  * DWARF, code bits, .gnu_debuglink, .gopclntab (copied), and that every
@@ -358,8 +410,10 @@ static int sym_elf_read_symbols(Elf *elf, struct sym_elf *e, struct prof_err *er
  */
 static int sym_elf_read_sections(Elf *elf, uint64_t size, struct sym_elf *e, struct prof_err *err)
 {
-	size_t shstrndx;
+	size_t shstrndx, nro = 0;
 	Elf_Scn *scn = NULL;
+	struct sym_elf_sect noptrdata = { 0 }, ro[4];
+	uint64_t pcln_addr = 0;
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		shstrndx = 0;
@@ -388,6 +442,22 @@ static int sym_elf_read_sections(Elf *elf, uint64_t size, struct sym_elf *e, str
 			e->info.has_text = true;
 		if (!strcmp(name, ".text"))
 			e->info.text_vaddr = sh.sh_addr;
+		if (sh.sh_type == SHT_PROGBITS && sh.sh_addr &&
+		    (!strcmp(name, ".noptrdata") ||
+		     ((sh.sh_flags & (SHF_WRITE | SHF_EXECINSTR)) == 0 &&
+		      nro < PROF_ARRAY_SIZE(ro) &&
+		      (!strcmp(name, ".rodata") || !strcmp(name, ".data.rel.ro"))))) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+
+			if (d && d->d_buf && d->d_size) {
+				struct sym_elf_sect sc = { sh.sh_addr, d->d_buf, d->d_size };
+
+				if (!strcmp(name, ".noptrdata"))
+					noptrdata = sc;
+				else
+					ro[nro++] = sc;
+			}
+		}
 		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) {
 			e->info.has_dwarf = true;
 		} else if (!strcmp(name, ".gnu_debuglink")) {
@@ -415,8 +485,10 @@ static int sym_elf_read_sections(Elf *elf, uint64_t size, struct sym_elf *e, str
 			memcpy(e->gopclntab, d->d_buf, d->d_size);
 			e->gopclntab_n = d->d_size;
 			e->info.has_gopclntab = true;
+			pcln_addr = sh.sh_addr;
 		}
 	}
+	sym_elf_find_gofunc(e, pcln_addr, &noptrdata, ro, nro);
 	return 0;
 }
 
@@ -574,6 +646,7 @@ void sym_elf_free(struct sym_elf *e)
 	VEC_FREE(&e->syms);
 	VEC_FREE(&e->names);
 	free(e->gopclntab);
+	free(e->gofunc);
 	free(e);
 }
 
@@ -585,6 +658,12 @@ const char *sym_elf_build_id(const struct sym_elf *e)
 const struct sym_elf_info *sym_elf_info(const struct sym_elf *e)
 {
 	return &e->info;
+}
+
+const uint8_t *sym_elf_gofunc(const struct sym_elf *e, size_t *n)
+{
+	*n = e->gofunc_n;
+	return e->gofunc;
 }
 
 const uint8_t *sym_elf_gopclntab(const struct sym_elf *e, size_t *n)

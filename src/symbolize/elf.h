@@ -70,6 +70,17 @@ const struct sym_elf_info *sym_elf_info(const struct sym_elf *e);
 /** sym_elf_gopclntab() - the .gopclntab bytes (*@n of them; lent), or NULL. */
 const uint8_t *sym_elf_gopclntab(const struct sym_elf *e, size_t *n);
 
+/**
+ * sym_elf_gofunc() - the bytes from a Go binary's moduledata.gofunc
+ * (go:func.*, holding funcdata such as inline trees) to the end of the
+ * section that holds them (*@n of them; lent), or NULL when the file is
+ * not a Go 1.18+ binary or its moduledata could not be found (it is found
+ * through its first word, the .gopclntab address; position-dependent
+ * binaries only, since a PIE's moduledata words are filled in by
+ * relocations at run time).
+ */
+const uint8_t *sym_elf_gofunc(const struct sym_elf *e, size_t *n);
+
 /** sym_elf_build_id() - GNU build ID as lowercase hex, "" when absent. Lent. */
 const char *sym_elf_build_id(const struct sym_elf *e);
 

@@ -19,13 +19,29 @@
 struct sym_gopclntab {
 	const uint8_t *d;
 	size_t n;
-	bool v118;					/* 1.18+ layout (u32 functab), else 1.16 */
-	uint8_t quantum;				/* pc delta unit */
-	uint8_t ptrsize;				/* 4 or 8 */
-	uint64_t nfunc;					/* functab has nfunc + 1 entries */
-	uint64_t text;					/* textStart (1.18+) */
+	bool v118;	 /* 1.18+ layout (u32 functab), else 1.16 */
+	bool v120;	 /* 1.20+: _func.startLine, 16-byte inlinedCall */
+	uint8_t quantum; /* pc delta unit */
+	uint8_t ptrsize; /* 4 or 8 */
+	uint64_t nfunc;	 /* functab has nfunc + 1 entries */
+	uint64_t text;	 /* textStart (1.18+) */
 	uint64_t funcname, cu, filetab, pctab, functab; /* offsets into d */
+	const uint8_t *fd;				/* go:func.* bytes (funcdata), or NULL */
+	size_t fd_n;
 };
+
+/* One function's _func fields that lookups need (runtime/runtime2.go _func). */
+struct sym_go_func {
+	uint64_t entry, fn; /* entry pc; offset of the _func in d */
+	uint32_t nameoff, pcfile, pcln, cuoff;
+	uint32_t npcdata;
+	uint8_t nfuncdata;
+};
+
+/* runtime/symtab.go: _PCDATA_InlTreeIndex and _FUNCDATA_InlTree. */
+#define SYM_GO_PCDATA_INLTREEINDEX 2
+#define SYM_GO_FUNCDATA_INLTREE	   3
+#define SYM_GO_INLINE_MAX	   64 /* inlined frames followed for one pc */
 
 static bool sym_go_u32(const struct sym_gopclntab *g, uint64_t off, uint32_t *v)
 {
@@ -127,6 +143,7 @@ int sym_gopclntab_parse(const uint8_t *data, size_t n, uint64_t text_vaddr,
 				    magic);
 	}
 	g.v118 = magic != SYM_GO_MAGIC_116;
+	g.v120 = magic == SYM_GO_MAGIC_120;
 	g.quantum = data[6];
 	g.ptrsize = data[7];
 	if (data[4] != 0 || data[5] != 0 || (g.quantum != 1 && g.quantum != 2 && g.quantum != 4) ||
@@ -194,56 +211,186 @@ static bool sym_go_functab(const struct sym_gopclntab *g, uint64_t i, uint64_t *
 	       sym_go_word(g, g->functab + i * 2 * g->ptrsize + g->ptrsize, funcoff);
 }
 
-int sym_gopclntab_lookup(const struct sym_gopclntab *g, uint64_t pc, struct sym_frame *out)
+/* The function containing @pc into *@f; false when outside or damaged. */
+static bool sym_go_find(const struct sym_gopclntab *g, uint64_t pc, struct sym_go_func *f)
 {
-	uint64_t lo = 0, hi = g->nfunc, fpc, foff, endpc, entry, fn;
-	uint32_t nameoff, pcfile, pcln, cuoff, fileoff;
-	int32_t fileno, line;
-	const char *name;
+	uint64_t lo = 0, hi = g->nfunc, fpc, foff, endpc;
+	uint32_t w;
 
 	if (g->nfunc == 0 || !sym_go_functab(g, 0, &fpc, &foff) || pc < fpc ||
 	    !sym_go_functab(g, g->nfunc, &endpc, &foff) || pc >= endpc)
-		return 0;
+		return false;
 	/* Last entry with entry pc <= @pc. */
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
 		if (!sym_go_functab(g, mid, &fpc, &foff))
-			return 0;
+			return false;
 		if (fpc <= pc)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	if (!sym_go_functab(g, lo, &entry, &foff))
-		return 0;
-	fn = g->functab + foff; /* the _func */
+	if (!sym_go_functab(g, lo, &f->entry, &foff))
+		return false;
+	f->fn = g->functab + foff;
+	f->npcdata = 0;
+	f->nfuncdata = 0;
 	if (g->v118) {
-		if (!sym_go_u32(g, fn + 4, &nameoff) || !sym_go_u32(g, fn + 20, &pcfile) ||
-		    !sym_go_u32(g, fn + 24, &pcln) || !sym_go_u32(g, fn + 32, &cuoff))
-			return 0;
-	} else {
-		uint64_t b = fn + g->ptrsize;
+		uint64_t nfd = g->v120 ? 43 : 39; /* offset of nfuncdata, the last byte */
 
-		if (!sym_go_u32(g, b, &nameoff) || !sym_go_u32(g, b + 16, &pcfile) ||
-		    !sym_go_u32(g, b + 20, &pcln) || !sym_go_u32(g, b + 28, &cuoff))
-			return 0;
+		if (!sym_go_u32(g, f->fn + 4, &f->nameoff) ||
+		    !sym_go_u32(g, f->fn + 20, &f->pcfile) ||
+		    !sym_go_u32(g, f->fn + 24, &f->pcln) ||
+		    !sym_go_u32(g, f->fn + 28, &f->npcdata) ||
+		    !sym_go_u32(g, f->fn + 32, &f->cuoff))
+			return false;
+		/* Only inline expansion needs the rest: a cut _func still names. */
+		f->nfuncdata = sym_go_u32(g, f->fn + nfd - 3, &w) ? (uint8_t)(w >> 24) : 0;
+		return true;
 	}
-	name = sym_go_str(g, g->funcname + nameoff);
-	if (!name || !name[0])
-		return 0;
-	memset(out, 0, sizeof(*out));
-	out->source = SYM_SRC_GOPCLNTAB;
-	snprintf(out->name, sizeof(out->name), "%s", name);
-	if (sym_go_pcvalue(g, pcln, entry, pc, &line) && line > 0)
+	uint64_t b = f->fn + g->ptrsize;
+
+	return sym_go_u32(g, b, &f->nameoff) && sym_go_u32(g, b + 16, &f->pcfile) &&
+	       sym_go_u32(g, b + 20, &f->pcln) && sym_go_u32(g, b + 28, &f->cuoff);
+}
+
+/* File and line of @pc in @f into @out (left empty / 0 when unknown). */
+static void sym_go_fileline(const struct sym_gopclntab *g, const struct sym_go_func *f, uint64_t pc,
+			    struct sym_frame *out)
+{
+	int32_t fileno, line;
+	uint32_t fileoff;
+
+	out->file[0] = '\0';
+	out->line = 0;
+	if (sym_go_pcvalue(g, f->pcln, f->entry, pc, &line) && line > 0)
 		out->line = (uint32_t)line;
-	if (sym_go_pcvalue(g, pcfile, entry, pc, &fileno) && fileno >= 0 &&
-	    sym_go_u32(g, g->cu + 4 * ((uint64_t)cuoff + (uint64_t)fileno), &fileoff) &&
+	if (sym_go_pcvalue(g, f->pcfile, f->entry, pc, &fileno) && fileno >= 0 &&
+	    sym_go_u32(g, g->cu + 4 * ((uint64_t)f->cuoff + (uint64_t)fileno), &fileoff) &&
 	    fileoff != UINT32_MAX) {
 		const char *file = sym_go_str(g, g->filetab + fileoff);
 
 		if (file)
 			snprintf(out->file, sizeof(out->file), "%s", file);
 	}
+}
+
+/* @name into @out as a pclntab frame; false when the name is missing. */
+static bool sym_go_name(const struct sym_gopclntab *g, uint32_t nameoff, struct sym_frame *out)
+{
+	const char *name = sym_go_str(g, g->funcname + nameoff);
+
+	if (!name || !name[0])
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->source = SYM_SRC_GOPCLNTAB;
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	return true;
+}
+
+/*
+ * The inline tree of @f within the funcdata bytes: *@tree its offset in
+ * g->fd; false when the function has none (or no funcdata was given).
+ */
+static bool sym_go_inltree(const struct sym_gopclntab *g, const struct sym_go_func *f,
+			   uint64_t *tree)
+{
+	uint64_t base = f->fn + (g->v120 ? 44 : 40); /* pcdata[npcdata], then funcdata[] */
+	uint32_t off;
+
+	if (!g->fd || !g->v118 || f->nfuncdata <= SYM_GO_FUNCDATA_INLTREE ||
+	    f->npcdata <= SYM_GO_PCDATA_INLTREEINDEX ||
+	    !sym_go_u32(g, base + 4 * ((uint64_t)f->npcdata + SYM_GO_FUNCDATA_INLTREE), &off) ||
+	    off == UINT32_MAX || off >= g->fd_n)
+		return false;
+	*tree = off;
+	return true;
+}
+
+/* Inline tree index at @pc of @f (-1: not inlined code). */
+static int32_t sym_go_inlindex(const struct sym_gopclntab *g, const struct sym_go_func *f,
+			       uint64_t pc)
+{
+	uint64_t base = f->fn + (g->v120 ? 44 : 40);
+	uint32_t tab;
+	int32_t ix;
+
+	if (!sym_go_u32(g, base + 4 * SYM_GO_PCDATA_INLTREEINDEX, &tab) ||
+	    !sym_go_pcvalue(g, tab, f->entry, pc, &ix))
+		return -1;
+	return ix;
+}
+
+static bool sym_go_fd_u32(const struct sym_gopclntab *g, uint64_t off, uint32_t *v)
+{
+	if (off > g->fd_n || g->fd_n - off < 4)
+		return false;
+	*v = (uint32_t)g->fd[off] | (uint32_t)g->fd[off + 1] << 8 | (uint32_t)g->fd[off + 2] << 16 |
+	     (uint32_t)g->fd[off + 3] << 24;
+	return true;
+}
+
+int sym_gopclntab_lookup_frames(const struct sym_gopclntab *g, uint64_t pc, struct sym_frame *out,
+				size_t max)
+{
+	struct sym_go_func f;
+	uint64_t tree;
+	size_t n = 0;
+
+	if (max == 0 || !sym_go_find(g, pc, &f))
+		return 0;
+	/*
+	 * Go's runtime traceback (runtime/traceback.go, Go 1.18-1.21): while
+	 * the inline tree index at pc is >= 0, the frame is the inlined
+	 * callee named by the tree entry, at pc's own file:line; then pc
+	 * moves to entry + parentPc, an instruction of the caller at the
+	 * call site. The function itself comes last.
+	 */
+	if (sym_go_inltree(g, &f, &tree)) {
+		uint64_t cur = pc;
+
+		for (int k = 0; k < SYM_GO_INLINE_MAX && n + 1 < max; k++) {
+			int32_t ix = sym_go_inlindex(g, &f, cur);
+			uint64_t rec;
+			uint32_t nameoff, parentpc;
+
+			if (ix < 0)
+				break;
+			/* inlinedCall: 1.20+ {funcID u8, pad 3, nameOff i32, parentPc i32,
+			 * startLine i32}; 1.18-1.19 {parent i16, funcID u8, pad, file i32,
+			 * line i32, func_ i32, parentPc i32} */
+			rec = tree + (uint64_t)ix * (g->v120 ? 16 : 20);
+			if (!sym_go_fd_u32(g, rec + (g->v120 ? 4 : 12), &nameoff) ||
+			    !sym_go_fd_u32(g, rec + (g->v120 ? 8 : 16), &parentpc) ||
+			    !sym_go_name(g, nameoff, &out[n]))
+				break;
+			sym_go_fileline(g, &f, cur, &out[n]);
+			n++;
+			if ((int32_t)parentpc < 0 || f.entry + parentpc == cur)
+				break;
+			cur = f.entry + parentpc;
+		}
+		pc = cur;
+	}
+	if (!sym_go_name(g, f.nameoff, &out[n]))
+		return n ? (int)n : 0;
+	sym_go_fileline(g, &f, pc, &out[n]);
+	return (int)n + 1;
+}
+
+int sym_gopclntab_lookup(const struct sym_gopclntab *g, uint64_t pc, struct sym_frame *out)
+{
+	struct sym_go_func f;
+
+	if (!sym_go_find(g, pc, &f) || !sym_go_name(g, f.nameoff, out))
+		return 0;
+	sym_go_fileline(g, &f, pc, out);
 	return 1;
+}
+
+void sym_gopclntab_set_funcdata(struct sym_gopclntab *g, const uint8_t *data, size_t n)
+{
+	g->fd = data;
+	g->fd_n = data ? n : 0;
 }

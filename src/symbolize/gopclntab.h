@@ -26,8 +26,12 @@
  *   files    pcfile gives a file number; cutab[cuOffset + n] (u32) is the
  *            offset of its NUL-terminated name in filetab
  *
- * Inlined Go frames (FUNCDATA_InlTree) are not expanded: they live in
- * go.func.* data outside the pclntab.
+ * Inlined Go frames: a function's FUNCDATA_InlTree (an array of
+ * inlinedCall records) lives in go:func.* data outside the pclntab, at an
+ * offset from moduledata.gofunc; PCDATA_InlTreeIndex maps each pc to its
+ * tree entry (runtime/symtab.go, runtime/traceback.go). With those bytes
+ * given (sym_gopclntab_set_funcdata, Go 1.18+), lookups expand the inline
+ * chain as Go's own tracebacks do.
  *
  * The object points into the bytes given to sym_gopclntab_parse, which
  * must outlive it; it is immutable after parsing (thread-safe lookups).
@@ -63,6 +67,22 @@ void sym_gopclntab_free(struct sym_gopclntab *g);
  * 1 when found, 0 when @pc is outside the table or the entry is damaged.
  */
 int sym_gopclntab_lookup(const struct sym_gopclntab *g, uint64_t pc, struct sym_frame *out);
+
+/**
+ * sym_gopclntab_lookup_frames() - the frames of @pc innermost first: each
+ * inlined callee (name, file, line), then the function itself at the call
+ * site; at most @max. Without funcdata this is sym_gopclntab_lookup.
+ * Returns the number of frames, 0 when @pc is not in the table.
+ */
+int sym_gopclntab_lookup_frames(const struct sym_gopclntab *g, uint64_t pc, struct sym_frame *out,
+				size_t max);
+
+/**
+ * sym_gopclntab_set_funcdata() - the @n bytes starting at the binary's
+ * moduledata.gofunc address (go:func.*, in .rodata), which must outlive
+ * @g; every read is bounds-checked against @n. NULL turns expansion off.
+ */
+void sym_gopclntab_set_funcdata(struct sym_gopclntab *g, const uint8_t *data, size_t n);
 
 /** sym_gopclntab_nfuncs() - number of functions in the table. */
 size_t sym_gopclntab_nfuncs(const struct sym_gopclntab *g);

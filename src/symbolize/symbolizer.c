@@ -481,8 +481,10 @@ static void symbolizer_file_load(struct symbolizer *s, struct symbolizer_file *f
 		const uint8_t *tab;
 		size_t n;
 
-		if (e && (tab = sym_elf_gopclntab(e, &n)) != NULL)
-			sym_gopclntab_parse(tab, n, sym_elf_info(e)->text_vaddr, &f->go, &err);
+		if (e && (tab = sym_elf_gopclntab(e, &n)) != NULL &&
+		    sym_gopclntab_parse(tab, n, sym_elf_info(e)->text_vaddr, &f->go, &err) == 0 &&
+		    (tab = sym_elf_gofunc(e, &n)) != NULL)
+			sym_gopclntab_set_funcdata(f->go, tab, n);
 	}
 }
 
@@ -543,9 +545,9 @@ static size_t symbolizer_file_frames(struct symbolizer_file *f, uint64_t vaddr,
 	name = symbolizer_symtab(f->dbg, SYM_SRC_SYMTAB, vaddr);
 	if (!name)
 		name = symbolizer_symtab(f->bin, SYM_SRC_SYMTAB, vaddr);
-	if (f->go && sym_gopclntab_lookup(f->go, vaddr, &out[0]) &&
-	    (!name || !strcmp(name, out[0].name)))
-		return 1;
+	if (f->go && (n = sym_gopclntab_lookup_frames(f->go, vaddr, out, max)) > 0 &&
+	    (!name || !strcmp(name, out[n - 1].name)))
+		return (size_t)n;
 	if (!name) {
 		src = SYM_SRC_DYNSYM;
 		name = symbolizer_symtab(f->bin, SYM_SRC_DYNSYM, vaddr);

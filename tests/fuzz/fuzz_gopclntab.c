@@ -3,7 +3,9 @@
  * fuzz_gopclntab.c - libFuzzer target for the Go pclntab reader
  * (src/symbolize/gopclntab.c): any byte string given to
  * sym_gopclntab_parse must yield an error with a reason or an object
- * whose lookups stay in bounds and answer NUL-terminated names.
+ * whose lookups stay in bounds and answer NUL-terminated names. The
+ * input's second half also serves as go:func.* data, so the inline-tree
+ * walk (sym_gopclntab_lookup_frames) reads hostile trees too.
  * Seeds worth using: the .gopclntab of any Go binary
  * (objcopy -O binary --only-section=.gopclntab BIN seed).
  */
@@ -16,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sym_gopclntab *g = NULL;
-	struct sym_frame f;
+	struct sym_frame f, fr[8];
 	struct prof_err err;
 
 	prof_err_init(&err);
@@ -35,6 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&a, data + i, sizeof(a));
 		if (sym_gopclntab_lookup(g, a, &f))
 			PROF_ASSERT(strlen(f.file) < sizeof(f.file));
+	}
+	sym_gopclntab_set_funcdata(g, data + size / 2, size - size / 2);
+	for (uint64_t pc = 0x401000; pc < 0x401000 + 4096; pc += 61) {
+		int n = sym_gopclntab_lookup_frames(g, pc, fr, PROF_ARRAY_SIZE(fr));
+
+		PROF_ASSERT(n >= 0 && (size_t)n <= PROF_ARRAY_SIZE(fr));
+		for (int i = 0; i < n; i++)
+			PROF_ASSERT(fr[i].name[0] && strlen(fr[i].file) < sizeof(fr[i].file));
 	}
 	sym_gopclntab_free(g);
 	return 0;

@@ -14,7 +14,8 @@
 #     lines, inline order);
 #   - C++ names demangled from DWARF and from .symtab; Rust names, legacy
 #     and v0 manglings, demangled;
-#   - a stripped Go binary resolves through .gopclntab (name, file, line).
+#   - a stripped Go binary resolves through .gopclntab (name, file, line),
+#     inlined frames included (the inline trees in go:func.*), as its DWARF says.
 # Needs $PROFD's build dir to hold tests/tools/symq; gcc, g++, objcopy,
 # strip, addr2line; rustc and go are used when installed.
 set -uo pipefail
@@ -205,6 +206,36 @@ if command -v go >/dev/null; then
 		"$SYMQ" "$tmp/gobin.stripped" "0x$hot" >"$tmp/go.out"
 		checkx "stripped Go: main.hotLoop at gomain.go:$want_line via gopclntab ($(cut -f3- "$tmp/go.out"))" \
 			'grep -qP "\tmain.hotLoop\tgomain.go:$want_line\tgopclntab" "$tmp/go.out"'
+		# Inlined Go frames: every instruction of the binary symbolized from the
+		# stripped file (pclntab + the inline trees in go:func.*) against the
+		# unstripped one (DWARF inlined subroutines, written independently by the
+		# Go compiler): the whole chain, names, files and lines.
+		objdump -d -j .text --no-show-raw-insn "$tmp/gobin" |
+			awk -F: '/^ +[0-9a-f]+:/ { gsub(/ /, "", $1); print "0x" $1 }' >"$tmp/go.addrs"
+		"$SYMQ" --bench --print "$tmp/gobin" <"$tmp/go.addrs" >"$tmp/go.dwarf" 2>/dev/null
+		"$SYMQ" --bench --print "$tmp/gobin.stripped" <"$tmp/go.addrs" >"$tmp/go.pcln" 2>/dev/null
+		python3 - "$tmp/go.dwarf" "$tmp/go.pcln" >"$tmp/go.cmp" <<'PY'
+import sys
+def load(f):
+    d = {}
+    for l in open(f):
+        p = l.rstrip("\n").split("\t")
+        d.setdefault(p[0], []).append(tuple(p[2:4]) if len(p) > 3 else ("-",))
+    return d
+dw, pc = load(sys.argv[1]), load(sys.argv[2])
+same = sum(dw[a] == pc.get(a) for a in dw)
+main = [a for a in dw if dw[a][-1][0].startswith("main.")]
+main_same = sum(dw[a] == pc.get(a) for a in main)
+chain = sum([f[0] for f in pc.get(a, [])] == ["main.square", "main.mix", "main.hotLoop"] for a in main)
+inl = sum(len(pc.get(a, [])) > 1 and dw[a] == pc.get(a) for a in dw)
+print("all", len(dw), "same", same, "main", len(main), "main_same", main_same,
+      "square<mix<hotLoop", chain, "inlined_same", inl)
+PY
+		read -r _ all _ same _ nmain _ msame _ chain _ inl <"$tmp/go.cmp"
+		checkx "stripped Go, inlined frames: square<mix<hotLoop chains ($chain), main.* as DWARF ($msame/$nmain)" \
+			'[ "$chain" -gt 0 ] && [ "$msame" = "$nmain" ] && [ "$nmain" -gt 10 ]'
+		checkx "stripped Go, every instruction: >= 99.5% as DWARF ($same/$all; $inl with inlined frames)" \
+			'[ $((same * 1000)) -ge $((all * 995)) ] && [ "$inl" -gt 1000 ]'
 	else
 		fail "go build failed: $(tail -3 "$tmp/go.log")"
 	fi

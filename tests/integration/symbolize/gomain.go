@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// gomain.go - fixture: a Go function resolved through .gopclntab once stripped.
+// gomain.go - fixture: Go functions resolved through .gopclntab once
+// stripped, including a two-level inline chain (square inlined into
+// mix, mix inlined into hotLoop) that only the inline tree in go:func.*
+// can expand.
 package main
 
 import (
@@ -7,11 +10,15 @@ import (
 	"os"
 )
 
+func square(x int) int { return x * x % 7 }
+
+func mix(x int) int { return square(x) + square(x+1) }
+
 //go:noinline
 func hotLoop(n int) int {
 	s := 0
 	for i := 0; i < n; i++ {
-		s += i * i % 7
+		s += mix(i)
 	}
 	return s
 }

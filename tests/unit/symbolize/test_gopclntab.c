@@ -4,7 +4,9 @@
  * Go 1.18 layout (two functions, one file, line and file pc-value
  * tables): names, files and lines per pc, both ends of the text, the
  * unsupported and foreign magics, and every truncation and single-byte
- * corruption of the table (under ASan: never a read out of bounds). The
+ * corruption of the table (under ASan: never a read out of bounds);
+ * inline trees (go:func.* data) in both the Go 1.18 and 1.20 layouts,
+ * including hostile trees (a parentPc loop, offsets past the end). The
  * integration test test_symbolize_native.sh covers a real Go binary.
  */
 #include "base/compat.h"
@@ -165,11 +167,124 @@ static void test_gopclntab_bad_tables(void **state)
 	}
 }
 
+/*
+ * One function main.outer on [TEXT, TEXT+16) with an inline tree:
+ * main.inner (line 10) is inlined on [TEXT, TEXT+8), called from the
+ * instruction at entry + 12 (line 20); [TEXT+8, TEXT+16) is main.outer's
+ * own code (line 20). Go 1.18 layout (_func 40 bytes, inlinedCall 20) or
+ * 1.20 (_func 44, inlinedCall 16). The funcdata bytes go into @fd.
+ */
+static void build_inline(bool v120, uint8_t *fd, size_t *fd_n, uint32_t parent_pc)
+{
+	const char names[] = "main.outer\0main.inner";
+	const char files[] = "/src/y.go";
+	const uint8_t pcln[] = { 0, 22, 8, 20, 8, 0 };
+	const uint8_t pcfile[] = { 2, 16, 0 };
+	const uint8_t pcinl[] = { 2, 8, 1, 8, 0 }; /* 0 on [0,8), -1 on [8,16) */
+	size_t o = 72, fn, cu, ft, pc, ftab, b, fsz = v120 ? 44 : 40;
+
+	memset(tab, 0, sizeof(tab));
+	put32(0, v120 ? 0xfffffff1u : 0xfffffff0u);
+	tab[6] = 1;
+	tab[7] = 8;
+	fn = o;
+	memcpy(tab + o, names, sizeof(names));
+	o += sizeof(names);
+	cu = o;
+	put32(o, 0);
+	o += 4;
+	ft = o;
+	memcpy(tab + o, files, sizeof(files));
+	o += sizeof(files);
+	pc = o;
+	memcpy(tab + o, pcln, sizeof(pcln));
+	memcpy(tab + o + sizeof(pcln), pcfile, sizeof(pcfile));
+	memcpy(tab + o + sizeof(pcln) + sizeof(pcfile), pcinl, sizeof(pcinl));
+	o += sizeof(pcln) + sizeof(pcfile) + sizeof(pcinl);
+	o = (o + 7) & ~(size_t)7;
+	ftab = o;
+	put64(8, 1);
+	put64(16, 1);
+	put64(24, TEXT);
+	put64(32, fn);
+	put64(40, cu);
+	put64(48, ft);
+	put64(56, pc);
+	put64(64, ftab);
+	put32(ftab + 0, 0);
+	put32(ftab + 4, 16);
+	put32(ftab + 8, 16); /* end of text */
+	put32(ftab + 12, 0);
+	b = ftab + 16;
+	put32(b + 4, 0);					       /* nameOff */
+	put32(b + 20, (uint32_t)sizeof(pcln));			       /* pcfile */
+	put32(b + 24, 1);					       /* pcln */
+	put32(b + 28, 3);					       /* npcdata */
+	tab[b + fsz - 1] = 4;					       /* nfuncdata */
+	put32(b + fsz + 8, (uint32_t)(sizeof(pcln) + sizeof(pcfile))); /* pcdata[2] */
+	put32(b + fsz + 12 + 0, UINT32_MAX);			       /* funcdata[0..2] */
+	put32(b + fsz + 12 + 4, UINT32_MAX);
+	put32(b + fsz + 12 + 8, UINT32_MAX);
+	put32(b + fsz + 12 + 12, 8); /* funcdata[3]: the tree at fd + 8 */
+	tab_n = b + fsz + 28;
+	PROF_ASSERT(tab_n <= sizeof(tab));
+	/* The tree: entry 0 = main.inner, called at entry + parent_pc. */
+	memset(fd, 0xee, 8 + 20);
+	for (int i = 0; i < 4; i++) {
+		uint32_t nameoff = 11; /* "main.inner" */
+
+		fd[8 + (v120 ? 4 : 12) + i] = (uint8_t)(nameoff >> (8 * i));
+		fd[8 + (v120 ? 8 : 16) + i] = (uint8_t)(parent_pc >> (8 * i));
+	}
+	*fd_n = 8 + (v120 ? 16 : 20);
+}
+
+static void test_gopclntab_inline(void **state)
+{
+	struct sym_gopclntab *g = NULL;
+	struct sym_frame f[4];
+	uint8_t fd[64];
+	size_t fd_n;
+
+	(void)state;
+	for (int v = 0; v < 2; v++) {
+		build_inline(v, fd, &fd_n, 12);
+		assert_int_equal(sym_gopclntab_parse(tab, tab_n, 0, &g, NULL), 0);
+		/* Without funcdata: one frame, the function's own name. */
+		assert_int_equal(sym_gopclntab_lookup_frames(g, TEXT + 2, f, 4), 1);
+		assert_string_equal(f[0].name, "main.outer");
+		sym_gopclntab_set_funcdata(g, fd, fd_n);
+		assert_int_equal(sym_gopclntab_lookup_frames(g, TEXT + 2, f, 4), 2);
+		assert_string_equal(f[0].name, "main.inner");
+		assert_string_equal(f[0].file, "/src/y.go");
+		assert_int_equal(f[0].line, 10);
+		assert_string_equal(f[1].name, "main.outer");
+		assert_int_equal(f[1].line, 20); /* the call site */
+		assert_int_equal(sym_gopclntab_lookup_frames(g, TEXT + 9, f, 4), 1);
+		assert_string_equal(f[0].name, "main.outer");
+		/* Room for one frame: the innermost one. */
+		assert_int_equal(sym_gopclntab_lookup_frames(g, TEXT + 2, f, 1), 1);
+		assert_int_equal(sym_gopclntab_lookup_frames(g, TEXT + 16, f, 4), 0);
+		/* Funcdata cut short: the tree is not read past its end. */
+		sym_gopclntab_set_funcdata(g, fd, 10);
+		assert_int_equal(sym_gopclntab_lookup_frames(g, TEXT + 2, f, 4), 1);
+		sym_gopclntab_free(g);
+
+		/* A parentPc pointing back into the inlined range: bounded walk. */
+		build_inline(v, fd, &fd_n, 4);
+		assert_int_equal(sym_gopclntab_parse(tab, tab_n, 0, &g, NULL), 0);
+		sym_gopclntab_set_funcdata(g, fd, fd_n);
+		assert_true(sym_gopclntab_lookup_frames(g, TEXT + 2, f, 4) <= 4);
+		sym_gopclntab_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gopclntab_lookups),
 		cmocka_unit_test(test_gopclntab_bad_tables),
+		cmocka_unit_test(test_gopclntab_inline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
