@@ -18,13 +18,17 @@
  *            build ID (keys interned in @strs). Only answers that came
  *            from an opened file are memoized (frames, or "nothing
  *            there"), so a miss caused by a missing file is never served
- *            from the memo. A record holds all its frames' names and files
- *            side by side, so a warm lookup touches the 16-byte memo slot
- *            and one or two cache lines of the record (the warm path is
- *            bound by memory latency, not by work):
+ *            from the memo. Names and files are interned (one copy per
+ *            distinct string: a binary has far fewer functions and files
+ *            than addresses, so they stay cache-resident); the memo slot
+ *            (32 bytes) holds the answer's innermost frame as ids, and an
+ *            inline chain's further frames go to a record in the blob:
  *
- *              u8 n, then n times: u32 line, u8 source, u16 name length,
- *              u16 file length, name bytes, file bytes (no NULs)
+ *              n - 1 times: u32 name id, u32 file id, u32 line, u8 source
+ *
+ *            so a warm lookup of an address without inlined callers
+ *            touches one memo cache line and the (hot) strings; the warm
+ *            path is bound by memory latency, not by work.
  *
  *            When the memo reaches SYMBOLIZER_MEMO_MAX entries or the
  *            records SYMBOLIZER_BLOB_MAX bytes it is cleared wholesale:
@@ -57,10 +61,10 @@
 #define SYMBOLIZER_MEMO_MAX  (1u << 20)		 /* memo entries before it is cleared */
 #define SYMBOLIZER_BLOB_MAX  (96u << 20)	 /* bytes of answer records before it is cleared */
 #define SYMBOLIZER_NONE	     UINT32_MAX		 /* memo: nothing at that address */
-#define SYMBOLIZER_FRAME_HDR 9			 /* line, source, two lengths */
+#define SYMBOLIZER_STRS_MAX  (64u << 20) /* bytes of interned names/files before it is cleared */
+#define SYMBOLIZER_FRAME_REC 13		 /* name id, file id, line, source */
 
-_Static_assert(SYM_FRAMES_MAX <= 255 && SYM_FRAME_NAME_MAX <= 65535 && SYM_FRAME_FILE_MAX <= 65535,
-	       "answer record fields");
+_Static_assert(SYM_FRAMES_MAX <= 255, "answer record fields");
 
 enum symbolizer_state { SYM_FILE_OK, SYM_FILE_MISMATCH, SYM_FILE_MISSING };
 
@@ -78,8 +82,12 @@ struct symbolizer_file {
 
 struct symbolizer_memo {
 	uint64_t vaddr;
-	uint32_t key; /* strtab id; 0 = empty slot (id 0 is "" and never a key) */
-	uint32_t off; /* answer record in blob, or SYMBOLIZER_NONE */
+	uint32_t key;	     /* strtab id; 0 = empty slot (id 0 is "" and never a key) */
+	uint32_t off;	     /* frames 1..n-1 in blob (n > 1) */
+	uint32_t name, file; /* frame 0: strtab ids */
+	uint32_t line;
+	uint8_t n; /* frames; 0 = nothing at that address */
+	uint8_t source;
 };
 
 struct symbolizer {
@@ -94,7 +102,8 @@ struct symbolizer {
 	struct strtab strs;
 	struct symbolizer_memo *memo;
 	size_t memo_n, memo_cap;   /* memo_cap: power of two */
-	VEC(char) blob;		   /* answer records */
+	VEC(char) blob;		   /* inline chains' outer frames */
+	size_t str_bytes;	   /* bytes interned into strs since the last clear */
 	struct sym_frame *scratch; /* SYM_FRAMES_MAX frames for resolving a miss */
 	/* The memo key of the last (path, build ID) asked: callers ask runs of one binary. */
 	char *last_path, *last_bid;
@@ -138,6 +147,7 @@ static void symbolizer_memo_clear(struct symbolizer *s)
 	VEC_FREE(&s->blob);
 	strtab_release(&s->strs);
 	strtab_init(&s->strs);
+	s->str_bytes = 0;
 }
 
 static void symbolizer_files_clear(struct symbolizer *s)
@@ -237,8 +247,8 @@ static size_t symbolizer_memo_slot(const struct symbolizer *s, uint32_t key, uin
 }
 
 /* The memo entry for (key, vaddr), or NULL. */
-static const struct symbolizer_memo *symbolizer_memo_find(const struct symbolizer *s, uint32_t key,
-							  uint64_t vaddr)
+static struct symbolizer_memo *symbolizer_memo_find(const struct symbolizer *s, uint32_t key,
+						    uint64_t vaddr)
 {
 	size_t i;
 
@@ -251,8 +261,8 @@ static const struct symbolizer_memo *symbolizer_memo_find(const struct symbolize
 	return NULL;
 }
 
-static const struct symbolizer_memo *symbolizer_memo_insert(struct symbolizer *s, uint32_t key,
-							    uint64_t vaddr, uint32_t off)
+static struct symbolizer_memo *symbolizer_memo_insert(struct symbolizer *s, uint32_t key,
+						      uint64_t vaddr)
 {
 	size_t i;
 
@@ -275,11 +285,47 @@ static const struct symbolizer_memo *symbolizer_memo_insert(struct symbolizer *s
 	for (i = symbolizer_memo_slot(s, key, vaddr); s->memo[i].key;
 	     i = (i + 1) & (s->memo_cap - 1))
 		;
+	memset(&s->memo[i], 0, sizeof(s->memo[i]));
 	s->memo[i].key = key;
 	s->memo[i].vaddr = vaddr;
-	s->memo[i].off = off;
 	s->memo_n++;
 	return &s->memo[i];
+}
+
+/* Intern @str for an answer, counting the bytes it adds. */
+static uint32_t symbolizer_str(struct symbolizer *s, const char *str)
+{
+	uint32_t n = s->strs.n, id = strtab_intern_cstr(&s->strs, str);
+
+	if (s->strs.n != n)
+		s->str_bytes += strlen(str) + 1 + sizeof(char *) + 2 * sizeof(uint32_t);
+	return id;
+}
+
+/* Frame @i (0 = innermost) of memo answer @m into @out. */
+static void symbolizer_memo_frame(const struct symbolizer *s, const struct symbolizer_memo *m,
+				  size_t i, struct sym_frame *out)
+{
+	uint32_t name = m->name, file = m->file, line = m->line;
+	uint8_t source = m->source;
+	size_t cn, cf;
+
+	if (i > 0) {
+		const char *rec = s->blob.v + m->off + (i - 1) * SYMBOLIZER_FRAME_REC;
+
+		memcpy(&name, rec, 4);
+		memcpy(&file, rec + 4, 4);
+		memcpy(&line, rec + 8, 4);
+		source = (uint8_t)rec[12];
+	}
+	out->line = line;
+	out->source = source;
+	cn = PROF_MIN((size_t)s->strs.len[name], sizeof(out->name) - 1);
+	cf = PROF_MIN((size_t)s->strs.len[file], sizeof(out->file) - 1);
+	memcpy(out->name, s->strs.s[name], cn);
+	out->name[cn] = '\0';
+	memcpy(out->file, s->strs.s[file], cf);
+	out->file[cf] = '\0';
 }
 
 /* Memo key string for this request: the build ID, else "path:<path>". */
@@ -570,10 +616,10 @@ static size_t symbolizer_file_frames(struct symbolizer_file *f, uint64_t vaddr,
 static const struct symbolizer_memo *symbolizer_resolve(struct symbolizer *s, const char *path,
 							const char *build_id, uint64_t vaddr)
 {
-	const struct symbolizer_memo *m;
+	struct symbolizer_memo *m;
 	struct symbolizer_file *f;
-	uint32_t key, off;
-	size_t n;
+	uint32_t key;
+	size_t n, need;
 
 	s->stats.lookups++;
 	key = symbolizer_memo_key(s, path, build_id, false);
@@ -585,54 +631,37 @@ static const struct symbolizer_memo *symbolizer_resolve(struct symbolizer *s, co
 	if (f->state != SYM_FILE_OK)
 		return NULL;
 	n = symbolizer_file_frames(f, vaddr, s->scratch, SYM_FRAMES_MAX);
-	size_t need = 1;
-	for (size_t i = 0; i < n; i++)
-		need += SYMBOLIZER_FRAME_HDR + strlen(s->scratch[i].name) +
-			strlen(s->scratch[i].file);
-	if (s->memo_n >= SYMBOLIZER_MEMO_MAX || s->blob.n + need > SYMBOLIZER_BLOB_MAX)
+	need = n > 1 ? (n - 1) * SYMBOLIZER_FRAME_REC : 0;
+	if (s->memo_n >= SYMBOLIZER_MEMO_MAX || s->blob.n + need > SYMBOLIZER_BLOB_MAX ||
+	    s->str_bytes > SYMBOLIZER_STRS_MAX)
 		symbolizer_memo_clear(s);
 	key = symbolizer_memo_key(s, path, build_id, true);
+	m = symbolizer_memo_insert(s, key, vaddr);
 	if (n == 0)
-		return symbolizer_memo_insert(s, key, vaddr, SYMBOLIZER_NONE);
-	off = (uint32_t)s->blob.n;
+		return m;
+	m->n = (uint8_t)n;
+	m->off = (uint32_t)s->blob.n;
 	VEC_RESERVE(&s->blob, need);
-	char *w = s->blob.v + s->blob.n;
-	*w++ = (char)n;
 	for (size_t i = 0; i < n; i++) {
 		const struct sym_frame *fr = &s->scratch[i];
-		uint16_t nl = (uint16_t)strlen(fr->name), fl = (uint16_t)strlen(fr->file);
+		uint32_t name = symbolizer_str(s, fr->name), file = symbolizer_str(s, fr->file);
 
-		memcpy(w, &fr->line, 4);
-		w[4] = (char)fr->source;
-		memcpy(w + 5, &nl, 2);
-		memcpy(w + 7, &fl, 2);
-		w += SYMBOLIZER_FRAME_HDR;
-		memcpy(w, fr->name, nl);
-		memcpy(w + nl, fr->file, fl);
-		w += nl + fl;
+		if (i == 0) {
+			m->name = name;
+			m->file = file;
+			m->line = fr->line;
+			m->source = fr->source;
+			continue;
+		}
+		char *w = s->blob.v + s->blob.n;
+
+		memcpy(w, &name, 4);
+		memcpy(w + 4, &file, 4);
+		memcpy(w + 8, &fr->line, 4);
+		w[12] = (char)fr->source;
+		s->blob.n += SYMBOLIZER_FRAME_REC;
 	}
-	s->blob.n += need;
-	return symbolizer_memo_insert(s, key, vaddr, off);
-}
-
-/* One frame of an answer record at @rec into @out; returns the next frame's start. */
-static const char *symbolizer_record_frame(const char *rec, struct sym_frame *out)
-{
-	uint16_t nl, fl;
-	size_t cn, cf;
-
-	memcpy(&out->line, rec, 4);
-	out->source = (uint8_t)rec[4];
-	memcpy(&nl, rec + 5, 2);
-	memcpy(&fl, rec + 7, 2);
-	rec += SYMBOLIZER_FRAME_HDR;
-	cn = PROF_MIN((size_t)nl, sizeof(out->name) - 1);
-	cf = PROF_MIN((size_t)fl, sizeof(out->file) - 1);
-	memcpy(out->name, rec, cn);
-	out->name[cn] = '\0';
-	memcpy(out->file, rec + nl, cf);
-	out->file[cf] = '\0';
-	return rec + nl + fl;
+	return m;
 }
 
 /* Validate arguments and lowercase the build ID into @id. */
@@ -658,13 +687,11 @@ int symbolizer_lookup_frames(struct symbolizer *s, const char *path, const char 
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	m = symbolizer_resolve(s, path, id, vaddr);
-	if (m && m->off != SYMBOLIZER_NONE) {
-		const char *rec = s->blob.v + m->off;
-		size_t n = PROF_MIN((size_t)(uint8_t)rec[0], max);
+	if (m && m->n) {
+		size_t n = PROF_MIN((size_t)m->n, max);
 
-		rec++;
 		for (size_t i = 0; i < n; i++)
-			rec = symbolizer_record_frame(rec, &out[i]);
+			symbolizer_memo_frame(s, m, i, &out[i]);
 		rc = (int)n;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -683,20 +710,15 @@ int symbolizer_lookup(struct symbolizer *s, const char *path, const char *build_
 	out[0] = '\0';
 	pthread_mutex_lock(&s->lock);
 	m = symbolizer_resolve(s, path, id, vaddr);
-	if (m && m->off != SYMBOLIZER_NONE) {
-		const char *rec = s->blob.v + m->off + 1;
-		size_t n = (uint8_t)s->blob.v[m->off];
-		uint16_t nl, fl;
-
+	if (m && m->n) {
 		/* The outermost frame is the last one. */
-		for (size_t i = 0; i + 1 < n; i++) {
-			memcpy(&nl, rec + 5, 2);
-			memcpy(&fl, rec + 7, 2);
-			rec += SYMBOLIZER_FRAME_HDR + nl + fl;
-		}
-		memcpy(&nl, rec + 5, 2);
-		n = PROF_MIN((size_t)nl, outsz - 1);
-		memcpy(out, rec + SYMBOLIZER_FRAME_HDR, n);
+		uint32_t name = m->name;
+		size_t n;
+
+		if (m->n > 1)
+			memcpy(&name, s->blob.v + m->off + (m->n - 2) * SYMBOLIZER_FRAME_REC, 4);
+		n = PROF_MIN((size_t)s->strs.len[name], outsz - 1);
+		memcpy(out, s->strs.s[name], n);
 		out[n] = '\0';
 		rc = 0;
 	}
