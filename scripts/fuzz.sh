@@ -10,7 +10,8 @@
 #   scripts/fuzz.sh run SECONDS fuzz_pprof ...   only the named targets
 #
 # Targets link against the decoding layers (src/base, model, format,
-# symbolize, query/top.c and the scrape config parser) compiled here with
+# store (block decoders: fuzz_block), symbolize, query/top.c, the scrape config parser, the agent's kubelet
+# pod-list parser) compiled here with
 # the same sanitizers;
 # protobuf code is generated from src/format/proto into build-fuzz/gen.
 # Seeds (build-fuzz/seeds/<target>/): the matching folder of the shared
@@ -56,9 +57,9 @@ build() {
 		objs+=("$obj")
 	done < <(
 		find "$OUT/gen" -name '*.pb-c.c'
-		ls src/base/*.c src/model/*.c src/format/*.c src/symbolize/*.c src/query/top.c \
+		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c \
 			src/scrape/config.c src/scrape/relabel.c src/query/units.c src/mcp/mcp.c \
-			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c 2>/dev/null
+			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c 2>/dev/null
 	)
 	rm -f "$OUT/libfuzzprofd.a"
 	ar rcs "$OUT/libfuzzprofd.a" "${objs[@]}"
@@ -92,6 +93,9 @@ seeds() {
 			esac
 			printf '{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"name":"%s","arguments":{%s}}}' "$t" "$t" "$a" >"$dir/$t.json"
 		done
+	fi
+	if [ "$name" = fuzz_k8s_pods ]; then # a kubelet /pods answer, as in tests/unit/agent/test_k8s.c
+		printf '%s' '{"kind":"PodList","items":[{"metadata":{"name":"web-5d8f7-abcde","namespace":"shop","uid":"0b4d9a3e-5c1f-4f7e-9d2a-1c3e5f7a9b0d","labels":{"app":"web"},"annotations":{"team":"a"},"ownerReferences":[{"kind":"ReplicaSet","name":"web-5d8f7"}]},"spec":{"nodeName":"n1"},"status":{"containerStatuses":[{"name":"app","containerID":"containerd://abc"}]}}]}' >"$dir/pods.json"
 	fi
 	[ -d "$CORPUS" ] || return 0
 	case "$name" in
