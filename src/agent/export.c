@@ -14,7 +14,11 @@
 #include <signal.h>
 #include <unistd.h>
 
-#define EXPORT_PATH		 "/v1development/profiles"
+#define EXPORT_PATH "/v1development/profiles"
+/* OTLP/gRPC: the service's method path (opentelemetry-proto profiles_service.proto). */
+#define EXPORT_GRPC_PATH \
+	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+#define EXPORT_GRPC_HDR		 5 /* gRPC message prefix: compressed flag u8, length u32 big-endian */
 #define EXPORT_DEFAULT_QUEUE	 (32u << 20)
 #define EXPORT_DEFAULT_TIMEOUT	 10000L
 #define EXPORT_BACKOFF_MIN_MS	 1000L
@@ -32,7 +36,8 @@ struct export_req {
 
 struct agent_export {
 	struct agent_export_opts o;
-	char *url;	   /* server_url + EXPORT_PATH, or NULL */
+	char *url;	   /* server_url + EXPORT_PATH (or EXPORT_GRPC_PATH), or NULL */
+	bool grpc;	   /* OTLP/gRPC (grpc:// h2c, grpcs:// TLS) instead of OTLP/HTTP */
 	char *auth_hdr;	   /* "Authorization: Bearer ..." or NULL */
 	char *dataset_hdr; /* "X-Profd-Dataset: ..." or NULL */
 	uint64_t rng;	   /* xorshift state for backoff jitter (sender thread) */
@@ -107,19 +112,77 @@ static int export_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, cu
 	return late ? 1 : 0;
 }
 
-/* One POST. 0 on 2xx; 1 for a transient failure worth retrying; -1 to give up. */
+/* gRPC status and message from the response's trailers (or headers, for Trailers-Only). */
+struct export_grpc_reply {
+	int status; /* -1 until a grpc-status line is seen */
+	char message[256];
+};
+
+static size_t export_on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct export_grpc_reply *g = ud;
+	size_t n = size * nmemb, k;
+
+	if (n > 12 && !strncasecmp(ptr, "grpc-status:", 12)) {
+		g->status = 0;
+		for (k = 12; k < n && ptr[k] == ' '; k++)
+			;
+		for (; k < n && ptr[k] >= '0' && ptr[k] <= '9' && g->status < 1000; k++)
+			g->status = g->status * 10 + (ptr[k] - '0');
+	} else if (n > 13 && !strncasecmp(ptr, "grpc-message:", 13)) {
+		for (k = 13; k < n && ptr[k] == ' '; k++)
+			;
+		snprintf(g->message, sizeof(g->message), "%.*s", (int)(n - k), ptr + k);
+		g->message[strcspn(g->message, "\r\n")] = '\0';
+	}
+	return n;
+}
+
+/*
+ * gRPC status codes worth retrying (OTLP exporter spec, "Failures"):
+ * CANCELLED 1, DEADLINE_EXCEEDED 4, RESOURCE_EXHAUSTED 8, ABORTED 10,
+ * OUT_OF_RANGE 11, UNAVAILABLE 14, DATA_LOSS 15.
+ */
+static bool export_grpc_retryable(int code)
+{
+	return code == 1 || code == 4 || code == 8 || code == 10 || code == 11 || code == 14 ||
+	       code == 15;
+}
+
+/* One POST. 0 on 2xx (gRPC: status OK); 1 for a transient failure worth retrying; -1 to give up. */
 static int export_post(struct agent_export *x, CURL *curl, const struct export_req *r,
 		       long timeout_ms)
 {
 	struct curl_slist *hdrs = NULL;
+	struct export_grpc_reply g = { .status = -1 };
 	struct buf reply;
 	long status = 0;
 	CURLcode cc;
 	int ret;
 
 	buf_init(&reply, EXPORT_MAX_REPLY_BYTES + 1);
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/x-protobuf");
-	hdrs = curl_slist_append(hdrs, "Content-Encoding: gzip");
+	if (x->grpc) {
+		hdrs = curl_slist_append(hdrs, "Content-Type: application/grpc+proto");
+		hdrs = curl_slist_append(hdrs, "TE: trailers");
+		hdrs = curl_slist_append(hdrs, "grpc-encoding: gzip");
+		hdrs = curl_slist_append(hdrs, "grpc-accept-encoding: identity,gzip");
+		curl_easy_setopt(curl, CURLOPT_HTTP_VERSION,
+				 strncmp(x->url, "https://", 8)
+					 ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+					 : (long)CURL_HTTP_VERSION_2TLS);
+		/*
+		 * A fresh connection per export: libcurl 7.88 (Debian 12) fails the
+		 * second request on a reused HTTP/2 connection after a response with
+		 * trailers ("Error in the HTTP2 framing layer"; seen against profd's
+		 * and node's gRPC servers alike). One connect per interval is cheap.
+		 */
+		curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
+		curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, export_on_header);
+		curl_easy_setopt(curl, CURLOPT_HEADERDATA, &g);
+	} else {
+		hdrs = curl_slist_append(hdrs, "Content-Type: application/x-protobuf");
+		hdrs = curl_slist_append(hdrs, "Content-Encoding: gzip");
+	}
 	hdrs = curl_slist_append(hdrs, "Expect:");
 	if (x->auth_hdr)
 		hdrs = curl_slist_append(hdrs, x->auth_hdr);
@@ -149,6 +212,17 @@ static int export_post(struct agent_export *x, CURL *curl, const struct export_r
 			 " bytes=%zu attempt=%d error=\"%s\"",
 			 x->url, r->seq, r->len, r->attempts + 1, curl_easy_strerror(cc));
 		ret = 1;
+	} else if (x->grpc && status == 200 && g.status == 0) {
+		log_debug("agent export ok seq=%" PRIu64 " bytes=%zu grpc-status=0", r->seq,
+			  r->len);
+		ret = 0;
+	} else if (x->grpc) {
+		/* No grpc-status at all (a proxy's error page, a cut stream): retry. */
+		ret = g.status < 0 || export_grpc_retryable(g.status) ? 1 : -1;
+		log_warn("agent export rejected url=%s seq=%" PRIu64
+			 " bytes=%zu status=%ld grpc-status=%d action=%s message=\"%.200s\"",
+			 x->url, r->seq, r->len, status, g.status, ret > 0 ? "retry" : "drop",
+			 g.message);
 	} else if (status >= 200 && status < 300) {
 		log_debug("agent export ok seq=%" PRIu64 " bytes=%zu status=%ld", r->seq, r->len,
 			  status);
@@ -313,10 +387,13 @@ int agent_export_new(const struct agent_export_opts *opts, struct agent_export *
 	if (!opts || (!opts->server_url && !opts->dump_dir))
 		return prof_err_set(err, -EINVAL, -1, "need a server URL or a dump directory");
 	if (opts->server_url && strncmp(opts->server_url, "http://", 7) &&
-	    strncmp(opts->server_url, "https://", 8))
-		return prof_err_set(err, -EINVAL, -1,
-				    "server URL '%s' must start with http:// or https://",
-				    opts->server_url);
+	    strncmp(opts->server_url, "https://", 8) && strncmp(opts->server_url, "grpc://", 7) &&
+	    strncmp(opts->server_url, "grpcs://", 8))
+		return prof_err_set(
+			err, -EINVAL, -1,
+			"server URL '%s' must start with http://, https:// (OTLP/HTTP), "
+			"grpc:// or grpcs:// (OTLP/gRPC)",
+			opts->server_url);
 	if ((opts->bearer_token && strpbrk(opts->bearer_token, "\r\n")) ||
 	    (opts->dataset && strpbrk(opts->dataset, "\r\n")))
 		return prof_err_set(
@@ -351,7 +428,17 @@ int agent_export_new(const struct agent_export_opts *opts, struct agent_export *
 
 		while (n > 0 && opts->server_url[n - 1] == '/')
 			n--;
-		x->url = xasprintf("%.*s%s", (int)n, opts->server_url, EXPORT_PATH);
+		if (!strncmp(opts->server_url, "grpc", 4)) {
+			bool tls = opts->server_url[4] == 's';
+			size_t skip = tls ? 8 : 7; /* "grpcs://" or "grpc://" */
+
+			x->grpc = true;
+			x->url =
+				xasprintf("%s%.*s%s", tls ? "https://" : "http://", (int)(n - skip),
+					  opts->server_url + skip, EXPORT_GRPC_PATH);
+		} else {
+			x->url = xasprintf("%.*s%s", (int)n, opts->server_url, EXPORT_PATH);
+		}
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 		/* Signals (SIGINT, SIGTERM) go to the sampling thread, not the sender. */
 		sigfillset(&all);
@@ -415,6 +502,19 @@ int agent_export_submit(struct agent_export *x, const struct model_profile *cons
 		goto out;
 	}
 	r.data = buf_detach(&gz, &r.len);
+	if (x->grpc) { /* one length-prefixed, compressed gRPC message */
+		char *framed = xmalloc(r.len + EXPORT_GRPC_HDR);
+
+		framed[0] = 1;
+		framed[1] = (char)(r.len >> 24);
+		framed[2] = (char)(r.len >> 16);
+		framed[3] = (char)(r.len >> 8);
+		framed[4] = (char)r.len;
+		memcpy(framed + EXPORT_GRPC_HDR, r.data, r.len);
+		free(r.data);
+		r.data = framed;
+		r.len += EXPORT_GRPC_HDR;
+	}
 	pthread_mutex_lock(&x->mu);
 	x->st.requests++;
 	if (r.len > x->o.max_queue_bytes) {

@@ -20,6 +20,17 @@
  * "X-Profd-Dataset: NAME" when a dataset is (the profd server's tenant
  * selection, server/tenant.h).
  *
+ * OTLP/gRPC instead, for a server URL grpc://HOST:PORT (HTTP/2 without
+ * TLS, "h2c", with prior knowledge) or grpcs://HOST:PORT (HTTP/2 over
+ * TLS): POST /opentelemetry.proto.collector.profiles.v1development.
+ * ProfilesService/Export, Content-Type application/grpc+proto, the same
+ * gzip body as one compressed length-prefixed message (grpc-encoding
+ * gzip; gRPC over HTTP/2 protocol spec), the token and dataset as
+ * metadata; the outcome is the grpc-status trailer: 0 is success, the
+ * codes the OTLP spec calls retryable (UNAVAILABLE, RESOURCE_EXHAUSTED,
+ * DEADLINE_EXCEEDED, ABORTED, CANCELLED, OUT_OF_RANGE, DATA_LOSS) and a
+ * missing status are retried, others drop the request.
+ *
  * With a dump directory, each request body (uncompressed protobuf) is
  * also written there as agent-<unix ms>-<seq>.otlp.pb, for debugging
  * with `profd top` / `profd convert`.
@@ -35,7 +46,8 @@
 #include "model/profile.h"
 
 /**
- * struct agent_export_opts - @server_url: base URL ("http://host:4040"),
+ * struct agent_export_opts - @server_url: base URL ("http://host:4040",
+ * or "grpc://host:4317" / "grpcs://..." for OTLP/gRPC),
  * or NULL to only dump; @dump_dir: directory for request dumps, or NULL;
  * @max_queue_bytes: cap on compressed bytes waiting to be sent (0 = 32
  * MiB); @timeout_ms: per-request limit (0 = 10000); @max_backoff_ms:
