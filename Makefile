@@ -53,9 +53,13 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 
-.PHONY: all build run test unit check-format check-layers fuzz bench clean deps
+.PHONY: all build run test unit check-format check-layers fuzz bench clean deps ui
 
-all build: $(O)/profd $(TOOL_BIN)
+all build: $(O)/profd $(TOOL_BIN) ui
+
+# The explorer's third-party files (uPlot from npm) into ui/vendor/.
+ui:
+	$(Q)bash scripts/build-ui.sh
 
 deps:
 	$(Q)bash scripts/install-deps.sh

@@ -38,3 +38,6 @@ if [ -f "$js/package.json" ] && { [ ! -d "$js/node_modules" ] ||
 	[ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; }; then
 	(cd "$js" && npm ci --no-audit --no-fund --silent)
 fi
+
+# The explorer's npm packages (uPlot), copied into ui/vendor/.
+bash "$here/scripts/build-ui.sh"

@@ -154,9 +154,12 @@ echo "ok agent e2e"
 
 # The explorer in a real browser (Debian's chromium driven by playwright-core)
 # on the same data: pick the CPU type, enter the selector, find hot_a in the
-# rendered flame graph and hover it. Screenshot: tests/artifacts/explorer.png.
+# rendered flame graph and hover it; sum by process.executable.name; the
+# table's hot_a row equals the API's and opens the sandwich with its caller
+# main. Screenshots: tests/artifacts/explorer.png, explorer-sandwich.png.
 [ -x /usr/bin/chromium ] || fail "chromium is not installed (scripts/install-deps.sh installs it)"
 [ -d tests/js/node_modules/playwright-core ] || fail "tests/js/node_modules missing (run scripts/install-deps.sh)"
 PROFD_URL="$base/" PROFD_TYPE="$type" PROFD_QUERY="$query" PROFD_EXPECT_FUNCTION=hot_a \
+	PROFD_GROUP_BY=process.executable.name PROFD_EXPECT_CALLER=main \
 	node tests/js/explorer.test.mjs || fail "explorer browser test"
 echo "ok explorer shows hot_a in the browser"

@@ -11,6 +11,11 @@
  *   PROFD_TYPE              profile type id to pick (default: the page's choice)
  *   PROFD_QUERY             label selector to enter (default: empty)
  *   PROFD_EXPECT_FUNCTION   function that must appear (required)
+ *   PROFD_GROUP_BY          optional: "Sum by" this label; the chart legend must
+ *                           list its groups
+ *   PROFD_EXPECT_CALLER     optional: the table's row for the function must
+ *                           equal the API's, and a click on it must open the
+ *                           sandwich with this caller
  *   PROFD_TIMEOUT_MS        how long to wait for data to show up (default 60000)
  *   CHROMIUM                browser binary (default /usr/bin/chromium)
  *   PROFD_ARTIFACTS         screenshot folder (default tests/artifacts)
@@ -30,6 +35,8 @@ const wantType = process.env.PROFD_TYPE || '';
 const query = process.env.PROFD_QUERY || '';
 const expectFn = process.env.PROFD_EXPECT_FUNCTION || '';
 const timeoutMs = +(process.env.PROFD_TIMEOUT_MS || 60000);
+const groupBy = process.env.PROFD_GROUP_BY || '';
+const expectCaller = process.env.PROFD_EXPECT_CALLER || '';
 const artifacts = path.resolve(root, process.env.PROFD_ARTIFACTS || 'tests/artifacts');
 const shot = path.join(artifacts, 'explorer.png');
 
@@ -148,6 +155,36 @@ async function main() {
 
 		await page.screenshot({ path: shot, fullPage: true });
 		console.log(`ok screenshot ${path.relative(root, shot)}`);
+
+		if (groupBy) {
+			await page.waitForFunction((g) => [...document.querySelectorAll('#groupby-select option')].some((o) => o.value === g), groupBy, { timeout: 20000 });
+			await page.selectOption('#groupby-select', groupBy);
+			await page.waitForFunction((g) => window.profd.state.groupBy === g && window.profd.views.chart.state === 'ready' &&
+				document.querySelectorAll('#legend li').length > 0, groupBy, { timeout: 30000 });
+			const legend = await page.$$eval('#legend li', (lis) => lis.map((li) => `${li.dataset.label} ${li.querySelector('.lg-total').textContent}`));
+			if (!legend.every((l) => l.startsWith(`${groupBy}=`))) fail(`legend is not summed by ${groupBy}: ${legend.join(', ')}`);
+			console.log(`ok chart summed by ${groupBy}: ${legend.join(', ')}`);
+		}
+		if (expectCaller) {
+			await page.click('[data-testid="tab-table"]');
+			await page.waitForFunction(() => ['ready', 'empty', 'error'].includes(window.profd.views.table.state), null, { timeout: 30000 });
+			const row = await page.$eval(`#top-table tbody tr[data-name="${expectFn}"]`, (tr) => ({ self: +tr.dataset.self, total: +tr.dataset.total })).catch(() => null);
+			if (!row) fail(`the table has no row for ${expectFn}`);
+			const req = await page.evaluate(() => window.profdFlame.request);
+			const u = new URL('api/v1/table', url);
+			for (const k of ['type', 'query', 'from', 'to']) u.searchParams.set(k, req[k]);
+			const api = await (await fetch(u)).json();
+			const arow = api.rows.find((r) => r.name === expectFn);
+			if (!arow || arow.self !== row.self || arow.total !== row.total)
+				fail(`table row for ${expectFn} ${JSON.stringify(row)} differs from the API's ${JSON.stringify(arow)}`);
+			console.log(`ok table row for ${expectFn}: self ${row.self}, total ${row.total}, equal to the API's`);
+			await page.click(`#top-table tbody tr[data-name="${expectFn}"]`);
+			await page.waitForFunction(() => ['ready', 'empty', 'error'].includes(window.profd.views.sandwich.state), null, { timeout: 30000 });
+			const callers = await page.evaluate(() => window.profd.views.sandwich.callerNames || []);
+			if (!callers.includes(expectCaller)) fail(`sandwich callers of ${expectFn} lack ${expectCaller}: ${callers.join(', ')}`);
+			console.log(`ok sandwich: ${expectCaller} calls ${expectFn} (callers: ${callers.join(', ')})`);
+			await page.screenshot({ path: path.join(artifacts, 'explorer-sandwich.png'), fullPage: true });
+		}
 		if (pageErrors.length) fail(`page errors: ${pageErrors.join(' | ')}`);
 	} finally {
 		await context.close();

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_explorer.sh - the Profiling Explorer (ui/) in Debian's chromium,
+# driven by tests/js/explorer_views.test.mjs against a real `profd server`
+# serving the repository's ui/ directory, on deterministic data (mkotlp):
+#   - "shop" (process.executable.name=checkoutd): period A then period B,
+#     10 min apart; computePrice (called by handle and by batch) doubles
+#     its samples from A to B, parseJSON loses as many, the rest keeps
+#     the same share: the compare view must paint computePrice red,
+#     parseJSON green and logRequest / gcBgMarkWorker neutral;
+#   - a heap profile of "shop" (bytes: compare refuses it against CPU);
+#   - "search" (indexer) with an unsymbolized frame of a binary the
+#     server has no file for (stack health);
+#   - "worker": one sample every 100 ms in runs of the same stack
+#     (flame chart spans);
+#   - "big": a 16 000-leaf profile (16 421 nodes) for the render timing;
+#   - the corpus Go CPU profile (gen--cpu.pprof) when $PROFD_CORPUS has it.
+# The browser test checks the views' numbers against the API's, the URL
+# round trip, the dark theme, and saves screenshots in tests/artifacts/ui/.
+# Needs $PROFD and mkotlp built next to it, node + tests/js/node_modules.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+PROFD=${PROFD:-build-san/profd}
+MKOTLP=${MKOTLP:-$(dirname "$PROFD")/tests/tools/mkotlp}
+CORPUS=${PROFD_CORPUS:-../shared/corpus}
+T0=1700000000000 # ms: shop period A; B starts 10 min later
+NS=10000000      # one sample: 10 ms of CPU
+
+[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
+[ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built"; exit 1; }
+command -v node >/dev/null || { echo "skip: node is not installed"; exit 0; }
+[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || { echo "skip: chromium is not installed"; exit 0; }
+[ -d tests/js/node_modules/playwright-core ] || { echo "FAIL: tests/js/node_modules missing (make deps)"; exit 1; }
+bash scripts/build-ui.sh || { echo "FAIL: scripts/build-ui.sh"; exit 1; }
+
+tmp=$(mktemp -d /tmp/profd-test-explorer.XXXXXX)
+server_pid=
+nfail=0
+cleanup() {
+	[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
+	wait 2>/dev/null
+	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+ok() { echo "ok - $*"; }
+fail() {
+	echo "FAIL - $*"
+	nfail=$((nfail + 1))
+}
+
+"$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data" --ui ui >"$tmp/out" 2>"$tmp/log" &
+server_pid=$!
+for _ in $(seq 1 200); do
+	port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out")
+	[ -n "$port" ] && break
+	sleep 0.05
+done
+[ -n "${port:-}" ] || { fail "server did not start: $(tail -n 3 "$tmp/log")"; exit 1; }
+base="http://127.0.0.1:$port"
+post() { curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST \
+	-H 'Content-Type: application/x-protobuf' --data-binary "@$1" "$base/v1development/profiles"; }
+
+# rep STACK N: N "--stack STACK" arguments (N samples of that stack per profile).
+rep() { for _ in $(seq "$2"); do printf -- '--stack\n%s\n' "$1"; done; }
+mapfile -t SA < <(rep "main;serve;handle;parseJSON=$NS" 6; rep "main;serve;handle;computePrice=$NS" 4
+	rep "main;serve;logRequest=$NS" 2; rep "main;batch;computePrice=$NS" 1; rep "main;runtime.gcBgMarkWorker=$NS" 1)
+mapfile -t SB < <(rep "main;serve;handle;parseJSON=$NS" 2; rep "main;serve;handle;computePrice=$NS" 8
+	rep "main;serve;logRequest=$NS" 2; rep "main;batch;computePrice=$NS" 1; rep "main;runtime.gcBgMarkWorker=$NS" 1)
+SHOP=(--attr service.name=shop --attr process.executable.name=checkoutd --count 30 --every-ms 10000)
+"$MKOTLP" "${SHOP[@]}" --time-ms $T0 "${SA[@]}" "$tmp/a.pb"
+"$MKOTLP" "${SHOP[@]}" --time-ms $((T0 + 600000)) "${SB[@]}" "$tmp/b.pb"
+"$MKOTLP" --attr service.name=search --attr process.executable.name=indexer --time-ms $T0 \
+	--count 60 --every-ms 10000 --stack "main;indexLoop;tokenize=$NS" --stack "main;indexLoop;tokenize=$NS" \
+	--stack "main;indexLoop;@/opt/search/libidx.so@4f2a9c0de1b37788@0x1a2b=$NS" "$tmp/c.pb"
+# a heap profile of shop: another type, another unit (compare must refuse the pair)
+"$MKOTLP" --type inuse_space:bytes --attr service.name=shop --attr process.executable.name=checkoutd \
+	--time-ms $T0 --stack 'main;serve;handle;parseJSON=4096' "$tmp/heap.pb"
+# worker: runs of one stack, a sample every 100 ms, from T0 + 5 min
+W0=$((T0 + 300000))
+k=0
+for s in "main;work;step" "main;work;flush;write" "main;work;step" "main;work;compress" "main;work;step" "main;work;flush;write"; do
+	"$MKOTLP" --attr service.name=worker --attr process.executable.name=worker --time-ms $((W0 + k * 2000)) \
+		--count 20 --every-ms 100 --stack "$s=$NS" "$tmp/w$k.pb"
+	k=$((k + 1))
+done
+# big: 20 x 20 x 40 = 16 000 leaves under main, 30 min after T0
+python3 - "$tmp/big.args" "$NS" <<'EOF'
+import sys
+out, ns = sys.argv[1], int(sys.argv[2])
+with open(out, "w") as f:
+    i = 0
+    for a in range(20):
+        for b in range(20):
+            for c in range(40):
+                f.write("--stack\nmain;pkg%02d.Serve;pkg%02d/sub%02d.Handle;pkg%02d/sub%02d.leaf%02d=%d\n"
+                        % (a, a, b, a, b, c, ns * (1 + (i * 7) % 13)))
+                i += 1
+EOF
+mapfile -t BIG <"$tmp/big.args"
+"$MKOTLP" --attr service.name=big --attr process.executable.name=bigapp --time-ms $((T0 + 1800000)) "${BIG[@]}" "$tmp/big.pb"
+for f in a b c heap w0 w1 w2 w3 w4 w5 big; do
+	c=$(post "$tmp/$f.pb")
+	[ "$c" = 200 ] || fail "ingest $f answered $c"
+done
+corpus_from=
+if [ -f "$CORPUS/pprof/gen--cpu.pprof" ]; then
+	if "$PROFD" convert "$CORPUS/pprof/gen--cpu.pprof" "$tmp/corpus.otlp.pb" 2>"$tmp/convert.err" &&
+		[ "$(post "$tmp/corpus.otlp.pb")" = 200 ]; then
+		corpus_from=1795978800000 # the profile starts 2026-11-29T19:00:59Z (MANIFEST.md)
+	else
+		fail "corpus gen--cpu.pprof: convert or ingest failed: $(head -c 300 "$tmp/convert.err")"
+	fi
+else
+	echo "skip: no corpus at $CORPUS (the corpus part of the browser test is left out)"
+fi
+
+mkdir -p tests/artifacts/ui
+PROFD_URL="$base/" PROFD_T0=$T0 PROFD_CORPUS_FROM=$corpus_from PROFD_ARTIFACTS=tests/artifacts/ui \
+	timeout 240 node tests/js/explorer_views.test.mjs >"$tmp/node.out" 2>&1
+rc=$?
+cat "$tmp/node.out"
+[ $rc = 0 ] || fail "browser test (exit $rc)"
+grep -q '^FAIL' "$tmp/node.out" && [ $rc = 0 ] && fail "browser test printed FAIL lines"
+
+if grep -l "ERROR: AddressSanitizer\|runtime error:\|LeakSanitizer" "$tmp"/log >/dev/null 2>&1; then
+	fail "sanitizer reports"
+fi
+[ "$nfail" = 0 ] && ok "explorer: every view checked in the browser"
+exit $((nfail > 0))
