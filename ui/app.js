@@ -1744,6 +1744,7 @@
 		};
 		let cards = card('Frames symbolized', data.frames_symbolized, data.frames, 'frames');
 		cards += card('Samples fully symbolized', full, data.samples, 'samples');
+		cards += card('Stacks fully unwound', data.samples - (data.samples_truncated || 0), data.samples, 'samples');
 		for (const r of data.runtimes || []) cards += card(`${r.runtime.charAt(0).toUpperCase()}${r.runtime.slice(1)} frames named`, r.frames_symbolized, r.frames, 'frames');
 		el.healthCards.innerHTML = cards;
 		const bins = data.binaries || [];
@@ -1752,8 +1753,9 @@
 				`<td><span class="status status-${escapeHtml(b.status)}">${escapeHtml(b.status.replace(/_/g, ' '))}</span></td>` +
 				`<td class="col-num">${fmtPct(b.frames_symbolized, b.frames)} <span class="sub">${fmtCount(b.frames_symbolized)} / ${fmtCount(b.frames)}</span></td>` +
 				`<td class="col-num">${fmtPct(b.samples - b.samples_unsymbolized, b.samples)} <span class="sub">${fmtCount(b.samples - b.samples_unsymbolized)} / ${fmtCount(b.samples)}</span></td>` +
-				`<td class="col-fix">${escapeHtml(b.hint || '')}</td></tr>`).join('')
-			: '<tr class="static"><td colspan="5" class="all-good">Every frame in this selection is named: no binary needs debug info.</td></tr>';
+				`<td class="col-num">${fmtPct(b.samples - (b.samples_truncated || 0), b.samples)} <span class="sub">${fmtCount(b.samples - (b.samples_truncated || 0))} / ${fmtCount(b.samples)}</span></td>` +
+				`<td class="col-fix">${escapeHtml([b.hint, b.samples_truncated ? 'Some stacks through it are cut short ([truncated] root): deeper than the agent walks (its 16 KiB stack copy, or 127 frame-pointer frames).' : ''].filter(Boolean).join(' '))}</td></tr>`).join('')
+			: '<tr class="static"><td colspan="6" class="all-good">Every frame in this selection is named: no binary needs debug info.</td></tr>';
 		el.healthSummary.textContent = `${fmtCount(data.samples)} samples · ${fmtCount(data.frames)} frames · ${bins.length} binar${bins.length === 1 ? 'y needs' : 'ies need'} the symbolizer`;
 		health.state = 'ready';
 	}

@@ -4,7 +4,9 @@
  *
  * One totals scan: per source, each location's class is worked out once
  * (qmap location -> class and binary), then every stack is walked leaf to
- * root adding its rows to the counters of the frames on it. A binary's
+ * root adding its rows to the counters of the frames on it; a stack whose
+ * root is the producers' "[truncated]" marker counts as not fully
+ * unwound, for the selection and for each binary on it. A binary's
  * "samples" counts each row once however many of its frames the stack
  * holds (a per-binary stamp of the last stack seen).
  */
@@ -19,7 +21,7 @@ enum sh_class { SH_PRODUCER = 0, SH_RESOLVED = 1, SH_UNRESOLVED = 2 };
 
 struct sh_binary {
 	uint32_t path, build_id; /* ids in sh.strs */
-	uint64_t frames, frames_ok, samples, samples_bad;
+	uint64_t frames, frames_ok, samples, samples_bad, samples_truncated;
 	uint64_t stamp; /* last stack counted in samples */
 	bool stamp_bad; /* that stack had an unresolved frame of this binary */
 	int reason;	/* enum symbolizer_reason, -1 = not asked yet */
@@ -37,9 +39,10 @@ struct sh {
 	VEC(struct sh_binary) bins;
 	VEC(struct sh_runtime) rts;
 	struct sym_frame *frames; /* SYM_FRAMES_MAX scratch */
-	uint64_t rows, rows_bad, nframes, nframes_ok, stack_seq;
+	uint64_t rows, rows_bad, rows_truncated, nframes, nframes_ok, stack_seq;
 	/* per source */
-	struct qmap loc; /* location -> class | binary << 2 | runtime << 22 */
+	struct qmap loc;   /* location -> class | binary << 2 | runtime << 22 */
+	struct qmap trunc; /* root location -> 1 when it is the "[truncated]" marker, else 0 */
 	VEC(uint32_t) touched;
 };
 
@@ -109,7 +112,34 @@ static int sh_source_begin(void *arg, const struct store_source *src)
 
 	(void)src;
 	qmap_release(&h->loc);
+	qmap_release(&h->trunc);
 	return 0;
+}
+
+/*
+ * Is location @li of @d the root frame producers put on a stack they cut
+ * short? The agent's "[truncated]" pseudo-frame (agent/collect.c: its
+ * stack copy or bpf_get_stack's frame limit ran out), JFR's truncated
+ * stack traces (format/jfr.c).
+ */
+static bool sh_is_truncated(struct sh *h, const struct model_profile *d, uint32_t li)
+{
+	uint32_t w = qmap_get(&h->trunc, li);
+
+	if (w == QMAP_NONE) {
+		const struct model_location *l = &d->locations.v[li];
+		const char *name = "";
+
+		if (l->nlines && l->line_off < d->lines.n) {
+			uint32_t fn = d->lines.v[l->line_off].function;
+
+			if (fn && fn < d->functions.n)
+				name = model_str(d, d->functions.v[fn].name);
+		}
+		w = !strcmp(name, "[truncated]");
+		qmap_put(&h->trunc, li, w);
+	}
+	return w == 1;
 }
 
 static int sh_totals(void *arg, const struct store_source *src, const struct store_stack_total *t,
@@ -122,6 +152,9 @@ static int sh_totals(void *arg, const struct store_source *src, const struct sto
 		uint64_t rows = t[i].rows;
 		bool bad = false;
 
+		uint32_t root = UINT32_MAX;
+		bool truncated;
+
 		h->stack_seq++;
 		h->touched.n = 0;
 		for (uint32_t s = t[i].stack; s != 0 && s < src->nstacks;
@@ -130,6 +163,7 @@ static int sh_totals(void *arg, const struct store_source *src, const struct sto
 
 			if (li >= src->dict->locations.n)
 				continue;
+			root = li;
 			if (w == QMAP_NONE) {
 				w = sh_classify(h, src->dict, li);
 				qmap_put(&h->loc, li, w);
@@ -156,14 +190,19 @@ static int sh_totals(void *arg, const struct store_source *src, const struct sto
 			}
 			b->stamp_bad |= cls == SH_UNRESOLVED;
 		}
+		truncated = root != UINT32_MAX && sh_is_truncated(h, src->dict, root);
 		for (size_t k = 0; k < h->touched.n; k++) {
 			struct sh_binary *b = &h->bins.v[h->touched.v[k]];
 
 			b->samples += rows;
 			if (b->stamp_bad)
 				b->samples_bad += rows;
+			if (truncated)
+				b->samples_truncated += rows;
 		}
 		h->rows += rows;
+		if (truncated)
+			h->rows_truncated += rows;
 		if (bad)
 			h->rows_bad += rows;
 	}
@@ -209,10 +248,10 @@ static int sh_write(struct sh *h, struct buf *out)
 			 : buf_addstr(out, "null");
 	rc |= buf_addf(out,
 		       ",\"from\":%" PRId64 ",\"to\":%" PRId64 ",\"samples\":%" PRIu64
-		       ",\"samples_with_unsymbolized\":%" PRIu64 ",\"frames\":%" PRIu64
-		       ",\"frames_symbolized\":%" PRIu64 ",\"runtimes\":[",
+		       ",\"samples_with_unsymbolized\":%" PRIu64 ",\"samples_truncated\":%" PRIu64
+		       ",\"frames\":%" PRIu64 ",\"frames_symbolized\":%" PRIu64 ",\"runtimes\":[",
 		       h->p->from_ns / 1000000, h->p->to_ns / 1000000, h->rows, h->rows_bad,
-		       h->nframes, h->nframes_ok);
+		       h->rows_truncated, h->nframes, h->nframes_ok);
 	for (size_t i = 0, w = 0; i < h->rts.n; i++) {
 		const char *name = strtab_get(&h->strs, h->rts.v[i].name);
 
@@ -243,9 +282,10 @@ static int sh_write(struct sh *h, struct buf *out)
 		rc |= buf_addf(out,
 			       ",\"status\":\"%s\",\"frames\":%" PRIu64
 			       ",\"frames_symbolized\":%" PRIu64 ",\"samples\":%" PRIu64
-			       ",\"samples_unsymbolized\":%" PRIu64 ",\"hint\":",
+			       ",\"samples_unsymbolized\":%" PRIu64
+			       ",\"samples_truncated\":%" PRIu64 ",\"hint\":",
 			       symbolizer_reason_name((enum symbolizer_reason)reason), b->frames,
-			       b->frames_ok, b->samples, b->samples_bad);
+			       b->frames_ok, b->samples, b->samples_bad, b->samples_truncated);
 		const char *hint = sh_hint(reason);
 		rc |= buf_add_json_str(out, hint, strlen(hint));
 		rc |= buf_addstr(out, "}");
@@ -271,6 +311,7 @@ int query_symhealth_run(struct store *st, const struct query_symhealth_params *p
 	if (!rc)
 		rc = sh_write(&h, out);
 	qmap_release(&h.loc);
+	qmap_release(&h.trunc);
 	qmap_release(&h.bin_of);
 	VEC_FREE(&h.bins);
 	VEC_FREE(&h.rts);

@@ -12,15 +12,19 @@
  * symbolizer_reason: dwarf, symbols, no_debuginfo, build_id_mismatch,
  * stripped) and a hint of what would fix it. Counts are in sample rows
  * (unit-free, so any profile type or a mix can be judged), each frame
- * counted once per row it appears in.
+ * counted once per row it appears in. Unwinding: a stack whose root frame
+ * is "[truncated]" (the agent's marker for a stack deeper than it could
+ * walk; JFR's truncated traces) is not fully unwound; samples_truncated
+ * counts those rows, overall and per binary on the stack.
  *
  * JSON answer:
  *   {"type":T|null,"from":MS,"to":MS,"samples":N,
- *    "samples_with_unsymbolized":N,"frames":N,"frames_symbolized":N,
+ *    "samples_with_unsymbolized":N,"samples_truncated":N,"frames":N,
+ *    "frames_symbolized":N,
  *    "runtimes":[{"runtime":"native","frames":N,"frames_symbolized":N},...],
  *    "binaries":[{"path":P,"build_id":B,"status":S,"frames":N,
  *                 "frames_symbolized":N,"samples":N,"samples_unsymbolized":N,
- *                 "hint":H},...]}   most unsymbolized samples first, at most
+ *                 "samples_truncated":N,"hint":H},...]}   most unsymbolized samples first, at most
  *                                   QUERY_SYMHEALTH_MAX_BINARIES
  */
 #ifndef PROF_QUERY_SYMHEALTH_H

@@ -71,7 +71,8 @@ SHOP=(--attr service.name=shop --attr process.executable.name=checkoutd --count 
 "$MKOTLP" "${SHOP[@]}" --time-ms $((T0 + 600000)) "${SB[@]}" "$tmp/b.pb"
 "$MKOTLP" --attr service.name=search --attr process.executable.name=indexer --time-ms $T0 \
 	--count 60 --every-ms 10000 --stack "main;indexLoop;tokenize=$NS" --stack "main;indexLoop;tokenize=$NS" \
-	--stack "main;indexLoop;@/opt/search/libidx.so@4f2a9c0de1b37788@0x1a2b=$NS" "$tmp/c.pb"
+	--stack "main;indexLoop;@/opt/search/libidx.so@4f2a9c0de1b37788@0x1a2b=$NS" \
+	--stack "[truncated];deepScan;@/opt/search/libidx.so@4f2a9c0de1b37788@0x1a2b=$NS" "$tmp/c.pb"
 # a heap profile of shop: another type, another unit (compare must refuse the pair)
 "$MKOTLP" --type inuse_space:bytes --attr service.name=shop --attr process.executable.name=checkoutd \
 	--time-ms $T0 --stack 'main;serve;handle;parseJSON=4096' "$tmp/heap.pb"

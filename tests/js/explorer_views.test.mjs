@@ -287,10 +287,17 @@ async function workload(page) {
 	await page.goto(pageUrl({ type: CPU, from: FROM, to: TO, view: 'health' }));
 	await settled(page, 'health');
 	const h = await apiGet('api/v1/health/symbols', { type: CPU, from: FROM, to: TO });
-	const hrow = await page.$$eval('#health-table tbody tr[data-path]', (trs) => trs.map((tr) => [tr.dataset.path, tr.children[1].textContent, tr.children[2].textContent, tr.children[4].textContent]));
+	const hrow = await page.$$eval('#health-table tbody tr[data-path]', (trs) => trs.map((tr) => [tr.dataset.path, tr.children[1].textContent, tr.children[2].textContent, tr.children[5].textContent, tr.children[4].textContent]));
 	const lib = h.binaries.find((b) => b.path === '/opt/search/libidx.so');
-	check(!!lib && hrow.length === h.binaries.length && hrow[0][0] === h.binaries[0].path && hrow.some((x) => x[0] === lib.path && x[3] === lib.hint && x[3].length > 10),
+	check(!!lib && hrow.length === h.binaries.length && hrow[0][0] === h.binaries[0].path && hrow.some((x) => x[0] === lib.path && x[3].startsWith(lib.hint) && lib.hint.length > 10),
 		`stack health: ${hrow.map((x) => `${x[0]} ${x[1]} ${x[2]}`).join('; ')} with what would fix it`, { hrow, api: h.binaries });
+	/* Unwinding: the indexer's libidx.so is on 60 complete stacks and 60 with a
+	 * "[truncated]" root (test_explorer.sh's workload): 50 % fully unwound. */
+	check(!!lib && lib.samples === 120 && lib.samples_truncated === 60 && h.samples_truncated === 60,
+		`API: libidx.so on ${lib && lib.samples} samples, ${lib && lib.samples_truncated} truncated (want 120, 60)`);
+	const librow = hrow.find((x) => x[0] === '/opt/search/libidx.so');
+	check(!!librow && /^50\.0%/.test(librow[4]) && /\[truncated\]/.test(librow[3]),
+		`stack health shows libidx.so's stacks 50% fully unwound and says why (${librow && librow[4]})`);
 	const card = await page.$eval('#health-cards .card .card-value', (c) => c.textContent);
 	const wantPct = (100 * h.frames_symbolized) / h.frames;
 	check(card === `${wantPct >= 10 ? wantPct.toFixed(1) : wantPct.toFixed(2)}%`, `frames symbolized card ${card} = API ${h.frames_symbolized}/${h.frames}`);
