@@ -120,8 +120,9 @@ raw_verdict=$(python3 -c "print('meets' if $raw_ratio >= 5 else 'MISSES')")
 	echo "${go_start} ms per run; the rest of each row above is decoding, the top table"
 	echo "and printing. In-process, without start-up, profd reads, decodes and ranks a"
 	echo "file in ${inproc_ms} on average (\`tests/tools/top_inproc\`). profd loads"
-	echo "$(ldd "$PROFD" 2>/dev/null | grep -c '=>') shared libraries at start (every subcommand's; libmicrohttpd alone"
-	echo "brings nine: gnutls and its crypto libraries); go tool pprof is a static binary."
+	echo "$(ldd "$PROFD" 2>/dev/null | grep -c '=>') shared libraries at start (libcurl and libmicrohttpd, which bring"
+	echo "about thirty more between them, are loaded only by the commands that do HTTP:"
+	echo "base/curl_dl.h, base/mhd_dl.h); go tool pprof is a static binary."
 	echo
 	echo "**profd is ${ratio}x faster** (target: at least 5x; $verdict the target)."
 	echo
@@ -148,8 +149,7 @@ raw_verdict=$(python3 -c "print('meets' if $raw_ratio >= 5 else 'MISSES')")
 	echo "at least 5x; $raw_verdict the target). Decoding alone, in-process, takes 1/${inproc_ratio}"
 	echo "of a \`go tool pprof -raw\` run; the rest of a profd process is its start-up"
 	echo "(\`profd --help\` ${profd_start} ms above: exec, mapping and relocating the binary and"
-	echo "the shared libraries every subcommand links). Cutting that start-up (the server's"
-	echo "libraries loaded on first use, as libcurl already is, or linked statically) is"
-	echo "what the process-per-file target needs; decoding is not the bottleneck."
+	echo "the shared libraries every subcommand links): start-up, not decoding, is what"
+	echo "a process per file pays for."
 } >"$OUTMD"
 cat "$OUTMD"

@@ -10,8 +10,8 @@
 #   scripts/fuzz.sh run SECONDS fuzz_pprof ...   only the named targets
 #
 # Targets link against the decoding layers (src/base, model, format,
-# store (block decoders: fuzz_block), symbolize, query/top.c, the scrape config parser, the agent's kubelet
-# pod-list parser) compiled here with
+# store (block decoders: fuzz_block), symbolize, query/top.c, the scrape
+# config parser, the agent's kubelet pod-list parser and ELF reader) compiled here with
 # the same sanitizers;
 # protobuf code is generated from src/format/proto into build-fuzz/gen.
 # Seeds (build-fuzz/seeds/<target>/): the matching folder of the shared
@@ -20,8 +20,9 @@
 # fuzz_jfr <- jfr/, fuzz_folded <- collapsed/, fuzz_perfscript <-
 # perf-script/, fuzz_speedscope <- speedscope/, fuzz_cpuprofile <-
 # cpuprofile/, fuzz_otlp_json <- otlp/, fuzz_detect <- every folder but
-# jfr/ (JFR files are large; one small recording instead); fuzz_otlp gets
-# pprof/ and otlp/ converted to OTLP protobuf, and fuzz_otlp_json pprof/
+# jfr/ (JFR files are large; one small recording instead); fuzz_otlp and
+# fuzz_otlp_direct get pprof/ and otlp/ converted to OTLP protobuf, and
+# fuzz_otlp_json pprof/
 # converted to OTLP/JSON, by $PROFD_FAST (default build/profd) when it is
 # built. Targets without a corpus folder (fuzz_elf, ...) start from their
 # regression inputs. FUZZ_OUT=dir builds and runs somewhere else than
@@ -59,7 +60,7 @@ build() {
 		find "$OUT/gen" -name '*.pb-c.c'
 		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c \
 			src/scrape/config.c src/scrape/relabel.c src/query/units.c src/mcp/mcp.c \
-			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c 2>/dev/null
+			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c 2>/dev/null
 	)
 	rm -f "$OUT/libfuzzprofd.a"
 	ar rcs "$OUT/libfuzzprofd.a" "${objs[@]}"
@@ -119,7 +120,7 @@ seeds() {
 	fi
 	[ -x "$SEED_PROFD" ] || return 0
 	case "$name" in
-	fuzz_otlp)
+	fuzz_otlp | fuzz_otlp_direct)
 		for f in "$CORPUS"/pprof/* "$CORPUS"/otlp/*; do
 			[ -f "$f" ] && "$SEED_PROFD" convert "$f" "$dir/$(basename "$f").otlp.pb" 2>/dev/null || true
 		done

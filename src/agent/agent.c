@@ -6,8 +6,10 @@
 #include "base/parse.h"
 #include "agent/agent.h"
 #include "agent/collect.h"
+#include "agent/debuginfo.h"
 #include "agent/elfinfo.h"
 #include "agent/export.h"
+#include "agent/k8s.h"
 #include "agent/metrics.h"
 #include "agent/procs.h"
 #include "agent/sampler.h"
@@ -15,16 +17,18 @@
 #include "symbolize/kallsyms.h"
 
 #include <linux/magic.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#define AGENT_POLL_MS	       100
-#define AGENT_DRAIN_MS	       5000L /* time allowed at exit to send what is queued */
-#define AGENT_MAX_ELFFILES     4096
-#define AGENT_METRICS_EVERY_NS 1000000000LL
-#define AGENT_MAX_SAMPLES      200000 /* per interval: bounds the collector's memory */
+#define AGENT_POLL_MS		   100
+#define AGENT_DRAIN_MS		   5000L /* time allowed at exit to send what is queued */
+#define AGENT_MAX_ELFFILES	   4096
+#define AGENT_METRICS_EVERY_NS	   1000000000LL
+#define AGENT_MAX_SAMPLES	   200000 /* per interval: bounds the collector's memory */
+#define AGENT_METRICS_TOP_BINARIES 20	  /* executables with their own /metrics series */
 
 struct agent_loop {
 	struct agent_collect *collect;
@@ -40,6 +44,8 @@ struct agent_parts {
 	struct agent_unwinder *unwinder;
 	struct agent_export *x;
 	struct agent_elfinfo_cache *elfcache;
+	struct agent_debuginfo *di; /* NULL: no debuginfo upload */
+	struct agent_k8s *k8s;	    /* NULL: no --k8s */
 };
 
 static int64_t mono_ns(void)
@@ -131,6 +137,70 @@ static void metric_u64(struct buf *b, const char *name, const char *labels, uint
 		 labels ? "}" : "", v);
 }
 
+/* A label value: printable ASCII, with \ and " escaped, others as '?'. */
+static void metric_label_value(char *out, size_t outsz, const char *v)
+{
+	size_t o = 0;
+
+	for (; *v && o + 3 < outsz; v++) {
+		unsigned char ch = (unsigned char)*v;
+
+		if (ch == '\\' || ch == '"')
+			out[o++] = '\\';
+		out[o++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+	}
+	out[o] = '\0';
+}
+
+/*
+ * Per-executable unwind counters (collect.h, agent_binary_stats): the
+ * AGENT_METRICS_TOP_BINARIES executables with the most samples, the rest
+ * as exe="other", so the series count stays bounded.
+ */
+static void agent_render_binary_metrics(struct buf *b, const struct agent_parts *a)
+{
+	struct agent_binary_stats top[AGENT_METRICS_TOP_BINARIES], other;
+	size_t n = agent_collect_binary_stats(a->collect, top, AGENT_METRICS_TOP_BINARIES, &other);
+	char exe[2 * AGENT_BINARY_NAME_MAX], lb[512];
+
+	metric_head(b, "profd_agent_binary_samples_total", "counter",
+		    "Samples per executable (top by samples, the rest as exe=\"other\").");
+	for (size_t i = 0; i <= n; i++) {
+		const struct agent_binary_stats *s = i < n ? &top[i] : &other;
+
+		metric_label_value(exe, sizeof(exe), s->exe);
+		snprintf(lb, sizeof(lb), "exe=\"%s\",build_id=\"%s\"", exe, s->build_id);
+		metric_u64(b, "profd_agent_binary_samples_total", lb, s->samples);
+	}
+	metric_head(
+		b, "profd_agent_binary_stacks_total", "counter",
+		"User stacks per executable by result: complete, truncated (marked), "
+		"no_user_stack; dwarf_<reason>: how CFI unwinding ended when it stopped early.");
+	for (size_t i = 0; i <= n; i++) {
+		const struct agent_binary_stats *s = i < n ? &top[i] : &other;
+		const struct {
+			const char *what;
+			uint64_t v;
+		} rows[] = { { "complete", s->complete },
+			     { "truncated", s->truncated },
+			     { "no_user_stack", s->no_user_stack } };
+
+		metric_label_value(exe, sizeof(exe), s->exe);
+		for (size_t k = 0; k < PROF_ARRAY_SIZE(rows); k++) {
+			snprintf(lb, sizeof(lb), "exe=\"%s\",build_id=\"%s\",result=\"%s\"", exe,
+				 s->build_id, rows[k].what);
+			metric_u64(b, "profd_agent_binary_stacks_total", lb, rows[k].v);
+		}
+		for (int k = 1; k < AGENT_UNWIND_END_MAX; k++) {
+			if (!s->ends[k])
+				continue; /* reasons that never happened: no series */
+			snprintf(lb, sizeof(lb), "exe=\"%s\",build_id=\"%s\",result=\"dwarf_%s\"",
+				 exe, s->build_id, agent_unwind_end_name(k));
+			metric_u64(b, "profd_agent_binary_stacks_total", lb, s->ends[k]);
+		}
+	}
+}
+
 /* The Prometheus text page (metrics.h). */
 static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 {
@@ -197,6 +267,7 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 	metric_u64(b, "profd_agent_unwound_stacks_total", "result=\"all\"", cst.dwarf_stacks);
 	metric_u64(b, "profd_agent_unwound_stacks_total", "result=\"complete\"",
 		   cst.dwarf_complete);
+	agent_render_binary_metrics(b, a);
 	metric_head(b, "profd_agent_jit_frames_total", "counter",
 		    "User frames in JIT code, all and those named from a perf map.");
 	metric_u64(b, "profd_agent_jit_frames_total", "result=\"all\"", cst.jit_frames);
@@ -226,6 +297,67 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 	metric_head(b, "profd_agent_export_buffer_requests", "gauge",
 		    "Requests waiting to be sent.");
 	metric_u64(b, "profd_agent_export_buffer_requests", NULL, xst.queued);
+	if (a->k8s) {
+		struct agent_k8s_stats kst;
+
+		agent_k8s_get_stats(a->k8s, &kst);
+		metric_head(b, "profd_agent_k8s_fetches_total", "counter",
+			    "Pod lists read from the kubelet (--k8s), by outcome.");
+		metric_u64(b, "profd_agent_k8s_fetches_total", "outcome=\"ok\"", kst.fetches);
+		metric_u64(b, "profd_agent_k8s_fetches_total", "outcome=\"error\"",
+			   kst.fetch_errors);
+		metric_head(b, "profd_agent_k8s_pods", "gauge", "Pods in the last pod list.");
+		metric_u64(b, "profd_agent_k8s_pods", NULL, kst.pods);
+		metric_head(b, "profd_agent_k8s_lookups_total", "counter",
+			    "Profiles of pod processes given pod metadata, by outcome.");
+		metric_u64(b, "profd_agent_k8s_lookups_total", "outcome=\"found\"",
+			   kst.lookups - kst.misses);
+		metric_u64(b, "profd_agent_k8s_lookups_total", "outcome=\"unknown_pod\"",
+			   kst.misses);
+		metric_head(b, "profd_agent_k8s_skipped_total", "gauge",
+			    "Labels and annotations of the last pod list left out by the bounds.");
+		metric_u64(b, "profd_agent_k8s_skipped_total", NULL, kst.skipped);
+	}
+	if (a->di) {
+		struct agent_debuginfo_stats dst;
+
+		agent_debuginfo_get_stats(a->di, &dst);
+		metric_head(b, "profd_agent_debuginfo_uploads_total", "counter",
+			    "Files uploaded to the server's debuginfo store (accepted), by kind.");
+		metric_u64(b, "profd_agent_debuginfo_uploads_total", "file=\"binary\"",
+			   dst.uploads - dst.debug_files);
+		metric_u64(b, "profd_agent_debuginfo_uploads_total", "file=\"debug_file\"",
+			   dst.debug_files);
+		metric_head(b, "profd_agent_debuginfo_upload_bytes_total", "counter",
+			    "Bytes of the files uploaded.");
+		metric_u64(b, "profd_agent_debuginfo_upload_bytes_total", NULL, dst.upload_bytes);
+		metric_head(
+			b, "profd_agent_debuginfo_failures_total", "counter",
+			"Debuginfo checks and uploads that failed (transport error, 5xx; retried later).");
+		metric_u64(b, "profd_agent_debuginfo_failures_total", NULL, dst.failures);
+		metric_head(b, "profd_agent_debuginfo_build_ids_total", "counter",
+			    "Build IDs of exported binaries, by what became of them.");
+		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"offered\"",
+			   dst.offered);
+		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"present\"",
+			   dst.present);
+		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"uploaded\"",
+			   dst.uploads);
+		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"no_file\"",
+			   dst.no_file);
+		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"too_big\"",
+			   dst.too_big);
+		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"rejected\"",
+			   dst.rejected);
+		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"dropped_full\"",
+			   dst.dropped_full);
+		metric_head(b, "profd_agent_debuginfo_rate_limited_total", "counter",
+			    "Uploads that waited for the files-per-minute limit.");
+		metric_u64(b, "profd_agent_debuginfo_rate_limited_total", NULL, dst.rate_limited);
+		metric_head(b, "profd_agent_debuginfo_queue", "gauge",
+			    "Build IDs waiting to be checked or uploaded.");
+		metric_u64(b, "profd_agent_debuginfo_queue", NULL, dst.queued);
+	}
 	metric_head(b, "profd_agent_processes", "gauge", "Processes in the agent's cache.");
 	metric_u64(b, "profd_agent_processes", NULL, pst.entries);
 	metric_head(b, "profd_agent_proc_reads_total", "counter",
@@ -253,6 +385,29 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 	metric_u64(b, "process_max_resident_memory_bytes", NULL, (uint64_t)maxrss_kb * 1024);
 }
 
+/*
+ * Offer the binaries behind @p's frames for debuginfo upload: every
+ * mapping with a file path and a build ID (pseudo mappings have neither).
+ */
+static void agent_offer_debuginfo(struct agent_debuginfo *di, const struct model_profile *p)
+{
+	int64_t pid = -1;
+
+	/* collect.c adds process.pid as a number. */
+	for (size_t i = 0; i < p->attrs.n && pid < 0; i++)
+		if (!p->attrs.v[i].str && !strcmp(model_str(p, p->attrs.v[i].key), "process.pid"))
+			pid = p->attrs.v[i].num;
+	if (pid <= 0 || pid > UINT32_MAX)
+		return;
+	for (size_t i = 1; i < p->mappings.n; i++) {
+		const struct model_mapping *m = &p->mappings.v[i];
+		const char *id = model_str(p, m->build_id), *path = model_str(p, m->filename);
+
+		if (id[0] && path[0] == '/')
+			agent_debuginfo_offer(di, id, path, (uint32_t)pid);
+	}
+}
+
 static void agent_flush(struct agent_parts *a, int64_t start_unix, int64_t dur_ns)
 {
 	uint64_t bst[PROFILE_STAT_MAX] = { 0 };
@@ -269,7 +424,11 @@ static void agent_flush(struct agent_parts *a, int64_t start_unix, int64_t dur_n
 		nsamples += profiles[i]->samples.n;
 	if (n)
 		agent_export_submit(a->x, (const struct model_profile *const *)profiles, n);
+	for (size_t i = 0; a->di && i < n; i++)
+		agent_offer_debuginfo(a->di, profiles[i]);
 	agent_collect_profiles_free(profiles, n);
+	/* The interval's profiles are gone: give their pages back (RSS budget, issue 8). */
+	malloc_trim(0);
 
 	if (a->s)
 		agent_sampler_read_stats(a->s, bst);
@@ -358,6 +517,12 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	if (rc)
 		return rc;
 
+	/*
+	 * One malloc arena: the agent's threads (sender, uploader, /metrics)
+	 * allocate little, and each extra arena keeps its own free pages
+	 * resident (bench/results/agent.md).
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	if (gethostname(host, sizeof(host)) != 0)
 		host[0] = '\0';
 	host[sizeof(host) - 1] = '\0';
@@ -391,6 +556,17 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	co.procs = a.procs;
 	co.unwinder = a.unwinder;
 	co.max_samples = AGENT_MAX_SAMPLES;
+	if (opts->k8s) {
+		struct agent_k8s_opts ko = { .url = opts->k8s_kubelet,
+					     .token_file = opts->k8s_token_file,
+					     .ca_file = opts->k8s_ca_file,
+					     .insecure = opts->k8s_insecure };
+
+		rc = agent_k8s_new(&ko, &a.k8s, err);
+		if (rc)
+			goto out;
+		co.k8s = a.k8s;
+	}
 	rc = agent_collect_new(&co, &a.collect);
 	if (rc) {
 		prof_err_set(err, rc, -1, "agent: bad collector options");
@@ -429,6 +605,28 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	rc = agent_export_new(&xo, &a.x, err);
 	if (rc)
 		goto out;
+	const char *di_url = opts->debuginfo_url;
+
+	if (!di_url && opts->server_url && strncmp(opts->server_url, "grpc", 4))
+		di_url = opts->server_url;
+	if (opts->upload_debuginfo && opts->server_url && !di_url)
+		log_info("agent: debuginfo upload is off: a grpc:// server has no debuginfo API "
+			 "(--debuginfo-server http://HOST:4040 turns it on)");
+	if (opts->upload_debuginfo && di_url) {
+		struct agent_debuginfo_opts dio = { 0 };
+
+		dio.server_url = di_url;
+		dio.bearer_token = opts->bearer_token;
+		dio.dataset = opts->dataset;
+		dio.proc_root = po.proc_root;
+		dio.debug_dir = opts->debug_dir;
+		dio.max_file_bytes = opts->debuginfo_max_bytes;
+		dio.max_bytes_per_sec = opts->debuginfo_rate;
+		dio.max_files_per_min = opts->debuginfo_files_per_min;
+		rc = agent_debuginfo_new(&dio, &a.di, err);
+		if (rc)
+			goto out;
+	}
 	if (opts->metrics_listen) {
 		rc = agent_metrics_start(opts->metrics_listen, &metrics, err);
 		if (rc)
@@ -444,10 +642,10 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	if (opts->duration_ns)
 		deadline = t0 + opts->duration_ns;
 	log_info("agent started server=%s dump=%s frequency_hz=%u interval_ms=%" PRId64
-		 " off_cpu=%d unwind=%s host=%s",
+		 " off_cpu=%d unwind=%s upload_debuginfo=%d host=%s",
 		 opts->server_url ? opts->server_url : "-", opts->dump_dir ? opts->dump_dir : "-",
 		 opts->frequency, opts->interval_ns / 1000000, opts->off_cpu,
-		 a.unwinder ? "dwarf+fp" : "fp", host);
+		 a.unwinder ? "dwarf+fp" : "fp", a.di != NULL, host);
 
 	while (!*stop) {
 		int64_t now;
@@ -493,8 +691,10 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 out:
 	agent_metrics_stop(metrics);
 	agent_sampler_free(a.s);
+	agent_debuginfo_close(a.di);
 	agent_export_close(a.x, AGENT_DRAIN_MS);
 	agent_collect_free(a.collect);
+	agent_k8s_free(a.k8s);
 	agent_unwinder_free(a.unwinder);
 	agent_procs_free(a.procs);
 	agent_elfinfo_cache_free(a.elfcache);

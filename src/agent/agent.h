@@ -46,6 +46,18 @@
  * @max_buffer_bytes: export queue cap (0 = 32 MiB)
  * @max_backoff_ns: longest wait between export retries (0 = 30 s)
  * @metrics_listen: "HOST:PORT" for /metrics, or NULL
+ * @upload_debuginfo: upload the binaries behind exported frames whose
+ *                  build ID the server lacks (debuginfo.h; needs @server_url)
+ * @debug_dir:      root of separate debug files (NULL = /usr/lib/debug)
+ * @debuginfo_max_bytes, @debuginfo_rate, @debuginfo_files_per_min: upload
+ *                  caps: file size (bytes), bytes per second, files per
+ *                  minute (0 = the defaults of debuginfo.h)
+ * @debuginfo_url:  profd server for uploads (NULL = @server_url when it is
+ *                  http(s); a grpc:// server has no debuginfo API, so
+ *                  uploads are off unless this is given)
+ * @k8s:            add pod metadata from the node's kubelet (k8s.h)
+ * @k8s_kubelet, @k8s_token_file, @k8s_ca_file, @k8s_insecure: its pods
+ *                  URL, credentials and TLS (NULL: k8s.h's defaults)
  */
 struct agent_opts {
 	const char *server_url;
@@ -67,6 +79,14 @@ struct agent_opts {
 	size_t max_buffer_bytes;
 	int64_t max_backoff_ns;
 	const char *metrics_listen;
+	bool upload_debuginfo;
+	const char *debug_dir;
+	uint64_t debuginfo_max_bytes, debuginfo_rate;
+	unsigned debuginfo_files_per_min;
+	const char *debuginfo_url;
+	bool k8s;
+	const char *k8s_kubelet, *k8s_token_file, *k8s_ca_file;
+	bool k8s_insecure;
 };
 
 /**

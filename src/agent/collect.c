@@ -122,7 +122,10 @@ struct agent_collect {
 	struct pair_index by_pid; /* pid -> index in procs_v */
 	size_t nsamples;	  /* in this interval */
 	struct agent_collect_stats stats;
-	uint64_t *pcs;			      /* PROFILE_MAX_FRAMES scratch for unwound stacks */
+	uint64_t *pcs;			 /* PROFILE_MAX_FRAMES scratch for unwound stacks */
+	struct agent_binary_stats *bins; /* AGENT_COLLECT_MAX_BINARIES, open addressing by exe */
+	size_t nbins;
+	struct agent_binary_stats bins_other; /* binaries past the table */
 	struct profile_kstack_event *kstacks; /* AGENT_COLLECT_KSTACKS slots, kind 0 = empty */
 };
 
@@ -157,6 +160,8 @@ int agent_collect_new(const struct agent_collect_opts *opts, struct agent_collec
 		c->own_procs = true;
 	}
 	c->pcs = xcalloc(PROFILE_MAX_FRAMES, sizeof(*c->pcs));
+	c->bins = xcalloc(AGENT_COLLECT_MAX_BINARIES, sizeof(*c->bins));
+	snprintf(c->bins_other.exe, sizeof(c->bins_other.exe), "other");
 	c->kstacks = xcalloc(AGENT_COLLECT_KSTACKS, sizeof(*c->kstacks));
 	*out = c;
 	return 0;
@@ -202,6 +207,7 @@ void agent_collect_free(struct agent_collect *c)
 		agent_procs_free(c->procs);
 	free(c->pcs);
 	free(c->kstacks);
+	free(c->bins);
 	free(c);
 }
 
@@ -258,8 +264,10 @@ static void collect_prof_attrs(struct agent_collect *c, struct model_profile *p,
 		model_attr_add_str(p, "process.command_line", ap->cmdline);
 	if (ap->ctr.id[0])
 		model_attr_add_str(p, "container.id", ap->ctr.id);
-	if (ap->ctr.pod_uid[0])
+	if (ap->ctr.pod_uid[0]) {
 		model_attr_add_str(p, "k8s.pod.uid", ap->ctr.pod_uid);
+		agent_k8s_add_attrs(c->o.k8s, ap->ctr.pod_uid, ap->ctr.id, p);
+	}
 	if (c->o.host_name[0])
 		model_attr_add_str(p, "host.name", c->o.host_name);
 }
@@ -494,7 +502,8 @@ static bool collect_fp_plausible(struct agent_collect *c, struct agent_proc *ap,
  * and plausible; else the frame-pointer one. *@trunc tells whether it was cut short.
  */
 static int collect_user_pcs(struct agent_collect *c, struct agent_proc *ap,
-			    const struct profile_event *e, const uint64_t **pcs, bool *trunc)
+			    const struct profile_event *e, const uint64_t **pcs, bool *trunc,
+			    enum agent_unwind_end *endp)
 {
 	int un = PROF_MIN(PROF_MAX(e->ustack_n, 0), PROFILE_MAX_FRAMES);
 	enum agent_unwind_end end;
@@ -502,6 +511,7 @@ static int collect_user_pcs(struct agent_collect *c, struct agent_proc *ap,
 
 	*pcs = (const uint64_t *)e->ustack;
 	*trunc = (e->flags & PROFILE_F_USTACK_TRUNCATED) != 0;
+	*endp = AGENT_UNWIND_COMPLETE; /* frame pointers: no CFI end to report */
 	if (!(e->flags & PROFILE_F_STACK_COPY) || !c->o.unwinder || (e->flags & PROFILE_F_KTHREAD))
 		return un;
 	n = agent_unwind_user(c->o.unwinder, c->procs, ap, (const struct profile_event_ext *)e,
@@ -521,6 +531,7 @@ static int collect_user_pcs(struct agent_collect *c, struct agent_proc *ap,
 		return un; /* frame pointers got further (e.g. JIT code without CFI) */
 	*pcs = c->pcs;
 	*trunc = end != AGENT_UNWIND_COMPLETE;
+	*endp = end;
 	return n;
 }
 
@@ -549,6 +560,99 @@ static const struct profile_kstack_event *collect_kstack_find(struct agent_colle
 	return k;
 }
 
+/* The build ID of @ap's executable from its mappings, "" when not known yet. */
+static const char *collect_exe_build_id(const struct agent_proc *ap)
+{
+	for (size_t i = 0; ap->exe_path && i < ap->maps.maps.n; i++) {
+		const struct agent_map *m = &ap->maps.maps.v[i];
+
+		if (m->build_id[0] && m->path && !strcmp(m->path, ap->exe_path))
+			return m->build_id;
+	}
+	return "";
+}
+
+/* Count one sample of @ap in its executable's unwind counters (agent_binary_stats). */
+static void collect_binary_count(struct agent_collect *c, const struct agent_proc *ap, int un,
+				 bool trunc, enum agent_unwind_end end)
+{
+	const char *exe = ap && ap->exe_name && ap->exe_name[0] ? ap->exe_name : "[unknown]";
+	struct agent_binary_stats *b = NULL;
+	size_t mask = AGENT_COLLECT_MAX_BINARIES - 1;
+	size_t len = strnlen(exe, AGENT_BINARY_NAME_MAX - 1);
+	size_t i = (size_t)XXH3_64bits(exe, len) & mask;
+
+	for (size_t probe = 0; probe <= mask; probe++, i = (i + 1) & mask) {
+		struct agent_binary_stats *t = &c->bins[i];
+
+		if (!t->exe[0]) {
+			/* Keep a quarter of the table free: probes stay short. */
+			if (c->nbins * 4 >= AGENT_COLLECT_MAX_BINARIES * 3)
+				break;
+			memcpy(t->exe, exe, len);
+			t->exe[len] = '\0';
+			c->nbins++;
+			b = t;
+			break;
+		}
+		if (!strncmp(t->exe, exe, len) && t->exe[len] == '\0') {
+			b = t;
+			break;
+		}
+	}
+	if (!b)
+		b = &c->bins_other;
+	else if (!b->build_id[0] && ap)
+		snprintf(b->build_id, sizeof(b->build_id), "%s", collect_exe_build_id(ap));
+	b->samples++;
+	if (un <= 0)
+		b->no_user_stack++;
+	else if (trunc)
+		b->truncated++;
+	else
+		b->complete++;
+	if (un > 0 && end != AGENT_UNWIND_COMPLETE && end < AGENT_UNWIND_END_MAX)
+		b->ends[end]++;
+}
+
+static void collect_binary_add(struct agent_binary_stats *to, const struct agent_binary_stats *b)
+{
+	to->samples += b->samples;
+	to->complete += b->complete;
+	to->truncated += b->truncated;
+	to->no_user_stack += b->no_user_stack;
+	for (int k = 0; k < AGENT_UNWIND_END_MAX; k++)
+		to->ends[k] += b->ends[k];
+}
+
+size_t agent_collect_binary_stats(const struct agent_collect *c, struct agent_binary_stats *out,
+				  size_t max, struct agent_binary_stats *other)
+{
+	size_t n = 0;
+
+	*other = c->bins_other;
+	for (size_t i = 0; i < AGENT_COLLECT_MAX_BINARIES; i++) {
+		const struct agent_binary_stats *b = &c->bins[i];
+		size_t at;
+
+		if (!b->exe[0])
+			continue;
+		/* Insertion into the top @max by samples; what falls off goes to other. */
+		for (at = n; at > 0 && out[at - 1].samples < b->samples; at--)
+			;
+		if (at >= max) {
+			collect_binary_add(other, b);
+			continue;
+		}
+		if (n == max)
+			collect_binary_add(other, &out[--n]);
+		memmove(&out[at + 1], &out[at], (n - at) * sizeof(*out));
+		out[at] = *b;
+		n++;
+	}
+	return n;
+}
+
 int agent_collect_add(struct agent_collect *c, const struct profile_event *e, int64_t time_unix_ns)
 {
 	const struct profile_kstack_event *ke = NULL;
@@ -561,6 +665,7 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 	struct agent_proc *ap;
 	const uint64_t *pcs;
 	uint32_t n = 0, off;
+	enum agent_unwind_end end;
 	bool trunc;
 	int kn, un;
 
@@ -582,7 +687,9 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 	}
 	if (e->ustack_n < 0)
 		c->stats.ustack_errors++;
-	un = collect_user_pcs(c, ap, e, &pcs, &trunc);
+	un = collect_user_pcs(c, ap, e, &pcs, &trunc, &end);
+	if (!(e->flags & PROFILE_F_KTHREAD))
+		collect_binary_count(c, ap, un, trunc, end);
 
 	/* Non-leaf frames are return addresses: step back into the call (collect.h). */
 	for (int i = 0; i < kn; i++)

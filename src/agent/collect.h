@@ -57,7 +57,9 @@
 #include "model/profile.h"
 #include "agent/bpf/profile.h"
 #include "agent/elfinfo.h"
+#include "agent/k8s.h"
 #include "agent/procs.h"
+#include "agent/unwind.h"
 #include "symbolize/kallsyms.h"
 
 struct agent_unwinder;
@@ -92,6 +94,7 @@ struct agent_collect_opts {
 	struct agent_unwinder *unwinder;
 	bool command_line;
 	size_t max_samples, max_procs;
+	struct agent_k8s *k8s; /* pod metadata, or NULL */
 };
 
 /** struct agent_collect_stats - running totals since _new. */
@@ -156,6 +159,40 @@ void agent_collect_profiles_free(struct model_profile **profiles, size_t n);
 
 /** agent_collect_get_stats() - copy the counters. */
 void agent_collect_get_stats(const struct agent_collect *c, struct agent_collect_stats *st);
+
+#define AGENT_COLLECT_MAX_BINARIES 128 /* executables with their own unwind counters */
+#define AGENT_BINARY_NAME_MAX	   64  /* executable names are cut to 63 bytes */
+
+/**
+ * struct agent_binary_stats - how the user stacks of one executable's
+ * processes unwound, since the collector started (the agent's half of
+ * "stack health"). Counts are samples (on- and off-CPU events of
+ * non-kernel threads): @samples in all; @complete with user frames and
+ * no [truncated] mark; @truncated marked [truncated] (cut short by a
+ * capture limit or a failed unwind step); @no_user_stack with no user
+ * frame at all (the stack could not be read). @ends: of the stacks
+ * unwound with CFI from a stack copy that did not reach the outermost
+ * frame (and frame pointers did not get further), how the unwinding
+ * ended (enum agent_unwind_end; ends[0] stays 0).
+ * @exe: executable file name ("other" for the sum of the rest);
+ * @build_id: its GNU build ID when known, else "".
+ */
+struct agent_binary_stats {
+	char exe[AGENT_BINARY_NAME_MAX];
+	char build_id[AGENT_BUILD_ID_MAX];
+	uint64_t samples, complete, truncated, no_user_stack;
+	uint64_t ends[AGENT_UNWIND_END_MAX];
+};
+
+/**
+ * agent_collect_binary_stats() - the @max executables with the most
+ * samples into @out (most first), and everything else summed into
+ * *@other (exe "other": executables past @max, and those seen after
+ * AGENT_COLLECT_MAX_BINARIES were being tracked). Returns how many
+ * entries of @out were filled. Bounded cardinality for /metrics.
+ */
+size_t agent_collect_binary_stats(const struct agent_collect *c, struct agent_binary_stats *out,
+				  size_t max, struct agent_binary_stats *other);
 
 /** agent_collect_procs() - the process cache in use (lent). */
 struct agent_procs *agent_collect_procs(struct agent_collect *c);

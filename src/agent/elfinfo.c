@@ -4,25 +4,28 @@
 #include "base/err.h"
 #include "base/mem.h"
 #include "agent/elfinfo.h"
-#include "symbolize/elf.h"
 
+#include <fcntl.h>
+#include <gelf.h>
 #include <unistd.h>
 
-#define ELFINFO_MAX_BIASES 4 /* executable mappings remembered per file */
+#define ELFINFO_MAX_SEGS  8    /* PT_LOAD segments kept per file (executables have 2-5) */
+#define ELFINFO_MAX_PHDRS 4096 /* more program headers than this: not a plausible ELF file */
+#define NT_GNU_BUILD_ID_  3    /* <elf.h> NT_GNU_BUILD_ID */
 
-struct elfinfo_bias {
-	uint64_t off; /* mapping file offset */
-	int64_t bias;
-	int rc; /* 0 or -ENOENT */
+/* One PT_LOAD segment: file range [offset, offset + filesz) at vaddr. */
+struct elfinfo_seg {
+	uint64_t offset, filesz, vaddr;
+	bool exec;
 };
 
 struct elfinfo_entry {
 	uint64_t dev, ino, size;
 	int64_t mtime_ns;
-	int rc; /* result of opening the file: 0 or negative */
+	int rc; /* result of reading the file: 0, 1 = not read yet, or negative */
 	char build_id[AGENT_BUILD_ID_MAX];
-	struct elfinfo_bias biases[ELFINFO_MAX_BIASES];
-	uint32_t nbiases, next; /* next: slot replaced when all are used */
+	struct elfinfo_seg segs[ELFINFO_MAX_SEGS];
+	uint32_t nsegs;
 };
 
 struct agent_elfinfo_cache {
@@ -49,6 +52,7 @@ struct agent_elfinfo_cache *agent_elfinfo_cache_new(size_t max_files)
 	while (c->nslots < c->max_files * 2)
 		c->nslots *= 2;
 	c->slots = xcalloc(c->nslots, sizeof(*c->slots));
+	(void)elf_version(EV_CURRENT);
 	return c;
 }
 
@@ -109,11 +113,98 @@ static struct elfinfo_entry *elfinfo_insert(struct agent_elfinfo_cache *c, const
 }
 
 /*
+ * What the agent needs of an ELF file, read with as little I/O as it
+ * takes: the ELF header, the program headers and the PT_NOTE segments
+ * (libelf ELF_C_READ reads what is asked for with pread). Not the symbol
+ * tables (the server symbolizes): a full symbolize/elf.h open read and
+ * sorted every symbol of each new binary, most of the agent's CPU time
+ * and its peak memory on a host that starts compilers (bench/results/agent.md).
+ * 0, -PROF_EFORMAT (not ELF, or malformed), or -errno.
+ */
+static int elfinfo_read(const char *path, struct elfinfo_entry *e)
+{
+	size_t phnum = 0;
+	int fd, rc = 0;
+	Elf *elf;
+
+	e->nsegs = 0;
+	e->build_id[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum) != 0 ||
+	    phnum > ELFINFO_MAX_PHDRS) {
+		rc = -PROF_EFORMAT;
+		goto out;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			rc = -PROF_EFORMAT;
+			goto out;
+		}
+		if (ph.p_type == PT_LOAD && e->nsegs < ELFINFO_MAX_SEGS) {
+			struct elfinfo_seg *sg = &e->segs[e->nsegs++];
+
+			sg->offset = ph.p_offset;
+			sg->filesz = ph.p_filesz;
+			sg->vaddr = ph.p_vaddr;
+			sg->exec = (ph.p_flags & PF_X) != 0;
+		} else if (ph.p_type == PT_NOTE && ph.p_filesz && !e->build_id[0]) {
+			Elf_Data *d =
+				elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						     ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+			size_t off = 0, name_off, desc_off, next;
+			GElf_Nhdr nh;
+
+			while (d && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+				const char *base = d->d_buf;
+
+				if (nh.n_type == NT_GNU_BUILD_ID_ && nh.n_namesz == 4 &&
+				    !memcmp(base + name_off, "GNU", 4) && nh.n_descsz > 0 &&
+				    nh.n_descsz * 2 < sizeof(e->build_id)) {
+					for (size_t k = 0; k < nh.n_descsz; k++)
+						snprintf(e->build_id + 2 * k, 3, "%02x",
+							 (uint8_t)base[desc_off + k]);
+					break;
+				}
+				off = next;
+			}
+		}
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return rc;
+}
+
+/* @off's ELF vaddr from @e's segments, executable ones first (a page-rounded mapping may touch data). */
+static int elfinfo_vaddr(const struct elfinfo_entry *e, uint64_t off, uint64_t *vaddr)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < e->nsegs; i++) {
+			const struct elfinfo_seg *s = &e->segs[i];
+
+			if (s->exec != (pass == 0))
+				continue;
+			if (off >= s->offset && off - s->offset < s->filesz) {
+				*vaddr = s->vaddr + (off - s->offset);
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+/*
  * The mapping starts at the page holding the segment's first byte, so its
  * offset may lie just below p_offset when p_offset is not page aligned;
  * then a byte one page further in is inside the segment.
  */
-static int elfinfo_bias_of(const struct sym_elf *elf, uint64_t map_off, uint64_t map_len,
+static int elfinfo_bias_of(const struct elfinfo_entry *e, uint64_t map_off, uint64_t map_len,
 			   int64_t *bias)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), cand[2], vaddr;
@@ -123,7 +214,7 @@ static int elfinfo_bias_of(const struct sym_elf *elf, uint64_t map_off, uint64_t
 	for (size_t i = 0; i < PROF_ARRAY_SIZE(cand); i++) {
 		if (i > 0 && map_len < page)
 			break;
-		if (sym_elf_offset_to_vaddr(elf, cand[i], &vaddr) == 0) {
+		if (elfinfo_vaddr(e, cand[i], &vaddr) == 0) {
 			*bias = (int64_t)(vaddr - cand[i]);
 			return 0;
 		}
@@ -136,9 +227,6 @@ int agent_elfinfo_lookup(struct agent_elfinfo_cache *c, const char *path, const 
 			 int64_t *bias)
 {
 	struct elfinfo_entry *e = elfinfo_find(c, st);
-	struct elfinfo_bias *b;
-	struct sym_elf *elf = NULL;
-	struct prof_err err;
 	int rc;
 
 	c->stats.lookups++;
@@ -147,48 +235,27 @@ int agent_elfinfo_lookup(struct agent_elfinfo_cache *c, const char *path, const 
 		e->size = (uint64_t)st->st_size;
 		e->mtime_ns = stat_mtime_ns(st);
 		e->rc = 1;
-		e->nbiases = e->next = 0;
+		e->nsegs = 0;
 		e->build_id[0] = '\0';
 	}
 	if (!e)
 		e = elfinfo_insert(c, st);
+	if (e->rc == 1) {
+		c->stats.opens++;
+		rc = elfinfo_read(path, e);
+		if (rc) {
+			c->stats.failures++;
+			/* A file we may read later (EACCES on a racing exit) is not remembered. */
+			if (rc == -PROF_EFORMAT)
+				e->rc = rc;
+			return rc;
+		}
+		e->rc = 0;
+	}
 	if (e->rc < 0)
 		return e->rc;
-	for (uint32_t i = 0; e->rc == 0 && i < e->nbiases; i++) {
-		b = &e->biases[i];
-		if (b->off == map_off) {
-			if (b->rc == 0) {
-				snprintf(build_id, bsz, "%s", e->build_id);
-				*bias = b->bias;
-			}
-			return b->rc;
-		}
-	}
-
-	prof_err_init(&err);
-	c->stats.opens++;
-	rc = sym_elf_open(path, &elf, &err);
-	if (rc) {
-		c->stats.failures++;
-		/* A file we may read later (EACCES on a racing exit) is not remembered. */
-		if (rc == -PROF_EFORMAT || rc == -PROF_ECORRUPT || rc == -PROF_ETOOBIG)
-			e->rc = -PROF_EFORMAT;
-		return rc == -PROF_ECORRUPT || rc == -PROF_ETOOBIG ? -PROF_EFORMAT : rc;
-	}
-	e->rc = 0;
-	snprintf(e->build_id, sizeof(e->build_id), "%s", sym_elf_build_id(elf));
-	if (e->nbiases < ELFINFO_MAX_BIASES) {
-		b = &e->biases[e->nbiases++];
-	} else {
-		b = &e->biases[e->next];
-		e->next = (e->next + 1) % ELFINFO_MAX_BIASES;
-	}
-	b->off = map_off;
-	b->rc = elfinfo_bias_of(elf, map_off, map_len, &b->bias);
-	sym_elf_free(elf);
-	if (b->rc == 0) {
+	rc = elfinfo_bias_of(e, map_off, map_len, bias);
+	if (rc == 0)
 		snprintf(build_id, bsz, "%s", e->build_id);
-		*bias = b->bias;
-	}
-	return b->rc;
+	return rc;
 }

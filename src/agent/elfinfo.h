@@ -11,14 +11,15 @@
  * For a runtime address A inside a mapping [start, end) at file offset
  * O: file offset F = A - start + O, vaddr = F + bias, where
  * bias = p_vaddr - p_offset of the PT_LOAD segment the mapping comes from
- * (constant over one mmap of one segment). The bias comes from
- * sym_elf_offset_to_vaddr.
+ * (constant over one mmap of one segment); executable segments are
+ * preferred when a page-rounded mapping touches two.
  *
  * Identity: (st_dev, st_ino, st_size, st_mtime) of the mapped file as seen
  * through /proc/PID/map_files, so a binary replaced in place is read
  * again, while libc shared by every process is read once. Files are not
- * kept open: an entry holds the build ID and a few (offset -> bias)
- * results; a new offset reopens the file.
+ * kept open: an entry holds the build ID and the PT_LOAD segments (up to
+ * 8), read once with libelf from the ELF header, program headers and
+ * PT_NOTE segments only (never the symbol tables: the server symbolizes).
  *
  * Bounded: at most max_files entries; when full, the cache is emptied
  * (simple and rare; counted). Not thread-safe.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* metrics.c - the agent's /metrics endpoint; see metrics.h. */
 #include "base/compat.h"
+#include "base/mhd_dl.h"
 #include "base/mem.h"
 #include "base/parse.h"
 #include "agent/metrics.h"
@@ -9,8 +10,6 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/socket.h>
-
-#include <microhttpd.h>
 
 struct agent_metrics {
 	struct MHD_Daemon *d;
@@ -93,6 +92,7 @@ int agent_metrics_start(const char *listen, struct agent_metrics **out, struct p
 	struct agent_metrics *m;
 	struct sockaddr_in sa;
 	const union MHD_DaemonInfo *info;
+	int rc;
 
 	*out = NULL;
 	if (!listen || metrics_parse_addr(listen, &sa))
@@ -100,6 +100,9 @@ int agent_metrics_start(const char *listen, struct agent_metrics **out, struct p
 				    "--metrics-listen '%s': want HOST:PORT with an IPv4 address "
 				    "(e.g. 127.0.0.1:9464)",
 				    listen ? listen : "");
+	rc = prof_mhd_load(err);
+	if (rc)
+		return rc;
 	m = xcalloc(1, sizeof(*m));
 	pthread_mutex_init(&m->mu, NULL);
 	m->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |

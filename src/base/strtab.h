@@ -5,7 +5,8 @@
  * Id 0 is always the empty string (the pprof/OTLP convention that index 0
  * of a string table is ""). Strings are copied into the table and owned by
  * it; pointers returned by strtab_get stay valid until strtab_release
- * (each string is its own allocation, so growth never moves them).
+ * (strings live in chunks that are never moved or freed before then:
+ * one allocation per chunk, not per string).
  * Lookup is an open-addressing hash table keyed by XXH3 of the bytes.
  * Not thread-safe.
  */
@@ -20,6 +21,8 @@ struct strtab {
 	uint32_t n, cap;
 	uint32_t *slots; /* id + 1, 0 = empty */
 	uint32_t nslots; /* power of two */
+	char *chunk;	 /* newest string chunk; each starts with a link to the previous */
+	size_t chunk_left, chunk_size;
 };
 
 void strtab_init(struct strtab *t);

@@ -36,7 +36,8 @@ static void agent_usage(FILE *f)
 		"Needs root (or CAP_BPF + CAP_PERFMON) and a kernel with BTF.\n"
 		"\n"
 		"options:\n"
-		"  --server URL       profd server (or OTLP/HTTP receiver), e.g. http://127.0.0.1:4040\n"
+		"  --server URL       profd server (or OTLP/HTTP receiver), e.g. http://127.0.0.1:4040;\n"
+		"                     grpc://HOST:4317 (h2c) or grpcs://HOST:4317 (TLS) for OTLP/gRPC\n"
 		"  --frequency HZ     samples per second per CPU (default %d)\n"
 		"  --interval DUR     how often to send profiles (default 10s; e.g. 500ms, 2s, 1m)\n"
 		"  --duration DUR     stop after this long (default: until SIGINT/SIGTERM)\n"
@@ -58,6 +59,22 @@ static void agent_usage(FILE *f)
 		"                     oldest dropped first and counted), e.g. 8MiB, 512KiB\n"
 		"  --max-backoff DUR  longest wait between retries to the server (default 30s)\n"
 		"  --metrics-listen HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics\n"
+		"  --upload-debuginfo / --no-upload-debuginfo  upload the binaries (or their\n"
+		"                     separate debug files) behind exported frames whose build ID\n"
+		"                     the server lacks, in the background (default: on with --server)\n"
+		"  --debug-dir DIR    where separate debug files are, as DIR/.build-id/xx/rest.debug\n"
+		"                     (default /usr/lib/debug; also looked for in containers)\n"
+		"  --debuginfo-max-size SIZE  larger files are not uploaded (default 1GiB)\n"
+		"  --debuginfo-rate SIZE      upload bytes per second (default 4MiB)\n"
+		"  --debuginfo-files-per-minute N  upload at most N files a minute (default 30)\n"
+		"  --debuginfo-server URL  where to upload (default: --server when it is http(s);\n"
+		"                     with a grpc:// --server uploads need this)\n"
+		"  --k8s              add pod name, namespace, node, container, owner workload,\n"
+		"                     pod labels and annotations (k8s.*) from the node's kubelet\n"
+		"  --k8s-kubelet URL  its pod list (default https://127.0.0.1:10250/pods)\n"
+		"  --k8s-token-file FILE  bearer token (default: the pod's service-account token)\n"
+		"  --k8s-ca-file FILE     CA for the kubelet's certificate (default: the\n"
+		"                     service-account ca.crt); --k8s-insecure skips the check\n"
 		"  --dump DIR         also write each request body (OTLP protobuf, uncompressed)\n"
 		"                     to DIR/agent-<unix ms>-<seq>.otlp.pb; without --server, only dump\n"
 		"  --log-level LEVEL  debug, info (default), warn or error\n"
@@ -127,6 +144,17 @@ static int agent_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A debuginfo size option: 1 KiB .. 1 TiB into *@out; else prints why and returns -1. */
+static int agent_size_arg(const char *name, const char *v, uint64_t *out)
+{
+	if (agent_parse_size(v, out) || *out < 1024 || *out > (1ull << 40)) {
+		fprintf(stderr, "profd agent: %s '%s': want a size from 1KiB to 1TiB (e.g. 4MiB)\n",
+			name, v);
+		return -1;
+	}
+	return 0;
+}
+
 /* The token from @path: first line, trailing whitespace cut. Caller frees. */
 static char *agent_read_token(const char *path)
 {
@@ -164,6 +192,7 @@ int cmd_agent(int argc, char **argv)
 	int rc;
 
 	o.frequency = AGENT_DEFAULT_FREQUENCY;
+	o.upload_debuginfo = true; /* used only with --server */
 	o.interval_ns = AGENT_DEFAULT_INTERVAL_NS;
 	o.off_cpu_threshold_ns = AGENT_DEFAULT_OFFCPU_NS;
 	o.proc_root = "/proc";
@@ -180,6 +209,53 @@ int cmd_agent(int argc, char **argv)
 			o.off_cpu = true;
 		} else if (!strcmp(argv[i], "--command-line")) {
 			o.command_line = true;
+		} else if (!strcmp(argv[i], "--upload-debuginfo")) {
+			o.upload_debuginfo = true;
+		} else if (!strcmp(argv[i], "--no-upload-debuginfo")) {
+			o.upload_debuginfo = false;
+		} else if (!strcmp(argv[i], "--k8s")) {
+			o.k8s = true;
+		} else if (!strcmp(argv[i], "--k8s-insecure")) {
+			o.k8s_insecure = true;
+		} else if (agent_opt(argc, argv, &i, "--k8s-kubelet", &v, &missing)) {
+			if (!missing) {
+				o.k8s_kubelet = v;
+				o.k8s = true;
+			}
+		} else if (agent_opt(argc, argv, &i, "--k8s-token-file", &v, &missing)) {
+			if (!missing)
+				o.k8s_token_file = v;
+		} else if (agent_opt(argc, argv, &i, "--k8s-ca-file", &v, &missing)) {
+			if (!missing)
+				o.k8s_ca_file = v;
+		} else if (agent_opt(argc, argv, &i, "--debuginfo-server", &v, &missing)) {
+			if (!missing)
+				o.debuginfo_url = v;
+		} else if (agent_opt(argc, argv, &i, "--debug-dir", &v, &missing)) {
+			if (!missing)
+				o.debug_dir = v;
+		} else if (agent_opt(argc, argv, &i, "--debuginfo-max-size", &v, &missing)) {
+			if (!missing &&
+			    agent_size_arg("--debuginfo-max-size", v, &o.debuginfo_max_bytes)) {
+				free(token);
+				return 2;
+			}
+		} else if (agent_opt(argc, argv, &i, "--debuginfo-rate", &v, &missing)) {
+			if (!missing && agent_size_arg("--debuginfo-rate", v, &o.debuginfo_rate)) {
+				free(token);
+				return 2;
+			}
+		} else if (agent_opt(argc, argv, &i, "--debuginfo-files-per-minute", &v,
+				     &missing)) {
+			if (!missing && (parse_u64(v, &u) || u < 1 || u > 100000)) {
+				fprintf(stderr,
+					"profd agent: --debuginfo-files-per-minute '%s': want 1..100000\n",
+					v);
+				free(token);
+				return 2;
+			}
+			if (!missing)
+				o.debuginfo_files_per_min = (unsigned)u;
 		} else if (agent_opt(argc, argv, &i, "--server", &v, &missing)) {
 			if (!missing)
 				o.server_url = v;

@@ -3,7 +3,9 @@
  * otlp.c - OTLP profiles (v1development, v1.10/v1.11 wire layout; shared
  * formats.md 1.4, 1.5, 1.7) protobuf decoder and encoder.
  *
- * Decoding: fmt_pb_check validates the bytes (offset and field path of the
+ * Decoding: otlp_direct.c decodes the wire bytes straight into the model
+ * and leaves anything unusual to the path here (fmt_otlp_decode_pbc):
+ * fmt_pb_check validates the bytes (offset and field path of the
  * first malformed byte, nesting and allocation bounds), protobuf-c unpacks
  * them with our src/format/proto files, then each OTLP Profile becomes a
  * model_profile. The request has one dictionary shared by all profiles;
@@ -676,6 +678,14 @@ static int ot_to_batch(struct ot_dec *c, const OtRequest *req, struct fmt_otlp_b
 
 int fmt_otlp_decode(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
 		    struct prof_err *err)
+{
+	if (fmt_otlp_decode_direct(data, n, max_samples, out) == 0)
+		return 0;
+	return fmt_otlp_decode_pbc(data, n, max_samples, out, err);
+}
+
+int fmt_otlp_decode_pbc(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
+			struct prof_err *err)
 {
 	static const OtDict empty_dict =
 		OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT;

@@ -46,10 +46,36 @@ struct fmt_otlp_batch {
  * -PROF_ETOOBIG when decoded data would exceed @max_samples model samples
  * in all (0 = no limit), nesting is deeper than FMT_PB_MAX_DEPTH or the
  * input would unpack to far more memory than its size (format/pbcheck.h).
- * Never reads outside @data. Thread-safe (no shared state).
+ * Never reads outside @data. Thread-safe (no shared state). Tries
+ * fmt_otlp_decode_direct first and falls back to fmt_otlp_decode_pbc.
  */
 int fmt_otlp_decode(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
 		    struct prof_err *err);
+
+/**
+ * fmt_otlp_decode_pbc() - fmt_otlp_decode through protobuf-c alone
+ * (fmt_pb_check, protobuf_c_message_unpack, then conversion): the
+ * reference the direct decoder is tested against, and what gives
+ * fmt_otlp_decode its errors. Same contract as fmt_otlp_decode.
+ */
+int fmt_otlp_decode_pbc(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
+			struct prof_err *err);
+
+/** Returned by fmt_otlp_decode_direct when only the protobuf-c path can answer. */
+#define FMT_OTLP_FALLBACK 1
+
+/**
+ * fmt_otlp_decode_direct() - the fast path of fmt_otlp_decode
+ * (otlp_direct.c): wire bytes to model profiles in one pass, with no
+ * per-field allocation. Returns 0 with @out holding exactly what
+ * fmt_otlp_decode_pbc would produce, or FMT_OTLP_FALLBACK with @out empty
+ * when the input is malformed, over a limit, or uses a shape it leaves to
+ * protobuf-c (a singular message field repeated, kvlist or nested array attribute
+ * values, over-long tags or length prefixes, requests over 1 GiB).
+ * Never reads outside @data. Thread-safe.
+ */
+int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
+			   struct fmt_otlp_batch *out);
 
 /** fmt_otlp_batch_release() - free the profiles of @b; @b is left empty. NULL ok. */
 void fmt_otlp_batch_release(struct fmt_otlp_batch *b);

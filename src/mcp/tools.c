@@ -573,6 +573,18 @@ static bool resolve_type(struct call *c, int64_t from, int64_t to)
 	return best != NULL;
 }
 
+/*
+ * The common start of a tool over one selection: the time range, then the
+ * profile type (asked of the server when not given). False when the tool
+ * stops there: *@rc is the error (a bad range), or 0 with the answer
+ * already written (no type to query).
+ */
+static bool range_and_type(struct call *c, int *rc)
+{
+	*rc = common_range(c);
+	return !*rc && resolve_type(c, c->from, c->to);
+}
+
 static const char *unit_words(const char *unit)
 {
 	if (!strcmp(unit, "nanoseconds"))
@@ -966,12 +978,10 @@ static int run_top_functions(struct call *c)
 	char lim[16], tv[48];
 	size_t shown = 0;
 	json_t *t;
-	int rc = common_range(c);
+	int rc;
 
-	if (rc)
+	if (!range_and_type(c, &rc))
 		return rc;
-	if (!resolve_type(c, c->from, c->to))
-		return 0;
 	snprintf(lim, sizeof(lim), "%" PRId64, iarg(c, "limit", DEFAULT_LIMIT));
 	url_common(c, &u, "/api/v1/table", true);
 	(void)mcp_url_arg(&u, "sort", sort);
@@ -1015,12 +1025,10 @@ static int run_find_function(struct call *c)
 	char lim[16], tv[48];
 	size_t shown = 0;
 	json_t *t;
-	int rc = common_range(c);
+	int rc;
 
-	if (rc)
+	if (!range_and_type(c, &rc))
 		return rc;
-	if (!resolve_type(c, c->from, c->to))
-		return 0;
 	snprintf(lim, sizeof(lim), "%" PRId64, iarg(c, "limit", DEFAULT_LIMIT));
 	url_common(c, &u, "/api/v1/table", true);
 	(void)mcp_url_arg(&u, "search", search);
@@ -1139,12 +1147,10 @@ static int run_flamegraph(struct call *c)
 	struct tree_opts o = { 0 };
 	char tv[48], mn[16];
 	json_t *fg, *root;
-	int rc = common_range(c);
+	int rc;
 
-	if (rc)
+	if (!range_and_type(c, &rc))
 		return rc;
-	if (!resolve_type(c, c->from, c->to))
-		return 0;
 	snprintf(mn, sizeof(mn), "%d", TREE_MAX_NODES);
 	url_common(c, &u, "/api/v1/flamegraph", true);
 	(void)mcp_url_arg(&u, "max_nodes", mn);
@@ -1255,12 +1261,10 @@ static int run_callers_callees(struct call *c)
 	char tv[48], sv[48], tp[16], sp[16], mn[16];
 	double pt, ft;
 	json_t *sw;
-	int rc = common_range(c);
+	int rc;
 
-	if (rc)
+	if (!range_and_type(c, &rc))
 		return rc;
-	if (!resolve_type(c, c->from, c->to))
-		return 0;
 	snprintf(mn, sizeof(mn), "%d", TREE_MAX_NODES);
 	url_common(c, &u, "/api/v1/sandwich", true);
 	(void)mcp_url_arg(&u, "function", fn);
@@ -1899,12 +1903,10 @@ static int run_source_location(struct call *c)
 	json_t *t = NULL, *h = NULL, *row = NULL, *r;
 	char tv[48], tp[16];
 	size_t i;
-	int rc = common_range(c);
+	int rc;
 
-	if (rc)
+	if (!range_and_type(c, &rc))
 		return rc;
-	if (!resolve_type(c, c->from, c->to))
-		return 0;
 	(void)buf_addstr(&re, "^");
 	regex_escape(&re, fn);
 	(void)buf_addstr(&re, "$");
@@ -1927,15 +1929,16 @@ static int run_source_location(struct call *c)
 		      val(c, jnum(row, "total"), tv, sizeof(tv)),
 		      mcp_fmt_pct(jnum(row, "total"), jnum(t, "total"), tp, sizeof(tp)));
 
-	/* Fields a later API may give per row; printed when present. */
+	/* Where the table says the code is (symbolized frames: file, line, build ID, binary). */
 	const char *file = jstr(row, "file"), *bid = jstr(row, "build_id");
 	const char *mapping = jstr(row, "mapping");
 	double line = jnum(row, "line");
 	bool known = *file || *bid || *mapping;
 
-	if (*file)
-		mcp_text_line(&c->out, "Source: %s%s%.0f", file, line > 0 ? ":" : "",
-			      line > 0 ? line : 0.0);
+	if (*file && line > 0)
+		mcp_text_line(&c->out, "Source: %s:%.0f", file, line);
+	else if (*file)
+		mcp_text_line(&c->out, "Source: %s", file);
 	if (*mapping)
 		mcp_text_line(&c->out, "Binary: %s", mapping);
 	if (*bid)
@@ -1965,11 +1968,13 @@ static int run_source_location(struct call *c)
 	if (!known)
 		mcp_text_line(
 			&c->out,
-			"Source location: unknown. The query API names functions only: its "
-			"table and flame graph answers carry no source file, line or build ID "
-			"for '%s' (frames are merged by name across binaries).",
+			"Source location: unknown. Neither the profile nor the symbolizer gave "
+			"a source file, line or binary for '%s' (the profiler sent the name "
+			"only).",
 			fn);
 
+	if (*bid || *file)
+		goto out; /* the row itself says where the code is */
 	/* The binaries of the selection, from the stack health view (build IDs, symbol status). */
 	url_common(c, &u, "/api/v1/health/symbols", true);
 	h = api(c, u.p);

@@ -4,24 +4,28 @@
 #include "base/mem.h"
 #include "query/jsonout.h"
 #include "query/diff.h"
+#include "query/units.h"
 
 #include <math.h>
 
 #define DEFAULT_Z	   1.96
 #define DEFAULT_MAX_STACKS 100
 
-int query_diff_check(const struct query_stackset *a, const struct query_stackset *b,
-		     struct prof_err *err)
+int query_diff_check(const char *type_a, const char *type_b, struct prof_err *err)
 {
-	if (strcmp(a->unit, b->unit))
+	struct query_type_id a, b;
+
+	query_type_split(type_a, &a);
+	query_type_split(type_b, &b);
+	if (strcmp(a.sample_unit, b.sample_unit))
 		return prof_err_set(err, -EINVAL, -1,
 				    "cannot compare different units: A (%s) is in %s, B (%s) in %s",
-				    a->type, a->unit[0] ? a->unit : "(none)", b->type,
-				    b->unit[0] ? b->unit : "(none)");
-	if (strcmp(a->type, b->type))
+				    type_a, a.sample_unit[0] ? a.sample_unit : "(none)", type_b,
+				    b.sample_unit[0] ? b.sample_unit : "(none)");
+	if (strcmp(type_a, type_b))
 		return prof_err_set(err, -EINVAL, -1,
 				    "cannot compare different profile types: A is %s, B is %s",
-				    a->type, b->type);
+				    type_a, type_b);
 	return 0;
 }
 
@@ -41,36 +45,6 @@ double query_diff_z(enum query_diff_mode mode, uint64_t ka, uint64_t na, uint64_
 	return var > 0 ? (pb - pa) / sqrt(var) : 0.0;
 }
 
-/* Map every node of @ss into the diff tree; side B fills self, side A base_self. */
-static uint32_t *merge_side(struct query_flamegraph *fg, const struct query_stackset *ss, bool b)
-{
-	uint32_t *map = xcalloc(ss->nodes.n + 1, sizeof(uint32_t));
-	uint32_t *name_of = query_flamegraph_names_of(fg, ss);
-	int64_t *self;
-	uint64_t *count;
-
-	query_stackset_node_sums(ss, &self, &count);
-	for (size_t i = 0; i < ss->nodes.n; i++) {
-		const struct query_ss_node *nd = &ss->nodes.v[i];
-		uint32_t at =
-			i ? query_flamegraph_child_id(fg, map[nd->parent], name_of[nd->name]) : 0;
-		struct query_flame_node *f = &fg->nodes.v[at];
-
-		map[i] = at;
-		if (b) {
-			f->self += self[i];
-			f->self_samples += count[i];
-		} else {
-			f->base_self += self[i];
-			f->base_self_samples += count[i];
-		}
-	}
-	free(self);
-	free(count);
-	free(name_of);
-	return map;
-}
-
 static int cmp_dstack(const void *a, const void *b)
 {
 	const struct query_diff_stack *x = a, *y = b;
@@ -80,30 +54,31 @@ static int cmp_dstack(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
-void query_diff_build(const struct query_stackset *a, const struct query_stackset *b,
-		      const struct query_diff_opts *o, struct query_diff *d)
+void query_diff_build(const struct query_stackset *ss, const struct query_diff_opts *o,
+		      struct query_diff *d)
 {
 	size_t max_stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS;
+	size_t nn = ss->nodes.n;
+	int64_t *self[2] = { xcalloc(nn + 1, sizeof(int64_t)), xcalloc(nn + 1, sizeof(int64_t)) };
+	uint64_t *count[2] = { xcalloc(nn + 1, sizeof(uint64_t)),
+			       xcalloc(nn + 1, sizeof(uint64_t)) };
+	uint64_t rows[2] = { 0, 0 };
 
 	memset(d, 0, sizeof(*d));
-	query_flamegraph_init(&d->fg, "total");
-	d->fg.diff = true;
-	snprintf(d->fg.unit, sizeof(d->fg.unit), "%s", b->unit[0] ? b->unit : a->unit);
-	d->fg.samples = b->rows;
-	d->fg.base_samples = a->rows;
-	d->fg.unsymbolized = a->unsymbolized + b->unsymbolized;
-	free(merge_side(&d->fg, a, false));
-	free(merge_side(&d->fg, b, true));
+	for (size_t i = 0; i < ss->entries.n; i++) {
+		const struct query_ss_entry *e = &ss->entries.v[i];
+		uint32_t side = e->bucket ? 1 : 0;
 
-	for (size_t i = 1; i < d->fg.nodes.n; i++) {
-		const struct query_flame_node *nd = &d->fg.nodes.v[i];
-
-		if (nd->self_samples && !nd->base_self_samples) {
-			struct query_diff_stack s = { (uint32_t)i, nd->self, nd->self_samples };
+		self[side][e->node] += e->value;
+		count[side][e->node] += e->count;
+		rows[side] += e->count;
+	}
+	for (size_t i = 1; i < nn; i++) {
+		if (count[1][i] && !count[0][i]) {
+			struct query_diff_stack s = { (uint32_t)i, self[1][i], count[1][i] };
 			VEC_PUSH(&d->appeared, s);
-		} else if (nd->base_self_samples && !nd->self_samples) {
-			struct query_diff_stack s = { (uint32_t)i, nd->base_self,
-						      nd->base_self_samples };
+		} else if (count[0][i] && !count[1][i]) {
+			struct query_diff_stack s = { (uint32_t)i, self[0][i], count[0][i] };
 			VEC_PUSH(&d->disappeared, s);
 		}
 	}
@@ -115,7 +90,19 @@ void query_diff_build(const struct query_stackset *a, const struct query_stackse
 		qsort(d->disappeared.v, d->disappeared.n, sizeof(*d->disappeared.v), cmp_dstack);
 	d->appeared.n = PROF_MIN(d->appeared.n, max_stacks);
 	d->disappeared.n = PROF_MIN(d->disappeared.n, max_stacks);
-	query_flamegraph_finish(&d->fg, o->max_nodes, o->min_share);
+
+	query_flamegraph_init(&d->fg, "total");
+	d->fg.diff = true;
+	snprintf(d->fg.unit, sizeof(d->fg.unit), "%s", ss->unit);
+	d->fg.samples = rows[1];
+	d->fg.base_samples = rows[0];
+	d->fg.unsymbolized = ss->unsymbolized;
+	struct query_flame_src src = { ss, self[1], count[1], self[0], count[0] };
+	query_flamegraph_shape(&d->fg, &src, o->max_nodes, o->min_share);
+	for (int k = 0; k < 2; k++) {
+		free(self[k]);
+		free(count[k]);
+	}
 }
 
 void query_diff_release(struct query_diff *d)
@@ -181,7 +168,7 @@ static int diff_node_json(const struct query_flamegraph *fg, uint32_t id, struct
 	return rc;
 }
 
-static int write_stacks(const struct query_diff *d, const char *key, size_t count,
+static int write_stacks(const struct query_stackset *ss, const char *key, size_t count,
 			const struct query_diff_stack *v, size_t n, struct buf *out)
 {
 	VEC(uint32_t) path = { 0 };
@@ -189,8 +176,8 @@ static int write_stacks(const struct query_diff *d, const char *key, size_t coun
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		path.n = 0;
-		for (uint32_t at = v[i].node; at; at = d->fg.nodes.v[at].parent)
-			VEC_PUSH(&path, d->fg.nodes.v[at].name);
+		for (uint32_t at = v[i].node; at; at = ss->nodes.v[at].parent)
+			VEC_PUSH(&path, ss->nodes.v[at].name);
 		rc = buf_addstr(out, i ? ",{\"stack\":[" : "{\"stack\":[");
 		for (size_t j = path.n; j-- > 0 && !rc;) {
 			uint32_t nm = path.v[j];
@@ -198,8 +185,8 @@ static int write_stacks(const struct query_diff *d, const char *key, size_t coun
 			if (j + 1 < path.n)
 				rc = buf_add(out, ",", 1);
 			if (!rc)
-				rc = query_json_str(out, strtab_get(&d->fg.names, nm),
-						    d->fg.names.len[nm]);
+				rc = query_json_str(out, strtab_get(&ss->names, nm),
+						    ss->names.len[nm]);
 		}
 		if (!rc)
 			rc = buf_addf(out, "],\"value\":%" PRId64 ",\"samples\":%" PRIu64 "}",
@@ -209,7 +196,7 @@ static int write_stacks(const struct query_diff *d, const char *key, size_t coun
 	return rc ? rc : buf_addstr(out, "]}");
 }
 
-int query_diff_write_json(const struct query_diff *d, const struct query_stackset *a,
+int query_diff_write_json(const struct query_diff *d, const struct query_stackset *ss,
 			  const struct query_diff_opts *o, struct buf *out)
 {
 	struct node_ctx c = { o->mode, o->z_threshold > 0 ? o->z_threshold : DEFAULT_Z };
@@ -217,7 +204,7 @@ int query_diff_write_json(const struct query_diff *d, const struct query_stackse
 	int rc = buf_addstr(out, "{\"type\":");
 
 	if (!rc)
-		rc = query_json_str(out, a->type, strlen(a->type));
+		rc = query_json_str(out, ss->type, strlen(ss->type));
 	if (!rc)
 		rc = buf_addstr(out, ",\"unit\":");
 	if (!rc)
@@ -242,9 +229,9 @@ int query_diff_write_json(const struct query_diff *d, const struct query_stackse
 	if (!rc)
 		rc = query_flamegraph_write_tree(fg, 0, diff_node_json, &c, out);
 	if (!rc)
-		rc = write_stacks(d, "appeared", d->nappeared, d->appeared.v, d->appeared.n, out);
+		rc = write_stacks(ss, "appeared", d->nappeared, d->appeared.v, d->appeared.n, out);
 	if (!rc)
-		rc = write_stacks(d, "disappeared", d->ndisappeared, d->disappeared.v,
+		rc = write_stacks(ss, "disappeared", d->ndisappeared, d->disappeared.v,
 				  d->disappeared.n, out);
 	return rc ? rc : buf_add(out, "}", 1);
 }

@@ -46,7 +46,7 @@ struct query_diff_opts {
 };
 
 struct query_diff_stack {
-	uint32_t node; /* in the diff tree */
+	uint32_t node; /* in the pair stack set */
 	int64_t value; /* self value on the side where it exists */
 	uint64_t samples;
 };
@@ -59,16 +59,21 @@ struct query_diff {
 };
 
 /**
- * query_diff_check() - 0 when @a and @b can be compared, else -EINVAL
- * with @err in words: "cannot compare different profile types: A is
- * <type>, B is <type>" or "... units: A is in <unit>, B in <unit>".
+ * query_diff_check() - 0 when profile type ids @type_a and @type_b can be
+ * compared, else -EINVAL with @err in words: "cannot compare different
+ * profile types: A is <type>, B is <type>" or "... units: A (<type>) is
+ * in <unit>, B (<type>) in <unit>".
  */
-int query_diff_check(const struct query_stackset *a, const struct query_stackset *b,
-		     struct prof_err *err);
+int query_diff_check(const char *type_a, const char *type_b, struct prof_err *err);
 
-/** query_diff_build() - the diff of @a and @b into @d (overwritten; release it). */
-void query_diff_build(const struct query_stackset *a, const struct query_stackset *b,
-		      const struct query_diff_opts *o, struct query_diff *d);
+/**
+ * query_diff_build() - the diff of the two sides of @ss (a pair set,
+ * query_stackset_collect_pair: A in bucket 0, B in bucket 1; one trie, so
+ * no merging) into @d (overwritten; release it). Truncation happens
+ * before the tree is built (query_flamegraph_shape).
+ */
+void query_diff_build(const struct query_stackset *ss, const struct query_diff_opts *o,
+		      struct query_diff *d);
 
 /** query_diff_z() - the z statistic of one node (see above); 0 when untestable. */
 double query_diff_z(enum query_diff_mode mode, uint64_t ka, uint64_t na, uint64_t kb, uint64_t nb);
@@ -86,7 +91,7 @@ double query_diff_z(enum query_diff_mode mode, uint64_t ka, uint64_t na, uint64_
  *              "value":N,"samples":N}]},"disappeared":{...}}
  * 0 or -PROF_ETOOBIG.
  */
-int query_diff_write_json(const struct query_diff *d, const struct query_stackset *a,
+int query_diff_write_json(const struct query_diff *d, const struct query_stackset *ss,
 			  const struct query_diff_opts *o, struct buf *out);
 
 /** query_diff_release() - NULL is allowed. */

@@ -89,18 +89,13 @@ void query_flamegraph_from_stackset(const struct query_stackset *ss,
 	query_stackset_node_sums(ss, &self, &count);
 
 	if (!o->invert) {
-		VEC_RESERVE(&fg->nodes, ss->nodes.n);
-		for (size_t i = 1; i < ss->nodes.n; i++) {
-			struct query_flame_node nd = { 0 };
+		struct query_flame_src src = { ss, self, count, NULL, NULL };
 
-			nd.name = name_of[ss->nodes.v[i].name];
-			nd.parent = ss->nodes.v[i].parent;
-			fg->nodes.v[fg->nodes.n++] = nd;
-		}
-		for (size_t i = 0; i < ss->nodes.n; i++) {
-			fg->nodes.v[i].self = self[i];
-			fg->nodes.v[i].self_samples = count[i];
-		}
+		free(name_of);
+		query_flamegraph_shape(fg, &src, o->max_nodes, o->min_share);
+		free(self);
+		free(count);
+		return;
 	} else {
 		for (size_t i = 0; i < ss->nodes.n; i++) {
 			if (!count[i] && !self[i])
@@ -122,34 +117,32 @@ void query_flamegraph_from_stackset(const struct query_stackset *ss,
 
 /* --- finishing: totals, truncation, children -------------------------------------------- */
 
-struct heap {
-	const struct query_flamegraph *fg;
-	const double *rank; /* diff: per node; NULL: compare totals */
+/* Is node a ranked before b? Larger total (diff: larger rank) first; ties: the older node. */
+static bool rank_before(const int64_t *total, const double *rank, uint32_t a, uint32_t b)
+{
+	if (rank) {
+		if (rank[a] != rank[b])
+			return rank[a] > rank[b];
+		return a < b;
+	}
+	return total[a] != total[b] ? total[a] > total[b] : a < b;
+}
+
+struct aheap {
+	const int64_t *total;
+	const double *rank;
 	uint32_t *v;
 	size_t n;
 };
 
-/* Does node a go before node b (larger total or rank; ties: older node)? */
-static bool heap_before(const struct heap *h, uint32_t a, uint32_t b)
-{
-	if (h->rank) {
-		if (h->rank[a] != h->rank[b])
-			return h->rank[a] > h->rank[b];
-		return a < b;
-	}
-	int64_t ta = h->fg->nodes.v[a].total, tb = h->fg->nodes.v[b].total;
-
-	return ta != tb ? ta > tb : a < b;
-}
-
-static void heap_push(struct heap *h, uint32_t x)
+static void aheap_push(struct aheap *h, uint32_t x)
 {
 	size_t i = h->n++;
 
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
 
-		if (!heap_before(h, x, h->v[p]))
+		if (!rank_before(h->total, h->rank, x, h->v[p]))
 			break;
 		h->v[i] = h->v[p];
 		i = p;
@@ -157,7 +150,7 @@ static void heap_push(struct heap *h, uint32_t x)
 	h->v[i] = x;
 }
 
-static uint32_t heap_pop(struct heap *h)
+static uint32_t aheap_pop(struct aheap *h)
 {
 	uint32_t top = h->v[0], x = h->v[--h->n];
 	size_t i = 0;
@@ -167,9 +160,9 @@ static uint32_t heap_pop(struct heap *h)
 
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && heap_before(h, h->v[c + 1], h->v[c]))
+		if (c + 1 < h->n && rank_before(h->total, h->rank, h->v[c + 1], h->v[c]))
 			c++;
-		if (!heap_before(h, h->v[c], x))
+		if (!rank_before(h->total, h->rank, h->v[c], x))
 			break;
 		h->v[i] = h->v[c];
 		i = c;
@@ -239,13 +232,16 @@ static void truncate_tree(struct query_flamegraph *fg, size_t max_nodes, double 
 
 	double *rank = fg->diff ? diff_ranks(fg) : NULL;
 	bool *kept = xcalloc(n, sizeof(bool));
-	struct heap h = { fg, rank, xcalloc(n + 1, sizeof(uint32_t)), 0 };
+	int64_t *tot = xcalloc(n + 1, sizeof(int64_t));
+	for (size_t i = 0; i < n; i++)
+		tot[i] = fg->nodes.v[i].total;
+	struct aheap h = { tot, rank, xcalloc(n + 1, sizeof(uint32_t)), 0 };
 	size_t nkept = 0;
 	int64_t root_total = fg->nodes.v[0].total;
 
-	heap_push(&h, 0);
+	aheap_push(&h, 0);
 	while (h.n && (!max_nodes || nkept < max_nodes)) {
-		uint32_t x = heap_pop(&h);
+		uint32_t x = aheap_pop(&h);
 		const struct query_flame_node *nd = &fg->nodes.v[x];
 
 		if (x && min_share > 0) {
@@ -257,9 +253,10 @@ static void truncate_tree(struct query_flamegraph *fg, size_t max_nodes, double 
 		kept[x] = true;
 		nkept++;
 		for (uint32_t c = 0; c < nd->nchildren; c++)
-			heap_push(&h, fg->children.v[nd->child_off + c]);
+			aheap_push(&h, fg->children.v[nd->child_off + c]);
 	}
 	free(h.v);
+	free(tot);
 	free(rank);
 
 	/* Per kept node, merge its dropped children into one "other" child. */
@@ -325,6 +322,168 @@ static int cmp_child(const void *a, const void *b, void *arg)
 	if (x->other != y->other)
 		return x->other ? 1 : -1; /* "other" last among equals */
 	return strcmp(strtab_get(&fg->names, x->name), strtab_get(&fg->names, y->name));
+}
+
+/* --- shaping a stack set's own trie (truncation before the tree is built) ------------------- */
+
+void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flame_src *s,
+			    size_t max_nodes, double min_share)
+{
+	const struct query_stackset *ss = s->ss;
+	size_t nn = ss->nodes.n;
+	const struct query_ss_node *nodes = ss->nodes.v;
+	int64_t *total = xcalloc(nn + 1, sizeof(int64_t)), *btotal = NULL;
+	uint64_t *samples = xcalloc(nn + 1, sizeof(uint64_t)), *bsamples = NULL;
+	uint8_t *live = xcalloc(nn + 1, 1);
+	size_t nlive = 0;
+
+	if (s->base_self) {
+		btotal = xcalloc(nn + 1, sizeof(int64_t));
+		bsamples = xcalloc(nn + 1, sizeof(uint64_t));
+	}
+	for (size_t i = 0; i < nn; i++) {
+		total[i] = s->self[i];
+		samples[i] = s->count[i];
+		if (btotal) {
+			btotal[i] = s->base_self[i];
+			bsamples[i] = s->base_count[i];
+		}
+	}
+	for (size_t i = nn; i-- > 1;) {
+		total[nodes[i].parent] += total[i];
+		samples[nodes[i].parent] += samples[i];
+		if (btotal) {
+			btotal[nodes[i].parent] += btotal[i];
+			bsamples[nodes[i].parent] += bsamples[i];
+		}
+	}
+	/* Nodes nothing reached (a stack filter left them empty) are not shown. */
+	live[0] = 1;
+	nlive = 1;
+	for (size_t i = 1; i < nn; i++) {
+		live[i] = samples[i] || total[i] || (btotal && (bsamples[i] || btotal[i]));
+		nlive += live[i];
+	}
+
+	/* Which nodes to keep: the largest (by total, diff: by the larger share), each with its parent. */
+	uint8_t *kept = live;
+	double *rank = NULL;
+	if ((max_nodes && nlive > max_nodes) || min_share > 0) {
+		uint32_t *off = xcalloc(nn + 2, sizeof(uint32_t)), *kids, *fill;
+
+		if (btotal) {
+			rank = xcalloc(nn + 1, sizeof(double));
+			for (size_t i = 0; i < nn; i++)
+				rank[i] = PROF_MAX(share(total[i], total[0]),
+						   share(btotal[i], btotal[0]));
+		}
+		for (size_t i = 1; i < nn; i++)
+			if (live[i])
+				off[nodes[i].parent + 1]++;
+		for (size_t i = 0; i < nn; i++)
+			off[i + 1] += off[i];
+		kids = xcalloc(off[nn] + 1, sizeof(uint32_t));
+		fill = xcalloc(nn + 1, sizeof(uint32_t));
+		for (size_t i = 1; i < nn; i++)
+			if (live[i])
+				kids[off[nodes[i].parent] + fill[nodes[i].parent]++] = (uint32_t)i;
+		free(fill);
+		kept = xcalloc(nn + 1, 1);
+		struct aheap h = { total, rank, xcalloc(nlive + 1, sizeof(uint32_t)), 0 };
+		size_t nkept = 0;
+
+		aheap_push(&h, 0);
+		while (h.n && (!max_nodes || nkept < max_nodes)) {
+			uint32_t x = aheap_pop(&h);
+
+			if (x && min_share > 0 &&
+			    (rank ? rank[x] : share(total[x], total[0])) < min_share)
+				break; /* the heap gives the largest first: the rest are smaller */
+			kept[x] = 1;
+			nkept++;
+			for (uint32_t c = off[x]; c < off[x + 1]; c++)
+				aheap_push(&h, kids[c]);
+		}
+		free(h.v);
+		free(off);
+		free(kids);
+	}
+
+	/* The tree: kept nodes in id order (parents first), then one "other" per kept parent. */
+	uint32_t *map = xcalloc(nn + 1, sizeof(uint32_t)); /* ss node -> fg node */
+	uint32_t *name_of = xcalloc(ss->names.n + 1, sizeof(uint32_t));
+	fg->nodes.v[0].self = s->self[0];
+	fg->nodes.v[0].self_samples = s->count[0];
+	if (s->base_self) {
+		fg->nodes.v[0].base_self = s->base_self[0];
+		fg->nodes.v[0].base_self_samples = s->base_count[0];
+	}
+	for (size_t i = 1; i < nn; i++) {
+		if (!kept[i])
+			continue;
+		uint32_t nm = nodes[i].name;
+		struct query_flame_node nd = { 0 };
+
+		if (!name_of[nm])
+			name_of[nm] =
+				strtab_intern(&fg->names, ss->names.s[nm], ss->names.len[nm]) + 1;
+		nd.name = name_of[nm] - 1;
+		nd.parent = map[nodes[i].parent];
+		nd.self = s->self[i];
+		nd.self_samples = s->count[i];
+		if (s->base_self) {
+			nd.base_self = s->base_self[i];
+			nd.base_self_samples = s->base_count[i];
+		}
+		map[i] = (uint32_t)fg->nodes.n;
+		VEC_PUSH(&fg->nodes, nd);
+	}
+	if (kept != live) {
+		size_t nk = fg->nodes.n;
+		struct query_flame_node *other = xcalloc(nk + 1, sizeof(*other));
+		uint32_t other_name = strtab_intern_cstr(&fg->names, "other");
+
+		for (size_t i = 1; i < nn; i++) {
+			if (!live[i] || kept[i])
+				continue;
+			fg->truncated_nodes++;
+			if (!kept[nodes[i].parent])
+				continue;
+			struct query_flame_node *o = &other[map[nodes[i].parent]];
+
+			o->self += total[i];
+			o->samples += samples[i];
+			o->base_self += btotal ? btotal[i] : 0;
+			o->base_samples += bsamples ? bsamples[i] : 0;
+			o->nchildren++;
+		}
+		for (size_t k = 0; k < nk; k++) {
+			struct query_flame_node o = other[k];
+
+			if (!o.nchildren)
+				continue;
+			o.nchildren = 0;
+			o.name = other_name;
+			o.parent = (uint32_t)k;
+			o.self_samples = o.samples;
+			o.base_self_samples = o.base_samples;
+			o.other = true;
+			fg->truncated_total += o.self;
+			fg->truncated_base_total += o.base_self;
+			VEC_PUSH(&fg->nodes, o);
+		}
+		free(other);
+		free(kept);
+	}
+	free(map);
+	free(name_of);
+	free(rank);
+	free(live);
+	free(total);
+	free(samples);
+	free(btotal);
+	free(bsamples);
+	query_flamegraph_finish(fg, 0, 0);
 }
 
 void query_flamegraph_finish(struct query_flamegraph *fg, size_t max_nodes, double min_share)

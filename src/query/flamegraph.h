@@ -148,6 +148,31 @@ void query_flamegraph_init(struct query_flamegraph *fg, const char *root_name);
 uint32_t query_flamegraph_child(struct query_flamegraph *fg, uint32_t parent, const char *s,
 				size_t n);
 
+/**
+ * struct query_flame_src - per-node values over a stack set's trie, for
+ * query_flamegraph_shape: @self and @count (rows) per node of @ss (arrays
+ * of ss->nodes.n); for a diff also @base_self / @base_count (side A),
+ * else NULL.
+ */
+struct query_flame_src {
+	const struct query_stackset *ss;
+	const int64_t *self;
+	const uint64_t *count;
+	const int64_t *base_self;
+	const uint64_t *base_count;
+};
+
+/**
+ * query_flamegraph_shape() - build @fg (initialized, empty; diff set for a
+ * diff) from the trie of @s->ss, truncating first: totals are summed on
+ * arrays, the nodes to keep chosen there (max_nodes / min_share, the same
+ * order as query_flamegraph_finish), and only kept nodes and one "other"
+ * child per kept parent become tree nodes; then finishes @fg. Costs
+ * arrays over the trie, not a tree node per trie node.
+ */
+void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flame_src *s,
+			    size_t max_nodes, double min_share);
+
 /** query_flamegraph_child_id() - node (@parent, name id @name of fg->names), created if new. */
 uint32_t query_flamegraph_child_id(struct query_flamegraph *fg, uint32_t parent, uint32_t name);
 

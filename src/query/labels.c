@@ -10,7 +10,33 @@ struct lcollect {
 	const char *name;
 	struct strtab out;
 	bool has_empty; /* a series has label @name with the value "" */
+	bool any;	/* a source was seen; @last its id */
+	uint64_t last;
 };
+
+/*
+ * The per-sample attributes (thread.name, ...) of a source that holds
+ * selected series: every attribute set of the source, so names and values
+ * are scoped by the selection's blocks and heads, not row by row (a rows
+ * scan would read every row for a label list).
+ */
+static void visit_sets(struct lcollect *c, const struct store_source *src)
+{
+	if (c->any && c->last == src->id)
+		return;
+	c->any = true;
+	c->last = src->id;
+	for (size_t k = 1; k < src->nattrs; k++) {
+		const struct store_attr_set *a = &src->attrs[k];
+
+		for (uint32_t i = 0; i < a->nlabels; i++) {
+			if (!c->name)
+				strtab_intern_cstr(&c->out, a->labels[i].name);
+			else if (!strcmp(a->labels[i].name, c->name) && *a->labels[i].value)
+				strtab_intern_cstr(&c->out, a->labels[i].value);
+		}
+	}
+}
 
 /* Once per selected series per source (a series in several blocks comes
  * several times; interning makes that harmless). */
@@ -18,7 +44,7 @@ static int visit(void *arg, const struct store_source *src, const struct store_s
 {
 	struct lcollect *c = arg;
 
-	(void)src;
+	visit_sets(c, src);
 	for (uint32_t i = 0; i < s->nlabels; i++) {
 		if (!c->name)
 			strtab_intern_cstr(&c->out, s->labels[i].name);

@@ -4,8 +4,10 @@
  * for /api/v1/labels and /api/v1/labels/NAME/values (and selector
  * autocompletion in the explorer): scoped by profile type (NULL = every
  * type), matchers and time range, so a listing never offers a value that
- * selects nothing. Series labels only (resource attributes and the like);
- * per-sample attributes appear once the store keeps them.
+ * selects nothing. Series labels (resource attributes and the like) and
+ * per-sample attributes (thread.name, ...: the attribute sets of the
+ * blocks and heads that hold a selected series, so for those a value may
+ * belong to another series of the same block).
  *
  * Like query_stackset_collect this is a single place that talks to the
  * store's scan API: when the store gains a label index, only this file

@@ -16,6 +16,7 @@
 #include "query/stackset.h"
 #include "query/symhealth.h"
 #include "query/table.h"
+#include "query/units.h"
 
 #include <math.h>
 
@@ -33,6 +34,8 @@ struct req {
 	void *ctx;
 	struct prof_err *err;
 	int64_t now_ms;
+	uint8_t trace_buf[16], span_buf[8];
+	const uint8_t *trace_id, *span_id; /* parameters trace_id, span_id (get_link), or NULL */
 };
 
 static const char *arg(const struct req *r, const char *name)
@@ -181,6 +184,46 @@ static void selection_release(struct selection *s)
 	query_selector_release(&s->sel);
 }
 
+/* Five ':'-separated fields, the first three (name, sample type, unit) not empty. */
+static bool type_well_formed(const char *type)
+{
+	struct query_type_id t;
+
+	return query_type_split(type, &t) && t.name[0] && t.sample_type[0] && t.sample_unit[0];
+}
+
+struct type_seen {
+	const char *want;
+	bool any, found;
+};
+
+static int type_seen_fn(void *arg, const char *type)
+{
+	struct type_seen *t = arg;
+
+	t->any = true;
+	t->found = !strcmp(type, t->want);
+	return t->found;
+}
+
+/*
+ * After a selection came back empty: 400 when the store has data but none
+ * of type @type at any time (a misspelt type), so an empty answer means
+ * "nothing in this range", never "no such type". An empty store passes.
+ */
+static int check_type_known(const struct req *r, const char *type)
+{
+	struct type_seen t = { type, false, false };
+
+	store_types(r->env->store, INT64_MIN, INT64_MAX, type_seen_fn, &t);
+	if (t.any && !t.found)
+		return bad(r,
+			   "parameter 'type': unknown profile type '%s': the store has no data of "
+			   "it at any time (see /api/v1/profile-types)",
+			   type);
+	return 0;
+}
+
 /*
  * Parse @qname (selector), @tname (type), and the range from @fname/@tname2
  * (defaults @qdef etc. from the unprefixed parameters). @need_type: the
@@ -210,6 +253,15 @@ static int get_selection(const struct req *r, const char *qname, const char *typ
 		return bad(r, "parameter '%s' (%s) and the type in '%s' (%s) differ", typename,
 			   type, qname, s->sel.type);
 	s->type = type ? type : s->sel.type;
+	/* The views over stacks need a real type; labels and stack health only filter by it. */
+	if (need_type && s->type && !type_well_formed(s->type))
+		return bad(
+			r,
+			"parameter '%s': expected a profile type id "
+			"name:sample_type:sample_unit:period_type:period_unit such as "
+			"process_cpu:cpu:nanoseconds:cpu:nanoseconds (see /api/v1/profile-types), "
+			"got '%s'",
+			typename, s->type);
 	if (need_type && !s->type)
 		return bad(r,
 			   "parameter '%s' is required, e.g. "
@@ -256,16 +308,71 @@ static int get_group_by(const struct req *r, char *buf, size_t bufsz, const char
 	return 0;
 }
 
-static int collect(const struct req *r, const struct selection *s, struct query_stackset_params *p,
-		   struct query_stackset *ss)
+/* @n bytes written as 2 @n hex digits, either case, into @out. */
+static int get_hex_id(const struct req *r, const char *name, uint8_t *out, size_t n, bool *set)
 {
+	const char *v = arg(r, name);
+
+	*set = false;
+	if (!v)
+		return 0;
+	if (strlen(v) != 2 * n)
+		return bad(r, "parameter '%s': expected %zu hex digits, got '%s'", name, 2 * n, v);
+	for (size_t i = 0; i < 2 * n; i++) {
+		char c = v[i];
+		int d = c >= '0' && c <= '9'   ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10
+					       : -1;
+
+		if (d < 0)
+			return bad(r, "parameter '%s': '%c' at offset %zu is not a hex digit", name,
+				   c, i);
+		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | d : d << 4);
+	}
+	*set = true;
+	return 0;
+}
+
+/*
+ * Parameters trace_id (32 hex digits) and span_id (16): keep only the
+ * samples linked to that trace / span (OTLP links, pprof labels trace_id
+ * and span_id), on every view.
+ */
+static int get_link(struct req *r)
+{
+	bool t, sp;
+	int rc = get_hex_id(r, "trace_id", r->trace_buf, 16, &t);
+
+	if (!rc)
+		rc = get_hex_id(r, "span_id", r->span_buf, 8, &sp);
+	if (rc)
+		return rc;
+	r->trace_id = t ? r->trace_buf : NULL;
+	r->span_id = sp ? r->span_buf : NULL;
+	return 0;
+}
+
+static void set_params(const struct req *r, const struct selection *s,
+		       struct query_stackset_params *p)
+{
+	p->trace_id = r->trace_id;
+	p->span_id = r->span_id;
 	p->type = s->type;
 	p->m = s->sel.m;
 	p->nm = s->sel.n;
 	p->from_ns = s->from_ns;
 	p->to_ns = s->to_ns;
 	p->sym = r->env->sym;
-	return query_stackset_collect(r->env->store, p, ss, r->err);
+}
+
+static int collect(const struct req *r, const struct selection *s, struct query_stackset_params *p,
+		   struct query_stackset *ss)
+{
+	set_params(r, s, p);
+	int rc = query_stackset_collect(r->env->store, p, ss, r->err);
+
+	return !rc && !ss->series ? check_type_known(r, p->type) : rc;
 }
 
 /* --- views ------------------------------------------------------------------------------------ */
@@ -445,8 +552,8 @@ static int view_diff(const struct req *r, struct buf *out)
 	static const char *const modes[] = { "normalized", "absolute", NULL };
 	struct selection a = { 0 }, b = { 0 };
 	struct query_filter f = { 0 };
-	struct query_stackset sa, sb;
-	bool have_a = false, have_b = false;
+	struct query_stackset ss;
+	bool have_ss = false;
 	struct query_diff_opts o = { 0 };
 	struct query_diff d;
 	struct query_stackset_params pa = { 0 }, pb = { 0 };
@@ -477,24 +584,24 @@ static int view_diff(const struct req *r, struct buf *out)
 	o.mode = mode ? QUERY_DIFF_ABSOLUTE : QUERY_DIFF_NORMALIZED;
 	o.max_stacks = max_stacks ? (size_t)max_stacks : 1;
 	pa.filter = pb.filter = &f;
-	have_a = true;
-	rc = collect(r, &a, &pa, &sa);
+	rc = query_diff_check(a.type, b.type, r->err);
 	if (!rc) {
-		have_b = true;
-		rc = collect(r, &b, &pb, &sb);
+		/* Both sides in one stack set (A in bucket 0, B in bucket 1): one names trie. */
+		have_ss = true;
+		set_params(r, &a, &pa);
+		set_params(r, &b, &pb);
+		rc = query_stackset_collect_pair(r->env->store, &pa, &pb, &ss, r->err);
+		if (!rc && !ss.series)
+			rc = check_type_known(r, a.type);
 	}
-	if (!rc)
-		rc = query_diff_check(&sa, &sb, r->err);
 	if (!rc) {
-		query_diff_build(&sa, &sb, &o, &d);
-		rc = query_diff_write_json(&d, &sa, &o, out);
+		query_diff_build(&ss, &o, &d);
+		rc = query_diff_write_json(&d, &ss, &o, out);
 		query_diff_release(&d);
 	}
 out:
-	if (have_a)
-		query_stackset_release(&sa);
-	if (have_b)
-		query_stackset_release(&sb);
+	if (have_ss)
+		query_stackset_release(&ss);
 	selection_release(&a);
 	selection_release(&b);
 	query_filter_release(&f);
@@ -598,12 +705,18 @@ static int view_symbol_health(const struct req *r, struct buf *out)
 int query_request_run(const struct query_env *env, const char *view, query_arg_fn argfn, void *ctx,
 		      struct buf *out, const char **content_type, struct prof_err *err)
 {
-	struct req r = { env, argfn, ctx, err,
-			 env->now_ms ? env->now_ms : prof_now_ns() / 1000000 };
+	struct req r = { .env = env,
+			 .arg = argfn,
+			 .ctx = ctx,
+			 .err = err,
+			 .now_ms = env->now_ms ? env->now_ms : prof_now_ns() / 1000000 };
 	size_t start = out->len;
 	int rc;
 
 	*content_type = CT_JSON;
+	rc = get_link(&r);
+	if (rc)
+		return rc; /* nothing was written */
 	if (!strcmp(view, "flamegraph"))
 		rc = view_flamegraph(&r, out);
 	else if (!strcmp(view, "table"))
@@ -649,6 +762,67 @@ int query_request_run(const struct query_env *env, const char *view, query_arg_f
 		*content_type = CT_JSON;
 	}
 	return rc;
+}
+
+/* --- parameters each view accepts ------------------------------------------------------------- */
+
+/* Selection, range, trace correlation and the server's dataset: every view. */
+static const char *const P_SELECT[] = { "type",	   "query",    "from",	  "to",
+					"dataset", "trace_id", "span_id", NULL };
+static const char *const P_FILTER[] = { "stack_filter", "frame_filter", "hide", NULL };
+
+static const struct view_params {
+	const char *view;
+	bool filters;
+	const char *const extra[16];
+} view_params[] = {
+	{ "flamegraph", true, { "invert", "max_nodes", "min_share" } },
+	{ "table", true, { "search", "search_regex", "sort", "limit", "granularity" } },
+	{ "series", true, { "step", "group_by", "limit", "function", "mode" } },
+	{ "sandwich", true, { "function", "max_nodes" } },
+	{ "diff",
+	  true,
+	  { "mode", "max_nodes", "min_share", "z", "max_stacks", "a_query", "a_type", "a_from",
+	    "a_to", "b_query", "b_type", "b_from", "b_to" } },
+	{ "flamechart", true, { "group_by", "interval", "max_spans" } },
+	{ "labels", false, { 0 } },
+	{ "label_values", false, { 0 } },
+	{ "export_pprof", true, { 0 } },
+	{ "export_folded", true, { 0 } },
+	{ "export_svg", true, { "max_nodes", "invert", "title" } },
+	{ "symbol_health", false, { 0 } },
+};
+
+static bool in_list(const char *const *l, const char *name)
+{
+	for (; *l; l++)
+		if (!strcmp(*l, name))
+			return true;
+	return false;
+}
+
+int query_request_check_param(const char *view, const char *name, struct prof_err *err)
+{
+	const struct view_params *vp = NULL;
+	char known[512];
+	size_t at = 0;
+
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(view_params) && !vp; i++)
+		if (!strcmp(view_params[i].view, view))
+			vp = &view_params[i];
+	if (!vp)
+		return 0; /* query_request_run says the view is unknown */
+	if (in_list(P_SELECT, name) || (vp->filters && in_list(P_FILTER, name)) ||
+	    in_list(vp->extra, name))
+		return 0;
+	known[0] = '\0';
+	const char *const *lists[3] = { P_SELECT, vp->filters ? P_FILTER : NULL, vp->extra };
+	for (int k = 0; k < 3; k++)
+		for (const char *const *l = lists[k]; l && *l && at < sizeof(known); l++)
+			at += (size_t)snprintf(known + at, sizeof(known) - at, "%s%s",
+					       at ? ", " : "", *l);
+	return prof_err_set(err, -EINVAL, -1, "unknown parameter '%s' for this view (it takes: %s)",
+			    name, known);
 }
 
 unsigned query_request_status(int rc)

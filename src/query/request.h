@@ -68,6 +68,17 @@ int query_request_run(const struct query_env *env, const char *view, query_arg_f
 		      struct buf *out, const char **content_type, struct prof_err *err);
 
 /**
+ * query_request_check_param() - 0 when view @view (as query_request_run
+ * names it) takes a parameter called @name, else -EINVAL with @err naming
+ * it and listing what the view takes ("unknown parameter 'maxnodes' for
+ * this view (it takes: type, query, ...)"). Every view takes type, query,
+ * from, to, dataset, trace_id and span_id; the stack views also
+ * stack_filter, frame_filter and hide; then each its own (docs/api.md).
+ * Unknown views pass (query_request_run answers them).
+ */
+int query_request_check_param(const char *view, const char *name, struct prof_err *err);
+
+/**
  * query_request_status() - the HTTP status for a query_request_run
  * return code: 200, 400, 404, 413 or 500.
  */

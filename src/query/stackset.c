@@ -26,12 +26,20 @@
  * trie merges equal name paths of different sources. Without group_by,
  * step or kept samples the store itself sums per stack (its totals scan,
  * which skips the timestamp column) and step (1) is empty.
+ *
+ * That totals path, without a frame filter, skips steps (2)-(4): the
+ * translation of a source's stacks is kept across queries in a shared
+ * names trie (see "the translation cache" below), the totals are summed
+ * per trie node, and the touched trie nodes are copied into the set.
  */
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/mem.h"
 #include "query/stackset.h"
 #include "query/units.h"
+
+#include <pthread.h>
+#include <xxhash.h>
 
 /* --- the set itself -------------------------------------------------------------- */
 
@@ -62,15 +70,31 @@ void query_stackset_release(struct query_stackset *ss)
 	qmap_release(&ss->child_idx);
 	qmap_release(&ss->raw_idx);
 	VEC_FREE(&ss->raw);
+	qmap_release(&ss->src_idx);
+	VEC_FREE(&ss->srcs);
 	free(ss->entry_slots);
 	memset(ss, 0, sizeof(*ss));
+}
+
+/* The (parent, name) index of nodes that were set without it (a set built from the cache). */
+static void child_idx_rebuild(struct query_stackset *ss)
+{
+	qmap_release(&ss->child_idx);
+	qmap_reserve(&ss->child_idx, ss->nodes.n);
+	for (size_t i = 1; i < ss->nodes.n; i++)
+		qmap_put(&ss->child_idx,
+			 (uint64_t)ss->nodes.v[i].parent << 32 | ss->nodes.v[i].name, (uint32_t)i);
+	ss->child_idx_stale = false;
 }
 
 uint32_t query_stackset_child(struct query_stackset *ss, uint32_t parent, uint32_t name)
 {
 	uint64_t key = (uint64_t)parent << 32 | name;
-	uint32_t id = qmap_get(&ss->child_idx, key);
+	uint32_t id;
 
+	if (ss->child_idx_stale)
+		child_idx_rebuild(ss);
+	id = qmap_get(&ss->child_idx, key);
 	if (id != QMAP_NONE)
 		return id;
 	PROF_ASSERT(parent < ss->nodes.n && ss->nodes.n < QMAP_NONE - 1);
@@ -89,6 +113,9 @@ static size_t entry_hash(uint32_t node, uint32_t group, uint32_t bucket)
 static void entry_rehash(struct query_stackset *ss)
 {
 	size_t ns = ss->entry_nslots ? ss->entry_nslots * 2 : 1024;
+
+	while ((ss->entries.n + 1) * 2 > ns)
+		ns *= 2;
 
 	free(ss->entry_slots);
 	ss->entry_slots = xcalloc(ns, sizeof(uint32_t));
@@ -192,6 +219,41 @@ const char *query_stackset_group_value(const struct query_stackset *ss, uint32_t
 	return k + at;
 }
 
+const struct query_ss_srcloc *query_stackset_srcloc(const struct query_stackset *ss, uint32_t name)
+{
+	uint32_t i = ss->srcs.n ? qmap_get(&ss->src_idx, name) : QMAP_NONE;
+
+	return i == QMAP_NONE ? NULL : &ss->srcs.v[i];
+}
+
+/*
+ * Note where frame name @name's code is (strings may be ""): the first
+ * record with a file wins, else the first with a binary.
+ */
+static void srcloc_note(struct query_stackset *ss, uint32_t name, const char *file, int64_t line,
+			const char *build_id, const char *mapping)
+{
+	uint32_t i = ss->srcs.n ? qmap_get(&ss->src_idx, name) : QMAP_NONE;
+	struct query_ss_srcloc r = { 0 };
+
+	if ((i != QMAP_NONE && (ss->srcs.v[i].file || !*file)) ||
+	    (!*file && !*build_id && !*mapping))
+		return;
+	if (*file)
+		r.file = query_stackset_name(ss, file, strlen(file));
+	if (*build_id)
+		r.build_id = query_stackset_name(ss, build_id, strlen(build_id));
+	if (*mapping)
+		r.mapping = query_stackset_name(ss, mapping, strlen(mapping));
+	r.line = *file && line > 0 ? line : 0;
+	if (i != QMAP_NONE) {
+		ss->srcs.v[i] = r;
+		return;
+	}
+	qmap_put(&ss->src_idx, name, (uint32_t)ss->srcs.n);
+	VEC_PUSH(&ss->srcs, r);
+}
+
 const struct query_ss_raw *query_stackset_raw(const struct query_stackset *ss, uint32_t name)
 {
 	uint32_t i = ss->raw.n ? qmap_get(&ss->raw_idx, name) : QMAP_NONE;
@@ -240,6 +302,7 @@ struct xlator {
 	struct symbolizer *sym;
 	const struct query_filter *filter;
 	uint32_t kernel_type;	  /* string id of "kernel" in dict, or UINT32_MAX */
+	bool used_sym;		  /* a location was looked up in the symbolizer */
 	struct qmap loc_off;	  /* location -> offset in frames */
 	VEC(uint32_t) frames;	  /* per location: n, then n x (name id, FR_* flags), outer first */
 	struct sym_frame *symbuf; /* SYM_FRAMES_MAX, allocated on first use */
@@ -325,15 +388,21 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 	if (l->nlines) {
 		VEC_PUSH(&x->frames, l->nlines);
 		for (uint32_t j = l->nlines; j-- > 0;) {
+			const struct model_line *ln = &d->lines.v[l->line_off + j];
+			const struct model_function *f = &d->functions.v[ln->function];
 			const char *nm = line_name(d, l, j, tmp, sizeof(tmp), &len);
+			uint32_t id = push_frame(x, nm, len, kernel, module);
 
-			push_frame(x, nm, len, kernel, module);
+			srcloc_note(x->ss, id, ln->function ? model_str(d, f->filename) : "",
+				    ln->function && f->start_line > 0 ? f->start_line : ln->line,
+				    bid, path);
 		}
 		return off;
 	}
 	if (x->sym && *path != '[' && (*path || *bid)) {
 		if (!x->symbuf)
 			x->symbuf = xcalloc(SYM_FRAMES_MAX, sizeof(*x->symbuf));
+		x->used_sym = true;
 		int nf = symbolizer_lookup_frames(x->sym, path, bid, l->address, x->symbuf,
 						  SYM_FRAMES_MAX);
 		if (nf > 0) {
@@ -342,8 +411,10 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 			for (int j = nf; j-- > 0;) {
 				const char *nm =
 					x->symbuf[j].name[0] ? x->symbuf[j].name : "<unknown>";
+				uint32_t id = push_frame(x, nm, strlen(nm), kernel, module);
 
-				push_frame(x, nm, strlen(nm), kernel, module);
+				srcloc_note(x->ss, id, x->symbuf[j].file, x->symbuf[j].line, bid,
+					    path);
 			}
 			return off;
 		}
@@ -355,6 +426,7 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, l->address);
 	x->ss->unsymbolized++;
 	uint32_t id = push_frame(x, tmp, strlen(tmp), kernel, module);
+	srcloc_note(x->ss, id, "", 0, bid, path);
 	if (qmap_get(&x->ss->raw_idx, id) == QMAP_NONE) {
 		struct query_ss_raw r = { l->address, 0, 0 };
 
@@ -449,7 +521,7 @@ static int too_many_samples(size_t max, struct prof_err *err)
 
 static uint32_t bucket_of(const struct query_stackset *ss, int64_t ts)
 {
-	if (ss->nbuckets == 1)
+	if (ss->step_ns <= 0)
 		return 0;
 	return (uint32_t)((uint64_t)((__int128)ts - ss->from_ns) / (uint64_t)ss->step_ns);
 }
@@ -512,6 +584,445 @@ static double snaps_weight(const struct snaps *sn, uint32_t series, uint32_t buc
 	return c == QMAP_NONE || c == 0 ? 1.0 : 1.0 / c;
 }
 
+/* --- the translation cache --------------------------------------------------------------- */
+
+/*
+ * Translating a source's store stacks into names (locations symbolized,
+ * inline chains expanded) costs a hash lookup per stack node, and an
+ * hour of a fleet touches about a million nodes: redone per query it is
+ * most of a flame graph's time. So the translation is kept across
+ * queries, process-wide: one shared names trie (@trie: names, nodes,
+ * raw and source-location records, never frame-filtered) and, per source
+ * (block or head), the trie node of each of its store stack ids.
+ *
+ * A source's map stays valid while what it was computed from does: a
+ * fingerprint (XXH3) of the source's stack nodes and of its dictionary
+ * (locations, lines, functions, mappings, strings) is checked on every
+ * use, so a block id or a head address reused by other data cannot hand
+ * out wrong names; a head, which only appends, is extended from where its
+ * map ends. Sources that went through the symbolizer also record its
+ * generation (counters that move when debug info is uploaded, fetched or
+ * a binary opened): a change re-translates them. Bounded: at most
+ * XC_MAX_NODES trie nodes and XC_MAX_MAPPED mapped stack ids; sources are
+ * evicted least recently used first, and the trie is emptied (@epoch
+ * moves) when it would pass its cap; a query that saw the epoch move
+ * falls back to translating on its own.
+ *
+ * A query in the cached path (no group_by, step or kept samples, no frame
+ * filter) sums the store's per-stack totals per trie node, then copies
+ * the touched trie nodes and their ancestors into its own set in id order
+ * (parents first: no hashing), see xc_extract.
+ */
+#define XC_MAX_NODES   ((size_t)16 << 20)
+#define XC_MAX_MAPPED  ((size_t)64 << 20)
+#define XC_MAX_SOURCES 4096
+
+struct xc_src {
+	uint64_t id;
+	bool is_head;
+	const struct model_profile *dict;
+	const struct symbolizer *sym;
+	uint64_t sym_gen;
+	bool uses_sym;
+	uint32_t *node; /* [n]: store stack id -> trie node */
+	size_t n;
+	uint64_t fp;
+	size_t nlocs, nlines, nfuncs, nmaps, nstrs; /* dictionary sizes fingerprinted */
+	uint64_t used;				    /* LRU clock */
+};
+
+static struct {
+	pthread_mutex_t mu;
+	bool ready;
+	uint64_t epoch, clock;
+	struct query_stackset trie;
+	VEC(struct xc_src) src;
+	size_t mapped;
+	struct query_ss_cache_stats stats;
+} xc = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+struct fpbuf {
+	XXH3_state_t *st;
+	uint64_t w[512];
+	size_t n;
+};
+
+static void fp_word(struct fpbuf *f, uint64_t v)
+{
+	if (f->n == sizeof(f->w) / sizeof(f->w[0])) {
+		XXH3_64bits_update(f->st, f->w, sizeof(f->w));
+		f->n = 0;
+	}
+	f->w[f->n++] = v;
+}
+
+static void fp_flush(struct fpbuf *f)
+{
+	XXH3_64bits_update(f->st, f->w, f->n * sizeof(uint64_t));
+	f->n = 0;
+}
+
+/* Fingerprint of what a source's map was computed from (its first @n stacks, dictionary prefixes). */
+static uint64_t xc_fingerprint(const struct store_stack_node *stacks, const struct xc_src *e)
+{
+	const struct model_profile *d = e->dict;
+	struct fpbuf f = { XXH3_createState(), { 0 }, 0 };
+	uint64_t h;
+
+	PROF_ASSERT(f.st);
+	XXH3_64bits_reset(f.st);
+	XXH3_64bits_update(f.st, stacks, e->n * sizeof(*stacks));
+	for (size_t i = 0; i < e->nlocs; i++) {
+		const struct model_location *l = &d->locations.v[i];
+
+		fp_word(&f, l->mapping);
+		fp_word(&f, l->address);
+		fp_word(&f, (uint64_t)l->line_off << 32 | l->nlines);
+		fp_word(&f, (uint64_t)l->frame_type << 1 | l->is_folded);
+	}
+	for (size_t i = 0; i < e->nlines; i++) {
+		fp_word(&f, d->lines.v[i].function);
+		fp_word(&f, (uint64_t)d->lines.v[i].line);
+	}
+	for (size_t i = 0; i < e->nfuncs; i++) {
+		const struct model_function *fn = &d->functions.v[i];
+
+		fp_word(&f, (uint64_t)fn->name << 32 | fn->system_name);
+		fp_word(&f, fn->filename);
+		fp_word(&f, (uint64_t)fn->start_line);
+	}
+	for (size_t i = 0; i < e->nmaps; i++)
+		fp_word(&f, (uint64_t)d->mappings.v[i].filename << 32 | d->mappings.v[i].build_id);
+	fp_flush(&f);
+	for (size_t i = 0; i < e->nstrs; i++) {
+		uint32_t len = d->strings.len[i];
+
+		XXH3_64bits_update(f.st, &len, sizeof(len));
+		XXH3_64bits_update(f.st, d->strings.s[i], len);
+	}
+	h = XXH3_64bits_digest(f.st);
+	XXH3_freeState(f.st);
+	return h;
+}
+
+static uint64_t xc_sym_gen(struct symbolizer *sym)
+{
+	struct symbolizer_stats st;
+
+	if (!sym)
+		return 0;
+	symbolizer_get_stats(sym, &st);
+	return st.invalidations + st.file_opens + st.store_hits + st.debuginfod_hits;
+}
+
+static void xc_drop_map(struct xc_src *e)
+{
+	xc.mapped -= e->n;
+	free(e->node);
+	e->node = NULL;
+	e->n = 0;
+	e->uses_sym = false;
+}
+
+static void xc_reset(void)
+{
+	for (size_t i = 0; i < xc.src.n; i++)
+		free(xc.src.v[i].node);
+	xc.src.n = 0;
+	xc.mapped = 0;
+	query_stackset_release(&xc.trie);
+	query_stackset_init(&xc.trie);
+	xc.epoch++;
+	xc.stats.resets++;
+}
+
+/* Evict least recently used maps (never @keep) until @need more ids fit; false if they cannot. */
+static bool xc_make_room(size_t need, const struct xc_src *keep)
+{
+	while (xc.mapped + need > XC_MAX_MAPPED) {
+		struct xc_src *lru = NULL;
+
+		for (size_t i = 0; i < xc.src.n; i++) {
+			struct xc_src *e = &xc.src.v[i];
+
+			if (e != keep && e->n && (!lru || e->used < lru->used))
+				lru = e;
+		}
+		if (!lru)
+			return false;
+		xc_drop_map(lru);
+	}
+	return true;
+}
+
+/*
+ * The map of @src, valid and covering all its stacks, translating what is
+ * missing; NULL when it cannot be cached (too big). May empty the trie
+ * (xc.epoch moves). Called with xc.mu held.
+ */
+static struct xc_src *xc_source(const struct store_source *src, struct symbolizer *sym)
+{
+	const struct model_profile *d = src->dict;
+	uint64_t gen = xc_sym_gen(sym);
+	struct xc_src *e = NULL;
+	struct query_stackset_params np = { 0 };
+	struct xlator x;
+
+	if (!xc.ready) {
+		query_stackset_init(&xc.trie);
+		xc.ready = true;
+	}
+	if (src->nstacks > XC_MAX_MAPPED || src->nstacks > XC_MAX_NODES)
+		return NULL;
+	for (size_t i = 0; i < xc.src.n && !e; i++) {
+		struct xc_src *c = &xc.src.v[i];
+
+		if (c->id == src->id && c->is_head == src->is_head && c->dict == d)
+			e = c;
+	}
+	if (e && e->n) {
+		bool ok = e->sym == sym && (!e->uses_sym || e->sym_gen == gen) &&
+			  e->n <= src->nstacks && e->nlocs <= d->locations.n &&
+			  e->nlines <= d->lines.n && e->nfuncs <= d->functions.n &&
+			  e->nmaps <= d->mappings.n && e->nstrs <= d->strings.n &&
+			  xc_fingerprint(src->stacks, e) == e->fp;
+
+		if (!ok)
+			xc_drop_map(e);
+	}
+	if (!e) {
+		if (xc.src.n >= XC_MAX_SOURCES) {
+			size_t lru = 0;
+
+			for (size_t i = 1; i < xc.src.n; i++)
+				if (xc.src.v[i].used < xc.src.v[lru].used)
+					lru = i;
+			xc_drop_map(&xc.src.v[lru]);
+			xc.src.v[lru] = xc.src.v[--xc.src.n];
+		}
+		struct xc_src z = { 0 };
+		z.id = src->id;
+		z.is_head = src->is_head;
+		z.dict = d;
+		VEC_PUSH(&xc.src, z);
+		e = &xc.src.v[xc.src.n - 1];
+	}
+	e->used = ++xc.clock;
+	if (e->n == src->nstacks && e->n) {
+		xc.stats.hits++;
+		return e;
+	}
+	xc.stats.misses++;
+	size_t from = e->n ? e->n : 1, add = src->nstacks - e->n;
+	if (!xc_make_room(add, e))
+		return NULL;
+	if (xc.trie.nodes.n + add > XC_MAX_NODES) {
+		uint64_t id = e->id;
+		bool head = e->is_head;
+
+		xc_reset();
+		struct xc_src z = { 0 };
+		z.id = id;
+		z.is_head = head;
+		z.dict = d;
+		z.used = ++xc.clock;
+		VEC_PUSH(&xc.src, z);
+		e = &xc.src.v[0];
+		from = 1;
+		add = src->nstacks;
+	}
+	if (!e->n)
+		e->sym_gen = gen;
+	e->sym = sym;
+	e->node = xrealloc(e->node, (src->nstacks + 1) * sizeof(uint32_t));
+	e->node[0] = 0;
+	np.sym = sym;
+	xlator_init(&x, &xc.trie, d, &np);
+	qmap_reserve(&xc.trie.child_idx, xc.trie.nodes.n + add);
+	for (size_t s = from; s < src->nstacks; s++) {
+		uint32_t p = src->stacks[s].parent;
+		bool match = false;
+
+		PROF_ASSERT(p < s);
+		e->node[s] = xlator_apply(&x, e->node[p], src->stacks[s].loc, &match);
+	}
+	e->uses_sym |= x.used_sym;
+	xlator_release(&x);
+	xc.mapped += src->nstacks - e->n;
+	e->n = src->nstacks;
+	e->nlocs = d->locations.n;
+	e->nlines = d->lines.n;
+	e->nfuncs = d->functions.n;
+	e->nmaps = d->mappings.n;
+	e->nstrs = d->strings.n;
+	e->fp = xc_fingerprint(src->stacks, e);
+	/* Lookups of this translation may have opened files: the generation they saw. */
+	if (e->uses_sym && xc_sym_gen(sym) != gen)
+		e->sym_gen = gen;
+	return e;
+}
+
+void query_stackset_cache_stats(struct query_ss_cache_stats *st)
+{
+	pthread_mutex_lock(&xc.mu);
+	*st = xc.stats;
+	st->nodes = xc.ready ? xc.trie.nodes.n : 0;
+	st->mapped = xc.mapped;
+	pthread_mutex_unlock(&xc.mu);
+}
+
+void query_stackset_cache_clear(void)
+{
+	pthread_mutex_lock(&xc.mu);
+	if (xc.ready)
+		xc_reset();
+	pthread_mutex_unlock(&xc.mu);
+}
+
+/* One touched trie node of a cached query: per side, summed values and rows. */
+struct qacc {
+	uint32_t node;
+	int64_t value[2];
+	uint64_t count[2];
+};
+
+/*
+ * Name @name of @from as a name of @to (interned; @memo[name] caches id +
+ * 1), with its raw-frame and source-location records.
+ */
+static uint32_t copy_name(struct query_stackset *to, const struct query_stackset *from,
+			  uint32_t *memo, uint32_t name)
+{
+	if (memo[name])
+		return memo[name] - 1;
+	uint32_t id = query_stackset_name(to, from->names.s[name], from->names.len[name]);
+	memo[name] = id + 1;
+
+	const struct query_ss_raw *r = query_stackset_raw(from, name);
+	if (r && qmap_get(&to->raw_idx, id) == QMAP_NONE) {
+		struct query_ss_raw nr = { r->address, 0, 0 };
+
+		if (r->mapping)
+			nr.mapping = copy_name(to, from, memo, r->mapping);
+		nr.fn_name = copy_name(to, from, memo, r->fn_name);
+		qmap_put(&to->raw_idx, id, (uint32_t)to->raw.n);
+		VEC_PUSH(&to->raw, nr);
+		to->unsymbolized++;
+	}
+	const struct query_ss_srcloc *sl = query_stackset_srcloc(from, name);
+	if (sl && qmap_get(&to->src_idx, id) == QMAP_NONE) {
+		struct query_ss_srcloc n = *sl;
+
+		n.file = sl->file ? copy_name(to, from, memo, sl->file) : 0;
+		n.build_id = sl->build_id ? copy_name(to, from, memo, sl->build_id) : 0;
+		n.mapping = sl->mapping ? copy_name(to, from, memo, sl->mapping) : 0;
+		qmap_put(&to->src_idx, id, (uint32_t)to->srcs.n);
+		VEC_PUSH(&to->srcs, n);
+	}
+	return id;
+}
+
+/*
+ * Copy the touched trie nodes @acc[@n] and their ancestors into @ss (an
+ * empty set) in trie id order, with their entries (side s in bucket s),
+ * and apply the stack filter @f. Called with xc.mu held.
+ */
+static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct query_filter *f,
+		      struct query_stackset *ss)
+{
+	const struct query_stackset *t = &xc.trie;
+	uint32_t *newid = xcalloc(t->nodes.n + 1, sizeof(uint32_t));
+	uint32_t *memo = xcalloc(t->names.n + 1, sizeof(uint32_t));
+	uint8_t *mark = xcalloc(t->nodes.n + 1, 1); /* small: stays in cache */
+	uint32_t hi = 0;
+	size_t count = 1;
+
+	/* Touched nodes, then their ancestors: one sweep down the ids (parent < id). */
+	for (size_t i = 0; i < n; i++) {
+		mark[acc[i].node] = 1;
+		hi = PROF_MAX(hi, acc[i].node);
+	}
+	for (uint32_t i = hi; i > 0; i--) {
+		if (mark[i]) {
+			mark[t->nodes.v[i].parent] = 1;
+			count++;
+		}
+	}
+	VEC_RESERVE(&ss->nodes, count);
+	for (size_t i = 1; i <= hi; i++) {
+		if (!mark[i])
+			continue;
+		const struct query_ss_node *tn = &t->nodes.v[i];
+		struct query_ss_node nd;
+
+		nd.parent = tn->parent ? newid[tn->parent] : 0;
+		nd.name = copy_name(ss, t, memo, tn->name);
+		nd.depth = ss->nodes.v[nd.parent].depth + 1;
+		newid[i] = (uint32_t)ss->nodes.n;
+		ss->nodes.v[ss->nodes.n++] = nd;
+	}
+	ss->child_idx_stale = true;
+	free(mark);
+
+	/* The stack filter: a node matches when a frame on its path does (parents first). */
+	uint8_t *match = NULL;
+	if (query_filter_has_stack(f)) {
+		uint8_t *nmatch = xcalloc(ss->names.n + 1, 1); /* 0 unknown, 1 no, 2 yes */
+
+		match = xcalloc(ss->nodes.n + 1, 1);
+		for (size_t i = 1; i < ss->nodes.n; i++) {
+			uint32_t nm = ss->nodes.v[i].name;
+
+			if (!nmatch[nm])
+				nmatch[nm] = query_filter_stack_match(f, ss->names.s[nm],
+								      ss->names.len[nm])
+						     ? 2
+						     : 1;
+			match[i] = match[ss->nodes.v[i].parent] || nmatch[nm] == 2;
+		}
+		free(nmatch);
+	}
+	size_t want = n * (pair ? 2 : 1);
+	if (ss->max_entries && want > ss->max_entries) {
+		free(match);
+		free(newid);
+		free(memo);
+		return -PROF_ETOOBIG;
+	}
+	VEC_RESERVE(&ss->entries, want);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t node = newid[acc[i].node];
+
+		for (uint32_t side = 0; side < (pair ? 2u : 1u); side++) {
+			if (!acc[i].count[side])
+				continue;
+			if (match && !match[node]) {
+				ss->filtered_rows += acc[i].count[side];
+				ss->filtered_value += acc[i].value[side];
+				continue;
+			}
+			struct query_ss_entry e = { node,
+						    0,
+						    side,
+						    0,
+						    acc[i].value[side],
+						    acc[i].count[side],
+						    (double)acc[i].value[side] };
+			ss->entries.v[ss->entries.n++] = e;
+			ss->total += e.value;
+			ss->rows += e.count;
+		}
+	}
+	/* Entries were placed without the index: query_stackset_add rebuilds it. */
+	free(ss->entry_slots);
+	ss->entry_slots = NULL;
+	ss->entry_nslots = 0;
+	free(match);
+	free(newid);
+	free(memo);
+	return 0;
+}
+
 /* --- collecting from the store ---------------------------------------------------------- */
 
 struct collector {
@@ -527,6 +1038,7 @@ struct collector {
 	VEC(struct store_stack_total) totals; /* totals scan: what the store summed */
 	size_t samples_from;		      /* first kept sample of this source */
 	struct qmap local;		      /* source series id -> global series id */
+	struct qmap attr_group;		      /* (series id << 32 | attribute set) -> group */
 	/* whole scan */
 	struct strtab series_keys; /* type '\0' labels: the global series ids */
 	struct qmap series_group;  /* global series id -> group id */
@@ -535,6 +1047,12 @@ struct collector {
 	size_t max_samples;
 	bool over_entries, over_samples; /* the visitor stopped on a cap */
 	int rc;				 /* error of a source_end step */
+	/* the cached path (see "the translation cache") */
+	bool cached, epoch_set, xc_lost;
+	uint32_t side; /* 0, or 1 for side B of a pair */
+	uint64_t epoch;
+	struct qmap qidx; /* trie node -> index in qacc */
+	VEC(struct qacc) qacc;
 };
 
 /*
@@ -577,6 +1095,37 @@ static uint32_t series_group(struct collector *c, const struct store_series *s)
 	return g;
 }
 
+/*
+ * The group of a row of series @s with attribute set @a (> 0) of @src:
+ * group_by names the set has take its values, the others the series'
+ * (per-sample attributes such as thread.name give flame chart lanes).
+ */
+static uint32_t row_group(struct collector *c, const struct store_source *src,
+			  const struct store_series *s, uint32_t a, uint32_t series_g)
+{
+	uint64_t key = (uint64_t)s->id << 32 | a;
+	uint32_t g = qmap_get(&c->attr_group, key);
+
+	if (g != QMAP_NONE)
+		return g;
+	const struct store_attr_set *set = a < src->nattrs ? &src->attrs[a] : NULL;
+	const char *vals[QUERY_SS_MAX_GROUP_BY] = { 0 };
+	bool own = false;
+	for (size_t i = 0; i < c->ss->ngroup_by; i++) {
+		for (uint32_t j = 0; j < s->nlabels; j++)
+			if (!strcmp(s->labels[j].name, c->ss->group_by[i]))
+				vals[i] = s->labels[j].value;
+		for (uint32_t j = 0; set && j < set->nlabels; j++)
+			if (!strcmp(set->labels[j].name, c->ss->group_by[i])) {
+				vals[i] = set->labels[j].value;
+				own = true;
+			}
+	}
+	g = own ? query_stackset_group(c->ss, vals) : series_g;
+	qmap_put(&c->attr_group, key, g);
+	return g;
+}
+
 static int snaps_begin(void *arg, const struct store_source *src)
 {
 	struct collector *c = arg;
@@ -604,6 +1153,7 @@ static int source_begin(void *arg, const struct store_source *src)
 	struct query_stackset *ss = c->ss;
 
 	qmap_release(&c->local);
+	qmap_release(&c->attr_group);
 	c->nstacks = src->nstacks;
 	c->dense = !ss->ngroup_by && ss->nbuckets == 1 && c->nstacks <= ((size_t)8 << 20);
 	if (!c->p->keep_samples)
@@ -648,8 +1198,8 @@ static int scan_rows(void *arg, const struct store_source *src, const struct sto
 	struct query_stackset *ss = c->ss;
 	uint32_t g = series_group(c, s);
 	uint32_t gid = global_series(c, s);
+	bool per_row = ss->ngroup_by && src->nattrs > 1;
 
-	(void)src;
 	if (c->p->keep_samples) {
 		if (ss->samples.n + n > c->max_samples) {
 			c->over_samples = true;
@@ -657,8 +1207,11 @@ static int scan_rows(void *arg, const struct store_source *src, const struct sto
 		}
 		VEC_RESERVE(&ss->samples, n);
 		for (size_t i = 0; i < n; i++) {
+			uint32_t gr = per_row && rows[i].attrs
+					      ? row_group(c, src, s, rows[i].attrs, g)
+					      : g;
 			struct query_ss_sample sm = { rows[i].ts_ns, rows[i].value, rows[i].stack,
-						      g };
+						      gr };
 
 			ss->samples.v[ss->samples.n++] = sm;
 		}
@@ -678,7 +1231,8 @@ static int scan_rows(void *arg, const struct store_source *src, const struct sto
 		double w = c->gauge ? snaps_weight(&c->snaps, gid, b) : 1.0;
 
 		PROF_ASSERT(rows[i].stack < c->nstacks);
-		if (query_stackset_add(&c->raw, c->p->merge_stacks ? 0 : rows[i].stack, g, b,
+		uint32_t gr = per_row && rows[i].attrs ? row_group(c, src, s, rows[i].attrs, g) : g;
+		if (query_stackset_add(&c->raw, c->p->merge_stacks ? 0 : rows[i].stack, gr, b,
 				       rows[i].value, 1, (double)rows[i].value * w)) {
 			c->over_entries = true;
 			return 1;
@@ -844,6 +1398,40 @@ static int add_one(struct collector *c, const struct smap *map, uint32_t s, uint
 	return query_stackset_add(c->ss, v >> 1, group, bucket, value, count, gauge);
 }
 
+/* The end of a source, cached path: sum its per-stack totals per trie node. */
+static int source_end_cached(struct collector *c, const struct store_source *src)
+{
+	pthread_mutex_lock(&xc.mu);
+	struct xc_src *e = xc_source(src, c->p->sym);
+	if (!e || (c->epoch_set && xc.epoch != c->epoch)) {
+		pthread_mutex_unlock(&xc.mu);
+		c->xc_lost = true;
+		return 1;
+	}
+	c->epoch = xc.epoch;
+	c->epoch_set = true;
+	for (size_t i = 0; i < c->totals.n; i++) {
+		const struct store_stack_total *t = &c->totals.v[i];
+
+		PROF_ASSERT(t->stack < e->n);
+		uint32_t node = e->node[t->stack];
+		uint32_t k = qmap_get(&c->qidx, node);
+		if (k == QMAP_NONE) {
+			struct qacc a = { node, { 0, 0 }, { 0, 0 } };
+
+			k = (uint32_t)c->qacc.n;
+			VEC_PUSH(&c->qacc, a);
+			qmap_put(&c->qidx, node, k);
+		}
+		c->qacc.v[k].value[c->side] += t->total;
+		c->qacc.v[k].count[c->side] += t->rows;
+	}
+	pthread_mutex_unlock(&xc.mu);
+	c->totals.n = 0;
+	query_stackset_release(&c->raw);
+	return 0;
+}
+
 /* The end of a source: translate its stacks to names and move its aggregates into the set. */
 static int source_end(void *arg, const struct store_source *src)
 {
@@ -854,6 +1442,8 @@ static int source_end(void *arg, const struct store_source *src)
 	struct xlator x;
 	int rc = 0;
 
+	if (c->cached)
+		return source_end_cached(c, src);
 	if (c->dense) {
 		for (size_t s = 0; s < c->nstacks; s++)
 			if (c->dcnt[s])
@@ -907,59 +1497,184 @@ static int source_end(void *arg, const struct store_source *src)
 	return rc;
 }
 
-int query_stackset_collect(struct store *st, const struct query_stackset_params *p,
-			   struct query_stackset *ss, struct prof_err *err)
+/* Can this query use the translation cache? (per-stack totals, names not frame-filtered) */
+static bool cacheable(const struct query_stackset_params *p)
 {
-	struct collector c = { 0 };
+	const struct query_filter *f = p->filter;
+
+	return !p->ngroup_by && !p->step_ns && !p->keep_samples && !(f && (f->frame_re || f->hide));
+}
+
+/*
+ * One scan of @p into @c->ss (set up by the caller), as side @side. In the
+ * cached path the totals go to @c->qacc (moved into the set by
+ * xc_extract); c->xc_lost says the cache could not serve it.
+ */
+static int collect_scan(struct store *st, const struct query_stackset_params *p,
+			struct collector *c, uint32_t side, struct prof_err *err)
+{
+	struct query_stackset *ss = c->ss;
 	struct store_query q = { p->type, p->m, p->nm, p->from_ns, p->to_ns };
-	struct store_visitor v = { .arg = &c };
-	int rc;
+	struct store_link_filter lf = { p->trace_id, p->span_id };
+	struct store_visitor v = { .arg = c };
+	int rc = 0;
 
-	rc = setup(ss, p->type, p, err);
-	if (rc)
-		return rc;
-	c.ss = ss;
-	c.p = p;
-	c.filtering = query_filter_has_stack(p->filter);
-	c.max_samples = p->max_samples ? p->max_samples : QUERY_SS_MAX_SAMPLES;
-	c.gauge = !ss->cumulative && ss->nbuckets > 1;
-	strtab_init(&c.series_keys);
-	buf_init(&c.key, 0);
-	query_stackset_init(&c.raw);
+	c->p = p;
+	c->side = side;
+	c->filtering = !c->cached && query_filter_has_stack(p->filter);
+	c->max_samples = p->max_samples ? p->max_samples : QUERY_SS_MAX_SAMPLES;
+	c->gauge = !ss->cumulative && p->step_ns > 0;
 
-	if (c.gauge) {
+	if (c->gauge) {
 		v.source_begin = snaps_begin;
 		v.rows = scan_snaps;
-		rc = store_scan(st, &q, &v, NULL, err);
-		snaps_finish(&c.snaps);
+		rc = store_scan_ex(st, &q, &lf, &v, NULL, err);
+		snaps_finish(&c->snaps);
 	}
 	/* No group_by, no step, no samples: the store sums per stack (fast path). */
-	bool totals = !ss->ngroup_by && ss->nbuckets == 1 && !p->keep_samples;
+	bool totals = !ss->ngroup_by && !p->step_ns && !p->keep_samples;
 	v.source_begin = source_begin;
 	v.series = scan_series;
 	v.rows = totals ? NULL : scan_rows;
 	v.totals = totals ? scan_totals : NULL;
 	v.source_end = source_end;
 	if (!rc)
-		rc = store_scan(st, &q, &v, NULL, err);
-	if (c.rc)
-		rc = c.rc;
+		rc = store_scan_ex(st, &q, &lf, &v, NULL, err);
+	if (c->rc)
+		rc = c->rc;
+	if (c->xc_lost)
+		rc = 0;
+	return rc;
+}
+
+static void collector_release(struct collector *c)
+{
+	free(c->dval);
+	free(c->dcnt);
+	query_stackset_release(&c->raw);
+	VEC_FREE(&c->totals);
+	qmap_release(&c->local);
+	qmap_release(&c->attr_group);
+	qmap_release(&c->series_group);
+	qmap_release(&c->snaps.count);
+	VEC_FREE(&c->snaps.v);
+	strtab_release(&c->series_keys);
+	buf_release(&c->key);
+	qmap_release(&c->qidx);
+	VEC_FREE(&c->qacc);
+}
+
+/*
+ * Collect @p (and, with @pb, side B into bucket 1) into @ss. @use_cache:
+ * try the translation cache; *@lost is set when it could not serve the
+ * query (nothing usable is in @ss then).
+ */
+static int collect(struct store *st, const struct query_stackset_params *p,
+		   const struct query_stackset_params *pb, struct query_stackset *ss,
+		   bool use_cache, bool *lost, struct prof_err *err)
+{
+	struct collector c = { 0 };
+	int rc;
+
+	*lost = false;
+	rc = setup(ss, p->type, p, err);
+	if (rc)
+		return rc;
+	if (pb)
+		ss->nbuckets = 2;
+	c.ss = ss;
+	c.cached = use_cache;
+	buf_init(&c.key, 0);
+	strtab_init(&c.series_keys);
+	query_stackset_init(&c.raw);
+
+	rc = collect_scan(st, p, &c, 0, err);
+	if (!rc && pb && !c.xc_lost)
+		rc = collect_scan(st, pb, &c, 1, err);
+	if (!rc && c.cached && !c.xc_lost) {
+		pthread_mutex_lock(&xc.mu);
+		if (c.epoch_set && xc.epoch != c.epoch)
+			c.xc_lost = true;
+		else if (c.qacc.n)
+			rc = xc_extract(c.qacc.v, c.qacc.n, pb != NULL, p->filter, ss);
+		pthread_mutex_unlock(&xc.mu);
+	}
+	if (c.xc_lost)
+		*lost = true;
 	if (!rc && p->keep_samples && ss->samples.n > 1)
 		qsort(ss->samples.v, ss->samples.n, sizeof(*ss->samples.v), cmp_sample);
 	if (c.over_samples)
 		rc = too_many_samples(c.max_samples, err);
 	else if (c.over_entries || rc == -PROF_ETOOBIG)
 		rc = too_many_entries(ss, err);
-	free(c.dval);
-	free(c.dcnt);
-	query_stackset_release(&c.raw);
-	VEC_FREE(&c.totals);
-	qmap_release(&c.local);
-	qmap_release(&c.series_group);
-	qmap_release(&c.snaps.count);
-	VEC_FREE(&c.snaps.v);
-	strtab_release(&c.series_keys);
-	buf_release(&c.key);
+	collector_release(&c);
+	return rc;
+}
+
+int query_stackset_collect(struct store *st, const struct query_stackset_params *p,
+			   struct query_stackset *ss, struct prof_err *err)
+{
+	bool lost;
+	int rc = collect(st, p, NULL, ss, cacheable(p), &lost, err);
+
+	if (!rc && lost) {
+		query_stackset_release(ss);
+		rc = collect(st, p, NULL, ss, false, &lost, err);
+	}
+	return rc;
+}
+
+/* Add the nodes and entries of @b to @ss as bucket 1 (the uncached pair). */
+static int merge_side_b(struct query_stackset *ss, const struct query_stackset *b)
+{
+	uint32_t *map = xcalloc(b->nodes.n + 1, sizeof(uint32_t));
+	uint32_t *memo = xcalloc(b->names.n + 1, sizeof(uint32_t));
+	int rc = 0;
+
+	for (size_t i = 1; i < b->nodes.n; i++)
+		map[i] = query_stackset_child(ss, map[b->nodes.v[i].parent],
+					      copy_name(ss, b, memo, b->nodes.v[i].name));
+	for (size_t i = 0; i < b->entries.n && !rc; i++) {
+		const struct query_ss_entry *e = &b->entries.v[i];
+
+		rc = query_stackset_add(ss, map[e->node], 0, 1, e->value, e->count, e->gauge);
+	}
+	ss->filtered_rows += b->filtered_rows;
+	ss->filtered_value += b->filtered_value;
+	ss->series += b->series;
+	free(map);
+	free(memo);
+	return rc;
+}
+
+int query_stackset_collect_pair(struct store *st, const struct query_stackset_params *a,
+				const struct query_stackset_params *b, struct query_stackset *ss,
+				struct prof_err *err)
+{
+	struct query_stackset sb;
+	bool lost = false;
+	int rc;
+
+	if (cacheable(a) && cacheable(b)) {
+		rc = collect(st, a, b, ss, true, &lost, err);
+		if (rc || !lost)
+			return rc;
+		query_stackset_release(ss);
+	}
+	rc = query_stackset_collect(st, a, ss, err);
+	if (rc)
+		return rc;
+	rc = query_stackset_collect(st, b, &sb, err);
+	if (!rc) {
+		uint64_t unsym = ss->unsymbolized;
+
+		ss->nbuckets = 2;
+		rc = merge_side_b(ss, &sb);
+		ss->unsymbolized = unsym + sb.unsymbolized;
+		if (rc == -PROF_ETOOBIG)
+			rc = too_many_entries(ss, err);
+	}
+	query_stackset_release(&sb);
 	return rc;
 }
 

@@ -102,6 +102,20 @@ struct query_ss_raw {
 	uint32_t fn_name; /* names id of the function-granularity name */
 };
 
+/**
+ * struct query_ss_srcloc - where a frame name's code is, when the data or
+ * the symbolizer says: its source file, a line, the build ID and path of
+ * its binary (names ids in the set, 0 = unknown). @line is the function's
+ * start line when the profile gives it (pprof Function.start_line), else
+ * the source line of the first of its addresses the set met (DWARF line
+ * table; for the caller part of an inline chain, the call site).
+ */
+struct query_ss_srcloc {
+	uint32_t file, build_id, mapping;
+	uint32_t pad_;
+	int64_t line;
+};
+
 struct query_ss_sample {
 	int64_t ts_ns;
 	int64_t value;
@@ -140,8 +154,11 @@ struct query_stackset {
 
 	/* private */
 	struct qmap child_idx; /* (parent << 32 | name) -> node */
+	bool child_idx_stale;  /* nodes were set without it: rebuilt on first use */
 	struct qmap raw_idx;   /* name id -> index in raw */
 	VEC(struct query_ss_raw) raw;
+	struct qmap src_idx; /* name id -> index in srcs */
+	VEC(struct query_ss_srcloc) srcs;
 	uint32_t *entry_slots; /* entry index + 1, 0 = empty */
 	size_t entry_nslots;   /* power of two */
 	size_t max_entries;    /* 0 = no cap */
@@ -160,8 +177,10 @@ struct query_stackset_params {
 	bool merge_stacks; /* with group_by or a step: every row counts at the root (a series
 			    * that needs no stacks: cells are (group, step) only) */
 	const struct query_filter *filter; /* may be NULL; used by this thread only */
-	struct symbolizer *sym;		   /* may be NULL: no query-time symbolization */
-	size_t max_entries, max_samples;   /* 0 = the QUERY_SS_MAX_* defaults */
+	const uint8_t *trace_id;	 /* 16 bytes: only rows linked to this trace (NULL = any) */
+	const uint8_t *span_id;		 /* 8 bytes: only rows linked to this span (NULL = any) */
+	struct symbolizer *sym;		 /* may be NULL: no query-time symbolization */
+	size_t max_entries, max_samples; /* 0 = the QUERY_SS_MAX_* defaults */
 };
 
 /* --- building by hand (views that derive a stack set, tests) -------------------- */
@@ -218,6 +237,12 @@ static inline uint32_t query_stackset_ngroups(const struct query_stackset *ss)
  */
 const struct query_ss_raw *query_stackset_raw(const struct query_stackset *ss, uint32_t name);
 
+/**
+ * query_stackset_srcloc() - the source location of frame name @name, or
+ * NULL when nothing is known. Lent until the set changes.
+ */
+const struct query_ss_srcloc *query_stackset_srcloc(const struct query_stackset *ss, uint32_t name);
+
 /** query_stackset_fn_name() - @name at function granularity (see query_ss_raw). */
 static inline uint32_t query_stackset_fn_name(const struct query_stackset *ss, uint32_t name)
 {
@@ -242,10 +267,11 @@ void query_stackset_node_sums(const struct query_stackset *ss, int64_t **self, u
  * query_stackset_collect() - scan the store (its heads and every block
  * overlapping the range, store_scan) for the rows of series of @p->type
  * whose labels satisfy @p->m, with from_ns <= ts <= to_ns, and aggregate
- * them into @ss (overwritten; release it also after an error). Group
- * values come from the series labels (per-sample attributes once the
- * store keeps them); a series is the same across blocks when its label
- * set is.
+ * them into @ss (overwritten; release it also after an error). Matchers
+ * and group_by names also see per-sample attributes (thread.name, ...):
+ * a row's own value wins over its series label (store.h, struct
+ * store_query); @p->trace_id / span_id keep only the rows linked to that
+ * trace / span. A series is the same across blocks when its label set is.
  *
  * Errors, with @err saying which parameter: -EINVAL (no type; from > to;
  * step_ns < 0; more than QUERY_SS_MAX_BUCKETS buckets; too many
@@ -256,6 +282,35 @@ void query_stackset_node_sums(const struct query_stackset *ss, int64_t **self, u
  */
 int query_stackset_collect(struct store *st, const struct query_stackset_params *p,
 			   struct query_stackset *ss, struct prof_err *err);
+
+/**
+ * query_stackset_collect_pair() - the two sides of a comparison in one
+ * set: the rows of @a in bucket 0 and those of @b in bucket 1 (nbuckets
+ * 2, no step, no group_by, no kept samples; @a's type, range and filter
+ * name the set; both must have the same type, checked by the caller).
+ * One names trie serves both sides, so a node id is the same call path in
+ * A and B; a side's totals are the sums of its bucket's entries, and
+ * @filtered_rows/@filtered_value cover both. Errors as
+ * query_stackset_collect.
+ */
+int query_stackset_collect_pair(struct store *st, const struct query_stackset_params *a,
+				const struct query_stackset_params *b, struct query_stackset *ss,
+				struct prof_err *err);
+
+/**
+ * query_stackset_cache_stats() - counters of the translation cache (the
+ * process-wide store-stack -> names-trie translation kept across queries,
+ * see stackset.c): @hits sources whose translation was reused, @misses
+ * sources translated (again), @nodes names-trie nodes held, @mapped store
+ * stack ids held, @resets times the cache was emptied for its caps.
+ */
+struct query_ss_cache_stats {
+	uint64_t hits, misses, nodes, mapped, resets;
+};
+void query_stackset_cache_stats(struct query_ss_cache_stats *st);
+
+/** query_stackset_cache_clear() - empty the translation cache (tests). */
+void query_stackset_cache_clear(void);
 
 /**
  * query_stackset_from_profile() - the same from one model profile (a file

@@ -195,6 +195,28 @@ int query_table_build(const struct query_stackset *ss, const struct query_table_
 	return 0;
 }
 
+/* ,"file":..,"line":N,"build_id":..,"mapping":.. of frame name @name, the parts that are known. */
+static int write_srcloc(struct buf *out, const struct query_stackset *ss, uint32_t name)
+{
+	const struct query_ss_srcloc *sl = query_stackset_srcloc(ss, name);
+	static const char *const keys[] = { ",\"file\":", ",\"build_id\":", ",\"mapping\":" };
+	int rc = 0;
+
+	if (!sl)
+		return 0;
+	uint32_t ids[3] = { sl->file, sl->build_id, sl->mapping };
+	for (int k = 0; k < 3 && !rc; k++) {
+		if (!ids[k])
+			continue;
+		rc = buf_addstr(out, keys[k]);
+		if (!rc)
+			rc = query_json_str(out, ss->names.s[ids[k]], ss->names.len[ids[k]]);
+		if (!rc && k == 0 && sl->line > 0)
+			rc = buf_addf(out, ",\"line\":%" PRId64, sl->line);
+	}
+	return rc;
+}
+
 int query_table_write_json(const struct query_table *t, const struct query_stackset *ss,
 			   struct buf *out)
 {
@@ -223,9 +245,12 @@ int query_table_write_json(const struct query_table *t, const struct query_stack
 		if (!rc)
 			rc = buf_addf(out,
 				      ",\"self\":%" PRId64 ",\"total\":%" PRId64
-				      ",\"self_samples\":%" PRIu64 ",\"total_samples\":%" PRIu64
-				      "}",
+				      ",\"self_samples\":%" PRIu64 ",\"total_samples\":%" PRIu64,
 				      r->self, r->total, r->self_samples, r->total_samples);
+		if (!rc)
+			rc = write_srcloc(out, ss, r->name);
+		if (!rc)
+			rc = buf_add(out, "}", 1);
 	}
 	if (!rc)
 		rc = buf_addstr(out, "]}");

@@ -153,6 +153,21 @@ static const char *query_arg(void *arg, const char *name)
 	return server_arg(c->rq, name);
 }
 
+struct arg_check {
+	const char *view;
+	struct prof_err *err;
+	int rc;
+};
+
+static int check_arg(void *arg, const char *key, const char *value)
+{
+	struct arg_check *a = arg;
+
+	(void)value;
+	a->rc = query_request_check_param(a->view, key, a->err);
+	return a->rc;
+}
+
 void server_handle_query(struct server_req *rq, struct server_reply *rp)
 {
 	const char *view = server_query_view(rq->url);
@@ -181,6 +196,13 @@ void server_handle_query(struct server_req *rq, struct server_reply *rp)
 	}
 	struct query_env env = { st, rq->srv->sym, 0 };
 	prof_err_init(&err);
+	/* A misspelt parameter is an error, not a silent default. */
+	struct arg_check ac = { view, &err, 0 };
+	server_args_foreach(rq, check_arg, &ac);
+	if (ac.rc) {
+		server_reply_json_error(rp, 400, "%s", err.msg);
+		return;
+	}
 	buf_reset(&rp->body);
 	rp->body.max = QUERY_MAX_ANSWER;
 	rc = query_request_run(&env, view, query_arg, &ctx, &rp->body, &ct, &err);

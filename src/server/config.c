@@ -242,11 +242,32 @@ static int parse_dataset(struct walk *w, yaml_node_t *n, struct server_dataset_c
 				return conf_err(w, v, "datasets[].retention",
 						"expected a duration such as 30d or 12h, got '%s'",
 						s);
+		} else if (!strcmp(key, "head_max_bytes")) {
+			size_t b;
+
+			if ((rc = want_size(w, v, "datasets[].head_max_bytes", &b)))
+				return rc;
+			if (b < ((size_t)1 << 20))
+				return conf_err(w, v, "datasets[].head_max_bytes",
+						"at least 1MiB, got %zu bytes", b);
+			d->head_max_bytes = b;
+		} else if (!strcmp(key, "block_duration")) {
+			if ((rc = want_scalar(w, v, "datasets[].block_duration", &s)))
+				return rc;
+			if (parse_duration_ns(s, &d->block_duration_ns) ||
+			    d->block_duration_ns < 60 * 1000000000LL ||
+			    d->block_duration_ns > 7 * 86400 * 1000000000LL)
+				return conf_err(w, v, "datasets[].block_duration",
+						"expected a duration from 1m to 7d such as 1h or "
+						"30m, got '%s'",
+						s);
 		} else if (!strcmp(key, "rules")) {
 			rules = v;
 		} else {
 			return conf_err(w, k, "datasets[]",
-					"unknown key '%s' (known: name, retention, rules)", key);
+					"unknown key '%s' (known: name, retention, head_max_bytes, "
+					"block_duration, rules)",
+					key);
 		}
 	}
 	if (!d->name)
@@ -379,9 +400,11 @@ static int parse_token(struct walk *w, yaml_node_t *n, struct server_token_conf 
 			t->perms |= SERVER_PERM_INGEST;
 		else if (!strcmp(s, "query"))
 			t->perms |= SERVER_PERM_QUERY;
+		else if (!strcmp(s, "metrics"))
+			t->perms |= SERVER_PERM_METRICS;
 		else
 			return conf_err(w, v, "tokens[].permissions",
-					"unknown permission '%s' (ingest or query)", s);
+					"unknown permission '%s' (ingest, query or metrics)", s);
 	}
 	if (!t->perms)
 		return conf_err(w, perms, "tokens[].permissions", "token '%s': none given",
@@ -434,6 +457,9 @@ static int parse_limits(struct walk *w, yaml_node_t *n, struct server_limits *l)
 		} else if (!strcmp(key, "max_series")) {
 			rc = want_u64(w, v, "limits.max_series", (uint64_t)1 << 24, &u);
 			l->max_series = (size_t)u;
+		} else if (!strcmp(key, "max_active_series")) {
+			rc = want_u64(w, v, "limits.max_active_series", (uint64_t)1 << 28, &u);
+			l->max_active_series = (size_t)u;
 		} else if (!strcmp(key, "max_labels")) {
 			rc = want_u64(w, v, "limits.max_labels", 4096, &u);
 			l->max_labels = (size_t)u;
@@ -459,7 +485,8 @@ static int parse_limits(struct walk *w, yaml_node_t *n, struct server_limits *l)
 		} else
 			rc = conf_err(w, k, "limits",
 				      "unknown key '%s' (known: max_body, max_decompressed, "
-				      "max_ratio, max_samples, max_series, max_labels, "
+				      "max_ratio, max_samples, max_series, max_active_series, "
+				      "max_labels, "
 				      "max_label_name, max_label_value, max_inflight, retry_after)",
 				      key);
 		if (rc)
@@ -684,6 +711,8 @@ void server_limits_fill_defaults(struct server_limits *l, size_t default_max_bod
 		l->max_samples = SERVER_DEFAULT_MAX_REQ_SAMPLE;
 	if (!l->max_series)
 		l->max_series = SERVER_DEFAULT_MAX_SERIES;
+	if (!l->max_active_series)
+		l->max_active_series = SERVER_DEFAULT_MAX_ACTIVE;
 	if (!l->max_labels)
 		l->max_labels = SERVER_DEFAULT_MAX_LABELS;
 	if (!l->max_label_name)

@@ -10,6 +10,10 @@
  *     - name: prod                         # [a-z0-9_-], 1..64 bytes; <data>/<name>/
  *                                          # (not "debuginfo" or "wal": taken)
  *       retention: 30d                     # optional; 0 or absent = keep forever
+ *       head_max_bytes: 256MiB             # optional: flush the in-memory head to a
+ *                                          # block at this size (1 MiB .. 16 GiB)
+ *       block_duration: 1h                 # optional: ... or when its rows span this
+ *                                          # long or it is this old (1m .. 7d)
  *       rules:                             # signal control, in order (server/rules.h)
  *         - action: drop                   # drop the matching series
  *           type: "memory:*"               # fnmatch(3) on the profile type id
@@ -23,7 +27,7 @@
  *   tokens:
  *     - name: prod-agents                  # shown in logs; the secret never is
  *       secret: "..."                      # or secret_env: VAR, or secret_file: PATH
- *       permissions: [ingest]              # ingest and/or query
+ *       permissions: [ingest]              # ingest, query and/or metrics
  *       datasets: [prod]                   # or ["*"] for every dataset
  *       default_dataset: prod              # optional; else the only one listed
  *   limits:                                # every key optional (defaults below)
@@ -32,6 +36,7 @@
  *     max_ratio: 200                       # decompressed / compressed
  *     max_samples: 1000000                 # per request (rows, see pipeline.h)
  *     max_series: 10000                    # per request
+ *     max_active_series: 100000            # per dataset (series.h)
  *     max_labels: 64                       # per series
  *     max_label_name: 256                  # bytes
  *     max_label_value: 4096                # bytes
@@ -59,6 +64,7 @@
 #define SERVER_DEFAULT_MAX_RATIO      200
 #define SERVER_DEFAULT_MAX_REQ_SAMPLE ((size_t)1000000)
 #define SERVER_DEFAULT_MAX_SERIES     10000
+#define SERVER_DEFAULT_MAX_ACTIVE     100000
 #define SERVER_DEFAULT_MAX_LABELS     64
 #define SERVER_DEFAULT_MAX_LABEL_NAME 256
 #define SERVER_DEFAULT_MAX_LABEL_VAL  4096
@@ -69,6 +75,7 @@
 enum server_perm {
 	SERVER_PERM_INGEST = 1,
 	SERVER_PERM_QUERY = 2,
+	SERVER_PERM_METRICS = 4, /* GET /metrics (counts of every dataset) */
 };
 
 enum server_rule_action {
@@ -90,7 +97,9 @@ struct server_rule {
 
 struct server_dataset_conf {
 	char *name;
-	int64_t retention_ns; /* 0 = keep forever */
+	int64_t retention_ns;	   /* 0 = keep forever */
+	uint64_t head_max_bytes;   /* 0 = the store's default (store_options) */
+	int64_t block_duration_ns; /* 0 = the store's default */
 	struct server_rule *rules;
 	size_t nrules;
 };
@@ -110,16 +119,17 @@ struct server_token_conf {
  * "the default" for server_limits_fill_defaults.
  */
 struct server_limits {
-	size_t max_body;	 /* bytes as sent */
-	size_t max_decompressed; /* bytes after gzip inflation */
-	uint32_t max_ratio;	 /* decompressed bytes per compressed byte */
-	size_t max_samples;	 /* sample rows per request */
-	size_t max_series;	 /* distinct series per request */
-	size_t max_labels;	 /* labels per series */
-	size_t max_label_name;	 /* bytes */
-	size_t max_label_value;	 /* bytes */
-	unsigned max_inflight;	 /* concurrent ingest requests, beyond: 429 */
-	uint32_t retry_after_s;	 /* Retry-After on 429 / 503 */
+	size_t max_body;	  /* bytes as sent */
+	size_t max_decompressed;  /* bytes after gzip inflation */
+	uint32_t max_ratio;	  /* decompressed bytes per compressed byte */
+	size_t max_samples;	  /* sample rows per request */
+	size_t max_series;	  /* distinct series per request */
+	size_t max_active_series; /* active series per dataset (series.h) */
+	size_t max_labels;	  /* labels per series */
+	size_t max_label_name;	  /* bytes */
+	size_t max_label_value;	  /* bytes */
+	unsigned max_inflight;	  /* concurrent ingest requests, beyond: 429 */
+	uint32_t retry_after_s;	  /* Retry-After on 429 / 503 */
 };
 
 struct server_conf {

@@ -11,6 +11,7 @@
  * then answered with 413.
  */
 #include "base/compat.h"
+#include "base/mhd_dl.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/parse.h"
@@ -20,7 +21,6 @@
 #include "server/route.h"
 
 #include <fcntl.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -59,6 +59,7 @@ enum route {
 	ROUTE_OTLP,
 	ROUTE_PYROSCOPE,
 	ROUTE_INGEST_PPROF,
+	ROUTE_PUSH, /* Pyroscope's Connect push API */
 	ROUTE_HEALTHZ,
 	ROUTE_READYZ,
 	ROUTE_METRICS,
@@ -77,7 +78,8 @@ enum route {
 /* Routes that ingest: authorized and admitted before their body is read. */
 static bool is_ingest(enum route r)
 {
-	return r == ROUTE_OTLP || r == ROUTE_PYROSCOPE || r == ROUTE_INGEST_PPROF;
+	return r == ROUTE_OTLP || r == ROUTE_PYROSCOPE || r == ROUTE_INGEST_PPROF ||
+	       r == ROUTE_PUSH;
 }
 
 /* The route's name in metrics (a bounded set). */
@@ -90,6 +92,8 @@ static const char *route_name(enum route r)
 		return "pyroscope_ingest";
 	case ROUTE_INGEST_PPROF:
 		return "ingest_pprof";
+	case ROUTE_PUSH:
+		return "push";
 	case ROUTE_HEALTHZ:
 		return "healthz";
 	case ROUTE_READYZ:
@@ -118,6 +122,8 @@ static enum route route_of(const char *url)
 		return ROUTE_PYROSCOPE;
 	if (!strcmp(url, "/api/v1/ingest/pprof"))
 		return ROUTE_INGEST_PPROF;
+	if (!strcmp(url, "/push.v1.PusherService/Push"))
+		return ROUTE_PUSH;
 	if (!strcmp(url, "/api/v1/usage"))
 		return ROUTE_USAGE;
 	if (!strcmp(url, "/metrics"))
@@ -299,6 +305,7 @@ static bool early_reply(struct server *srv, struct MHD_Connection *c, enum route
 	case ROUTE_OTLP:
 	case ROUTE_PYROSCOPE:
 	case ROUTE_INGEST_PPROF:
+	case ROUTE_PUSH:
 		if (strcmp(method, "POST")) {
 			server_reply_text(rp, 405, "use POST for %s",
 					  r == ROUTE_OTLP ? "OTLP ingest" : "ingest");
@@ -377,6 +384,9 @@ static void dispatch(struct server_req *rq, enum route r, struct server_reply *r
 		break;
 	case ROUTE_INGEST_PPROF:
 		server_handle_ingest_pprof(rq, rp);
+		break;
+	case ROUTE_PUSH:
+		server_handle_push(rq, rp);
 		break;
 	case ROUTE_USAGE:
 		server_handle_usage(rq, rp);
@@ -708,6 +718,9 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 	int rc;
 
 	*out = NULL;
+	rc = prof_mhd_load(err);
+	if (rc)
+		return rc;
 	srv = xcalloc(1, sizeof(*srv));
 	pthread_mutex_init(&srv->flush_lock, NULL);
 	pthread_cond_init(&srv->flush_cond, NULL);

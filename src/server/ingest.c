@@ -43,6 +43,51 @@ static bool is_otlp_url(const char *url)
 	return !strcmp(url, "/v1development/profiles");
 }
 
+static bool is_push_url(const char *url)
+{
+	return !strcmp(url, "/push.v1.PusherService/Push");
+}
+
+/*
+ * A Connect unary reply (connectrpc.com/docs/protocol): success is the
+ * empty PushResponse in the request's encoding; an error is JSON
+ * {"code": "...", "message": "..."} with the HTTP status the protocol
+ * gives that code.
+ */
+static void connect_reply(struct server_req *rq, struct server_reply *rp,
+			  const struct server_ingest_out *out, bool json)
+{
+	static const struct {
+		const char *code;
+		unsigned http;
+	} map[] = {
+		[SERVER_OK] = { "", 200 },
+		[SERVER_FAIL_BAD_INPUT] = { "invalid_argument", 400 },
+		[SERVER_FAIL_UNAUTHORIZED] = { "unauthenticated", 401 },
+		[SERVER_FAIL_FORBIDDEN] = { "permission_denied", 403 },
+		[SERVER_FAIL_NOT_FOUND] = { "not_found", 404 },
+		[SERVER_FAIL_TOO_LARGE] = { "resource_exhausted", 429 },
+		[SERVER_FAIL_MEDIA_TYPE] = { "invalid_argument", 415 },
+		[SERVER_FAIL_OVERLOADED] = { "unavailable", 503 },
+		[SERVER_FAIL_UNAVAILABLE] = { "unavailable", 503 },
+		[SERVER_FAIL_INSUFFICIENT] = { "resource_exhausted", 507 },
+	};
+	size_t f = (size_t)out->fail < PROF_ARRAY_SIZE(map) ? (size_t)out->fail : 0;
+
+	(void)rq;
+	if (out->fail == SERVER_OK) {
+		rp->content_type = json ? "application/json" : "application/proto";
+		if (json)
+			(void)buf_addstr(&rp->body, "{}");
+		return;
+	}
+	rp->status = map[f].http;
+	rp->content_type = "application/json";
+	(void)buf_addf(&rp->body, "{\"code\":\"%s\",\"message\":", map[f].code);
+	(void)buf_add_json_str(&rp->body, out->msg, strlen(out->msg));
+	(void)buf_addstr(&rp->body, "}");
+}
+
 static bool wants_json(struct server_req *rq)
 {
 	const char *ct = server_header(rq, "Content-Type");
@@ -66,6 +111,10 @@ void server_ingest_reply(struct server_req *rq, struct server_reply *rp,
 		snprintf(rp->reason, sizeof(rp->reason), "%s", out->msg);
 	else if (out->partial[0])
 		snprintf(rp->reason, sizeof(rp->reason), "partial: %s", out->partial);
+	if (is_push_url(rq->url)) {
+		connect_reply(rq, rp, out, wants_json(rq));
+		return;
+	}
 	if (is_otlp_url(rq->url)) {
 		bool json = wants_json(rq);
 

@@ -5,9 +5,11 @@
  *   GET /metrics        Prometheus text (metrics.h) plus gauges read at
  *                       scrape time: requests in flight, and per dataset
  *                       the WAL (appends, fsyncs and their time, size) and
- *                       the head (series, rows). Not behind a token (it
- *                       holds counts only, no profile data), as Prometheus
- *                       scrapes usually are; firewall it like the rest.
+ *                       the head (series, rows). Open without tokens;
+ *                       with tokens configured it needs a token with the
+ *                       `metrics` permission (401 / 403 otherwise): it
+ *                       names every dataset and its volumes, which a
+ *                       tenant's ingest or query token must not see.
  *   GET /readyz         200 "ready" while ingest is accepted; 503 once
  *                       shutdown began (load balancers stop sending).
  *   GET /api/v1/usage?dataset=&from=&to=
@@ -45,8 +47,19 @@ void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
 {
 	struct server *srv = rq->srv;
 	struct buf *b = &rp->body;
+	struct server_auth a;
 	char dsn[160];
 
+	/* With tokens: a token with the metrics permission (docs/ingest.md). */
+	server_authorize_global(&srv->tenants, server_header(rq, "Authorization"),
+				SERVER_PERM_METRICS, &a);
+	rq->token = a.token;
+	if (a.status) {
+		if (a.status == 401)
+			rp->www_authenticate = "Bearer realm=\"profd\"";
+		server_reply_json_error(rp, a.status, "%s", a.msg);
+		return;
+	}
 	(void)server_metrics_write(srv->metrics, b);
 	gauge_head(b, "profd_http_inflight", "gauge", "HTTP requests being handled.");
 	(void)buf_addf(b, "profd_http_inflight %d\n",
@@ -117,6 +130,16 @@ void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
 	}
 	free(ws);
 	free(hs);
+	gauge_head(b, "profd_active_series", "gauge",
+		   "Active series per dataset (stored into within the last hour; limit "
+		   "max_active_series).");
+	for (size_t i = 0; i < srv->tenants.n; i++) {
+		server_metrics_escape(srv->tenants.ds[i].name, dsn, sizeof(dsn));
+		(void)buf_addf(b, "profd_active_series{dataset=\"%s\"} %zu\n", dsn,
+			       server_series_count(srv->tenants.ds[i].series));
+	}
+	gauge_head(b, "profd_active_series_limit", "gauge", "The max_active_series limit.");
+	(void)buf_addf(b, "profd_active_series_limit %zu\n", srv->limits.max_active_series);
 	rp->status = 200;
 	rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	rp->cache = "no-store";

@@ -206,6 +206,31 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * max_active_series: may profile @p (after signal control) store into its
+ * series? Series of columns without rows do not count. *@nnew gets the
+ * new series refused.
+ */
+static bool admit_series(struct server *srv, struct server_dataset *ds,
+			 const struct model_profile *p, int64_t now_ns, size_t *nnew)
+{
+	struct server_label *lab;
+	size_t nl = server_profile_labels(p, &lab), nh = 0;
+	uint64_t *h = xcalloc(p->sample_types.n + 1, sizeof(*h));
+	char **types = type_ids(p);
+	bool ok;
+
+	for (size_t t = 0; t < p->sample_types.n; t++)
+		if (column_rows(p, t))
+			h[nh++] = server_series_hash(types[t], lab, nl);
+	ok = !nh ||
+	     server_series_admit(ds->series, h, nh, srv->limits.max_active_series, now_ns, nnew);
+	free_types(types);
+	free(lab);
+	free(h);
+	return ok;
+}
+
 /* Label and size limits; false after filling @out. */
 static bool check_limits(struct server *srv, struct model_profile *const *p, size_t n,
 			 struct server_ingest_out *out)
@@ -287,7 +312,7 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 	struct prof_err err;
 	int64_t t0 = prof_now_ns();
 	bool changed = false, ok = true;
-	size_t nlive = 0;
+	size_t nlive = 0, series_refused = 0, profiles_refused = 0;
 	char lbl[256], dsn[SERVER_DATASET_NAME_MAX * 2 + 8];
 	int rc;
 
@@ -312,6 +337,17 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 			changed |= ch;
 		}
 		free_types(types);
+		if (p[i]->samples.n && p[i]->sample_types.n) {
+			size_t nnew = 0;
+
+			if (!admit_series(srv, ds, p[i], t0, &nnew)) {
+				/* The whole profile goes; it is counted as dropped. */
+				p[i]->samples.n = 0;
+				series_refused += nnew;
+				profiles_refused++;
+				ch = changed = true;
+			}
+		}
 		if (ch) {
 			types = type_ids(p[i]);
 			for (size_t t = 0; t < p[i]->sample_types.n; t++) {
@@ -336,6 +372,21 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 			live[nlive++] = p[i];
 	}
 	out->dropped = out->received - out->accepted;
+	if (profiles_refused) {
+		if (nlive) {
+			/* (a refusal of the whole request is counted by server_ingest_fail) */
+			server_metrics_inc(srv->metrics, "profd_ingest_rejects_total",
+					   "reason=\"max_active_series\"", 1);
+		} else {
+			ok = server_ingest_fail(
+				srv, out, SERVER_FAIL_TOO_LARGE, "max_active_series",
+				"limit max_active_series (%zu) reached in dataset '%s': %zu new series "
+				"refused; series already active are still accepted",
+				srv->limits.max_active_series, ds->name, series_refused);
+			out->received = out->accepted = out->dropped = out->rejected_profiles = 0;
+			goto done;
+		}
+	}
 
 	prof_err_init(&err);
 	rc = store_ingest_profiles(ds->st, live, nlive, changed ? NULL : otlp,
@@ -370,7 +421,14 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 	snprintf(lbl, sizeof(lbl), "dataset=\"%s\",result=\"dropped\"", dsn);
 	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl, out->dropped);
 	server_metrics_observe_ingest(srv->metrics, prof_now_ns() - t0);
-	if (out->dropped)
+	if (profiles_refused)
+		snprintf(out->partial, sizeof(out->partial),
+			 "limit max_active_series (%zu) reached in dataset '%s': %zu profiles "
+			 "with %zu new series refused; %" PRIu64 " of %" PRIu64
+			 " samples dropped in all (signal control included)",
+			 srv->limits.max_active_series, ds->name, profiles_refused, series_refused,
+			 out->dropped, out->received);
+	else if (out->dropped)
 		snprintf(out->partial, sizeof(out->partial),
 			 "signal control of dataset '%s' dropped %" PRIu64 " of %" PRIu64
 			 " samples (%" PRIu64 " profiles entirely)",

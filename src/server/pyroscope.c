@@ -44,6 +44,14 @@
  *
  * Answers: 200 with an empty body; errors in text, naming the parameter,
  * the part or the limit (400, 401, 403, 413, 415, 429, 503).
+ *
+ * POST /push.v1.PusherService/Push is Pyroscope's Connect push API
+ * (formats.md 4.6; what Grafana Alloy's pyroscope.write sends): a
+ * PushRequest (format/push.h), binary (application/proto) or JSON, gzip
+ * Content-Encoding allowed; each series' labels as given (keys starting
+ * "__" dropped), `__name__` the profile name (else derived as for
+ * /ingest pprof), each raw_profile a pprof, gzipped or not. The whole
+ * request is stored or nothing; answers are Connect's (ingest.c).
  */
 #include "base/compat.h"
 #include "base/compress.h"
@@ -53,6 +61,7 @@
 #include "format/folded.h"
 #include "format/jfr.h"
 #include "format/pprof.h"
+#include "format/push.h"
 #include "server/multipart.h"
 #include "server/pipeline.h"
 #include "server/route.h"
@@ -884,5 +893,151 @@ reply:
 	server_ingest_reply(rq, rp, &out);
 	decoded_release(&d);
 	pyro_release(&r);
+	buf_release(&tmp);
+}
+
+/* Media type of Content-Type @ct (parameters ignored) is @want? */
+static bool ctype_is(const char *ct, const char *want)
+{
+	size_t n = strcspn(ct, ";");
+
+	while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+		n--;
+	return n == strlen(want) && !strncasecmp(ct, want, n);
+}
+
+/*
+ * The profiles of one RawProfileSeries: labels as given (keys starting
+ * "__" dropped), __name__ the profile name, each raw_profile a pprof
+ * (gzip or not). Appends to @ps; false after failing @out.
+ */
+static bool push_series(struct server *srv, const struct fmt_push_series *s, size_t si,
+			struct buf *tmp, void *psv, struct server_ingest_out *out)
+{
+	VEC(struct model_profile *) *ps = psv;
+	struct pyro_req r = { 0 };
+	const char *metric = NULL;
+	int64_t now = prof_now_ns();
+	char msg[256];
+	bool ok = true;
+
+	for (size_t k = 0; k < s->nlabels && ok; k++) {
+		const struct fmt_push_label *l = &s->labels[k];
+
+		if (!strcmp(l->name, "__name__")) {
+			metric = l->value;
+			if (!label_name_ok(metric, strlen(metric)))
+				ok = server_ingest_fail(
+					srv, out, SERVER_FAIL_BAD_INPUT, "parameter",
+					"series[%zu]: __name__ '%.64s' is not a valid "
+					"profile name (letters, digits, '_' and '.')",
+					si, metric);
+		} else if (!add_label(&r, l->name, strlen(l->name), l->value, strlen(l->value), msg,
+				      sizeof(msg))) {
+			ok = server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "parameter",
+						"series[%zu]: %s", si, msg);
+		}
+	}
+	for (size_t k = 0; k < s->nsamples && ok; k++) {
+		struct model_profile *p = xmalloc(sizeof(*p));
+		const void *data = s->samples[k].data;
+		size_t n = s->samples[k].len;
+		struct prof_err err;
+		char what[96];
+		int rc;
+
+		model_profile_init(p);
+		VEC_PUSH(ps, p);
+		snprintf(what, sizeof(what), "series[%zu].samples[%zu].raw_profile", si, k);
+		if (!n) {
+			ok = server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "decode",
+						"%s is empty", what);
+			break;
+		}
+		if (!server_inflate(srv, &data, &n, false, tmp, what, out)) {
+			ok = false;
+			break;
+		}
+		prof_err_init(&err);
+		rc = fmt_pprof_decode(data, n, srv->limits.max_decompressed, p, &err);
+		if (rc) {
+			ok = fail_rc(srv, out, rc, &err, what);
+			break;
+		}
+		if (p->time_ns < 365LL * 86400 * 1000000000LL)
+			p->time_ns = now;
+		if (!metric)
+			metric = pprof_metric(p, NULL);
+		if (metric)
+			p->name = model_intern(p, metric);
+		set_labels(&r, p, NULL);
+	}
+	pyro_release(&r);
+	return ok;
+}
+
+void server_handle_push(struct server_req *rq, struct server_reply *rp)
+{
+	struct server *srv = rq->srv;
+	const char *ct = server_header(rq, "Content-Type");
+	const char *enc = server_header(rq, "Content-Encoding");
+	struct server_ingest_out out = { 0 };
+	struct server_auth auth;
+	struct fmt_push_req req = { 0 };
+	VEC(struct model_profile *) ps = { 0 };
+	struct buf body_tmp, tmp;
+	struct prof_err err;
+	const void *body = rq->body ? rq->body : "";
+	size_t blen = rq->body_len;
+	bool json = false;
+	int rc;
+
+	buf_init(&body_tmp, 0);
+	buf_init(&tmp, 0);
+	if (!authorized(rq, &auth, &out))
+		goto reply;
+	if (ct && ctype_is(ct, "application/json")) {
+		json = true;
+	} else if (ct && *ct && !ctype_is(ct, "application/proto") &&
+		   !ctype_is(ct, "application/protobuf") &&
+		   !ctype_is(ct, "application/x-protobuf")) {
+		server_ingest_fail(srv, &out, SERVER_FAIL_MEDIA_TYPE, "content_type",
+				   "Content-Type '%.64s' is not supported here: the Connect push "
+				   "API takes application/proto or application/json",
+				   ct);
+		goto reply;
+	}
+	if (enc && *enc && strcasecmp(enc, "identity")) {
+		if (strcasecmp(enc, "gzip")) {
+			server_ingest_fail(srv, &out, SERVER_FAIL_MEDIA_TYPE, "content_encoding",
+					   "Content-Encoding '%.32s' is not supported (gzip or "
+					   "identity)",
+					   enc);
+			goto reply;
+		}
+		if (!server_inflate(srv, &body, &blen, true, &body_tmp, "request body", &out))
+			goto reply;
+	}
+	prof_err_init(&err);
+	rc = fmt_push_decode(body, blen, json, &req, &err);
+	if (rc) {
+		fail_rc(srv, &out, rc, &err, "push request");
+		goto reply;
+	}
+	for (size_t i = 0; i < req.n; i++)
+		if (!push_series(srv, &req.series[i], i, &tmp, &ps, &out))
+			goto reply;
+	/* All series of the request are stored together, or none. */
+	if (server_ingest_profiles(srv, rq->auth->ds, ps.v, ps.n, NULL, 0, "push", &out))
+		rq->samples = out.accepted;
+reply:
+	server_ingest_reply(rq, rp, &out);
+	for (size_t i = 0; i < ps.n; i++) {
+		model_profile_release(ps.v[i]);
+		free(ps.v[i]);
+	}
+	VEC_FREE(&ps);
+	fmt_push_release(&req);
+	buf_release(&body_tmp);
 	buf_release(&tmp);
 }

@@ -147,6 +147,12 @@ void server_ingest_reply(struct server_req *rq, struct server_reply *rp,
 void server_handle_otlp(struct server_req *rq, struct server_reply *rp);
 void server_handle_pyroscope(struct server_req *rq, struct server_reply *rp);
 void server_handle_ingest_pprof(struct server_req *rq, struct server_reply *rp);
+/**
+ * server_handle_push() - POST /push.v1.PusherService/Push, Pyroscope's
+ * Connect push API (Grafana Alloy's pyroscope.write): a PushRequest of
+ * series of gzipped pprof profiles (format/push.h), protobuf or JSON.
+ */
+void server_handle_push(struct server_req *rq, struct server_reply *rp);
 void server_handle_usage(struct server_req *rq, struct server_reply *rp);
 void server_handle_metrics(struct server_req *rq, struct server_reply *rp);
 void server_handle_readyz(struct server_req *rq, struct server_reply *rp);

@@ -142,7 +142,37 @@ static bool token_lists(const struct server_token_conf *t, const char *ds, bool 
 
 static const char *perm_name(unsigned perm)
 {
-	return perm == SERVER_PERM_INGEST ? "ingest" : perm == SERVER_PERM_QUERY ? "query" : "use";
+	return perm == SERVER_PERM_INGEST    ? "ingest"
+	       : perm == SERVER_PERM_QUERY   ? "query"
+	       : perm == SERVER_PERM_METRICS ? "read metrics"
+					     : "use";
+}
+
+void server_authorize_global(const struct server_tenants *t, const char *authorization,
+			     unsigned perm, struct server_auth *out)
+{
+	const struct server_token_conf *tok;
+
+	memset(out, 0, sizeof(*out));
+	out->token = "-";
+	if (!t->conf->ntokens)
+		return;
+	tok = find_token(t->conf, authorization);
+	if (!tok) {
+		out->status = 401;
+		snprintf(out->msg, sizeof(out->msg), "%s",
+			 authorization ? "the bearer token is not valid"
+				       : "authentication required: send Authorization: Bearer "
+					 "<token>");
+		return;
+	}
+	out->token = tok->name;
+	if (!(tok->perms & perm)) {
+		out->status = 403;
+		snprintf(out->msg, sizeof(out->msg),
+			 "token '%s' may not %s (permissions of the token)", tok->name,
+			 perm_name(perm));
+	}
 }
 
 void server_authorize(const struct server_tenants *t, const char *authorization,
@@ -249,11 +279,16 @@ int server_tenants_open(struct server_tenants *t, const struct server_conf *conf
 		d->conf = &conf->datasets[i];
 		d->name = d->conf->name;
 		pthread_mutex_init(&d->rules_lock, NULL);
+		d->series = server_series_new();
 		t->n++;
 		struct store_options so;
 
 		store_options_default(&so);
 		so.retention_ns = d->conf->retention_ns; /* the dataset's, 0 = keep */
+		if (d->conf->head_max_bytes)
+			so.head_max_bytes = d->conf->head_max_bytes;
+		if (d->conf->block_duration_ns)
+			so.block_duration_ns = d->conf->block_duration_ns;
 		path = xasprintf("%s/%s", data_dir, d->name);
 		rc = store_open_opts(path, &so, &d->st, err);
 		free(path);
@@ -264,8 +299,11 @@ int server_tenants_open(struct server_tenants *t, const struct server_conf *conf
 		free(path);
 		if (rc)
 			break;
-		log_info("dataset: opened name=%s retention=%llds rules=%zu", d->name,
-			 (long long)(d->conf->retention_ns / 1000000000LL), d->conf->nrules);
+		log_info("dataset: opened name=%s retention=%llds head_max_bytes=%llu "
+			 "block_duration=%llds rules=%zu",
+			 d->name, (long long)(d->conf->retention_ns / 1000000000LL),
+			 (unsigned long long)so.head_max_bytes,
+			 (long long)(so.block_duration_ns / 1000000000LL), d->conf->nrules);
 	}
 	if (rc) {
 		if (err && err->msg[0] && !strstr(err->msg, "dataset"))
@@ -284,6 +322,7 @@ void server_tenants_close(struct server_tenants *t)
 		server_usage_close(t->ds[i].usage);
 		store_close(t->ds[i].st);
 		pthread_mutex_destroy(&t->ds[i].rules_lock);
+		server_series_free(t->ds[i].series);
 	}
 	free(t->ds);
 	t->ds = NULL;

@@ -34,6 +34,7 @@
 #include "base/compat.h"
 #include "base/err.h"
 #include "server/config.h"
+#include "server/series.h"
 #include "server/usage.h"
 #include "store/store.h"
 
@@ -46,6 +47,7 @@ struct server_dataset {
 	struct store *st;			/* owned */
 	struct server_usage *usage;		/* owned */
 	pthread_mutex_t rules_lock;		/* PCRE2 match data of conf->rules */
+	struct server_series_set *series;	/* owned: active series (series.h) */
 };
 
 struct server_tenants {
@@ -88,6 +90,15 @@ struct server_dataset *server_tenants_find(const struct server_tenants *t, const
  */
 void server_authorize(const struct server_tenants *t, const char *authorization,
 		      const char *dataset, unsigned perm, struct server_auth *out);
+
+/**
+ * server_authorize_global() - check @authorization for a permission that
+ * is not about one dataset (SERVER_PERM_METRICS): without tokens always
+ * allowed; else 401 for a missing or unknown token, 403 for a token
+ * without @perm. @out->ds stays NULL.
+ */
+void server_authorize_global(const struct server_tenants *t, const char *authorization,
+			     unsigned perm, struct server_auth *out);
 
 /**
  * server_may() - may the token named by a successful @auth also use

@@ -127,6 +127,18 @@ struct store_block_writer {
 	struct buf tsd;	      /* TS deltas of the page being written */
 	VEC(uint64_t) marks;  /* its time marks: (offset in tsd, time in resolution units) */
 	uint32_t *page_local; /* leaf rank -> page dictionary index + 1 (0 = unused) */
+	/* attribute sets (from _symbols) */
+	size_t nsets;			       /* 0 or 1: rows carry no attributes */
+	uint32_t *page_sets;		       /* set id of each row of the page being written */
+	uint32_t *set_local;		       /* set id -> page dictionary index + 1 */
+	VEC(struct store_block_col_ref) acols; /* PATR: per page */
+	bool any_attrs;
+	VEC(uint32_t) akeys; /* lstr ids of the attribute names, distinct */
+	struct buf acol;
+	/* rollup (o.rollup): the series being written, summed by leaf rank */
+	struct store_leaf_acc *racc;
+	VEC(uint32_t) rtouched;
+	struct buf rser; /* chunk RSER after its count */
 	bool done;
 };
 
@@ -189,6 +201,14 @@ void store_block_writer_free(struct store_block_writer *w)
 	free(w->rank_of);
 	free(w->page_ranks);
 	free(w->page_local);
+	free(w->page_sets);
+	free(w->set_local);
+	free(w->racc);
+	VEC_FREE(&w->rtouched);
+	buf_release(&w->rser);
+	VEC_FREE(&w->acols);
+	VEC_FREE(&w->akeys);
+	buf_release(&w->acol);
 	free(w->leaf_want);
 	free(w->leaf_seen);
 	strtab_release(&w->lstr);
@@ -278,9 +298,59 @@ static int put_chunk(struct store_chunkfile_writer *cf, const char *id, struct b
 	return rc;
 }
 
+/*
+ * Chunk ATTR: a string table of its own (names and values), then varint
+ * count C (= nsets), then sets 1 .. C - 1: varint nlabels, nlabels x
+ * (varint name, varint value) string indexes with names strictly
+ * increasing, one flags byte (bit 0: a link follows), and when linked the
+ * 16-byte trace id and 8-byte span id. Names are also interned into the
+ * index strings for chunk SATK.
+ */
+static void encode_attrs(struct store_block_writer *w, const struct store_attr_set *sets,
+			 size_t nsets, struct buf *b)
+{
+	struct strtab t;
+	struct buf body;
+
+	strtab_init(&t);
+	buf_init(&body, 0);
+	buf_add_uvarint(&body, nsets);
+	for (size_t i = 1; i < nsets; i++) {
+		const struct store_attr_set *st = &sets[i];
+		uint8_t fl = st->has_link ? 1 : 0;
+
+		buf_add_uvarint(&body, st->nlabels);
+		for (uint32_t j = 0; j < st->nlabels; j++) {
+			uint32_t k = strtab_intern_cstr(&w->lstr, st->labels[j].name);
+			bool seen = false;
+
+			for (size_t q = 0; q < w->akeys.n && !seen; q++)
+				seen = w->akeys.v[q] == k;
+			if (!seen)
+				VEC_PUSH(&w->akeys, k);
+			buf_add_uvarint(&body, strtab_intern_cstr(&t, st->labels[j].name));
+			buf_add_uvarint(&body, strtab_intern_cstr(&t, st->labels[j].value));
+		}
+		buf_add(&body, &fl, 1);
+		if (st->has_link) {
+			buf_add(&body, st->trace_id, 16);
+			buf_add(&body, st->span_id, 8);
+		}
+	}
+	buf_add_uvarint(b, t.n);
+	for (uint32_t i = 1; i < t.n; i++) {
+		buf_add_uvarint(b, t.len[i]);
+		buf_add(b, t.s[i], t.len[i]);
+	}
+	buf_add(b, body.p ? body.p : "", body.len);
+	buf_release(&body);
+	strtab_release(&t);
+}
+
 int store_block_writer_symbols(struct store_block_writer *w, const struct model_profile *d,
 			       const struct store_stack_node *nodes, size_t nnodes,
-			       const uint64_t *leaf_rows, struct prof_err *err)
+			       const uint64_t *leaf_rows, const struct store_attr_set *sets,
+			       size_t nsets, struct prof_err *err)
 {
 	struct gc g = { .d = d };
 	uint8_t *used = xcalloc(nnodes + 1, 1);
@@ -490,6 +560,8 @@ int store_block_writer_symbols(struct store_block_writer *w, const struct model_
 	w->page_local = xcalloc(nleaves + 1, sizeof(uint32_t));
 	w->page_ranks = xmalloc(sizeof(uint32_t) * w->o.page_rows);
 	w->nleaves = nleaves;
+	if (w->o.rollup)
+		w->racc = xcalloc(nleaves + 1, sizeof(*w->racc));
 	buf_add_uvarint(&b, nleaves);
 	for (size_t r = 0; r < nleaves; r++) {
 		w->rank_of[leaves[r].old] = (uint32_t)r + 1;
@@ -499,6 +571,14 @@ int store_block_writer_symbols(struct store_block_writer *w, const struct model_
 	}
 	if (!rc)
 		rc = put_chunk(&cf, "LEAF", &b, err);
+	if (!rc && sets && nsets > 1) {
+		PROF_ASSERT(nsets < UINT32_MAX);
+		w->nsets = nsets;
+		w->page_sets = xmalloc(sizeof(uint32_t) * w->o.page_rows);
+		w->set_local = xcalloc(nsets + 1, sizeof(uint32_t));
+		encode_attrs(w, sets, nsets, &b);
+		rc = put_chunk(&cf, "ATTR", &b, err);
+	}
 	if (rc)
 		store_chunkfile_abort(&cf);
 	else
@@ -545,26 +625,26 @@ static int cmp_u32(const void *a, const void *b)
  * Why: a page is one series (one process), whose hot stacks are a few of
  * the block's; local indexes put them in the first byte values, where
  * zstd's entropy coder takes them to a few bits, and fixed-width planes
- * decode without a branch per row.
+ * decode without a branch per row. The ATR column (attribute set ids) is
+ * encoded the same way (encode_dict over set ids).
  */
-static void encode_stk(struct store_block_writer *w, size_t n)
+static void encode_dict(struct buf *out, const uint32_t *vals, size_t n, uint32_t *local)
 {
-	struct buf *out = &w->col[STORE_COL_STK];
 	VEC(uint32_t) f = { 0 };
 
 	for (size_t i = 0; i < n; i++) {
-		uint32_t r = w->page_ranks[i];
+		uint32_t r = vals[i];
 
-		if (!w->page_local[r]) {
+		if (!local[r]) {
 			VEC_PUSH(&f, r);
-			w->page_local[r] = 1;
+			local[r] = 1;
 		}
 	}
 	/* By leaf rank: the block's frequency order, which for one series is
 	 * nearly its own, and the dictionary delta-encodes to a byte or so. */
 	qsort(f.v, f.n, sizeof(*f.v), cmp_u32);
 	for (size_t k = 0; k < f.n; k++)
-		w->page_local[f.v[k]] = (uint32_t)k + 1;
+		local[f.v[k]] = (uint32_t)k + 1;
 	uint8_t width = f.n <= 256 ? 1 : f.n <= 65536 ? 2 : 3;
 	buf_add(out, &width, 1);
 	buf_add_uvarint(out, f.n);
@@ -577,7 +657,7 @@ static void encode_stk(struct store_block_writer *w, size_t n)
 	}
 	uint8_t *planes = (uint8_t *)out->p + at;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t idx = w->page_local[w->page_ranks[i]] - 1;
+		uint32_t idx = local[vals[i]] - 1;
 
 		for (uint8_t j = 0; j < width; j++)
 			planes[j * n + i] = (uint8_t)(idx >> (8 * j));
@@ -585,8 +665,13 @@ static void encode_stk(struct store_block_writer *w, size_t n)
 	out->len = at + width * n;
 	out->p[out->len] = '\0';
 	for (size_t k = 0; k < f.n; k++)
-		w->page_local[f.v[k]] = 0;
+		local[f.v[k]] = 0;
 	VEC_FREE(&f);
+}
+
+static void encode_stk(struct store_block_writer *w, size_t n)
+{
+	encode_dict(&w->col[STORE_COL_STK], w->page_ranks, n, w->page_local);
 }
 
 static int write_page(struct store_block_writer *w, uint32_t series, const struct store_row *rows,
@@ -624,8 +709,20 @@ static int write_page(struct store_block_writer *w, uint32_t series, const struc
 			VEC_PUSH(&w->marks,
 				 ((uint64_t)q - (uint64_t)pg.first_ts_ns) / (uint64_t)res);
 		}
+		if (rows[i].attrs && rows[i].attrs >= w->nsets)
+			return prof_err_set(err, -EINVAL, -1,
+					    "block: a row names attribute set %u of %zu",
+					    rows[i].attrs, w->nsets);
 		w->page_ranks[i] = rank - 1;
 		w->leaf_seen[rank - 1]++;
+		if (w->racc) {
+			struct store_leaf_acc *a = &w->racc[rank - 1];
+
+			if (!a->rows)
+				VEC_PUSH(&w->rtouched, rank - 1);
+			a->total += rows[i].value;
+			a->rows++;
+		}
 		w->value_sum += (uint64_t)rows[i].value;
 		/* VAL: (zigzag value, run length) pairs. */
 		if (i == 0 || rows[i].value != rows[i - 1].value) {
@@ -657,8 +754,25 @@ static int write_page(struct store_block_writer *w, uint32_t series, const struc
 					   w->col[c].p ? w->col[c].p : "", w->col[c].len,
 					   &r->offset, &r->stored_len, &r->codec, &r->crc, err);
 	}
+	/* ATR: only when some row has attributes. */
+	struct store_block_col_ref ar = { 0 };
+	bool has = false;
+	for (size_t i = 0; i < n && w->nsets && !has; i++)
+		has = rows[i].attrs != 0;
+	if (!rc && has) {
+		for (size_t i = 0; i < n; i++)
+			w->page_sets[i] = rows[i].attrs;
+		buf_reset(&w->acol);
+		encode_dict(&w->acol, w->page_sets, n, w->set_local);
+		ar.raw_len = (uint32_t)w->acol.len;
+		rc = store_chunkfile_frame(&w->samples, STORE_CHUNKFILE_ZSTD, w->acol.p,
+					   w->acol.len, &ar.offset, &ar.stored_len, &ar.codec,
+					   &ar.crc, err);
+		w->any_attrs = true;
+	}
 	if (rc)
 		return rc;
+	VEC_PUSH(&w->acols, ar);
 	VEC_PUSH(&w->pages, pg);
 	w->min_ts = PROF_MIN(w->min_ts, pg.first_ts_ns);
 	w->max_ts = PROF_MAX(w->max_ts, pg.last_ts_ns);
@@ -708,6 +822,22 @@ int store_block_writer_series(struct store_block_writer *w, const char *type,
 			return rc;
 	}
 	ws.npages = (uint32_t)w->pages.n - ws.first_page;
+	if (w->racc) {
+		/* RSER entry of this series: (rank delta, total, rows) by rank. */
+		if (w->rtouched.n > 1)
+			qsort(w->rtouched.v, w->rtouched.n, sizeof(uint32_t), cmp_u32);
+		buf_add_uvarint(&w->rser, w->rtouched.n);
+		for (size_t k = 0; k < w->rtouched.n; k++) {
+			uint32_t r = w->rtouched.v[k];
+
+			buf_add_uvarint(&w->rser, k ? r - w->rtouched.v[k - 1] - 1 : r);
+			buf_add_svarint(&w->rser, w->racc[r].total);
+			buf_add_uvarint(&w->rser, w->racc[r].rows);
+			w->racc[r].total = 0;
+			w->racc[r].rows = 0;
+		}
+		w->rtouched.n = 0;
+	}
 	ws.min_ts = w->pages.v[ws.first_page].first_ts_ns;
 	ws.max_ts = w->pages.v[w->pages.n - 1].last_ts_ns;
 	VEC_PUSH(&w->series, ws);
@@ -828,6 +958,13 @@ static int write_index(struct store_block_writer *w, struct prof_err *err)
 	}
 	if (!rc)
 		rc = put_chunk(&cf, "POST", &b, err);
+	/* SATK: the attribute names, as LSTR indexes (only when rows have some). */
+	if (!rc && w->any_attrs && w->akeys.n) {
+		buf_add_uvarint(&b, w->akeys.n);
+		for (size_t i = 0; i < w->akeys.n; i++)
+			buf_add_uvarint(&b, w->akeys.v[i]);
+		rc = put_chunk(&cf, "SATK", &b, err);
+	}
 	VEC_FREE(&posts);
 	buf_release(&b);
 	if (rc) {
@@ -896,6 +1033,19 @@ int store_block_writer_finish(struct store_block_writer *w, const struct store_b
 	if (!rc)
 		rc = store_chunkfile_add(&w->samples, "PAGE", STORE_CHUNKFILE_RAW, w->pages.v,
 					 sizeof(*w->pages.v) * w->pages.n, err);
+	if (!rc && w->any_attrs)
+		rc = store_chunkfile_add(&w->samples, "PATR", STORE_CHUNKFILE_RAW, w->acols.v,
+					 sizeof(*w->acols.v) * w->acols.n, err);
+	if (!rc && w->racc) {
+		struct buf b;
+
+		buf_init(&b, 0);
+		buf_add_uvarint(&b, w->series.n);
+		buf_add(&b, w->rser.p ? w->rser.p : "", w->rser.len);
+		rc = store_chunkfile_add(&w->samples, "RSER", STORE_CHUNKFILE_ZSTD, b.p, b.len,
+					 err);
+		buf_release(&b);
+	}
 	w->samples_open = false;
 	if (rc)
 		store_chunkfile_abort(&w->samples);
@@ -934,6 +1084,8 @@ void store_block_scratch_release(struct store_block_scratch *sc)
 	ZSTD_freeDCtx(sc->dctx);
 	sc->dctx = NULL;
 	buf_release(&sc->frame);
+	buf_release(&sc->acol);
+	VEC_FREE(&sc->asets);
 	for (int c = 0; c < STORE_NCOLS; c++)
 		buf_release(&sc->col[c]);
 	VEC_FREE(&sc->rows);
@@ -1195,6 +1347,32 @@ static int decode_index(struct store_block *b, const struct store_chunkfile *f,
 	if (!rc && varint_rd_left(&r))
 		rc = CORRUPT(ep->offset, "%s: POST: trailing bytes", f->path);
 	b->post_ids = ids.v;
+	const struct store_chunkfile_entry *ek = store_chunkfile_find(f, "SATK");
+	if (!rc && ek) {
+		rc = store_chunkfile_read(f, ek, STORE_BLOCK_MAX_CHUNK, &raw, err);
+		if (rc)
+			goto out;
+		varint_rd_init(&r, raw.p, raw.len);
+		uint64_t nk = varint_rd_u64(&r);
+		if (r.bad || nk > raw.len) {
+			rc = CORRUPT(ek->offset, "%s: SATK: bad count", f->path);
+			goto out;
+		}
+		b->akeys = xcalloc(nk + 1, sizeof(*b->akeys));
+		for (uint64_t i = 0; i < nk; i++) {
+			uint32_t k = varint_rd_u32(&r);
+
+			if (r.bad || k == 0 || k >= b->nlstr) {
+				rc = CORRUPT(ek->offset, "%s: SATK: name %" PRIu64 " invalid",
+					     f->path, i);
+				goto out;
+			}
+			b->akeys[i] = b->lstr[k];
+		}
+		b->nakeys = (uint32_t)nk;
+		if (varint_rd_left(&r))
+			rc = CORRUPT(ek->offset, "%s: SATK: trailing bytes", f->path);
+	}
 out:
 	buf_release(&raw);
 	return rc;
@@ -1254,6 +1432,40 @@ static int decode_pages(struct store_block *b, struct prof_err *err)
 				       "%s: page directory entry %" PRIu64 " at offset %" PRIu64
 				       " is inconsistent (series, rows, times or column ranges)",
 				       f->path, i, at);
+	}
+	/* PATR: the ATR column of each page (all zero: the page has none). */
+	const struct store_chunkfile_entry *ea = store_chunkfile_find(f, "PATR");
+	if (ea) {
+		if (ea->raw_len != b->meta.npages * sizeof(struct store_block_col_ref))
+			return CORRUPT(ea->offset,
+				       "%s: PATR holds %" PRIu64 " bytes for %" PRIu64 " pages",
+				       f->path, ea->raw_len, b->meta.npages);
+		buf_init(&raw, 0);
+		rc = store_chunkfile_read(f, ea, STORE_BLOCK_MAX_CHUNK, &raw, err);
+		if (rc) {
+			buf_release(&raw);
+			return rc;
+		}
+		b->attr_cols = xmalloc(raw.len + 1);
+		memcpy(b->attr_cols, raw.p, raw.len);
+		buf_release(&raw);
+		for (uint64_t i = 0; i < b->meta.npages; i++) {
+			const struct store_block_col_ref *cr = &b->attr_cols[i];
+			uint64_t at = ea->offset + i * sizeof(*cr);
+
+			if (!cr->raw_len && !cr->stored_len && !cr->offset)
+				continue;
+			if (!(cr->offset >= ec->offset &&
+			      cr->offset <= ec->offset + ec->stored_len &&
+			      cr->stored_len <= ec->offset + ec->stored_len - cr->offset &&
+			      cr->codec <= STORE_CHUNKFILE_ZSTD && cr->raw_len >= 3 &&
+			      cr->raw_len <= (uint64_t)b->pages[i].nrows * 8 + 16 &&
+			      !cr->reserved[0] && !cr->reserved[1] && !cr->reserved[2]))
+				return CORRUPT(at,
+					       "%s: PATR entry %" PRIu64 " at offset %" PRIu64
+					       " is outside the column region or invalid",
+					       f->path, i, at);
+		}
 	}
 	/* Per series: rows and first/last times add up. */
 	for (uint32_t s = 0; s < b->nseries; s++) {
@@ -1333,6 +1545,8 @@ void store_block_free(struct store_block *b)
 	free(b->pairs);
 	free(b->post_ids);
 	free(b->pages);
+	free(b->attr_cols);
+	free(b->akeys);
 	free(b->dir);
 	free(b);
 }
@@ -1354,6 +1568,70 @@ static int syms_chunk(const struct store_chunkfile *f, const char *id, struct bu
 	*count = varint_rd_u64(r);
 	if (r->bad || *count > raw->len + 1)
 		return CORRUPT(e->offset, "%s: chunk %s: bad count", f->path, id);
+	return 0;
+}
+
+int store_block_rollup_load(const struct store_block *b, struct store_block_syms *sy,
+			    struct prof_err *err)
+{
+	const struct store_chunkfile_entry *e = store_chunkfile_find(&b->samples, "RSER");
+	VEC(struct store_block_rsum) v = { 0 };
+	struct varint_rd r;
+	struct buf raw;
+	int rc;
+
+	free(sy->rsum);
+	free(sy->rsum_off);
+	sy->rsum = NULL;
+	sy->rsum_off = NULL;
+	if (!e)
+		return 0;
+	buf_init(&raw, 0);
+	rc = store_chunkfile_read(&b->samples, e, STORE_BLOCK_MAX_CHUNK, &raw, err);
+	if (rc) {
+		buf_release(&raw);
+		return rc;
+	}
+	varint_rd_init(&r, raw.p, raw.len);
+	uint64_t ns = varint_rd_u64(&r);
+	uint64_t *off = xcalloc(b->nseries + 2, sizeof(uint64_t));
+	if (r.bad || ns != b->nseries)
+		r.bad = true;
+	for (uint32_t s = 0; s < b->nseries && !r.bad; s++) {
+		uint64_t k = varint_rd_u64(&r), rows = 0, prev = 0;
+
+		if (k > varint_rd_left(&r) || k > sy->nleaves) {
+			r.bad = true;
+			break;
+		}
+		off[s] = v.n;
+		for (uint64_t j = 0; j < k && !r.bad; j++) {
+			uint64_t d = varint_rd_u64(&r), rank = j ? prev + 1 + d : d;
+			struct store_block_rsum x = { (uint32_t)rank, varint_rd_s64(&r),
+						      varint_rd_u64(&r) };
+
+			if (rank >= sy->nleaves || x.rows == 0 || x.rows > b->series[s].pub.nrows)
+				r.bad = true;
+			prev = rank;
+			rows += x.rows;
+			VEC_PUSH(&v, x);
+		}
+		if (rows != b->series[s].pub.nrows)
+			r.bad = true;
+	}
+	off[b->nseries] = v.n;
+	buf_release(&raw);
+	if (r.bad || varint_rd_left(&r)) {
+		free(off);
+		VEC_FREE(&v);
+		return CORRUPT(e->offset,
+			       "%s: chunk RSER at offset %" PRIu64
+			       " is invalid (series, ranks or row counts disagree with the index)",
+			       b->samples.path, e->offset);
+	}
+	sy->rsum = v.v ? v.v : xcalloc(1, sizeof(*sy->rsum));
+	sy->rsum_off = off;
+	sy->bytes += v.n * sizeof(*v.v) + (b->nseries + 2) * sizeof(uint64_t);
 	return 0;
 }
 
@@ -1517,6 +1795,74 @@ int store_block_syms_load(const struct store_block *b, struct store_block_syms *
 		    (i && sy->leaf_rows[i] > sy->leaf_rows[i - 1]))
 			BAD("LEAF", "leaf %" PRIu64 " is invalid", f.path, "LEAF", i);
 	}
+	/* ATTR (optional): attribute sets, see encode_attrs. */
+	sy->nsets = 1;
+	if (store_chunkfile_find(&f, "ATTR")) {
+		uint32_t nst;
+
+		rc = store_chunkfile_read(&f, store_chunkfile_find(&f, "ATTR"),
+					  STORE_BLOCK_MAX_CHUNK, &raw, err);
+		if (rc)
+			goto fail;
+		varint_rd_init(&r, raw.p, raw.len);
+		rc = read_strings(&r, &sy->set_strs, &nst, store_chunkfile_find(&f, "ATTR")->offset,
+				  f.path, err);
+		if (rc)
+			goto fail;
+		n = varint_rd_u64(&r);
+		if (r.bad || n == 0 || n > varint_rd_left(&r) + 1)
+			BAD("ATTR", "bad set count", f.path, "ATTR");
+		sy->sets = xcalloc(n + 1, sizeof(*sy->sets));
+		sy->nsets = n;
+		VEC(struct store_label) ls = { 0 };
+		VEC(size_t) off = { 0 };
+		for (uint64_t i = 1; i < n && !r.bad; i++) {
+			uint64_t nl = varint_rd_u64(&r);
+
+			if (nl > varint_rd_left(&r)) {
+				r.bad = true;
+				break;
+			}
+			VEC_PUSH(&off, ls.n);
+			for (uint64_t j = 0; j < nl; j++) {
+				uint32_t k = varint_rd_u32(&r), v = varint_rd_u32(&r);
+				struct store_label l;
+
+				if (r.bad || k == 0 || k >= nst || v >= nst ||
+				    (j && strcmp(ls.v[ls.n - 1].name, sy->set_strs[k]) >= 0)) {
+					r.bad = true;
+					break;
+				}
+				l.name = sy->set_strs[k];
+				l.value = sy->set_strs[v];
+				VEC_PUSH(&ls, l);
+			}
+			uint8_t fl = varint_rd_byte(&r);
+			sy->sets[i].nlabels = (uint32_t)nl;
+			sy->sets[i].has_link = fl & 1;
+			if (fl & ~1u)
+				r.bad = true;
+			if (!r.bad && (fl & 1)) {
+				const uint8_t *p = varint_rd_bytes(&r, 24);
+
+				if (!p) {
+					r.bad = true;
+					break;
+				}
+				memcpy(sy->sets[i].trace_id, p, 16);
+				memcpy(sy->sets[i].span_id, p + 16, 8);
+			}
+		}
+		sy->set_labels = ls.v;
+		for (uint64_t i = 1; i < n && !r.bad; i++)
+			sy->sets[i].labels = ls.v ? ls.v + off.v[i - 1] : NULL; /* links only */
+		VEC_FREE(&off);
+		if (r.bad || varint_rd_left(&r))
+			BAD("ATTR", "a set is invalid (labels must be sorted and unique)", f.path,
+			    "ATTR");
+	}
+	if (!sy->sets)
+		sy->sets = xcalloc(1, sizeof(*sy->sets));
 #undef BAD
 	store_chunkfile_close(&f);
 	buf_release(&raw);
@@ -1526,6 +1872,17 @@ int store_block_syms_load(const struct store_block *b, struct store_block_syms *
 		    d->mappings.n * sizeof(*d->mappings.v) + d->strings.n * 40;
 	for (uint32_t i = 0; i < d->strings.n; i++)
 		sy->bytes += d->strings.len[i];
+	sy->bytes += sy->nsets * sizeof(*sy->sets);
+	for (size_t i = 1; i < sy->nsets; i++)
+		sy->bytes += sy->sets[i].nlabels * sizeof(struct store_label);
+	{
+		/* A damaged rollup costs the rollup only: scans read the rows. */
+		struct prof_err rerr;
+
+		prof_err_init(&rerr);
+		if (store_block_rollup_load(b, sy, &rerr))
+			log_error("store: ignoring the rollup of %s: %s", b->dir, rerr.msg);
+	}
 	*out = sy;
 	return 0;
 fail:
@@ -1544,6 +1901,11 @@ void store_block_syms_free(struct store_block_syms *sy)
 	free(sy->nodes);
 	free(sy->leaf_node);
 	free(sy->leaf_rows);
+	free(sy->sets);
+	free(sy->set_labels);
+	free_strings(sy->set_strs);
+	free(sy->rsum);
+	free(sy->rsum_off);
 	free(sy);
 }
 
@@ -1628,6 +1990,14 @@ void store_block_select(const struct store_block *b, const char *type,
 		if (ok)
 			VEC_PUSH(out, i);
 	}
+}
+
+bool store_block_has_attr_key(const struct store_block *b, const char *name)
+{
+	for (uint32_t i = 0; i < b->nakeys; i++)
+		if (!strcmp(b->akeys[i], name))
+			return true;
+	return false;
 }
 
 /* --- page decoding ------------------------------------------------------------------------ */
@@ -1745,6 +2115,82 @@ static int decode_stk(const struct store_block *b, const struct store_block_page
 	return 0;
 }
 
+/*
+ * The ATR column of page @p into sc->asets (one set id per row, checked
+ * against @sy's set table); false in *@has when the page has none. With
+ * @ndict, the rows get dictionary indexes instead, the dictionary (set
+ * ids) follows them at sc->asets.v + nrows, and *@ndict is its size.
+ */
+static int decode_atr(const struct store_block *b, uint32_t p, const struct store_block_syms *sy,
+		      struct store_block_scratch *sc, bool *has, uint32_t *ndict,
+		      struct prof_err *err)
+{
+	const struct store_block_page *pg = &b->pages[p];
+	const struct store_block_col_ref *cr = b->attr_cols ? &b->attr_cols[p] : NULL;
+	struct buf *dst = &sc->acol;
+	uint32_t n = pg->nrows;
+	struct varint_rd r;
+	int rc;
+
+	*has = false;
+	if (!cr || (!cr->raw_len && !cr->stored_len && !cr->offset))
+		return 0;
+	if (!sc->dctx) {
+		sc->dctx = ZSTD_createDCtx();
+		PROF_ASSERT(sc->dctx);
+	}
+	if (dst->cap < (size_t)cr->raw_len + 1) {
+		dst->p = xrealloc(dst->p, (size_t)cr->raw_len + 1);
+		dst->cap = (size_t)cr->raw_len + 1;
+	}
+	dst->len = cr->raw_len;
+	rc = store_chunkfile_read_frame(&b->samples, cr->offset, cr->stored_len, cr->raw_len,
+					cr->codec, cr->crc, sc->dctx, &sc->frame, dst->p, err);
+	if (rc)
+		return rc;
+	varint_rd_init(&r, dst->p, dst->len);
+	uint8_t width = varint_rd_byte(&r);
+	uint64_t nd = varint_rd_u64(&r);
+	if (r.bad || width < 1 || width > 3 || nd == 0 || nd > n)
+		return CORRUPT(cr->offset,
+			       "%s: attribute column of page %u at offset %" PRIu64 ": bad header",
+			       b->samples.path, p, cr->offset);
+	VEC_RESERVE(&sc->asets, n + nd);
+	uint32_t *dict = sc->asets.v + n, *out = sc->asets.v;
+	for (uint64_t k = 0; k < nd && !r.bad; k++) {
+		uint64_t d = varint_rd_u64(&r), v = k ? (uint64_t)dict[k - 1] + 1 + d : d;
+
+		if (v >= sy->nsets)
+			r.bad = true;
+		else
+			dict[k] = (uint32_t)v;
+	}
+	if (r.bad || varint_rd_left(&r) != (size_t)width * n)
+		return CORRUPT(cr->offset,
+			       "%s: attribute column of page %u at offset %" PRIu64
+			       ": bad dictionary (a set outside the %zu of the symbols)",
+			       b->samples.path, p, cr->offset, sy->nsets);
+	const uint8_t *pl = r.p;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = pl[i];
+
+		if (width > 1)
+			v |= (uint32_t)pl[n + i] << 8;
+		if (width > 2)
+			v |= (uint32_t)pl[2 * n + i] << 16;
+		if (v >= nd)
+			return CORRUPT(cr->offset,
+				       "%s: attribute column of page %u at offset %" PRIu64
+				       ": index outside the page dictionary",
+				       b->samples.path, p, cr->offset);
+		out[i] = ndict ? v : dict[v];
+	}
+	if (ndict)
+		*ndict = (uint32_t)nd;
+	*has = true;
+	return 0;
+}
+
 int store_block_page_rows(const struct store_block *b, uint32_t p,
 			  const struct store_block_syms *sy, int64_t from_ns, int64_t to_ns,
 			  struct store_block_scratch *sc, struct prof_err *err)
@@ -1763,6 +2209,11 @@ int store_block_page_rows(const struct store_block *b, uint32_t p,
 	rc = decode_stk(b, pg, 0, pg->nrows, sc, err);
 	if (rc)
 		return rc;
+	bool has_atr;
+	rc = decode_atr(b, p, sy, sc, &has_atr, NULL, err);
+	if (rc)
+		return rc;
+	const uint32_t *asets = has_atr ? sc->asets.v : NULL;
 	VEC_RESERVE(&sc->rows, pg->nrows);
 	if (read_marks(&sc->col[STORE_COL_TS], pg->nrows, sc, &rt) < 0)
 		return page_corrupt(b, pg, "bad time marks", err);
@@ -1795,6 +2246,7 @@ int store_block_page_rows(const struct store_block *b, uint32_t p,
 			out[k].ts_ns = ts;
 			out[k].value = v;
 			out[k].stack = sy->leaf_node[rank];
+			out[k].attrs = asets ? asets[i] : 0;
 			k++;
 		}
 	}
@@ -1804,9 +2256,31 @@ int store_block_page_rows(const struct store_block *b, uint32_t p,
 	return 0;
 }
 
+static int page_totals(const struct store_block *b, uint32_t p, int64_t from_ns, int64_t to_ns,
+		       const struct store_block_syms *sy, store_block_keep_fn keep, void *karg,
+		       struct store_leaf_acc *acc, uint64_t *nrows, struct store_block_scratch *sc,
+		       struct prof_err *err);
+
 int store_block_page_totals(const struct store_block *b, uint32_t p, int64_t from_ns, int64_t to_ns,
 			    struct store_leaf_acc *acc, uint64_t *nrows,
 			    struct store_block_scratch *sc, struct prof_err *err)
+{
+	return page_totals(b, p, from_ns, to_ns, NULL, NULL, NULL, acc, nrows, sc, err);
+}
+
+int store_block_page_totals_keep(const struct store_block *b, uint32_t p, int64_t from_ns,
+				 int64_t to_ns, const struct store_block_syms *sy,
+				 store_block_keep_fn keep, void *karg, struct store_leaf_acc *acc,
+				 uint64_t *nrows, struct store_block_scratch *sc,
+				 struct prof_err *err)
+{
+	return page_totals(b, p, from_ns, to_ns, sy, keep, karg, acc, nrows, sc, err);
+}
+
+static int page_totals(const struct store_block *b, uint32_t p, int64_t from_ns, int64_t to_ns,
+		       const struct store_block_syms *sy, store_block_keep_fn keep, void *karg,
+		       struct store_leaf_acc *acc, uint64_t *nrows, struct store_block_scratch *sc,
+		       struct prof_err *err)
 {
 	const struct store_block_page *pg = &b->pages[p];
 	bool whole = pg->first_ts_ns >= from_ns && pg->last_ts_ns <= to_ns;
@@ -1865,6 +2339,25 @@ int store_block_page_totals(const struct store_block *b, uint32_t p, int64_t fro
 			ADVANCE();
 		lo = i;
 		if (pg->last_ts_ns > to_ns) {
+			/* Jump to the last time mark at or before to_ns (when ahead),
+			 * so only up to STORE_BLOCK_TS_MARK rows are decoded there
+			 * too, not every row of the range. */
+			long a = 0, z = nm; /* marks [1, a] have times <= to_ns */
+			while (a < z) {
+				long mid = (a + z + 1) / 2;
+
+				if ((int64_t)((uint64_t)pg->first_ts_ns +
+					      mk[2 * mid - 1] * (uint64_t)res) <= to_ns)
+					a = mid;
+				else
+					z = mid - 1;
+			}
+			if (a > 0 && (uint64_t)a * STORE_BLOCK_TS_MARK > i) {
+				i = (uint32_t)a * STORE_BLOCK_TS_MARK;
+				t = (int64_t)((uint64_t)pg->first_ts_ns +
+					      mk[2 * a - 1] * (uint64_t)res);
+				d.p = d.start + mk[2 * a - 2];
+			}
 			while (i < n && t <= to_ns)
 				ADVANCE();
 			hi = i;
@@ -1879,6 +2372,34 @@ int store_block_page_totals(const struct store_block *b, uint32_t p, int64_t fro
 	if (rc)
 		return rc;
 	const uint32_t *rk = sc->ranks.v; /* rk[k - lo] for rows k in [lo, hi) */
+	/* With a filter: the rows' sets (ATR) decide, one call per entry of the
+	 * page's set dictionary; a rejected row's rank becomes meta.nleaves, a
+	 * slot of @acc past the leaves that the caller empties. */
+	if (keep) {
+		bool has;
+		uint32_t nd = 0;
+
+		rc = decode_atr(b, p, sy, sc, &has, &nd, err);
+		if (rc)
+			return rc;
+		uint32_t *w = sc->ranks.v;
+		if (!has) {
+			if (!keep(karg, 0))
+				for (uint32_t k = lo; k < hi; k++)
+					w[k - lo] = (uint32_t)b->meta.nleaves;
+		} else {
+			const uint32_t *idx = sc->asets.v, *dict = sc->asets.v + n;
+			uint8_t pass[256], *pv = nd <= sizeof(pass) ? pass : xmalloc(nd);
+
+			for (uint32_t j = 0; j < nd; j++)
+				pv[j] = keep(karg, dict[j]);
+			for (uint32_t k = lo; k < hi; k++)
+				if (!pv[idx[k]])
+					w[k - lo] = (uint32_t)b->meta.nleaves;
+			if (pv != pass)
+				free(pv);
+		}
+	}
 	struct varint_rd rv;
 	varint_rd_init(&rv, sc->col[STORE_COL_VAL].p, sc->col[STORE_COL_VAL].len);
 	for (uint32_t i = 0; i < n;) {
@@ -1901,6 +2422,12 @@ int store_block_page_totals(const struct store_block *b, uint32_t p, int64_t fro
 	}
 	if (varint_rd_left(&rv))
 		return page_corrupt(b, pg, "columns disagree with the page directory", err);
+	if (keep) {
+		/* what went to the rejected slot is not counted */
+		added -= acc[b->meta.nleaves].rows;
+		acc[b->meta.nleaves].rows = 0;
+		acc[b->meta.nleaves].total = 0;
+	}
 	*nrows = added;
 	return 0;
 }
@@ -1916,6 +2443,7 @@ int store_block_check(const char *dir, uint64_t *nrows_out, struct prof_err *err
 	struct store_block_syms *sy = NULL;
 	struct store_block_scratch sc = { 0 };
 	uint64_t *seen = NULL, rows = 0, sum = 0;
+	struct store_leaf_acc *racc = NULL;
 	int rc = 0;
 
 	if (nrows_out)
@@ -1951,6 +2479,20 @@ int store_block_check(const char *dir, uint64_t *nrows_out, struct prof_err *err
 			goto out;
 		}
 	}
+	/* Attribute names: every set's names are listed in the index (SATK). */
+	for (size_t i = 1; i < sy->nsets && b->attr_cols; i++)
+		for (uint32_t j = 0; j < sy->sets[i].nlabels; j++)
+			if (!store_block_has_attr_key(b, sy->sets[i].labels[j].name)) {
+				rc = CORRUPT(
+					0, "%s/index: SATK lacks attribute name \"%s\" of set %zu",
+					dir, sy->sets[i].labels[j].name, i);
+				goto out;
+			}
+	/* The rollup (RSER), when present: decodes, and equals the pages' sums below. */
+	rc = store_block_rollup_load(b, sy, err);
+	if (rc)
+		goto out;
+	racc = sy->rsum ? xcalloc(sy->nleaves + 1, sizeof(*racc)) : NULL;
 	seen = xcalloc(sy->nleaves + 1, sizeof(uint64_t));
 	/* Leaf rank -> node, inverted to count rows per leaf. */
 	uint32_t *rank_of = xmalloc(sizeof(uint32_t) * (sy->nnodes + 1));
@@ -1981,8 +2523,37 @@ int store_block_check(const char *dir, uint64_t *nrows_out, struct prof_err *err
 			}
 			seen[rank_of[r->stack]]++;
 			sum += (uint64_t)r->value;
+			if (racc) {
+				racc[rank_of[r->stack]].total += r->value;
+				racc[rank_of[r->stack]].rows++;
+			}
 		}
 		rows += sc.rows.n;
+		bool last = p + 1 == b->meta.npages || b->pages[p + 1].series != pg->series;
+		if (racc && last && !rc) {
+			/* End of a series: its rollup entries are exactly its sums. */
+			for (uint64_t e = sy->rsum_off[pg->series];
+			     e < sy->rsum_off[pg->series + 1] && !rc; e++) {
+				const struct store_block_rsum *x = &sy->rsum[e];
+
+				if (racc[x->rank].total != x->total ||
+				    racc[x->rank].rows != x->rows)
+					rc = CORRUPT(
+						0,
+						"%s/samples: RSER: series %u, leaf %u: %" PRIu64
+						" rows summing to %" PRId64
+						", the pages hold %" PRIu64 " summing to %" PRId64,
+						dir, pg->series, x->rank, x->rows, x->total,
+						racc[x->rank].rows, racc[x->rank].total);
+				racc[x->rank].total = 0;
+				racc[x->rank].rows = 0;
+			}
+			for (size_t k = 0; k < sy->nleaves && !rc; k++)
+				if (racc[k].rows)
+					rc = CORRUPT(0,
+						     "%s/samples: RSER: series %u lacks leaf %zu",
+						     dir, pg->series, k);
+		}
 	}
 	free(rank_of);
 	if (rc)
@@ -2016,6 +2587,7 @@ int store_block_check(const char *dir, uint64_t *nrows_out, struct prof_err *err
 		*nrows_out = rows;
 out:
 	free(seen);
+	free(racc);
 	store_block_scratch_release(&sc);
 	store_block_syms_free(sy);
 	store_block_free(b);

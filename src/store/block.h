@@ -28,6 +28,12 @@
  *     STK (leaf ranks), VAL (run-length pairs of zigzag values);
  *   - timestamps are rounded down to the block's resolution (1 ms by
  *     default; 1 ns keeps them exactly);
+ *   - per-sample attributes and links (struct store_attr_set) are a table
+ *     in the symbols file (chunk ATTR) and an optional fourth column per
+ *     page, ATR (chunk PATR of the samples file addresses it), holding a
+ *     page dictionary of set ids like STK; a block whose rows have none
+ *     has neither, so old blocks and old readers are unaffected; the
+ *     index lists the attribute names (chunk SATK);
  *   - every file ends with a CRC-32 of all its bytes, every chunk and
  *     every page frame carries its own CRC-32, so damage is reported with
  *     the file and offset and, for a page, only that page is lost.
@@ -127,7 +133,22 @@ struct store_block_syms {
 	uint32_t *leaf_node; /* leaf rank -> node id */
 	uint64_t *leaf_rows; /* leaf rank -> rows */
 	size_t nleaves;
+	struct store_attr_set *sets; /* chunk ATTR: nsets >= 1, entry 0 the empty set */
+	size_t nsets;
+	char **set_strs;		/* ATTR's own string table */
+	struct store_label *set_labels; /* the sets' labels, back to back */
+	/* chunk RSER of the samples file (rollup), or NULL: per series s, entries
+	 * rsum_off[s] .. rsum_off[s + 1] - 1 of rsum (leaf rank, total, rows) */
+	struct store_block_rsum *rsum;
+	uint64_t *rsum_off;
 	size_t bytes; /* memory held, for the cache */
+};
+
+/** struct store_block_rsum - one entry of a series' rollup (chunk RSER). */
+struct store_block_rsum {
+	uint32_t rank; /* leaf rank */
+	int64_t total; /* sum of the series' values with that stack */
+	uint64_t rows; /* rows summed */
 };
 
 /** struct store_block - an open block (see store_block_open). */
@@ -147,6 +168,9 @@ struct store_block {
 	uint32_t npairs;
 	uint32_t *post_ids;
 	struct store_block_page *pages;
+	struct store_block_col_ref *attr_cols; /* chunk PATR: per page, or NULL (none) */
+	const char **akeys;		       /* chunk SATK: attribute names (into lstr) */
+	uint32_t nakeys;
 	struct store_chunkfile samples;
 	uint64_t bytes_on_disk; /* all four files */
 };
@@ -154,9 +178,10 @@ struct store_block {
 /** struct store_block_scratch - per-thread decode buffers; zero-init, release when done. */
 struct store_block_scratch {
 	void *dctx; /* ZSTD_DCtx *, created on first use */
-	struct buf frame, col[STORE_NCOLS];
+	struct buf frame, col[STORE_NCOLS], acol;
 	VEC(struct store_row) rows;
 	VEC(uint32_t) ranks;
+	VEC(uint32_t) asets; /* attribute set id of each row of the page */
 	VEC(uint64_t) marks;
 };
 
@@ -176,6 +201,7 @@ struct store_block_write_opts {
 	int zstd_level;		  /* default 6 */
 	int64_t ts_resolution_ns; /* default 1 ms */
 	uint32_t page_rows;	  /* default STORE_BLOCK_DEFAULT_ROWS */
+	bool rollup;		  /* write chunk RSER: per-series stack totals (compaction) */
 };
 
 /** struct store_block_info - what the writer cannot know from the rows. */
@@ -203,11 +229,15 @@ int store_block_writer_new(const char *blocks_dir, uint64_t id,
  * [node] is the number of rows that will name node as their stack; only
  * those nodes, their ancestors and the symbols they reach are written.
  * The rows given to _series must use node ids of this tree with
- * leaf_rows > 0. Nothing is kept from the arguments.
+ * leaf_rows > 0. @sets[@nsets] (entry 0 the empty set; NULL/0 or 1 = no
+ * attributes) is the attribute set table the rows' attrs ids index; it is
+ * written as is (chunk ATTR) when it has more than the empty set. Nothing
+ * is kept from the arguments.
  */
 int store_block_writer_symbols(struct store_block_writer *w, const struct model_profile *dict,
 			       const struct store_stack_node *nodes, size_t nnodes,
-			       const uint64_t *leaf_rows, struct prof_err *err);
+			       const uint64_t *leaf_rows, const struct store_attr_set *sets,
+			       size_t nsets, struct prof_err *err);
 
 /**
  * store_block_writer_series() - append series (@type, @labels sorted by
@@ -257,6 +287,17 @@ int store_block_read_meta(const char *dir, struct store_block_meta *meta, uint64
 			  struct prof_err *err);
 
 /**
+ * store_block_rollup_load() - decode chunk RSER of the samples file (the
+ * rollup: per series, the totals and rows per leaf rank of all its rows)
+ * into @sy->rsum / rsum_off, which needs @sy's leaf table; NULL when the
+ * block has none. store_block_syms_load calls it (and ignores a damaged
+ * rollup, logged, so scans read the rows); store_block_check verifies it
+ * against the pages. -PROF_ECORRUPT with the file and offset.
+ */
+int store_block_rollup_load(const struct store_block *b, struct store_block_syms *sy,
+			    struct prof_err *err);
+
+/**
  * store_block_syms_load() - decode the symbols file (CRC checked) into
  * *@out (caller's; store_block_syms_free). -PROF_ECORRUPT with the file
  * and offset when it is damaged or inconsistent with the meta.
@@ -275,9 +316,13 @@ void store_block_select(const struct store_block *b, const char *type,
 			const struct store_matcher *m, size_t nm, int64_t from_ns, int64_t to_ns,
 			void *out_vec /* VEC(uint32_t) * */);
 
+/** store_block_has_attr_key() - does some attribute set of @b have a label @name (SATK)? */
+bool store_block_has_attr_key(const struct store_block *b, const char *name);
+
 /**
  * store_block_page_rows() - decode page @p into sc->rows (stack = node id
- * through @sy's leaf table), keeping rows with from_ns <= ts <= to_ns.
+ * through @sy's leaf table, attrs = set id in @sy->sets, 0 when the page
+ * has no ATR column), keeping rows with from_ns <= ts <= to_ns.
  * -PROF_ECORRUPT naming file and offset for a damaged page.
  */
 int store_block_page_rows(const struct store_block *b, uint32_t p,
@@ -294,6 +339,22 @@ int store_block_page_rows(const struct store_block *b, uint32_t p,
 int store_block_page_totals(const struct store_block *b, uint32_t p, int64_t from_ns, int64_t to_ns,
 			    struct store_leaf_acc *acc, uint64_t *nrows,
 			    struct store_block_scratch *sc, struct prof_err *err);
+
+/** store_block_keep_fn - does a row with attribute set @set pass the query's filters? */
+typedef bool (*store_block_keep_fn)(void *arg, uint32_t set);
+
+/**
+ * store_block_page_totals_keep() - store_block_page_totals for the rows
+ * that also pass @keep (called once per run of equal sets of the page's
+ * ATR column, set 0 when the page has none; @sy gives the set table to
+ * check the column against). @acc needs meta.nleaves + 1 entries: the
+ * last is scratch (left zero).
+ */
+int store_block_page_totals_keep(const struct store_block *b, uint32_t p, int64_t from_ns,
+				 int64_t to_ns, const struct store_block_syms *sy,
+				 store_block_keep_fn keep, void *karg, struct store_leaf_acc *acc,
+				 uint64_t *nrows, struct store_block_scratch *sc,
+				 struct prof_err *err);
 
 /**
  * store_block_check() - verify the block in @dir completely: every file's

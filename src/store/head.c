@@ -75,6 +75,11 @@ struct store_head {
 	struct strtab label_strs;  /* label names and values, type ids */
 	VEC(struct series *) series;
 
+	struct strtab set_keys;		 /* attribute set key blob -> set id ("" = set 0) */
+	struct strtab attr_keys;	 /* names used by some attribute set */
+	VEC(struct store_attr_set) sets; /* by id; labels malloc'd, strings in label_strs */
+	uint64_t set_bytes;
+
 	uint64_t rows, profiles;
 	int64_t min_ts, max_ts; /* over all rows */
 	uint64_t str_bytes;	/* bytes held by the strtabs' strings (estimate) */
@@ -109,6 +114,13 @@ struct store_head *store_head_new(void)
 	strtab_init(&h->loc_keys);
 	strtab_init(&h->series_keys);
 	strtab_init(&h->label_strs);
+	strtab_init(&h->set_keys);
+	strtab_init(&h->attr_keys);
+	{
+		struct store_attr_set empty = { 0 };
+
+		VEC_PUSH(&h->sets, empty);
+	}
 	VEC_PUSH(&h->nodes, root);
 	VEC_PUSH(&h->loc_of_key, 0);
 	h->min_ts = INT64_MAX;
@@ -126,6 +138,11 @@ void store_head_free(struct store_head *h)
 		free(h->series.v[i]);
 	}
 	VEC_FREE(&h->series);
+	for (size_t i = 0; i < h->sets.n; i++)
+		free((void *)h->sets.v[i].labels);
+	VEC_FREE(&h->sets);
+	strtab_release(&h->set_keys);
+	strtab_release(&h->attr_keys);
 	VEC_FREE(&h->nodes);
 	free(h->node_slots);
 	free(h->addr_slots);
@@ -526,7 +543,14 @@ int store_head_check(const struct model_profile *p, struct prof_err *err)
 			CHECK(p->stack_locs.v[s->stack_off + j] < p->locations.n,
 			      "sample %zu: location %u out of range (%zu locations)", i,
 			      p->stack_locs.v[s->stack_off + j], p->locations.n);
+		CHECK((uint64_t)s->label_off + s->nlabels <= p->labels.n,
+		      "sample %zu: attributes out of bounds", i);
+		CHECK(s->link == 0 || s->link < p->links.n, "sample %zu: link %u out of range", i,
+		      s->link);
 	}
+	for (size_t i = 0; i < p->labels.n; i++)
+		CHECK(p->labels.v[i].key < ns && p->labels.v[i].str < ns,
+		      "sample attribute %zu: string index out of range", i);
 	return 0;
 }
 
@@ -627,6 +651,133 @@ static struct series *series_get(struct store_head *h, const char *type,
 	return s;
 }
 
+/* --- attribute sets ------------------------------------------------------ */
+
+/*
+ * Id of the set (@labels[@n], sorted by name, names distinct; @link or
+ * NULL), hash-consed on a key blob: the count, length-prefixed names and
+ * values, then 0xff and the link; the empty set is never interned (it is
+ * set 0, and no blob equals "", strtab id 0).
+ * Write lock held.
+ */
+static uint32_t set_intern(struct store_head *h, const struct store_label *labels, uint32_t n,
+			   const struct model_link *link)
+{
+	struct buf key;
+	uint32_t id;
+
+	if (!n && !link)
+		return 0;
+	buf_init(&key, 0);
+	PROF_ASSERT(buf_add(&key, &n, 4) == 0);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t ln = (uint32_t)strlen(labels[i].name),
+			 lv = (uint32_t)strlen(labels[i].value);
+
+		PROF_ASSERT(buf_add(&key, &ln, 4) == 0 && buf_add(&key, labels[i].name, ln) == 0);
+		PROF_ASSERT(buf_add(&key, &lv, 4) == 0 && buf_add(&key, labels[i].value, lv) == 0);
+	}
+	if (link) {
+		PROF_ASSERT(buf_add(&key, "\xff", 1) == 0);
+		PROF_ASSERT(buf_add(&key, link->trace_id, 16) == 0);
+		PROF_ASSERT(buf_add(&key, link->span_id, 8) == 0);
+	}
+	uint32_t before = h->set_keys.n;
+	id = h_intern(h, &h->set_keys, key.p, key.len);
+	buf_release(&key);
+	if (h->set_keys.n == before)
+		return id;
+	PROF_ASSERT(id == h->sets.n);
+	struct store_attr_set st = { 0 };
+	struct store_label *ls = xcalloc(n + 1, sizeof(*ls));
+	for (uint32_t i = 0; i < n; i++) {
+		ls[i].name = strtab_get(&h->label_strs, h_intern(h, &h->label_strs, labels[i].name,
+								 strlen(labels[i].name)));
+		ls[i].value =
+			strtab_get(&h->label_strs, h_intern(h, &h->label_strs, labels[i].value,
+							    strlen(labels[i].value)));
+		h_intern(h, &h->attr_keys, labels[i].name, strlen(labels[i].name));
+	}
+	st.labels = ls;
+	st.nlabels = n;
+	if (link) {
+		st.has_link = true;
+		memcpy(st.trace_id, link->trace_id, 16);
+		memcpy(st.span_id, link->span_id, 8);
+	}
+	VEC_PUSH(&h->sets, st);
+	h->set_bytes += sizeof(st) + (n + 1) * sizeof(*ls) + 16;
+	return id;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct store_label *)a)->name, ((const struct store_label *)b)->name);
+}
+
+/*
+ * The attribute set of sample @s of @p (write lock held). @num is scratch
+ * for the decimal form of numeric values (24 bytes per label).
+ */
+static uint32_t sample_set(struct store_head *h, const struct model_profile *p,
+			   const struct model_sample *s, struct store_label *tmp, char (*num)[24])
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < s->nlabels; k++) {
+		const struct model_label *l = &p->labels.v[s->label_off + k];
+		const char *key = model_str(p, l->key);
+		bool dup = false;
+
+		if (!*key)
+			continue;
+		for (uint32_t j = 0; j < n && !dup; j++)
+			dup = !strcmp(tmp[j].name, key); /* the first value of a key wins */
+		if (dup)
+			continue;
+		tmp[n].name = key;
+		if (l->str) {
+			tmp[n].value = model_str(p, l->str);
+		} else {
+			snprintf(num[n], sizeof(num[n]), "%" PRId64, l->num);
+			tmp[n].value = num[n];
+		}
+		n++;
+	}
+	if (n > 1)
+		qsort(tmp, n, sizeof(*tmp), label_cmp);
+	return set_intern(h, tmp, n, s->link ? &p->links.v[s->link] : NULL);
+}
+
+void store_head_import_attrs(struct store_head *h, const struct store_attr_set *sets, size_t n,
+			     uint32_t *map)
+{
+	struct model_link ln;
+
+	pthread_rwlock_wrlock(&h->lock);
+	map[0] = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (sets[i].has_link) {
+			memcpy(ln.trace_id, sets[i].trace_id, 16);
+			memcpy(ln.span_id, sets[i].span_id, 8);
+		}
+		map[i] = set_intern(h, sets[i].labels, sets[i].nlabels,
+				    sets[i].has_link ? &ln : NULL);
+	}
+	pthread_rwlock_unlock(&h->lock);
+}
+
+const struct store_attr_set *store_head_attrs(const struct store_head *h, size_t *n)
+{
+	*n = h->sets.n;
+	return h->sets.v;
+}
+
+bool store_head_has_attr_key(const struct store_head *h, const char *name)
+{
+	return strtab_find(&h->attr_keys, name, strlen(name)) != UINT32_MAX;
+}
+
 int store_head_add(struct store_head *h, const struct model_profile *p, int64_t default_ts_ns,
 		   struct prof_err *err)
 {
@@ -658,6 +809,11 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 
 	size_t nlabels = profile_labels(p, &labels);
 	ser = xcalloc(p->sample_types.n, sizeof(*ser));
+	uint32_t maxsl = 0;
+	for (size_t i = 0; i < p->samples.n; i++)
+		maxsl = PROF_MAX(maxsl, p->samples.v[i].nlabels);
+	struct store_label *sl = xcalloc(maxsl + 1, sizeof(*sl));
+	char(*slnum)[24] = xcalloc(maxsl + 1, sizeof(*slnum));
 
 	pthread_rwlock_wrlock(&h->lock);
 	for (size_t t = 0; t < p->sample_types.n; t++) {
@@ -681,13 +837,14 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 		}
 		int64_t ts = s->timestamp_ns ? s->timestamp_ns
 					     : (p->time_ns ? p->time_ns : default_ts_ns);
+		uint32_t set = s->nlabels || s->link ? sample_set(h, p, s, sl, slnum) : 0;
 		for (size_t t = 0; t < p->sample_types.n; t++) {
 			int64_t v = p->values.v[s->value_off + t];
 			struct series *se = ser[t];
 
 			if (v == 0)
 				continue; /* adds nothing to any sum; pprof often has zero columns */
-			struct store_row r = { ts, v, node };
+			struct store_row r = { ts, v, node, set };
 			size_t cap = se->rows.cap;
 			VEC_PUSH(&se->rows, r);
 			h->row_bytes += (se->rows.cap - cap) * sizeof(r);
@@ -704,6 +861,8 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 
 	free(ser);
 	free(labels);
+	free(sl);
+	free(slnum);
 	free(stack_cache);
 	free(stack_cache_n);
 	VEC_FREE(&path);
@@ -827,8 +986,8 @@ static uint64_t head_bytes(const struct store_head *h)
 {
 	const struct model_profile *d = &h->dict;
 
-	return sizeof(*h) + h->row_bytes + h->series_bytes + h->str_bytes +
-	       h->nodes.cap * sizeof(*h->nodes.v) +
+	return sizeof(*h) + h->row_bytes + h->series_bytes + h->str_bytes + h->set_bytes +
+	       h->sets.cap * sizeof(*h->sets.v) + h->nodes.cap * sizeof(*h->nodes.v) +
 	       (uint64_t)h->node_nslots * sizeof(*h->node_slots) +
 	       (uint64_t)h->addr_nslots * sizeof(*h->addr_slots) + h->loc_of_key.cap * 4 +
 	       (uint64_t)h->stack_nslots * sizeof(*h->stack_slots) +

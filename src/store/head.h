@@ -23,8 +23,17 @@
  *     attributes (OTLP resource, scope and profile attributes), keys as
  *     they are, numbers written in decimal; the first value of a repeated
  *     key wins. Sorted by name;
- *   - rows: per series (timestamp ns, stack id, value). A sample without
- *     a timestamp gets the profile's time, else the ingest time.
+ *   - rows: per series (timestamp ns, stack id, value, attribute set).
+ *     A sample without a timestamp gets the profile's time, else the
+ *     ingest time;
+ *   - attribute sets: a sample's own attributes (OTLP Sample attributes,
+ *     pprof labels: thread.name, thread.id, cpu.id, ...; numbers in
+ *     decimal, first value of a repeated key wins, sorted by name) and its
+ *     link (OTLP trace and span id), hash-consed into a table shared by
+ *     the head's rows; a row names its set by index, 0 = no attributes and
+ *     no link. A set is per sample, a series label per profile: a query
+ *     matcher on a name some row's set has uses the row's value and falls
+ *     back to the series label (store.h, struct store_query).
  *
  * Locking: one rwlock. store_head_add takes it for writing. Readers
  * bracket their work with store_head_rdlock/store_head_rdunlock, and every
@@ -52,11 +61,27 @@ struct store_label {
 	const char *name, *value;
 };
 
-/** struct store_row - one sample row as handed to scan visitors. */
+/** struct store_row - one sample row as handed to scan visitors (24 bytes). */
 struct store_row {
 	int64_t ts_ns;	/* unix ns */
 	int64_t value;	/* in the unit of the series' profile type */
 	uint32_t stack; /* leaf node id in the stack tree */
+	uint32_t attrs; /* attribute set id in the source's table, 0 = none */
+};
+_Static_assert(sizeof(struct store_row) == 24, "rows stay 24 bytes");
+
+/**
+ * struct store_attr_set - the per-sample attributes and link shared by
+ * some rows. Entry 0 of every table is the empty set (no labels, no link).
+ * Strings and the label array are owned by the table's owner (a head or a
+ * block's symbols) and lent with it.
+ */
+struct store_attr_set {
+	const struct store_label *labels; /* sorted by name, names distinct */
+	uint32_t nlabels;
+	bool has_link;
+	uint8_t trace_id[16]; /* OTLP link, bytes as sent; valid when has_link */
+	uint8_t span_id[8];
 };
 
 /** struct store_series - what a scan visitor learns about a series (lent). */
@@ -112,6 +137,26 @@ const struct model_profile *store_head_dict(const struct store_head *h);
 
 /** store_head_stacks() - the stack tree array, *@n nodes (rdlock held; lent). */
 const struct store_stack_node *store_head_stacks(const struct store_head *h, size_t *n);
+
+/**
+ * store_head_attrs() - the attribute set table, *@n >= 1 entries, entry 0
+ * the empty set (rdlock held; lent).
+ */
+const struct store_attr_set *store_head_attrs(const struct store_head *h, size_t *n);
+
+/**
+ * store_head_has_attr_key() - does some attribute set of the head have a
+ * label named @name (rdlock held)?
+ */
+bool store_head_has_attr_key(const struct store_head *h, const char *name);
+
+/**
+ * store_head_import_attrs() - add the attribute sets @sets[@n] of another
+ * table (a block's) to this head's, hash-consed; map[i] gets the head id
+ * of set i (map[0] = 0). For compaction. Takes the write lock.
+ */
+void store_head_import_attrs(struct store_head *h, const struct store_attr_set *sets, size_t n,
+			     uint32_t *map);
 
 /**
  * store_scan_fn - receives the rows of one series whose timestamps lie

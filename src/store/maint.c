@@ -20,7 +20,10 @@
  * Compaction streams: the merged dictionary is built by importing each
  * source block's stack tree into a fresh head (hash-consing merges equal
  * locations and stacks), then series are merged in key order, one series
- * in memory at a time. The new block lists its sources and their own
+ * in memory at a time, each row keeping its attribute set (re-numbered
+ * through the merged head's set table); the writer sums each series'
+ * rows per stack into the block's rollup (RSER) as it goes. The new
+ * block lists its sources and their own
  * sources; it is published in place of them in one step, then they are
  * deleted. A crash after its rename leaves sources that open deletes
  * because the new block lists them.
@@ -122,6 +125,7 @@ static struct store_block_write_opts write_opts(const struct store *s, int level
 	o.zstd_level = PROF_MIN(s->opt.zstd_level + level_bonus, 19);
 	o.ts_resolution_ns = s->opt.ts_resolution_ns;
 	o.page_rows = s->opt.page_rows;
+	o.rollup = level_bonus > 0 && s->opt.rollups; /* compaction */
 	return o;
 }
 
@@ -160,8 +164,10 @@ int store_write_head(struct store *s, struct store_head *h, uint64_t id,
 	}
 	qsort(ser, ns, sizeof(*ser), cmp_ser);
 	rc = store_block_writer_new(s->blocks_dir, id, &wo, &w, err);
+	size_t nsets;
+	const struct store_attr_set *sets = store_head_attrs(h, &nsets);
 	if (!rc)
-		rc = store_block_writer_symbols(w, d, nodes, nn, leaf_rows, err);
+		rc = store_block_writer_symbols(w, d, nodes, nn, leaf_rows, sets, nsets, err);
 	for (size_t i = 0; i < ns && !rc; i++) {
 		size_t n = ser[i].s->nrows;
 
@@ -409,8 +415,9 @@ static size_t pick(struct store *s, bool force, struct store_blk ***out)
 struct src_state {
 	struct store_blk *b;
 	struct store_block_syms *sy;
-	uint32_t *map; /* source node -> merged node */
-	uint32_t cur;  /* next series */
+	uint32_t *map;	/* source node -> merged node */
+	uint32_t *amap; /* source attribute set -> merged set */
+	uint32_t cur;	/* next series */
 };
 
 /* Merge @srcs (sorted by time) into block @id. */
@@ -439,6 +446,8 @@ static int merge(struct store *s, struct store_blk **srcs, size_t n, uint64_t id
 		st[i].map = xmalloc(sizeof(uint32_t) * (st[i].sy->nnodes + 1));
 		rc = store_head_import(mh, &st[i].sy->dict, st[i].sy->nodes, st[i].sy->nnodes,
 				       st[i].map);
+		st[i].amap = xmalloc(sizeof(uint32_t) * (st[i].sy->nsets + 1));
+		store_head_import_attrs(mh, st[i].sy->sets, st[i].sy->nsets, st[i].amap);
 		if (rc)
 			prof_err_set(err, rc, -1, "compaction: symbols of %s are inconsistent",
 				     srcs[i]->b->dir);
@@ -467,8 +476,11 @@ static int merge(struct store *s, struct store_blk **srcs, size_t n, uint64_t id
 		for (size_t r = 0; r < st[i].sy->nleaves; r++)
 			leaf_rows[st[i].map[st[i].sy->leaf_node[r]]] += st[i].sy->leaf_rows[r];
 	rc = store_block_writer_new(s->blocks_dir, id, &wo, &w, err);
+	size_t nsets;
+	const struct store_attr_set *sets = store_head_attrs(mh, &nsets);
 	if (!rc)
-		rc = store_block_writer_symbols(w, store_head_dict(mh), nodes, nn, leaf_rows, err);
+		rc = store_block_writer_symbols(w, store_head_dict(mh), nodes, nn, leaf_rows, sets,
+						nsets, err);
 	store_head_rdunlock(mh);
 
 	/* k-way merge of the series lists, which are sorted by key. */
@@ -511,6 +523,7 @@ static int merge(struct store *s, struct store_blk **srcs, size_t n, uint64_t id
 					struct store_row row = sc.rows.v[r];
 
 					row.stack = st[i].map[row.stack];
+					row.attrs = st[i].amap[row.attrs];
 					if (rows.n && row.ts_ns < rows.v[rows.n - 1].ts_ns)
 						sorted = false;
 					VEC_PUSH(&rows, row);
@@ -544,6 +557,7 @@ out:
 		if (st[i].sy)
 			store_syms_unpin(s, st[i].b);
 		free(st[i].map);
+		free(st[i].amap);
 	}
 	free(st);
 	free(leaf_rows);

@@ -8,8 +8,15 @@
  * The totals form is the fast path of flame graphs and tables: per block
  * it sums values into a dense array indexed by leaf rank (the block's
  * stacks ranked by frequency) and decodes the timestamp column only for
- * pages that straddle the range boundary; the visitor then gets one
- * sparse (stack, total) list per source.
+ * pages that straddle the range boundary, and takes a series whose whole
+ * time range is inside the query's from the block's rollup (RSER:
+ * per-series stack totals written by compaction) without reading its
+ * pages; the visitor then gets one sparse (stack, total) list per source.
+ *
+ * Per-row filters (per-sample matchers, trace/span ids; see struct
+ * rowfilt) are decided once per attribute set: the totals form then also
+ * decodes each page's ATR column and skips the rows whose set fails
+ * (store_block_page_totals_keep); rollups are not used then.
  */
 #include "base/compat.h"
 #include "base/log.h"
@@ -128,11 +135,170 @@ static void view_put(struct store *s, struct view *v)
 	free(v->blocks);
 }
 
+/* --- per-row filters ------------------------------------------------------------------ */
+
+/*
+ * The per-row part of a query in one source (see struct store_query):
+ * matchers whose name is an attribute name of the source are *deferred*
+ * (bit i of @deferred for matcher i); the others select series. Per
+ * attribute set, computed on first use: @fail, the deferred matchers the
+ * set's own value fails (bit 63: the trace/span filter fails), and @fb,
+ * the deferred matchers it has no value for (decided by the series
+ * label). Per series, @series_fail: the deferred matchers its labels fail.
+ * A row passes when !fail[set] && !(fb[set] & series_fail).
+ */
+#define RF_MAX	63
+#define RF_LINK (UINT64_C(1) << 63)
+
+struct rowfilt {
+	bool on;
+	uint64_t deferred;
+	VEC(struct store_matcher) sel; /* shallow copies of the non-deferred matchers */
+	const struct store_attr_set *sets;
+	size_t nsets;
+	uint64_t *fail, *fb;
+	uint8_t *done;
+	uint64_t series_fail;
+	const struct store_link_filter *lf;
+};
+
+static void rf_reset(struct rowfilt *f)
+{
+	free(f->fail);
+	free(f->fb);
+	free(f->done);
+	f->fail = f->fb = NULL;
+	f->done = NULL;
+	f->sel.n = 0;
+	f->on = false;
+	f->deferred = 0;
+}
+
+/* Set the filter up for a source whose attribute names @has_key answers. */
+static void rf_begin(struct rowfilt *f, const struct store_query *q,
+		     const struct store_link_filter *lf,
+		     bool (*has_key)(const void *src, const char *name), const void *src)
+{
+	rf_reset(f);
+	for (size_t i = 0; i < q->nm; i++) {
+		if (i < RF_MAX && has_key(src, q->m[i].name))
+			f->deferred |= UINT64_C(1) << i;
+		else
+			VEC_PUSH(&f->sel, q->m[i]);
+	}
+	f->on = f->deferred || lf->trace_id || lf->span_id;
+	f->lf = lf;
+}
+
+/* The source's set table, once known (after the symbols are loaded). */
+static void rf_sets(struct rowfilt *f, const struct store_attr_set *sets, size_t nsets)
+{
+	f->sets = sets;
+	f->nsets = nsets;
+	if (!f->on)
+		return;
+	f->fail = xcalloc(nsets + 1, sizeof(uint64_t));
+	f->fb = xcalloc(nsets + 1, sizeof(uint64_t));
+	f->done = xcalloc(nsets + 1, 1);
+}
+
+static const char *labels_get(const struct store_label *l, uint32_t n, const char *name)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(l[i].name, name))
+			return l[i].value;
+	return NULL;
+}
+
+static void rf_series(struct rowfilt *f, const struct store_query *q, const struct store_series *s)
+{
+	f->series_fail = 0;
+	for (size_t i = 0; i < q->nm && i < RF_MAX; i++)
+		if ((f->deferred >> i & 1) &&
+		    !store_matcher_match(&q->m[i], labels_get(s->labels, s->nlabels, q->m[i].name)))
+			f->series_fail |= UINT64_C(1) << i;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* Is @s the @n bytes @b in hex (either case)? */
+static bool hex_eq(const char *s, const uint8_t *b, size_t n)
+{
+	if (!s || strlen(s) != 2 * n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (hexval(s[2 * i]) != b[i] >> 4 || hexval(s[2 * i + 1]) != (b[i] & 15))
+			return false;
+	return true;
+}
+
+static bool rf_keep(struct rowfilt *f, const struct store_query *q, uint32_t a)
+{
+	if (a >= f->nsets)
+		return false;
+	if (!f->done[a]) {
+		const struct store_attr_set *st = &f->sets[a];
+		uint64_t fail = 0, fb = 0;
+
+		for (size_t i = 0; i < q->nm && i < RF_MAX; i++) {
+			if (!(f->deferred >> i & 1))
+				continue;
+			const char *v = labels_get(st->labels, st->nlabels, q->m[i].name);
+
+			if (!v)
+				fb |= UINT64_C(1) << i;
+			else if (!store_matcher_match(&q->m[i], v))
+				fail |= UINT64_C(1) << i;
+		}
+		const struct store_link_filter *lf = f->lf;
+
+		if (lf->trace_id && !(st->has_link && !memcmp(st->trace_id, lf->trace_id, 16)) &&
+		    !hex_eq(labels_get(st->labels, st->nlabels, "trace_id"), lf->trace_id, 16))
+			fail |= RF_LINK;
+		if (lf->span_id && !(st->has_link && !memcmp(st->span_id, lf->span_id, 8)) &&
+		    !hex_eq(labels_get(st->labels, st->nlabels, "span_id"), lf->span_id, 8))
+			fail |= RF_LINK;
+		f->fail[a] = fail;
+		f->fb[a] = fb;
+		f->done[a] = 1;
+	}
+	return !f->fail[a] && !(f->fb[a] & f->series_fail);
+}
+
+/* Keep the rows of @rows[@n] that pass, in place; returns how many. */
+static size_t rf_rows(struct rowfilt *f, const struct store_query *q, struct store_row *rows,
+		      size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (rf_keep(f, q, rows[i].attrs))
+			rows[k++] = rows[i];
+	return k;
+}
+
+static bool block_has_key(const void *src, const char *name)
+{
+	return store_block_has_attr_key(src, name);
+}
+
+static bool head_has_key(const void *src, const char *name)
+{
+	return store_head_has_attr_key(src, name);
+}
+
 /* --- scanning a block ---------------------------------------------------------------- */
 
 struct scan {
 	struct store *s;
 	const struct store_query *q;
+	const struct store_link_filter *lf;
 	const struct store_visitor *v;
 	struct store_scan_stats *st;
 	struct store_block_scratch sc;
@@ -140,6 +306,8 @@ struct scan {
 	VEC(struct store_stack_total) tot;
 	bool begun;
 	struct store_source src;
+	struct rowfilt rf;
+	VEC(struct store_row) fbuf; /* head rows that passed the filter */
 };
 
 static int begin(struct scan *c)
@@ -163,6 +331,14 @@ static void page_damaged(struct scan *c, struct prof_err *perr)
 	log_error("store: skipping a damaged page: %s", perr->msg);
 }
 
+/* store_block_keep_fn over the scan's row filter (the current series' state). */
+static bool block_keep(void *arg, uint32_t set)
+{
+	struct scan *c = arg;
+
+	return rf_keep(&c->rf, c->q, set);
+}
+
 static int scan_block(struct scan *c, struct store_blk *k)
 {
 	const struct store_block *b = k->b;
@@ -175,7 +351,8 @@ static int scan_block(struct scan *c, struct store_blk *k)
 	int rc;
 
 	c->sel.n = 0;
-	store_block_select(b, q->type, q->m, q->nm, q->from_ns, q->to_ns, &c->sel);
+	rf_begin(&c->rf, q, c->lf, block_has_key, b);
+	store_block_select(b, q->type, c->rf.sel.v, c->rf.sel.n, q->from_ns, q->to_ns, &c->sel);
 	if (!c->sel.n)
 		return 0;
 	prof_err_init(&perr);
@@ -191,9 +368,12 @@ static int scan_block(struct scan *c, struct store_blk *k)
 	c->src.dict = &sy->dict;
 	c->src.stacks = sy->nodes;
 	c->src.nstacks = sy->nnodes;
+	c->src.attrs = sy->sets;
+	c->src.nattrs = sy->nsets;
+	rf_sets(&c->rf, sy->sets, sy->nsets);
 	rc = begin(c);
 	if (!rc && v->totals)
-		acc = xcalloc(sy->nleaves + 1, sizeof(*acc));
+		acc = xcalloc(sy->nleaves + 2, sizeof(*acc)); /* + the filter's reject slot */
 	for (size_t i = 0; i < c->sel.n && !rc; i++) {
 		const struct store_block_series *se = &b->series[c->sel.v[i]];
 
@@ -202,6 +382,20 @@ static int scan_block(struct scan *c, struct store_blk *k)
 			rc = v->series(v->arg, &c->src, &se->pub);
 		if (!v->rows && !v->totals)
 			continue;
+		if (c->rf.on)
+			rf_series(&c->rf, q, &se->pub);
+		if (acc && !c->rf.on && sy->rsum && se->pub.min_ts_ns >= q->from_ns &&
+		    se->pub.max_ts_ns <= q->to_ns) {
+			/* The whole series is in range: its rollup, not its pages. */
+			for (uint64_t e = sy->rsum_off[se->pub.id];
+			     e < sy->rsum_off[se->pub.id + 1]; e++) {
+				acc[sy->rsum[e].rank].total += sy->rsum[e].total;
+				acc[sy->rsum[e].rank].rows += sy->rsum[e].rows;
+			}
+			nrows += se->pub.nrows;
+			c->st->rollup_series++;
+			continue;
+		}
 		for (uint32_t p = se->first_page; p < se->first_page + se->npages && !rc; p++) {
 			const struct store_block_page *pg = &b->pages[p];
 
@@ -213,9 +407,14 @@ static int scan_block(struct scan *c, struct store_blk *k)
 			prof_err_init(&perr);
 			if (acc) {
 				uint64_t n;
+				int prc = c->rf.on ? store_block_page_totals_keep(
+							     b, p, q->from_ns, q->to_ns, sy,
+							     block_keep, c, acc, &n, &c->sc, &perr)
+						   : store_block_page_totals(b, p, q->from_ns,
+									     q->to_ns, acc, &n,
+									     &c->sc, &perr);
 
-				if (store_block_page_totals(b, p, q->from_ns, q->to_ns, acc, &n,
-							    &c->sc, &perr)) {
+				if (prc) {
 					page_damaged(c, &perr);
 					continue;
 				}
@@ -226,6 +425,9 @@ static int scan_block(struct scan *c, struct store_blk *k)
 					page_damaged(c, &perr);
 					continue;
 				}
+				if (c->rf.on)
+					c->sc.rows.n =
+						rf_rows(&c->rf, q, c->sc.rows.v, c->sc.rows.n);
 				nrows += c->sc.rows.n;
 				if (c->sc.rows.n)
 					rc = v->rows(v->arg, &c->src, &se->pub, c->sc.rows.v,
@@ -243,7 +445,8 @@ static int scan_block(struct scan *c, struct store_blk *k)
 				VEC_PUSH(&c->tot, t);
 			}
 		}
-		rc = v->totals(v->arg, &c->src, c->tot.v, c->tot.n, nrows);
+		if (c->tot.n)
+			rc = v->totals(v->arg, &c->src, c->tot.v, c->tot.n, nrows);
 	}
 	c->st->rows += nrows;
 	if (!rc)
@@ -288,6 +491,17 @@ static int head_rows(void *arg, const struct store_series *s, const struct store
 			if (rc)
 				return rc;
 		}
+		if (c->rf.on)
+			rf_series(&c->rf, c->q, s);
+	}
+	if (c->rf.on && (v->rows || hs->dense)) {
+		c->fbuf.n = 0;
+		VEC_RESERVE(&c->fbuf, n);
+		memcpy(c->fbuf.v, rows, sizeof(*rows) * n);
+		n = rf_rows(&c->rf, c->q, c->fbuf.v, n);
+		rows = c->fbuf.v;
+		if (!n)
+			return 0;
 	}
 	hs->nrows += n;
 	if (v->rows)
@@ -316,11 +530,15 @@ static int scan_head(struct scan *c, struct store_hold *h, uint64_t id)
 	c->src.is_head = true;
 	c->src.dict = store_head_dict(h->h);
 	c->src.stacks = store_head_stacks(h->h, &c->src.nstacks);
+	c->src.attrs = store_head_attrs(h->h, &c->src.nattrs);
+	rf_begin(&c->rf, q, c->lf, head_has_key, h->h);
+	rf_sets(&c->rf, c->src.attrs, c->src.nattrs);
 	if (c->v->totals) {
 		hs.dense = xcalloc(c->src.nstacks + 1, sizeof(int64_t));
 		hs.cnt = xcalloc(c->src.nstacks + 1, sizeof(uint64_t));
 	}
-	rc = store_head_scan(h->h, q->type, q->m, q->nm, q->from_ns, q->to_ns, head_rows, &hs);
+	rc = store_head_scan(h->h, q->type, c->rf.sel.v, c->rf.sel.n, q->from_ns, q->to_ns,
+			     head_rows, &hs);
 	if (!rc && hs.dense && c->begun) {
 		c->tot.n = 0;
 		for (size_t i = 0; i < hs.touched.n; i++) {
@@ -329,7 +547,8 @@ static int scan_head(struct scan *c, struct store_hold *h, uint64_t id)
 
 			VEC_PUSH(&c->tot, t);
 		}
-		rc = c->v->totals(c->v->arg, &c->src, c->tot.v, c->tot.n, hs.nrows);
+		if (c->tot.n)
+			rc = c->v->totals(c->v->arg, &c->src, c->tot.v, c->tot.n, hs.nrows);
 	}
 	c->st->rows += c->v->rows || c->v->totals ? hs.nrows : 0;
 	if (!rc)
@@ -346,8 +565,15 @@ static int scan_head(struct scan *c, struct store_hold *h, uint64_t id)
 int store_scan(struct store *s, const struct store_query *q, const struct store_visitor *v,
 	       struct store_scan_stats *st, struct prof_err *err)
 {
+	return store_scan_ex(s, q, NULL, v, st, err);
+}
+
+int store_scan_ex(struct store *s, const struct store_query *q, const struct store_link_filter *lf,
+		  const struct store_visitor *v, struct store_scan_stats *st, struct prof_err *err)
+{
 	struct store_scan_stats dummy;
-	struct scan c = { .s = s, .q = q, .v = v };
+	struct store_link_filter nolf = { 0 };
+	struct scan c = { .s = s, .q = q, .lf = lf ? lf : &nolf, .v = v };
 	struct view vw;
 	int rc = 0;
 
@@ -371,6 +597,9 @@ int store_scan(struct store *s, const struct store_query *q, const struct store_
 	store_block_scratch_release(&c.sc);
 	VEC_FREE(&c.sel);
 	VEC_FREE(&c.tot);
+	rf_reset(&c.rf);
+	VEC_FREE(&c.rf.sel);
+	VEC_FREE(&c.fbuf);
 	return rc;
 }
 

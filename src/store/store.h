@@ -65,6 +65,8 @@ struct store_options {
 	int64_t ts_resolution_ns;    /* block timestamp resolution (1 ms; 1 = exact) */
 	int zstd_level;		     /* for flushed blocks (3); compaction uses +6, max 19 */
 	uint32_t page_rows;	     /* rows per page (65536) */
+	bool rollups;		     /* compaction writes per-series stack totals (RSER) that totals
+		       * scans use for series wholly inside their range (true) */
 	uint64_t wal_segment_bytes;  /* start a new WAL segment past this size (64 MiB;
 				      * 0 = only at flushes); replay can flush between them */
 	uint64_t syms_cache_bytes;   /* decoded block symbols kept in memory (512 MiB) */
@@ -164,7 +166,17 @@ struct store_wal *store_get_wal(struct store *s);
 
 /* --- scan API ---------------------------------------------------------------------- */
 
-/** struct store_query - which rows a scan visits. */
+/**
+ * struct store_query - which rows a scan visits.
+ *
+ * Matchers apply to series labels and to per-sample attributes: in a
+ * source (block or head) where some row's attribute set has a label named
+ * like the matcher (the first 63 matchers are considered), the matcher is
+ * evaluated per row on the row's value for that name, falling back to the
+ * series label when the row's set lacks it; elsewhere it selects series
+ * as before. So {thread.name="w1"} keeps the rows of thread w1 whatever
+ * series they are in (Pyroscope and Parca users expect that).
+ */
 struct store_query {
 	const char *type;	       /* profile type id; NULL = any */
 	const struct store_matcher *m; /* all must hold; their match data is used */
@@ -173,13 +185,25 @@ struct store_query {
 };
 
 /**
+ * struct store_link_filter - trace-to-profile correlation (store_scan_ex):
+ * keep only rows linked to that trace / span: an OTLP link with those
+ * bytes, or a "trace_id" / "span_id" attribute (pprof labels) whose value
+ * is the id in hex, either case. A NULL field matches any row.
+ */
+struct store_link_filter {
+	const uint8_t *trace_id; /* 16 bytes, or NULL */
+	const uint8_t *span_id;	 /* 8 bytes, or NULL */
+};
+
+/**
  * struct store_source - where the stack ids of a batch are defined: a
  * block's symbol tables or a head's dictionary. Stack ids are node ids
  * of @stacks (node 0 the root, parent < id); locations, functions,
  * mappings and strings are the tables of @dict (it has no samples).
  * @id is unique among the sources of one scan (a block id, or 1 for the
- * frozen head and 0 for the active head); @dict and @stacks are lent
- * from source_begin to source_end.
+ * frozen head and 0 for the active head); @attrs[@nattrs] is the table
+ * the rows' attrs ids index (entry 0 the empty set, @nattrs >= 1); @dict,
+ * @stacks and @attrs are lent from source_begin to source_end.
  */
 struct store_source {
 	uint64_t id;
@@ -187,6 +211,8 @@ struct store_source {
 	const struct model_profile *dict;
 	const struct store_stack_node *stacks;
 	size_t nstacks;
+	const struct store_attr_set *attrs;
+	size_t nattrs;
 };
 
 /** struct store_stack_total - one stack's summed value in a totals scan. */
@@ -206,7 +232,11 @@ struct store_stack_total {
  * of one series, after that series' series call; rows in time order for
  * blocks, arrival order for heads) or, for a totals scan, one totals call
  * with the per-stack sums of every selected row of the source (each
- * stack at most once, @n entries, @nrows rows summed); then source_end.
+ * stack at most once, @n >= 1 entries, @nrows rows summed; no call when
+ * no row was summed); then source_end.
+ * Rows and totals hold only the rows that pass the per-row filters of the
+ * query (per-sample matchers, trace and span); a series whose rows all
+ * fail them may still get its series call.
  * Set at most one of rows and totals (neither: a series-only scan, which
  * reads no rows; a block series counts as selected when its time range
  * overlaps the query's). source_begin, series and source_end may be NULL.
@@ -226,6 +256,7 @@ struct store_visitor {
 /** struct store_scan_stats - what a scan did (may be NULL). */
 struct store_scan_stats {
 	uint64_t sources, blocks, series, pages, rows;
+	uint64_t rollup_series; /* series summed from a block's rollup, not its rows */
 	uint64_t pages_corrupt; /* damaged pages skipped (logged with file and offset) */
 	uint64_t blocks_failed; /* blocks whose symbols could not be read (logged) */
 };
@@ -241,6 +272,15 @@ struct store_scan_stats {
  */
 int store_scan(struct store *s, const struct store_query *q, const struct store_visitor *v,
 	       struct store_scan_stats *st, struct prof_err *err);
+
+/**
+ * store_scan_ex() - store_scan that also keeps only the rows passing @lf
+ * (NULL = store_scan). Rows filtered by it or by per-sample matchers are
+ * decoded and summed row by row (the totals form's dense fast path is
+ * for unfiltered sources).
+ */
+int store_scan_ex(struct store *s, const struct store_query *q, const struct store_link_filter *lf,
+		  const struct store_visitor *v, struct store_scan_stats *st, struct prof_err *err);
 
 /**
  * store_types() - call @fn once per distinct profile type id that has rows

@@ -10,7 +10,10 @@
 #     _start through main to the leaf (no [truncated] mark);
 #   - sort_phase's share of the samples is the share of CPU time the
 #     workload measured for it with CLOCK_THREAD_CPUTIME_ID, +-5 points;
-#   - cmp_slow is seen under both qsort and bsearch.
+#   - cmp_slow is seen under both qsort and bsearch;
+#   - the agent's per-binary /metrics series for qsort_nofp (its build ID,
+#     samples, complete/truncated/no-user-stack stacks) agree with what
+#     the server got (samples within 10 %, complete share +-3 points).
 # (With --unwind fp, main is missing above the comparator: see
 # bench/results/agent.md.) Needs root and kernel BTF.
 set -euo pipefail
@@ -22,10 +25,13 @@ SECONDS_RUN=${DWARF_SECONDS:-5}
 ${CC:-cc} -O2 -g -fomit-frame-pointer -o "$tmp/qsort_nofp" tests/workloads/qsort_nofp.c ||
 	fail "cannot build qsort_nofp.c"
 agent_start_server
-agent_start --server "$base" --interval 1s --frequency 199 --include-exe qsort_nofp
+mport=$(agent_free_port)
+agent_start --server "$base" --interval 1s --frequency 199 --include-exe qsort_nofp \
+	--metrics-listen "127.0.0.1:$mport"
 echo "ok agent attached (unwind: $(sed -n 's/.* unwind=\([^ ]*\) .*/\1/p' "$tmp/agent.log"))"
 "$tmp/qsort_nofp" "$SECONDS_RUN" >"$tmp/work.out" || fail "workload failed"
-sleep 0.3
+sleep 1.2 # the metrics page is rendered once a second
+curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || fail "no /metrics"
 agent_stop
 measured=$(sed -n 's/.* share \([0-9.]*\)$/\1/p' "$tmp/work.out")
 [ -n "$measured" ] || fail "workload printed no share: $(cat "$tmp/work.out")"
@@ -34,8 +40,8 @@ type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 agent_flame "$type" '{process.executable.name="qsort_nofp"}' "$tmp/cpu.json"
 python3 tests/integration/agent_check.py "$tmp/cpu.json" sort_phase mix_phase cmp_slow \
 	'~qsort' bsearch >"$tmp/cpu.sum" || fail "flame graph check"
-python3 - "$tmp/cpu.sum" "$tmp/cpu.json" "$measured" <<'PY' || fail "DWARF unwinding"
-import json, sys
+python3 - "$tmp/cpu.sum" "$tmp/cpu.json" "$measured" "$tmp/metrics.txt" <<'PY' || fail "DWARF unwinding"
+import json, re, sys
 s = json.load(open(sys.argv[1]))
 fg = json.load(open(sys.argv[2]))
 measured = float(sys.argv[3])
@@ -63,6 +69,20 @@ def under(node, parent, child, seen=False):
 q, b = under(fg["root"], "qsort", "cmp_slow"), under(fg["root"], "bsearch", "cmp_slow")
 print(f"ok cmp_slow under qsort {100 * q / total:.1f}%, under bsearch {100 * b / total:.1f}%")
 ok = ok and q > 0 and b > 0
+
+# The agent's own per-binary counters agree with what reached the server.
+m = {}
+for line in open(sys.argv[4]):
+    g = re.match(r'profd_agent_binary_(samples|stacks)_total\{exe="qsort_nofp",build_id="([0-9a-f]*)"(?:,result="(\w+)")?\} (\d+)', line)
+    if g:
+        m[g.group(3) or "samples"] = int(g.group(4))
+        m["build_id"] = g.group(2)
+ms, mc = m.get("samples", 0), m.get("complete", 0)
+print(f"ok /metrics for qsort_nofp (build ID {m.get('build_id') or '?'}): {ms} samples, "
+      f"{100 * mc / max(ms, 1):.1f}% complete, truncated {m.get('truncated')}, "
+      f"no user stack {m.get('no_user_stack')} (server: {samples:.0f} samples, {complete:.1f}% complete)")
+ok = ok and 0.9 * round(samples) <= ms <= round(samples) and abs(100 * mc / max(ms, 1) - complete) <= 3 \
+    and len(m.get("build_id", "")) == 40 and ms == mc + m.get("truncated", -1) + m.get("no_user_stack", -1)
 sys.exit(0 if ok else 1)
 PY
 echo "ok agent complete stacks without frame pointers"

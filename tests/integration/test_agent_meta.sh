@@ -12,7 +12,12 @@
 #     sample those and nothing else, --exclude-exe wins over the include
 #     (a process in the pod running exclspin is never sampled), and the
 #     BPF side counts what it skipped (/metrics);
-#   - every sample carries thread.name, thread.id and cpu.logical_number.
+#   - every sample carries thread.name, thread.id and cpu.logical_number;
+#   - --k8s: pod name, namespace, node, container name, owner Deployment,
+#     pod labels and annotations from a kubelet's GET /pods (a stand-in
+#     kubelet in python serving a v1 PodList for the fake pod, answering 401
+#     without the service-account token the agent must send). A real kubelet
+#     needs a Kubernetes node, which a test machine is not.
 # Needs root, kernel BTF and a writable cgroup v2 hierarchy; prints
 # "skip: <why>" otherwise.
 set -euo pipefail
@@ -49,9 +54,40 @@ for n in ctrspin metaspin otherspin exclspin; do cp "$tmp/spin" "$tmp/$n"; done
 mport=$(agent_free_port)
 mkdir -p "$tmp/dump"
 agent_start_server
+# The stand-in kubelet: GET /pods with "Authorization: Bearer <token>".
+kport=$(agent_free_port)
+printf 'sa-token-%s\n' "$RANDOM$RANDOM" >"$tmp/ktoken"
+python3 - "$kport" "$(head -n 1 "$tmp/ktoken")" "$uid" "$hex" >"$tmp/kubelet.log" 2>&1 <<'PY' &
+import http.server, json, sys
+port, token, uid, cid = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+pods = {"kind": "PodList", "apiVersion": "v1", "items": [{
+    "metadata": {"name": "checkout-7d9f8c6b5-x2x4q", "namespace": "shop", "uid": uid,
+                 "labels": {"app": "checkout", "pod-template-hash": "7d9f8c6b5"},
+                 "annotations": {"team": "payments"},
+                 "ownerReferences": [{"kind": "ReplicaSet", "name": "checkout-7d9f8c6b5"}]},
+    "spec": {"nodeName": "node-7"},
+    "status": {"containerStatuses": [{"name": "app", "containerID": "containerd://" + cid}]}}]}
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        ok = self.path == "/pods" and self.headers.get("Authorization") == "Bearer " + token
+        body = json.dumps(pods if ok else {"kind": "Status", "code": 401}).encode()
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        print(self.path, 200 if ok else 401, flush=True)
+http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+PY
+extra_pids=$!
+for _ in $(seq 1 50); do
+	curl -s -o /dev/null "http://127.0.0.1:$kport/pods" && break
+	sleep 0.1
+done
 agent_start --server "$base" --interval 1s --frequency 49 --dump "$tmp/dump" \
 	--include-cgroup "$pod" --include-exe metaspin --exclude-exe exclspin --command-line \
-	--metrics-listen "127.0.0.1:$mport"
+	--metrics-listen "127.0.0.1:$mport" --k8s --k8s-kubelet "http://127.0.0.1:$kport/pods" \
+	--k8s-token-file "$tmp/ktoken"
 echo "ok agent attached"
 
 # Into the container's cgroup before exec, so every sample is from inside.
@@ -63,9 +99,10 @@ unshare --pid --fork --mount-proc "$tmp/metaspin" "$RUN" marker-arg-7731 >/dev/n
 p3=$!
 "$tmp/otherspin" "$RUN" >/dev/null &
 p4=$!
-extra_pids="$p1 $p2 $p3 $p4"
+kubelet_pid=$extra_pids
+extra_pids="$kubelet_pid $p1 $p2 $p3 $p4"
 wait $p1 $p2 $p3 $p4 || fail "a workload failed"
-extra_pids=
+extra_pids=$kubelet_pid
 filtered=$(agent_metric "$mport" 'profd_agent_bpf_events_total{event="filtered"}')
 sleep 0.3
 agent_stop
@@ -88,6 +125,18 @@ agent_flame 'process_cpu:cpu:nanoseconds:cpu:nanoseconds' \
 python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["root"]["total"] > 0 else 1)' \
 	"$tmp/ctr.json" || fail "no samples under the container's labels"
 echo "ok container.id=${hex:0:12}... k8s.pod.uid=$uid on the container's process"
+for kv in k8s.pod.name=checkout-7d9f8c6b5-x2x4q k8s.namespace.name=shop k8s.node.name=node-7 \
+	k8s.container.name=app k8s.deployment.name=checkout k8s.replicaset.name=checkout-7d9f8c6b5 \
+	k8s.pod.label.app=checkout k8s.pod.annotation.team=payments; do
+	values "${kv%%=*}" | grep -q "\"${kv#*=}\"" || fail "--k8s: ${kv%%=*} is not ${kv#*=}: $(values "${kv%%=*}")"
+done
+agent_flame 'process_cpu:cpu:nanoseconds:cpu:nanoseconds' \
+	'{k8s.namespace.name="shop",k8s.pod.name="checkout-7d9f8c6b5-x2x4q",k8s.container.name="app",process.executable.name="ctrspin"}' "$tmp/k8s.json"
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["root"]["total"] > 0 else 1)' \
+	"$tmp/k8s.json" || fail "no samples under the pod's kubelet names"
+grep -q "^/pods 200" "$tmp/kubelet.log" || fail "the kubelet never got the token: $(head -3 "$tmp/kubelet.log")"
+! grep -q "$(head -n 1 "$tmp/ktoken")" "$tmp/agent.log" || fail "the service-account token shows in the agent log"
+echo "ok --k8s: pod name, namespace, node, container, deployment, labels, annotations from the kubelet"
 values process.vpid | grep -q '"1"' || fail "process.vpid 1 missing: $(values process.vpid)"
 values process.command_line | grep -q "metaspin $RUN marker-arg-7731" ||
 	fail "process.command_line missing: $(values process.command_line)"

@@ -13,6 +13,8 @@
 #     what they should, the answer carries partial_success, the usage API
 #     counts received/accepted/dropped per type, and the counts survive a
 #     restart (the usage file);
+#   - GET /metrics needs a token with the metrics permission (401 without,
+#     403 for an ingest/query token) and then counts what dataset a got;
 #   - secrets never appear in the server log;
 #   - without a config the server refuses a non-loopback listen address.
 source "$(dirname "$0")/ingest_lib.sh"
@@ -20,6 +22,7 @@ source "$(dirname "$0")/ingest_lib.sh"
 A_ING=ingest-a-0123456789abcdef
 A_READ=read-a-0123456789abcdef
 ALL=all-0123456789abcdef
+PROM=prom-0123456789abcdef
 cat >"$tmp/profd.yaml" <<EOF
 datasets:
   - name: a
@@ -48,6 +51,10 @@ tokens:
     permissions: [ingest, query]
     datasets: ['*']
     default_dataset: b
+  - name: prom
+    secret: $PROM
+    permissions: [metrics]
+    datasets: ['*']
 EOF
 export PROFD_TEST_READ_A=$A_READ
 start_server --config "$tmp/profd.yaml"
@@ -137,6 +144,19 @@ checkx "usage without dataset= lists only the token's datasets" \
 req GET "/api/v1/usage?dataset=b" -H "$(AUTH $A_READ)"
 check "usage of another dataset -> 403" [ "$code" = 403 ]
 
+# --- /metrics behind the metrics permission -----------------------------------------------
+req GET /metrics
+checkx "metrics without a token -> 401 with WWW-Authenticate" \
+	'[ "$code" = 401 ] && header_has "WWW-Authenticate: Bearer" && ! body_has profd_'
+req GET /metrics -H "$(AUTH $ALL)"
+checkx "metrics with an ingest+query token -> 403" '[ "$code" = 403 ] && body_has "may not read metrics"'
+req GET /metrics -H "$(AUTH $PROM)"
+checkx "metrics token -> 200, a received 8 and accepted 3 samples" \
+	'[ "$code" = 200 ] && body_has "^profd_ingest_samples_total{dataset=\"a\",result=\"received\"} 8$" &&
+	 body_has "^profd_ingest_samples_total{dataset=\"a\",result=\"accepted\"} 3$"'
+req GET /api/v1/profile-types -H "$(AUTH $PROM)"
+check "the metrics token may not query" [ "$code" = 403 ]
+
 require_alive "during the auth tests"
 stop_server TERM
 check "SIGTERM stops cleanly" [ "$stop_rc" = 0 ]
@@ -146,7 +166,7 @@ check "usage survives a restart" [ "$(usage_of $A_READ a)" = "8 3 5" ]
 check "data of a survives a restart" [ "$(total "$CPU" '{service.name="alpha"}' -H "$(AUTH $A_READ)")" = 100 ]
 checkx "each dataset has its own store directory" '[ -d "$tmp/data/a/wal" ] && [ -d "$tmp/data/b/wal" ]'
 
-if grep -q -e "$A_ING" -e "$A_READ" -e "$ALL" "$tmp"/log.* "$tmp"/out.*; then
+if grep -q -e "$A_ING" -e "$A_READ" -e "$ALL" -e "$PROM" "$tmp"/log.* "$tmp"/out.*; then
 	fail "a secret appears in the server output"
 else
 	ok "no secret in the server logs"

@@ -23,7 +23,7 @@ datasets:
 tokens:
   - name: agent
     secret: $TOKEN
-    permissions: [ingest, query]
+    permissions: [ingest, query, metrics]
     datasets: [default]
 limits:
   max_body: 1MiB
@@ -113,7 +113,7 @@ if command -v node >/dev/null && [ -d tests/js/node_modules/@grpc/grpc-js ]; the
 		'echo "$out" | grep -q "\"code\":8" && echo "$out" | grep -q "max_body"'
 	check "nothing more stored by the refused calls" \
 		[ "$(total "$CPU" '{service.name="grpc-app"}' -H "$H")" = 200 ]
-	req GET /metrics
+	req GET /metrics -H "$H"
 	checkx "metrics count gRPC calls by status" \
 		'body_has "profd_grpc_requests_total{method=\"Export\",grpc_status=\"0\"} 2" && body_has "grpc_status=\"16\"} 2"'
 else

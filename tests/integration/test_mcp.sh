@@ -193,6 +193,44 @@ printf '%s\n' "$TOP" | "$PROFD" mcp --server "http://127.0.0.1:1" >"$tmp/down.ou
 checkx "an unreachable server is an isError tool result" \
 	'python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[\"result\"]; assert r[\"isError\"] and \"cannot reach\" in r[\"content\"][0][\"text\"]" "$tmp/down.out"'
 
+# --- source_location on a real binary built -g -----------------------------------------------
+# hot_srcloc is written on one source line (line 2), so every address of it maps to that line:
+# the query-time symbolizer (DWARF of the unstripped binary) must give exactly file:line.
+srcloc_part() {
+	for t in gcc readelf nm; do
+		command -v $t >/dev/null || { echo "skip: source_location part ($t not installed)"; return; }
+	done
+	printf '%s\n' 'volatile long sink;' \
+		'__attribute__((noinline)) long hot_srcloc(long n) { long x = 0; for (long i = 0; i < n; i++) x = x * 31 + i; return x; }' \
+		'int main(void) { sink = hot_srcloc(1000); return 0; }' >"$tmp/srcloc.c"
+	gcc -O0 -g -o "$tmp/srcloc" "$tmp/srcloc.c" || { fail "cannot build srcloc.c"; return; }
+	local bid addr
+	bid=$(readelf -n "$tmp/srcloc" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+	addr=$(nm "$tmp/srcloc" | awk '$3 == "hot_srcloc" { print $1 }')
+	addr=$(printf '%x' $((0x${addr:-0} + 4)))
+	local t1=$((T0 + 3600000)) # an hour after the other data: the SDK client's ranges miss it
+	"$MKOTLP" --attr service.name=srcloc --time-ms $t1 \
+		--stack "main;@$tmp/srcloc@$bid@0x$addr=30000000" "$tmp/srcloc.pb" || { fail "mkotlp srcloc"; return; }
+	code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $WRITER" \
+		-H 'Content-Type: application/x-protobuf' --data-binary "@$tmp/srcloc.pb" "$base/v1development/profiles")
+	[ "$code" = 200 ] || { fail "ingest srcloc.pb: HTTP $code"; return; }
+	curl -s --noproxy '*' -G -H "Authorization: Bearer $READER" --data-urlencode "type=$CPU" \
+		--data-urlencode 'query={service.name="srcloc"}' --data-urlencode "from=$t1" \
+		--data-urlencode "to=$((t1 + 9999))" --data-urlencode search=hot_srcloc \
+		"$base/api/v1/table" >"$tmp/srcloc.table"
+	checkx "table row of hot_srcloc: file, line 2, build ID and binary from the DWARF" \
+		'[ "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[\"rows\"][0]; print(r[\"name\"], r[\"self\"], r[\"file\"], r[\"line\"], r[\"build_id\"], r[\"mapping\"])" "$tmp/srcloc.table")" = "hot_srcloc 30000000 $tmp/srcloc.c 2 $bid $tmp/srcloc" ] || { cat "$tmp/srcloc.table"; false; }'
+	printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"source_location","arguments":{"function":"hot_srcloc","query":"{service.name=\\"srcloc\\"}","from":%s,"to":%s}}}\n' \
+		"$t1" "$((t1 + 9999))" | "$PROFD" mcp --server "$base" --token "$READER" >"$tmp/srcloc.mcp" 2>>"$tmp/mcp.err"
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["content"][0]["text"])' \
+		"$tmp/srcloc.mcp" >"$tmp/srcloc.text" 2>&1
+	checkx "MCP source_location: hot_srcloc at srcloc.c:2, its binary and build ID" \
+		'grep -qx "Source: $tmp/srcloc.c:2" "$tmp/srcloc.text" && grep -qx "Binary: $tmp/srcloc" "$tmp/srcloc.text" &&
+		 grep -qx "Build ID: $bid" "$tmp/srcloc.text" && ! grep -q "Source location: unknown" "$tmp/srcloc.text" ||
+		 { cat "$tmp/srcloc.text"; false; }'
+}
+srcloc_part
+
 # --- the real MCP client (npm @modelcontextprotocol/sdk) ------------------------------------
 if command -v node >/dev/null && [ -f tests/js/node_modules/@modelcontextprotocol/sdk/package.json ]; then
 	for mode in stdio http; do

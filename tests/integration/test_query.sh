@@ -213,6 +213,20 @@ bad /api/v1/flamegraph hide python "unknown preset 'python'"
 bad /api/v1/flamegraph frame_filter "(" "parameter 'frame_filter'"
 bad /api/v1/diff mode relative "parameter 'mode'"
 bad /api/v1/flamechart interval soon "parameter 'interval'"
+bad /api/v1/flamegraph maxnodes 10 "unknown parameter 'maxnodes'"
+bad /api/v1/table max_nodes 10 "unknown parameter 'max_nodes'"
+bad /api/v1/labels stack_filter x "unknown parameter 'stack_filter'"
+api /api/v1/flamegraph "${R[@]}" --data-urlencode 'type=process_cpu:cpu'
+checkx "a malformed type -> 400 saying the five fields" \
+	'[ "$code" = 400 ] && grep -q "parameter .type.: expected a profile type id name:sample_type:sample_unit" "$tmp/body"'
+api /api/v1/table "${R[@]}" --data-urlencode 'type=process_cpu:cpu:nanoseconds:cpu:nanosecond'
+checkx "a well-formed type the store never saw -> 400 unknown profile type" \
+	'[ "$code" = 400 ] && grep -q "unknown profile type .process_cpu:cpu:nanoseconds:cpu:nanosecond." "$tmp/body"'
+api /api/v1/diff "${R[@]}" --data-urlencode 'type=alloc:x:count:y:count'
+checkx "diff of an unknown type -> 400" '[ "$code" = 400 ] && grep -q "unknown profile type" "$tmp/body"'
+api /api/v1/flamegraph --data-urlencode "type=$CPU" --data-urlencode from=1000 --data-urlencode to=2000
+checkx "a known type over an empty range -> 200 with total 0" \
+	'[ "$code" = 200 ] && [ "$(jq_py "j[\"total\"]")" = 0 ]'
 api /api/v1/sandwich --data-urlencode "type=$CPU"
 checkx "sandwich without function -> 400" '[ "$code" = 400 ] && grep -q "function" "$tmp/body"'
 api /api/v1/tables

@@ -16,7 +16,10 @@
  * A stack lists frames root first, separated by ';', then '=' and the
  * value. A frame "@PATH@BUILDID@0xADDR" is an unsymbolized native frame
  * (a location with a mapping and an address but no lines), for testing
- * query-time symbolization. Valid requests are built as a model profile
+ * query-time symbolization. After a --stack, --sattr KEY=VALUE gives its
+ * samples a per-sample attribute (OTLP Sample attribute, e.g.
+ * thread.name; repeatable) and --link TRACEHEX:SPANHEX a link (32 and 16
+ * hex digits). Valid requests are built as a model profile
  * and encoded with fmt_otlp_encode; "--bad missing-location" writes a
  * hand-made request whose stack refers to a location that does not exist
  * (the encoder would never produce it). OUT may be "-" for stdout.
@@ -182,8 +185,34 @@ static uint32_t frame_location(struct model_profile *p, struct frames *fr, const
 	return loc;
 }
 
-static void add_stack(struct model_profile *p, struct frames *fr, const char *spec, int64_t ts)
+/* A --stack with its --sattr and --link options. */
+struct stack_opt {
+	const char *spec;
+	const char *sattrs[16];
+	int nsattrs;
+	const char *link;
+};
+
+static int hexdig(char c)
 {
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static void parse_hex(const char *s, uint8_t *out, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		int a = hexdig(s[2 * i]), b = a < 0 ? -1 : hexdig(s[2 * i + 1]);
+
+		if (a < 0 || b < 0)
+			die("--link: %s: expected %zu lowercase hex digits", what, 2 * n);
+		out[i] = (uint8_t)(a << 4 | b);
+	}
+}
+
+static void add_stack(struct model_profile *p, struct frames *fr, const struct stack_opt *so,
+		      int64_t ts)
+{
+	const char *spec = so->spec;
 	const char *eq = strrchr(spec, '=');
 	VEC(uint32_t) locs = { 0 };
 	char *vs;
@@ -213,7 +242,31 @@ static void add_stack(struct model_profile *p, struct frames *fr, const char *sp
 		locs.v[locs.n - 1 - i] = t;
 	}
 	uint32_t off = model_stack_add(p, locs.v, (uint32_t)locs.n);
-	model_sample_add(p, off, (uint32_t)locs.n, &value, NULL, 0, ts, 0);
+	struct model_label ls[16];
+	uint32_t link = 0;
+	memset(ls, 0, sizeof(ls));
+	for (int i = 0; i < so->nsattrs; i++) {
+		const char *e = strchr(so->sattrs[i], '=');
+		char *key;
+
+		if (!e)
+			die("--sattr: expected KEY=VALUE");
+		key = xstrndup(so->sattrs[i], (size_t)(e - so->sattrs[i]));
+		ls[i].key = model_intern(p, key);
+		ls[i].str = model_intern(p, e + 1);
+		free(key);
+	}
+	if (so->link) {
+		struct model_link k;
+
+		if (strlen(so->link) != 49 || so->link[32] != ':')
+			die("--link: expected TRACE:SPAN, 32 and 16 hex digits");
+		parse_hex(so->link, k.trace_id, 16, "trace id");
+		parse_hex(so->link + 33, k.span_id, 8, "span id");
+		VEC_PUSH(&p->links, k);
+		link = (uint32_t)p->links.n - 1;
+	}
+	model_sample_add(p, off, (uint32_t)locs.n, &value, ls, (uint32_t)so->nsattrs, ts, link);
 	VEC_FREE(&locs);
 }
 
@@ -224,9 +277,9 @@ int main(int argc, char **argv)
 	const char *type = "cpu:nanoseconds", *bad = NULL, *path = NULL;
 	int64_t time_ms = prof_now_ns() / 1000000;
 	bool gzip = false;
-	VEC(const char *) stacks = { 0 };
+	VEC(struct stack_opt) stacks = { 0 };
 	VEC(const char *) attrs = { 0 };
-	VEC(const char *) waves = { 0 };
+	VEC(struct stack_opt) waves = { 0 };
 	VEC(struct model_profile *) profs = { 0 };
 	int64_t count = 1, every_ms = 10000, half_ms = 20000;
 
@@ -235,9 +288,19 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--attr") && i + 1 < argc)
 			VEC_PUSH(&attrs, argv[++i]);
-		else if (!strcmp(a, "--stack") && i + 1 < argc)
-			VEC_PUSH(&stacks, argv[++i]);
-		else if (!strcmp(a, "--type") && i + 1 < argc)
+		else if (!strcmp(a, "--stack") && i + 1 < argc) {
+			struct stack_opt so = { .spec = argv[++i] };
+
+			VEC_PUSH(&stacks, so);
+		} else if (!strcmp(a, "--sattr") && i + 1 < argc) {
+			if (!stacks.n || stacks.v[stacks.n - 1].nsattrs == 16)
+				die("--sattr: follows a --stack, at most 16 times");
+			stacks.v[stacks.n - 1].sattrs[stacks.v[stacks.n - 1].nsattrs++] = argv[++i];
+		} else if (!strcmp(a, "--link") && i + 1 < argc) {
+			if (!stacks.n)
+				die("--link: follows a --stack");
+			stacks.v[stacks.n - 1].link = argv[++i];
+		} else if (!strcmp(a, "--type") && i + 1 < argc)
 			type = argv[++i];
 		else if (!strcmp(a, "--time-ms") && i + 1 < argc) {
 			if (parse_i64(argv[++i], &time_ms))
@@ -246,9 +309,11 @@ int main(int argc, char **argv)
 			bad = argv[++i];
 		else if (!strcmp(a, "--gzip"))
 			gzip = true;
-		else if (!strcmp(a, "--wave") && i + 1 < argc)
-			VEC_PUSH(&waves, argv[++i]);
-		else if (!strcmp(a, "--count") && i + 1 < argc) {
+		else if (!strcmp(a, "--wave") && i + 1 < argc) {
+			struct stack_opt so = { .spec = argv[++i] };
+
+			VEC_PUSH(&waves, so);
+		} else if (!strcmp(a, "--count") && i + 1 < argc) {
 			if (parse_i64(argv[++i], &count) || count < 1 || count > 100000)
 				die("--count: expected 1 to 100000");
 		} else if (!strcmp(a, "--every-ms") && i + 1 < argc) {
@@ -265,7 +330,8 @@ int main(int argc, char **argv)
 	if (!path)
 		die("usage: mkotlp [--attr K=V] [--type TYPE:UNIT] [--time-ms MS] [--gzip] "
 		    "[--count N] [--every-ms MS] [--wave 'a;b=1'] [--wave-half-ms MS] "
-		    "--stack 'a;b=1' OUT | mkotlp --bad missing-location OUT");
+		    "--stack 'a;b=1' [--sattr K=V]... [--link TRACE:SPAN] ... OUT | "
+		    "mkotlp --bad missing-location OUT");
 
 	if (bad) {
 		if (strcmp(bad, "missing-location"))
@@ -303,9 +369,10 @@ int main(int argc, char **argv)
 				free(key);
 			}
 			for (size_t i = 0; i < stacks.n; i++)
-				add_stack(q, &fr, stacks.v[i], q->time_ns + (int64_t)i);
+				add_stack(q, &fr, &stacks.v[i], q->time_ns + (int64_t)i);
 			for (size_t i = 0; i < waves.n && on; i++)
-				add_stack(q, &fr, waves.v[i], q->time_ns + (int64_t)(stacks.n + i));
+				add_stack(q, &fr, &waves.v[i],
+					  q->time_ns + (int64_t)(stacks.n + i));
 			strtab_release(&fr.names);
 			VEC_FREE(&fr.loc_of);
 			VEC_PUSH(&profs, q);

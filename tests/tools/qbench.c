@@ -4,7 +4,7 @@
  * process (the query engine, not HTTP):
  *
  *   qbench [--hours H] [--hosts 20] [--cpus 8] [--hz 19] [--procs-per-host 10]
- *          [--programs 20] [--stacks 2000] [--repeat 3] [--flush]
+ *          [--programs 20] [--stacks 2000] [--repeat 3] [--flush] [--small]
  *
  * Data: a fleet of --hosts hosts x --cpus busy CPUs sampled at --hz, one
  * profile per process per 10 s window (process_cpu:cpu:nanoseconds, each
@@ -21,9 +21,14 @@
  * Then each view runs --repeat times through query_request_run over the
  * whole range and over its first 5 minutes: flame graph, table (limit
  * 100), series (step 60 s, sum by process.executable.name), diff (first
- * half vs second half). Prints one line per view: median milliseconds,
- * samples aggregated, samples per second, answer bytes; and a JSON line
- * at the end for scripts.
+ * half vs second half). Flame graph, table and diff run three ways: with
+ * the translation cache warm (the steady state of a server: the first of
+ * the runs fills it), cold (the cache emptied before each run), and
+ * without it (a frame filter that hides nothing forces the per-query
+ * translation, what every query paid before the cache). Prints one line
+ * per view: median milliseconds, samples aggregated, samples per second,
+ * answer bytes; and a JSON line at the end for scripts. --small: 5 hosts
+ * and 500 stacks per program, for quick iterations.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -31,6 +36,7 @@
 #include "base/parse.h"
 #include "model/profile.h"
 #include "query/request.h"
+#include "query/stackset.h"
 #include "store/head.h"
 #include "store/store.h"
 
@@ -159,9 +165,28 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void run_view(struct store *st, const char *label, const char *view, struct args *a,
-		     int repeat, uint64_t samples, struct buf *json)
+enum cache_mode { WARM, COLD, NOCACHE };
+
+static void run_view(struct store *st, const char *label, const char *view, struct args *a0,
+		     int repeat, uint64_t samples, struct buf *json, enum cache_mode mode)
 {
+	struct args a1 = *a0, *a = &a1;
+	char lbl[96];
+
+	snprintf(lbl, sizeof(lbl), "%s%s", label,
+		 mode == COLD	   ? " (cold)"
+		 : mode == NOCACHE ? " (no cache)"
+				   : "");
+	label = lbl;
+	if (mode == NOCACHE) {
+		size_t k = 0;
+
+		while (a->kv[k])
+			k += 2;
+		a->kv[k] = "frame_filter";
+		a->kv[k + 1] = "^$"; /* hides nothing: names are never empty */
+		a->kv[k + 2] = NULL;
+	}
 	struct query_env env = { st, NULL, T0_MS };
 	double t[16], cpu[16];
 	size_t bytes = 0;
@@ -173,6 +198,8 @@ static void run_view(struct store *st, const char *label, const char *view, stru
 	for (int r = 0; r < repeat; r++) {
 		buf_reset(&out);
 		prof_err_init(&err);
+		if (mode == COLD)
+			query_stackset_cache_clear();
 		double s = now_ms(), c = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 		int rc = query_request_run(&env, view, get_arg, a, &out, &ct, &err);
 		t[r] = now_ms() - s;
@@ -186,7 +213,7 @@ static void run_view(struct store *st, const char *label, const char *view, stru
 	qsort(t, (size_t)repeat, sizeof(double), cmp_double);
 	qsort(cpu, (size_t)repeat, sizeof(double), cmp_double);
 	double med = t[repeat / 2], cmed = cpu[repeat / 2];
-	printf("%-28s %9.1f ms wall %9.1f ms cpu %11" PRIu64 " samples %7.1f M samples/s/core "
+	printf("%-40s %9.1f ms wall %9.1f ms cpu %11" PRIu64 " samples %7.1f M samples/s/core "
 	       "%9zu bytes\n",
 	       label, med, cmed, samples, (double)samples / cmed / 1e3, bytes);
 	fflush(stdout);
@@ -229,11 +256,15 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--flush")) {
 			flush = true;
 			continue;
+		} else if (!strcmp(argv[i], "--small")) {
+			hosts = 5;
+			nstacks = 500;
+			continue;
 		}
 		if (!dst || i + 1 >= argc || parse_i64(argv[++i], dst) || *dst < 1) {
 			fprintf(stderr,
 				"usage: qbench [--hours H] [--hosts N] [--cpus N] [--hz N] "
-				"[--procs-per-host N] [--stacks N] [--repeat N] [--flush]\n");
+				"[--procs-per-host N] [--stacks N] [--repeat N] [--flush] [--small]\n");
 			return 2;
 		}
 	}
@@ -335,14 +366,18 @@ int main(int argc, char **argv)
 		struct args df = { { "type", CPU, "a_from", from, "a_to", r ? "1700000149999" : mid,
 				     "b_from", r ? "1700000150000" : mid, "b_to", t, NULL } };
 
-		snprintf(label, sizeof(label), "flamegraph %s", range);
-		run_view(st, label, "flamegraph", &fg, (int)repeat, n, &json);
-		snprintf(label, sizeof(label), "table %s", range);
-		run_view(st, label, "table", &tb, (int)repeat, n, &json);
-		snprintf(label, sizeof(label), "series 60s by process %s", range);
-		run_view(st, label, "series", &se, (int)repeat, n, &json);
-		snprintf(label, sizeof(label), "diff halves %s", range);
-		run_view(st, label, "diff", &df, (int)repeat, n, &json);
+		for (int m = WARM; m <= NOCACHE; m++) {
+			snprintf(label, sizeof(label), "flamegraph %s", range);
+			run_view(st, label, "flamegraph", &fg, (int)repeat, n, &json, m);
+			snprintf(label, sizeof(label), "table %s", range);
+			run_view(st, label, "table", &tb, (int)repeat, n, &json, m);
+			if (m == WARM) {
+				snprintf(label, sizeof(label), "series 60s by process %s", range);
+				run_view(st, label, "series", &se, (int)repeat, n, &json, m);
+			}
+			snprintf(label, sizeof(label), "diff halves %s", range);
+			run_view(st, label, "diff", &df, (int)repeat, n, &json, m);
+		}
 	}
 	(void)buf_addstr(&json, "]");
 	printf("json: %s\n", json.p);

@@ -4,7 +4,9 @@
  * (bench/bench_store.sh): a simulated fleet sampled by eBPF agents,
  * ingested into a store directory as OTLP requests, then scanned.
  *
- *   storebench DIR [--hours H] [--small] [--senders N] [--baseline-min M]
+ *   storebench DIR [--hours H] [--small] [--senders N] [--baseline-min M] [--attrs|--links]
+ *   storebench DIR --days D [--small]   D day blocks with rollups, then the D-day
+ *                                        flame graph through the query API
  *
  * The fleet (issue 5's shape): 20 hosts x 8 busy CPUs sampled at 19 Hz,
  * 200 processes (10 per host, CPU shares uneven), 25 services (binaries)
@@ -18,6 +20,12 @@
  * process_cpu:cpu:nanoseconds, value = the 1/19 s period). Simulated time
  * is fast-forwarded: requests go in as fast as the store takes them, from
  * N sender threads (group commit).
+ *
+ * With --attrs every sample also carries per-sample attributes as the
+ * agent sends them: thread.name ("worker-<cpu>") and thread.id (the
+ * process' thread on that CPU); --links adds, to the samples of every
+ * fourth service (the traced ones), a link to a trace that changes every
+ * second and a span that changes every 100 ms, per thread.
  *
  * It prints key=value lines: generation and ingest rates, the WAL and
  * block sizes, bytes per sample after flushes and after compaction, the
@@ -33,6 +41,7 @@
 #include "format/otlp.h"
 #include "format/pprof.h"
 #include "model/profile.h"
+#include "query/request.h"
 #include "store/block.h"
 #include "store/store.h"
 
@@ -53,6 +62,7 @@
 
 static int g_hosts = 20, g_cpus = 8, g_hz = 19, g_procs_per_host = 10;
 static int g_stacks = 3000;
+static bool g_attrs, g_links;
 
 static double now_s(void)
 {
@@ -199,7 +209,7 @@ static int pick_stack(const struct service *sv, double u)
 /* --- one host's 10 s window as model profiles ------------------------------------------ */
 
 struct sample {
-	int proc, stack;
+	int proc, stack, cpu;
 	int64_t ts;
 };
 
@@ -252,6 +262,7 @@ static size_t window_samples(int h, int64_t w, struct sample *out)
 				k++;
 			struct process *p = &procs[h * g_procs_per_host + k];
 			out[n].proc = h * g_procs_per_host + k;
+			out[n].cpu = c;
 			out[n].stack = pick_stack(&serv[p->service], rndf(&r));
 			out[n].ts = t + (int64_t)(rnd(&r) % 400000); /* 0..400 us late */
 			n++;
@@ -344,8 +355,35 @@ static void build_profile(struct model_profile *p, const struct sample *s, size_
 			model_sample_add(p, stack_off[st], (uint32_t)d, v, NULL, 0, 0, 0);
 		} else {
 			int64_t v = period;
+			struct model_label lb[2];
+			uint32_t link = 0;
 
-			model_sample_add(p, stack_off[st], (uint32_t)d, &v, NULL, 0, s[i].ts, 0);
+			memset(lb, 0, sizeof(lb));
+			if (g_attrs) {
+				snprintf(buf, sizeof(buf), "worker-%d", s[i].cpu);
+				lb[0].key = model_intern(p, "thread.name");
+				lb[0].str = model_intern(p, buf);
+				lb[1].key = model_intern(p, "thread.id");
+				lb[1].num = pr->pid * 16 + s[i].cpu;
+				if (g_links && pr->service % 4 == 0) {
+					struct model_link k;
+					uint64_t tr =
+						(uint64_t)s[i].proc * 1000003 +
+						(uint64_t)s[i].cpu * 7919 +
+						(uint64_t)(s[i].ts / SEC) * 0x9e3779b97f4a7c15ULL;
+					uint64_t sp = tr ^ (uint64_t)(s[i].ts / (SEC / 10)) *
+								   0xbf58476d1ce4e5b9ULL;
+
+					memcpy(k.trace_id, &tr, 8);
+					memcpy(k.trace_id + 8, &tr, 8);
+					k.trace_id[15] ^= 0x5a;
+					memcpy(k.span_id, &sp, 8);
+					VEC_PUSH(&p->links, k);
+					link = (uint32_t)p->links.n - 1;
+				}
+			}
+			model_sample_add(p, stack_off[st], (uint32_t)d, &v, lb, g_attrs ? 2 : 0,
+					 s[i].ts, link);
 		}
 	}
 }
@@ -488,10 +526,13 @@ static int cmp_row(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-static void write_hour(const char *blocks, struct store_head *h, uint64_t id)
+static void write_hour(const char *blocks, struct store_head *h, uint64_t id, bool rollup)
 {
-	struct store_block_write_opts o = { .zstd_level = 3, .ts_resolution_ns = 1000000 };
-	struct store_block_info info = { .level = 1 };
+	/* rollup: what compaction writes (level 2, zstd 9, RSER) */
+	struct store_block_write_opts o = { .zstd_level = rollup ? 9 : 3,
+					    .ts_resolution_ns = 1000000,
+					    .rollup = rollup };
+	struct store_block_info info = { .level = rollup ? 2 : 1 };
 	struct store_block_writer *w;
 	struct prof_err err;
 	size_t nn, ns = store_head_nseries(h);
@@ -507,7 +548,10 @@ static void write_hour(const char *blocks, struct store_head *h, uint64_t id)
 	qsort(ser, ns, sizeof(*ser), cmp_ser);
 	prof_err_init(&err);
 	PROF_ASSERT(store_block_writer_new(blocks, id, &o, &w, &err) == 0);
-	PROF_ASSERT(store_block_writer_symbols(w, store_head_dict(h), nodes, nn, leaf, &err) == 0);
+	size_t nsets;
+	const struct store_attr_set *sets = store_head_attrs(h, &nsets);
+	PROF_ASSERT(store_block_writer_symbols(w, store_head_dict(h), nodes, nn, leaf, sets, nsets,
+					       &err) == 0);
 	for (size_t i = 0; i < ns; i++) {
 		size_t n = ser[i].s->nrows;
 		struct store_row *tmp = xmalloc(sizeof(*tmp) * n);
@@ -524,8 +568,13 @@ static void write_hour(const char *blocks, struct store_head *h, uint64_t id)
 	free(leaf);
 }
 
-/* H hours as H hourly blocks under @dir/blocks; returns the samples written. */
-static uint64_t bulk(const char *dir, uint64_t hours, int nthreads, double *gen_s, double *write_s)
+/*
+ * @hours hours as blocks of @span_h hours each under @dir/blocks (1: as
+ * flushed; 24: day blocks with rollups, as compaction writes them);
+ * returns the samples written.
+ */
+static uint64_t bulk(const char *dir, uint64_t hours, uint64_t span_h, int nthreads, double *gen_s,
+		     double *write_s)
 {
 	char *blocks = xasprintf("%s/blocks", dir);
 	uint64_t total = 0;
@@ -533,7 +582,7 @@ static uint64_t bulk(const char *dir, uint64_t hours, int nthreads, double *gen_
 	mkdir(dir, 0755);
 	mkdir(blocks, 0755);
 	*gen_s = *write_s = 0;
-	for (uint64_t hr = 0; hr < hours; hr++) {
+	for (uint64_t hr = 0; hr < hours; hr += span_h) {
 		struct bulk bk[16];
 		pthread_t th[16];
 		struct store_head *h = store_head_new();
@@ -541,7 +590,7 @@ static uint64_t bulk(const char *dir, uint64_t hours, int nthreads, double *gen_
 
 		for (int i = 0; i < nthreads; i++) {
 			bk[i] = (struct bulk){
-				h, i, nthreads, (int64_t)hr * 360, (int64_t)hr * 360 + 360, 0
+				h, i, nthreads, (int64_t)hr * 360, (int64_t)(hr + span_h) * 360, 0
 			};
 			PROF_ASSERT(pthread_create(&th[i], NULL, bulk_main, &bk[i]) == 0);
 		}
@@ -551,7 +600,7 @@ static uint64_t bulk(const char *dir, uint64_t hours, int nthreads, double *gen_
 		}
 		double t2 = now_s();
 		*gen_s += t2 - t;
-		write_hour(blocks, h, ((uint64_t)(T0 / 1000000) << 16) + hr);
+		write_hour(blocks, h, ((uint64_t)(T0 / 1000000) << 16) + hr, span_h > 1);
 		*write_s += now_s() - t2;
 		store_head_free(h);
 		fprintf(stderr, "storebench: hour %" PRIu64 " written (%.1fs)\n", hr, now_s() - t);
@@ -632,9 +681,11 @@ static double cpu_s(void)
  * work the wall clock measures the scheduler; CPU seconds measure the
  * scan (page-cache reads are charged to it as system time).
  */
-static void scan(struct store *st, const char *name, int64_t from, int64_t to, int repeat)
+static void scan_m(struct store *st, const char *name, int64_t from, int64_t to, int repeat,
+		   const struct store_matcher *m)
 {
-	struct store_query q = { "process_cpu:cpu:nanoseconds:cpu:nanoseconds", NULL, 0, from, to };
+	struct store_query q = { "process_cpu:cpu:nanoseconds:cpu:nanoseconds", m, m ? 1 : 0, from,
+				 to };
 	struct store_visitor v = { .totals = on_totals };
 	struct store_scan_stats ss;
 	struct prof_err err;
@@ -665,6 +716,113 @@ static void scan(struct store *st, const char *name, int64_t from, int64_t to, i
 	fflush(stdout);
 }
 
+static void scan(struct store *st, const char *name, int64_t from, int64_t to, int repeat)
+{
+	scan_m(st, name, from, to, repeat, NULL);
+}
+
+/* With --attrs: a per-sample matcher ({thread.name="worker-3"}), decided per row. */
+static void scan_thread(struct store *st, const char *name, int64_t from, int64_t to, int repeat)
+{
+	struct store_matcher m;
+	struct prof_err err;
+
+	prof_err_init(&err);
+	PROF_ASSERT(store_matcher_init(&m, "thread.name", STORE_MATCH_EQ, "worker-3", &err) == 0);
+	scan_m(st, name, from, to, repeat, &m);
+	store_matcher_release(&m);
+}
+
+/* --- days: the 30-day flame graph ---------------------------------------------------- */
+
+struct fg_args {
+	char from[32], to[32];
+};
+
+static const char *fg_arg(void *ctx, const char *name)
+{
+	struct fg_args *a = ctx;
+
+	if (!strcmp(name, "type"))
+		return "process_cpu:cpu:nanoseconds:cpu:nanoseconds";
+	if (!strcmp(name, "from"))
+		return a->from;
+	if (!strcmp(name, "to"))
+		return a->to;
+	return NULL;
+}
+
+/*
+ * @days day blocks with rollups (what compaction writes), then the flame
+ * graph of all of them through the query API (query_request_run, as
+ * GET /api/v1/flamegraph answers it): first call (symbols loaded) and the
+ * best of 3, wall clock, and the totals scan under it.
+ */
+static int days_mode(const char *dir, uint64_t days)
+{
+	struct store_options o;
+	struct store *st;
+	struct prof_err err;
+	double gen_s, write_s, t = now_s();
+
+	build_fleet();
+	uint64_t samples = bulk(dir, days * 24, 24, 2, &gen_s, &write_s);
+	printf("days=%" PRIu64 "\ndays_hosts=%d\ndays_cpus=%d\ndays_samples=%" PRIu64
+	       "\ndays_build_s=%.1f\n",
+	       days, g_hosts, g_cpus, samples, now_s() - t);
+	store_options_default(&o);
+	o.background = false;
+	prof_err_init(&err);
+	PROF_ASSERT(store_open_opts(dir, &o, &st, &err) == 0);
+	struct store_stats ss;
+	store_get_stats(st, &ss);
+	printf("days_blocks=%" PRIu64 "\ndays_block_bytes=%" PRIu64
+	       "\ndays_bytes_per_sample=%.3f\n",
+	       ss.blocks, ss.block_bytes, (double)ss.block_bytes / (double)ss.block_rows);
+	int64_t end = T0 + (int64_t)days * DAY - 1;
+	scan(st, "days", T0, end, 3);
+	{
+		struct store_query q = { "process_cpu:cpu:nanoseconds:cpu:nanoseconds", NULL, 0, T0,
+					 end };
+		struct store_visitor v = { .totals = on_totals };
+		struct store_scan_stats sst;
+		struct agg a = { 0 };
+
+		v.arg = &a;
+		PROF_ASSERT(store_scan(st, &q, &v, &sst, &err) == 0);
+		printf("days_rollup_series=%" PRIu64 "\ndays_series=%" PRIu64 "\n",
+		       sst.rollup_series, sst.series);
+	}
+	struct query_env env = { .store = st, .sym = NULL, .now_ms = 0 };
+	struct fg_args a;
+	snprintf(a.from, sizeof(a.from), "%lld", (long long)(T0 / 1000000));
+	snprintf(a.to, sizeof(a.to), "%lld", (long long)(end / 1000000));
+	double first = 0, best = 1e30;
+	size_t bytes = 0;
+	for (int i = 0; i < 4; i++) {
+		struct buf out = BUF_INIT;
+		const char *ct;
+		double t0 = now_s();
+
+		prof_err_init(&err);
+		if (query_request_run(&env, "flamegraph", fg_arg, &a, &out, &ct, &err)) {
+			fprintf(stderr, "storebench: flamegraph: %s\n", err.msg);
+			return 1;
+		}
+		double el = now_s() - t0;
+		if (i == 0)
+			first = el;
+		else
+			best = PROF_MIN(best, el);
+		bytes = out.len;
+		buf_release(&out);
+	}
+	printf("days_flamegraph_first_s=%.3f\ndays_flamegraph_best_s=%.3f\ndays_flamegraph_bytes=%zu\n",
+	       first, best, bytes);
+	store_close(st);
+	return 0;
+}
+
 static uint64_t rss_mb(void)
 {
 	struct rusage ru;
@@ -676,7 +834,7 @@ static uint64_t rss_mb(void)
 int main(int argc, char **argv)
 {
 	const char *dir = NULL;
-	uint64_t hours = 6, senders = 4, base_min = 10, ingest_min = 20;
+	uint64_t hours = 6, senders = 4, base_min = 10, ingest_min = 20, days = 0;
 	bool scan_only = false;
 	struct store_options o;
 	struct store *st = NULL;
@@ -692,6 +850,12 @@ int main(int argc, char **argv)
 			PROF_ASSERT(!parse_u64(argv[++i], &base_min));
 		} else if (!strcmp(argv[i], "--ingest-min") && i + 1 < argc) {
 			PROF_ASSERT(!parse_u64(argv[++i], &ingest_min));
+		} else if (!strcmp(argv[i], "--days") && i + 1 < argc) {
+			PROF_ASSERT(!parse_u64(argv[++i], &days) && days >= 1 && days <= 400);
+		} else if (!strcmp(argv[i], "--attrs")) {
+			g_attrs = true;
+		} else if (!strcmp(argv[i], "--links")) {
+			g_attrs = g_links = true;
 		} else if (!strcmp(argv[i], "--scan-only")) {
 			scan_only = true;
 		} else if (!strcmp(argv[i], "--small")) {
@@ -703,14 +867,23 @@ int main(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !dir) {
 			dir = argv[i];
 		} else {
-			fprintf(stderr, "usage: storebench DIR [--hours H] [--small] [--senders N] "
-					"[--ingest-min M] [--baseline-min M] [--scan-only]\n");
+			fprintf(stderr,
+				"usage: storebench DIR [--hours H] [--small] [--senders N] "
+				"[--ingest-min M] [--baseline-min M] [--scan-only] [--attrs|--links]\n");
 			return 2;
 		}
 	}
 	if (!dir) {
 		fprintf(stderr, "storebench: DIR is required\n");
 		return 2;
+	}
+	if (days) {
+		/* --days with --small: one host with one CPU (30 days: 49 M samples) */
+		if (g_hosts == 2) {
+			g_hosts = 1;
+			g_cpus = 1;
+		}
+		return days_mode(dir, days);
 	}
 	if (scan_only) {
 		/* Measure the scans of an existing directory (for profiling). */
@@ -721,6 +894,8 @@ int main(int argc, char **argv)
 		scan(st, "1h", T0 + (int64_t)(hours / 2) * 3600 * SEC,
 		     T0 + (int64_t)(hours / 2 + 1) * 3600 * SEC - 1, 20);
 		scan(st, "24h", T0, T0 + DAY - 1, 10);
+		if (g_attrs)
+			scan_thread(st, "24h_thread", T0, T0 + DAY - 1, 10);
 		store_close(st);
 		return 0;
 	}
@@ -787,7 +962,7 @@ int main(int argc, char **argv)
 
 	/* 2. H hours straight into hourly blocks (what flushes write). */
 	double gen_s, write_s;
-	uint64_t samples = bulk(dir, hours, 2, &gen_s, &write_s);
+	uint64_t samples = bulk(dir, hours, 1, 2, &gen_s, &write_s);
 	printf("samples=%" PRIu64 "\nbulk_head_add_s=%.2f\nbulk_block_write_s=%.2f\n"
 	       "flush_write_samples_per_s=%.0f\n",
 	       samples, gen_s, write_s, (double)samples / write_s);
@@ -819,6 +994,8 @@ int main(int argc, char **argv)
 	scan(st, "1h", T0 + (int64_t)(hours / 2) * 3600 * SEC,
 	     T0 + (int64_t)(hours / 2 + 1) * 3600 * SEC - 1, 5);
 	scan(st, "24h", T0, T0 + DAY - 1, 3);
+	if (g_attrs)
+		scan_thread(st, "24h_thread", T0, T0 + DAY - 1, 3);
 	printf("max_rss_mb=%" PRIu64 "\n", rss_mb());
 	store_close(st);
 	free(idir);

@@ -10,11 +10,20 @@
  * Built by the test with the distribution's defaults (-O2, no frame
  * pointers): the stacks are recovered with .eh_frame unwinding through
  * libc's syscall wrappers.
+ *
+ * "offcpu SECONDS gap" first makes sure its stack has a page that was
+ * never touched between main's frames and the end of the environment
+ * strings (the kernel's random 0-8 KiB gap at exec spans a whole page in
+ * some runs only): it checks /proc/self/pagemap and re-executes itself
+ * until it has one (at most 300 times). A one-piece BPF copy of such a
+ * stack fails; test_agent_offcpu.sh checks the agent's copy does not.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,14 +68,64 @@ static void feeder(int req, int resp)
 	_exit(0);
 }
 
+/* Whether a page between our frame and env_end (/proc/self/stat field 51) is not present. */
+__attribute__((noinline)) static int stack_has_gap(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0), env_end = 0, page;
+	char buf[4096], *p;
+	ssize_t n;
+	int fd, field = 2, gap = 0;
+
+	fd = open("/proc/self/stat", O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces */
+	while (p && *p && field < 51) {
+		p = strchr(p + 1, ' ');
+		field++;
+	}
+	if (!p)
+		return 0;
+	env_end = (uintptr_t)strtoull(p + 1, NULL, 10);
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	for (page = sp & ~(uintptr_t)4095; page < env_end && !gap; page += 4096) {
+		uint64_t e = 0;
+
+		if (pread(fd, &e, sizeof(e), (off_t)(page / 4096 * 8)) == sizeof(e) && !(e >> 63))
+			gap = 1;
+	}
+	close(fd);
+	return gap;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[2], "gap") && !stack_has_gap()) {
+		char tries[16], *args[] = { argv[0], argv[1], argv[2], tries, NULL };
+		int n = argc > 3 ? atoi(argv[3]) : 0;
+
+		if (n >= 300) {
+			fprintf(stderr, "offcpu: no stack gap after %d tries\n", n);
+			return 4;
+		}
+		snprintf(tries, sizeof(tries), "%d", n + 1);
+		/* By the same path: the process keeps its name (not "exe"). */
+		execv(strchr(argv[0], '/') ? argv[0] : "/proc/self/exe", args);
+		return 5;
+	}
+
 	double seconds = argc > 1 ? atof(argv[1]) : 6.0, end, t_sleep = 0, t_pipe = 0;
 	int req[2], resp[2];
 	pid_t child;
 
 	if (!(seconds > 0) || pipe(req) || pipe(resp)) {
-		fprintf(stderr, "usage: offcpu [SECONDS]\n");
+		fprintf(stderr, "usage: offcpu [SECONDS [gap]]\n");
 		return 2;
 	}
 	child = fork();

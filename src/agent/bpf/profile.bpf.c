@@ -205,37 +205,68 @@ static __always_inline bool task_allowed(struct task_struct *task, __u32 tgid)
 }
 
 /*
- * Copy the top of the user stack into @x. A read that would run past the
- * end of the stack mapping fails as a whole: on the main thread, whose
- * outermost frames sit a few KiB below the top of its stack, read only up
- * to the end of the environment strings (the top of the stack); else,
- * should a read fail, retry with less.
+ * Copy the top of the user stack into @x: as many bytes from the stack
+ * pointer up as can be read, at most PROFILE_STACK_COPY, and on the main
+ * thread no further than the end of the environment strings (the top of
+ * its stack).
+ *
+ * Read in pieces that cross at most one page boundary, and on a failed
+ * piece keep what lies before that boundary: bpf_probe_read_user
+ * (copy_from_user_nofault) cannot fault pages in, so one page that is not
+ * present fails the whole read, and the main thread's stack has such a
+ * page in about one process in four. At exec the kernel places the
+ * argument/environment pointers and the auxiliary vector a random
+ * 0-8 KiB below the strings (arch_align_stack); nothing ever touches
+ * that gap, so when it spans a whole page that page is never faulted in.
+ * A program's outermost frames sit just below the pointers, a few KiB
+ * under the strings, so a read from the stack pointer up to env_end in
+ * one piece failed for every sample of such a process, and so did the
+ * 8 and 2 KiB retries whenever the gap began within 2 KiB of the stack
+ * pointer (shallow stacks, small environments): off-CPU samples, taken
+ * in syscall wrappers just below main, lost their user stacks
+ * (stack_len 0). Page-bounded pieces stop at the gap, after the frames
+ * the unwinder needs. The same holds at the end of a thread's stack
+ * mapping.
  */
+#define STACK_PAGE 4096
 static __always_inline void copy_user_stack(struct profile_event_ext *x)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__u64 env_end, len = PROFILE_STACK_COPY;
-	const void *sp;
+	__u64 env_end, limit = PROFILE_STACK_COPY, len = 0;
+	const char *sp;
 
 	x->ip = BPF_CORE_READ(regs, ip);
 	x->sp = BPF_CORE_READ(regs, sp);
 	x->bp = BPF_CORE_READ(regs, bp);
 	x->stack_len = 0;
-	sp = (const void *)x->sp;
+	sp = (const char *)x->sp;
 	if (!sp || (x->ev.flags & PROFILE_F_KTHREAD))
 		return;
 	env_end = BPF_CORE_READ(task, mm, env_end);
-	if (x->sp < env_end && env_end - x->sp < len)
-		len = (env_end - x->sp) & ~7ULL;
-	if (len > PROFILE_STACK_COPY)
-		len = PROFILE_STACK_COPY;
-	if (len >= 8 && !bpf_probe_read_user(x->stack, len, sp))
+	if (x->sp < env_end && env_end - x->sp < limit)
+		limit = (env_end - x->sp) & ~7ULL;
+#pragma unroll
+	for (int k = 0; k < PROFILE_STACK_COPY / STACK_PAGE; k++) {
+		__u64 off = (__u64)k * STACK_PAGE, want, to_page;
+
+		if (off >= limit)
+			break;
+		want = limit - off;
+		if (want > STACK_PAGE)
+			want = STACK_PAGE;
+		if (!bpf_probe_read_user(x->stack + off, want, sp + off)) {
+			len = off + want;
+			continue;
+		}
+		/* The piece crossed into a page that is not there: keep what is before it. */
+		to_page = STACK_PAGE - ((x->sp + off) & (STACK_PAGE - 1));
+		if (to_page < want && !bpf_probe_read_user(x->stack + off, to_page, sp + off))
+			len = off + to_page;
+		break;
+	}
+	if (len)
 		x->stack_len = (__u32)len;
-	else if (!bpf_probe_read_user(x->stack, PROFILE_STACK_COPY / 2, sp))
-		x->stack_len = PROFILE_STACK_COPY / 2;
-	else if (!bpf_probe_read_user(x->stack, PROFILE_STACK_COPY / 8, sp))
-		x->stack_len = PROFILE_STACK_COPY / 8;
 	else
 		stat_inc(PROFILE_STAT_STACK_COPY_ERR);
 }

@@ -6,8 +6,9 @@
  * return-address adjustment of non-leaf frames, shared stacks, samples of
  * exited processes kept under [unknown], the bounds, off-CPU events as
  * their own off_cpu profile, the [truncated] root frame, JIT frames named
- * from a perf map (and kept as [jit] when it has no symbol), and a
- * short-lived process named from its exec event after it is gone.
+ * from a perf map (and kept as [jit] when it has no symbol), a
+ * short-lived process named from its exec event after it is gone, and
+ * the per-executable unwind counters (top N by samples, the rest "other").
  */
 #include "base/compat.h"
 #include "agent/collect.h"
@@ -332,6 +333,78 @@ static void test_truncated_stack_gets_a_root_marker(void **state)
 	agent_collect_profiles_free(ps, n);
 }
 
+/* Add @e (with comm @comm, pid @pid) @times times, one interval each. */
+static void add_in_intervals(struct agent_collect *c, struct profile_event *e, uint32_t pid,
+			     const char *comm, int times)
+{
+	struct model_profile **ps;
+
+	e->pid = pid;
+	snprintf(e->comm, sizeof(e->comm), "%s", comm);
+	for (int i = 0; i < times; i++) {
+		assert_int_equal(agent_collect_add(c, e, 1), 0);
+		agent_collect_profiles_free(ps, agent_collect_take(c, 0, 10, &ps));
+	}
+}
+
+static void test_per_binary_unwind_counters(void **state)
+{
+	struct fixture *f = *state;
+	struct agent_binary_stats top[2], other;
+	struct profile_event e;
+	struct model_profile **ps;
+	const char *self = strrchr(f->exe, '/') + 1;
+	char bid[AGENT_BUILD_ID_MAX];
+	size_t n;
+
+	/* This process: one complete stack, one truncated, one with no user stack. */
+	make_event(&e, (uint32_t)getpid());
+	assert_int_equal(agent_collect_add(f->c, &e, 1), 0);
+	e.flags = PROFILE_F_USTACK_TRUNCATED;
+	assert_int_equal(agent_collect_add(f->c, &e, 1), 0);
+	e.flags = 0;
+	e.ustack_n = -14;
+	assert_int_equal(agent_collect_add(f->c, &e, 1), 0);
+	agent_collect_profiles_free(ps, agent_collect_take(f->c, 0, 10, &ps));
+	/* Processes already gone (named from their comm): 5, 4 and 1 samples. */
+	make_event(&e, 0);
+	add_in_intervals(f->c, &e, 0x3ffffff0, "alpha", 5);
+	add_in_intervals(f->c, &e, 0x3ffffff1, "beta", 4);
+	add_in_intervals(f->c, &e, 0x3ffffff2, "gamma", 1);
+
+	n = agent_collect_binary_stats(f->c, top, 2, &other);
+	assert_int_equal(n, 2);
+	assert_string_equal(top[0].exe, "alpha");
+	assert_true(top[0].samples == 5 && top[0].no_user_stack == 0);
+	assert_string_equal(top[1].exe, "beta");
+	assert_true(top[1].samples == 4);
+	/* The rest summed: this process's 3 and gamma's 1. */
+	assert_string_equal(other.exe, "other");
+	assert_true(other.samples == 4);
+	assert_true(other.complete + other.truncated + other.no_user_stack == 4);
+	assert_true(other.truncated == 1 && other.no_user_stack == 1);
+
+	{
+		struct agent_binary_stats all[8];
+		bool found = false;
+
+		n = agent_collect_binary_stats(f->c, all, 8, &other);
+		assert_int_equal(n, 4);
+		assert_true(other.samples == 0);
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(all[i].exe, self))
+				continue;
+			found = true;
+			assert_true(all[i].samples == 3 && all[i].complete == 1 &&
+				    all[i].truncated == 1 && all[i].no_user_stack == 1);
+			/* The executable's build ID, from its mapping. */
+			assert_int_equal(sym_elf_read_build_id(f->exe, bid, sizeof(bid)), 0);
+			assert_string_equal(all[i].build_id, bid);
+		}
+		assert_true(found);
+	}
+}
+
 static void test_jit_frames_named_from_perf_map(void **state)
 {
 	struct fixture *f = *state;
@@ -452,6 +525,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_stack_gets_a_root_marker, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_per_binary_unwind_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jit_frames_named_from_perf_map, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_short_lived_process_named_from_exec, setup,

@@ -673,6 +673,134 @@ static void test_views_30000_deep_on_a_small_stack(void **state)
 	store_head_free(h);
 }
 
+/* --- the translation cache: reuse, a growing head, reused addresses, pairs, source lines ---- */
+
+/* Flame graph, table and diff of @h as JSON text, through the request layer. */
+static void views_text(struct store_head *h, const char *extra_k, const char *extra_v, char **fg,
+		       char **tb, char **df)
+{
+	struct buf out;
+	struct prof_err err;
+	struct qh_args a = { { "type", CPU, "from", "0", "to", "now", extra_k, extra_v, NULL } };
+	struct qh_args d = { { "type", CPU, "a_from", "0", "a_to", "1700000001000", "b_from",
+			       "1700000001001", "b_to", "now", extra_k, extra_v, NULL } };
+
+	buf_init(&out, 0);
+	assert_int_equal(qh_run(h, "flamegraph", &a, &out, NULL, &err), 0);
+	*fg = xstrdup(out.p);
+	assert_int_equal(qh_run(h, "table", &a, &out, NULL, &err), 0);
+	*tb = xstrdup(out.p);
+	assert_int_equal(qh_run(h, "diff", &d, &out, NULL, &err), 0);
+	*df = xstrdup(out.p);
+	buf_release(&out);
+}
+
+static void test_translation_cache(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct query_stackset ss;
+	struct query_ss_cache_stats c0, c1;
+	char *fg[2], *tb[2], *df[2];
+
+	(void)state;
+	query_stackset_cache_clear();
+	qh_init(&p, "api", false);
+	/* work() lives in src/work.c from line 42 (pprof Function.start_line). */
+	struct model_line ln = { model_function_intern(&p, model_intern(&p, "work"), 0,
+						       model_intern(&p, "src/work.c"), 42),
+				 47, 0 };
+	uint32_t locs[2] = { qh_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0x40, &ln, 1) };
+	qh_add_locs(&p, locs, 2, 30, T0, NULL, 0);
+	qh_add(&p, "main;a;b", 10, T0);
+	qh_add(&p, "main;a;c", 5, T0 + 2000000000LL);
+	qh_head_add(h, &p);
+
+	collect_ok(h, NULL, &ss);
+	assert_true(stack_value(&ss, "main;a;b") == 10 && stack_value(&ss, "main;work") == 30);
+	const struct query_ss_srcloc *sl =
+		query_stackset_srcloc(&ss, strtab_find(&ss.names, "work", 4));
+	assert_non_null(sl);
+	assert_string_equal(ss.names.s[sl->file], "src/work.c");
+	assert_int_equal(sl->line, 42);
+	query_stackset_release(&ss);
+
+	/* Again: served from the cache, same answer. */
+	query_stackset_cache_stats(&c0);
+	collect_ok(h, NULL, &ss);
+	query_stackset_cache_stats(&c1);
+	assert_int_equal(c1.hits, c0.hits + 1);
+	assert_int_equal(c1.misses, c0.misses);
+	assert_true(ss.total == 45 && stack_value(&ss, "main;a;c") == 5);
+	query_stackset_release(&ss);
+
+	/* The head grows: only its new stacks are translated, old ones keep their names. */
+	qh_init(&p, "api", false);
+	qh_add(&p, "main;a;d", 7, T0 + 3000000000LL);
+	qh_head_add(h, &p);
+	collect_ok(h, NULL, &ss);
+	assert_true(ss.total == 52 && stack_value(&ss, "main;a;d") == 7 &&
+		    stack_value(&ss, "main;a;b") == 10);
+	query_stackset_release(&ss);
+
+	/* A stack filter on the cached path. */
+	struct query_filter f;
+	struct prof_err err;
+	prof_err_init(&err);
+	assert_int_equal(query_filter_init(&f, "^[cd]$", NULL, NULL, &err), 0);
+	collect_ok(h, &f, &ss);
+	assert_true(ss.total == 12 && ss.filtered_rows == 2 && ss.filtered_value == 40);
+	query_filter_release(&f);
+	query_stackset_release(&ss);
+
+	/* Cached and uncached (a frame filter hiding nothing) views agree byte for byte. */
+	views_text(h, NULL, NULL, &fg[0], &tb[0], &df[0]);
+	views_text(h, "frame_filter", "^nothing$", &fg[1], &tb[1], &df[1]);
+	assert_string_equal(fg[0], fg[1]);
+	assert_string_equal(tb[0], tb[1]);
+	assert_string_equal(df[0], df[1]);
+	assert_non_null(strstr(tb[0], "\"name\":\"work\",\"self\":30,\"total\":30,"
+				      "\"self_samples\":1,\"total_samples\":1,"
+				      "\"file\":\"src/work.c\",\"line\":42}"));
+	for (int i = 0; i < 2; i++) {
+		free(fg[i]);
+		free(tb[i]);
+		free(df[i]);
+	}
+
+	/* The pair: A in bucket 0, B in bucket 1, one trie. */
+	struct store *st;
+	struct query_stackset_params pa = { .type = CPU, .from_ns = 0, .to_ns = T0 + 1000000000LL };
+	struct query_stackset_params pb = { .type = CPU,
+					    .from_ns = T0 + 1000000001LL,
+					    .to_ns = INT64_MAX };
+	store_open_head(h, &st);
+	assert_int_equal(query_stackset_collect_pair(st, &pa, &pb, &ss, &err), 0);
+	store_close(st);
+	assert_int_equal(ss.nbuckets, 2);
+	int64_t side[2] = { 0, 0 };
+	for (size_t i = 0; i < ss.entries.n; i++)
+		side[ss.entries.v[i].bucket] += ss.entries.v[i].value;
+	assert_true(side[0] == 40 && side[1] == 12);
+	query_stackset_release(&ss);
+	store_head_free(h);
+
+	/*
+	 * Another head, maybe at the same address, with the same shape but other
+	 * names: the fingerprint tells them apart.
+	 */
+	for (int round = 0; round < 3; round++) {
+		h = store_head_new();
+		qh_init(&p, "api", false);
+		qh_add(&p, round ? "x;y;z" : "main;a;b", 10, T0);
+		qh_head_add(h, &p);
+		collect_ok(h, NULL, &ss);
+		assert_true(stack_value(&ss, round ? "x;y;z" : "main;a;b") == 10);
+		query_stackset_release(&ss);
+		store_head_free(h);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -685,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_unsymbolized_frames_granularity_and_export),
 		cmocka_unit_test(test_stackset_from_profile_groups_by_sample_labels),
 		cmocka_unit_test(test_views_30000_deep_on_a_small_stack),
+		cmocka_unit_test(test_translation_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

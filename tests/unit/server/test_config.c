@@ -43,6 +43,8 @@ static const char full[] = "default_dataset: prod\n"
 			   "datasets:\n"
 			   "  - name: prod\n"
 			   "    retention: 30d\n"
+			   "    head_max_bytes: 64MiB\n"
+			   "    block_duration: 30m\n"
 			   "    rules:\n"
 			   "      - action: drop\n"
 			   "        type: 'memory:*'\n"
@@ -66,6 +68,7 @@ static const char full[] = "default_dataset: prod\n"
 			   "  max_body: 8MiB\n"
 			   "  max_ratio: 50\n"
 			   "  max_series: 7\n"
+			   "  max_active_series: 12345\n"
 			   "  max_inflight: 3\n"
 			   "  retry_after: 5s\n";
 
@@ -81,6 +84,9 @@ static void test_config_full_file_loads_every_field(void **state)
 	assert_int_equal(c.ndatasets, 2);
 	assert_string_equal(c.datasets[0].name, "prod");
 	assert_true(c.datasets[0].retention_ns == 30LL * 86400 * 1000000000LL);
+	assert_true(c.datasets[0].head_max_bytes == 64ULL << 20);
+	assert_true(c.datasets[0].block_duration_ns == 1800LL * 1000000000LL);
+	assert_true(c.datasets[1].head_max_bytes == 0 && c.datasets[1].block_duration_ns == 0);
 	assert_int_equal(c.datasets[0].nrules, 3);
 	assert_int_equal(c.datasets[0].rules[0].action, SERVER_RULE_DROP);
 	assert_string_equal(c.datasets[0].rules[0].type, "memory:*");
@@ -98,6 +104,7 @@ static void test_config_full_file_loads_every_field(void **state)
 	assert_int_equal(c.limits.max_body, 8 << 20);
 	assert_int_equal(c.limits.max_ratio, 50);
 	assert_int_equal(c.limits.max_series, 7);
+	assert_int_equal(c.limits.max_active_series, 12345);
 	assert_int_equal(c.limits.retry_after_s, 5);
 	server_limits_fill_defaults(&c.limits, 1 << 20);
 	assert_int_equal(c.limits.max_body, 8 << 20);	      /* kept */
@@ -114,6 +121,10 @@ static void test_config_mistakes_name_line_and_key(void **state)
 		{ "datasets: [ {name: a} ]\nbogus: 1\n", ":2: top level: unknown key 'bogus'" },
 		{ "datasets:\n  - name: Bad/Name\n", "is not a dataset name" },
 		{ "datasets:\n  - name: a\n  - name: a\n", "listed twice" },
+		{ "datasets:\n  - name: a\n    head_max_bytes: 1KiB\n",
+		  ":3: datasets[].head_max_bytes: at least 1MiB" },
+		{ "datasets:\n  - name: a\n    block_duration: 10s\n",
+		  "datasets[].block_duration: expected a duration from 1m to 7d" },
 		{ "datasets:\n  - name: a\n    rules:\n      - action: keep\n",
 		  "action keep needs 'fraction'" },
 		{ "datasets:\n  - name: a\n    rules:\n      - action: keep\n        fraction: 2\n",

@@ -10,7 +10,11 @@
  * order and rows naming a stack without leaf count; a flipped byte in
  * any of the four files is caught by store_block_check with the file and
  * an offset inside the damaged chunk or frame; truncated files and
- * foreign files are refused.
+ * foreign files are refused. Per-sample attribute sets: a block without
+ * them has no ATTR, SATK or PATR chunk; with them every row reads back
+ * with its set (labels and link), SATK names the attributes, the writer
+ * refuses a set id out of range, and a flipped byte in an ATR frame is
+ * named with the frame's offset.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -98,12 +102,14 @@ static int cmp_row(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
+static bool g_rollup; /* write_block writes the rollup (RSER) */
+
 /* Write @h as block @id under @dir/blocks; returns the block directory. */
 static char *write_block(const char *dir, struct store_head *h, uint64_t id, uint32_t page_rows)
 {
-	struct store_block_write_opts o = { .zstd_level = 3,
-					    .ts_resolution_ns = MS,
-					    .page_rows = page_rows };
+	struct store_block_write_opts o = {
+		.zstd_level = 3, .ts_resolution_ns = MS, .page_rows = page_rows, .rollup = g_rollup
+	};
 	struct store_block_writer *w;
 	struct store_block_info info = { .level = 1, .wal_first = 3, .wal_last = 4 };
 	struct prof_err err;
@@ -123,7 +129,10 @@ static char *write_block(const char *dir, struct store_head *h, uint64_t id, uin
 			leaf[ser[i].rows[r].stack]++;
 	}
 	qsort(ser, ns, sizeof(*ser), cmp_ser);
-	assert_int_equal(store_block_writer_symbols(w, store_head_dict(h), nodes, nn, leaf, &err),
+	size_t nsets;
+	const struct store_attr_set *sets = store_head_attrs(h, &nsets);
+	assert_int_equal(store_block_writer_symbols(w, store_head_dict(h), nodes, nn, leaf, sets,
+						    nsets, &err),
 			 0);
 	for (size_t i = 0; i < ns; i++) {
 		struct store_row *tmp = xmalloc(sizeof(*tmp) * ser[i].s->nrows);
@@ -243,7 +252,9 @@ static void test_block_round_trip_with_gc_preorder_and_ranked_leaves(void **stat
 	tl_totals_init(&got);
 	buf_init(&key, 0);
 	head_totals(f->h, &want);
-	struct store_source src = { 1, false, &sy->dict, sy->nodes, sy->nnodes };
+	struct store_source src = {
+		1, false, &sy->dict, sy->nodes, sy->nnodes, sy->sets, sy->nsets
+	};
 	for (uint32_t s = 0; s < b->nseries; s++) {
 		const struct store_block_series *se = &b->series[s];
 		int64_t last = INT64_MIN;
@@ -418,8 +429,8 @@ static void test_block_writer_refuses_bad_input(void **state)
 	uint64_t leaf[3] = { 0, 0, 2 };
 	struct model_profile d;
 	struct store_label l1 = { "k", "b" }, l0 = { "k", "a" };
-	struct store_row rows[2] = { { T0, 1, 2 }, { T0 + MS, 1, 2 } };
-	struct store_row bad[1] = { { T0, 1, 1 } };
+	struct store_row rows[2] = { { T0, 1, 2, 0 }, { T0 + MS, 1, 2, 0 } };
+	struct store_row bad[1] = { { T0, 1, 1, 0 } };
 
 	model_profile_init(&d);
 	struct model_line ln = { 0 };
@@ -427,7 +438,7 @@ static void test_block_writer_refuses_bad_input(void **state)
 	model_location_add(&d, 0, 0, &ln, 1);
 	prof_err_init(&err);
 	assert_int_equal(store_block_writer_new(blocks, 7, NULL, &w, &err), 0);
-	assert_int_equal(store_block_writer_symbols(w, &d, nodes, 3, leaf, &err), 0);
+	assert_int_equal(store_block_writer_symbols(w, &d, nodes, 3, leaf, NULL, 0, &err), 0);
 	/* a row naming node 1, which has no leaf count */
 	assert_int_equal(store_block_writer_series(w, "t", &l0, 1, bad, 1, &err), -EINVAL);
 	prof_err_init(&err);
@@ -442,7 +453,7 @@ static void test_block_writer_refuses_bad_input(void **state)
 	/* announced leaf counts that the rows do not meet */
 	leaf[2] = 5;
 	assert_int_equal(store_block_writer_new(blocks, 8, NULL, &w, &err), 0);
-	assert_int_equal(store_block_writer_symbols(w, &d, nodes, 3, leaf, &err), 0);
+	assert_int_equal(store_block_writer_symbols(w, &d, nodes, 3, leaf, NULL, 0, &err), 0);
 	assert_int_equal(store_block_writer_series(w, "t", &l1, 1, rows, 2, &err), 0);
 	prof_err_init(&err);
 	struct store_block_info info = { .level = 1 };
@@ -509,6 +520,230 @@ static void test_block_flipped_byte_in_each_file_is_named_with_offset(void **sta
 	free(copy);
 }
 
+/* A head whose samples carry thread attributes (some none) and links (some). */
+static void fill_head_attrs(struct store_head *h)
+{
+	static const char *const st[] = { "main;a;b", "main;a;c", "main;d" };
+	struct prof_err err;
+
+	for (int i = 0; i < 12; i++) {
+		struct model_profile p;
+
+		tl_profile_init(&p, i % 2 ? "h1" : "h0");
+		for (int k = 0; k < 40; k++) {
+			struct model_label l[2];
+			uint32_t nl = 0, link = 0;
+
+			memset(l, 0, sizeof(l));
+			tl_sample(&p, st[(i + k) % 3], 1 + k % 5, T0 + (int64_t)(i * 40 + k) * MS);
+			if (k % 4 != 3) {
+				char name[16];
+
+				snprintf(name, sizeof(name), "t%d", k % 3);
+				l[nl].key = model_intern(&p, "thread.name");
+				l[nl++].str = model_intern(&p, name);
+				l[nl].key = model_intern(&p, "thread.id");
+				l[nl++].num = 100 + k % 3;
+			}
+			if (k % 5 == 0) {
+				struct model_link ln;
+
+				memset(&ln, 0, sizeof(ln));
+				ln.trace_id[0] = (uint8_t)(1 + k % 2);
+				ln.span_id[7] = (uint8_t)k;
+				VEC_PUSH(&p.links, ln);
+				link = (uint32_t)p.links.n - 1;
+			}
+			struct model_sample *sm = &p.samples.v[p.samples.n - 1];
+			sm->label_off = (uint32_t)p.labels.n;
+			sm->nlabels = nl;
+			sm->link = link;
+			for (uint32_t j = 0; j < nl; j++)
+				VEC_PUSH(&p.labels, l[j]);
+		}
+		prof_err_init(&err);
+		assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+		model_profile_release(&p);
+	}
+}
+
+/* "series|stack@ts#labels@link" of each row, through the sets of @sets. */
+static void attr_key(struct buf *b, const struct store_source *src, const struct store_series *s,
+		     const struct store_row *r, const struct store_attr_set *sets)
+{
+	const struct store_attr_set *a = &sets[r->attrs];
+
+	buf_reset(b);
+	tl_series_key(s, b);
+	tl_folded(src, r->stack, b);
+	buf_addf(b, "@%" PRId64 "#", (int64_t)(r->ts_ns / MS * MS));
+	for (uint32_t j = 0; j < a->nlabels; j++)
+		buf_addf(b, "%s=%s,", a->labels[j].name, a->labels[j].value);
+	if (a->has_link)
+		buf_addf(b, "@%02x%02x", a->trace_id[0], a->span_id[7]);
+}
+
+static void test_block_attribute_sets_round_trip_and_damage(void **state)
+{
+	struct fixture *f = *state;
+	struct store_head *h = store_head_new();
+	struct store_block *b = NULL;
+	struct store_block_syms *sy = NULL;
+	struct store_block_scratch sc = { 0 };
+	struct store_chunkfile cf;
+	struct tl_totals want, got;
+	struct prof_err err;
+	struct buf k;
+	size_t nsets;
+
+	/* The fixture's block has no attributes: none of the new chunks. */
+	char *p = xasprintf("%s/samples", f->bdir);
+	prof_err_init(&err);
+	assert_int_equal(store_chunkfile_open(&cf, p, STORE_BLOCK_MAGIC_SAMPLES,
+					      STORE_BLOCK_VERSION, true, &err),
+			 0);
+	assert_null(store_chunkfile_find(&cf, "PATR"));
+	store_chunkfile_close(&cf);
+	free(p);
+	assert_int_equal(store_block_open(f->bdir, &b, &err), 0);
+	assert_null(b->attr_cols);
+	assert_int_equal(b->nakeys, 0);
+	store_block_free(b);
+
+	fill_head_attrs(h);
+	const struct store_attr_set *hs = store_head_attrs(h, &nsets);
+	/* (t0..t2 or none) x (two traces x spans, or none): more than the empty set */
+	assert_true(nsets > 4);
+	g_rollup = true;
+	char *bdir = write_block(f->dir, h, 0x77, 16);
+	g_rollup = false;
+	prof_err_init(&err);
+	assert_int_equal(store_block_check(bdir, NULL, &err), 0);
+	assert_int_equal(store_block_open(bdir, &b, &err), 0);
+	assert_non_null(b->attr_cols);
+	assert_int_equal(b->nakeys, 2);
+	assert_true(store_block_has_attr_key(b, "thread.name"));
+	assert_true(store_block_has_attr_key(b, "thread.id"));
+	assert_false(store_block_has_attr_key(b, "host.name"));
+	assert_int_equal(store_block_syms_load(b, &sy, &err), 0);
+	assert_int_equal(sy->nsets, nsets);
+	/* The rollup: per series, rows per leaf add up to the series' rows
+	 * (store_block_check compared every entry with the pages above). */
+	assert_non_null(sy->rsum);
+	for (uint32_t s = 0; s < b->nseries; s++) {
+		uint64_t rows = 0;
+
+		for (uint64_t e = sy->rsum_off[s]; e < sy->rsum_off[s + 1]; e++)
+			rows += sy->rsum[e].rows;
+		assert_int_equal(rows, b->series[s].pub.nrows);
+	}
+
+	/* Every row with its set, as the head has it. */
+	buf_init(&k, 0);
+	tl_totals_init(&want);
+	tl_totals_init(&got);
+	struct store_source hsrc = { 0 }, bsrc = { 0 };
+	hsrc.dict = store_head_dict(h);
+	hsrc.stacks = store_head_stacks(h, &hsrc.nstacks);
+	bsrc.dict = &sy->dict;
+	bsrc.stacks = sy->nodes;
+	bsrc.nstacks = sy->nnodes;
+	for (size_t i = 0; i < store_head_nseries(h); i++) {
+		const struct store_row *rows;
+		const struct store_series *s = store_head_series_at(h, i, &rows);
+
+		for (uint64_t r = 0; r < s->nrows; r++) {
+			attr_key(&k, &hsrc, s, &rows[r], hs);
+			tl_totals_add(&want, k.p, k.len, rows[r].value, 1);
+		}
+	}
+	for (uint32_t pg = 0; pg < b->meta.npages; pg++) {
+		assert_int_equal(store_block_page_rows(b, pg, sy, INT64_MIN, INT64_MAX, &sc, &err),
+				 0);
+		for (size_t r = 0; r < sc.rows.n; r++) {
+			attr_key(&k, &bsrc, &b->series[b->pages[pg].series].pub, &sc.rows.v[r],
+				 sy->sets);
+			tl_totals_add(&got, k.p, k.len, sc.rows.v[r].value, 1);
+		}
+	}
+	assert_true(tl_totals_equal(&want, &got));
+	assert_true(want.keys.n > 100);
+	tl_totals_release(&want);
+	tl_totals_release(&got);
+	buf_release(&k);
+
+	/* A flipped byte in an ATR frame: named with the frame's offset. */
+	const struct store_block_col_ref *ar = NULL;
+	for (uint32_t pg = 0; pg < b->meta.npages && !ar; pg++)
+		if (b->attr_cols[pg].raw_len)
+			ar = &b->attr_cols[pg];
+	assert_non_null(ar);
+	uint64_t at = ar->offset;
+	p = xasprintf("%s/samples", bdir);
+	flip(p, at + ar->stored_len / 2);
+	prof_err_init(&err);
+	assert_int_not_equal(store_block_check(bdir, NULL, &err), 0);
+	print_message("ATR: %s (offset %" PRId64 ")\n", err.msg, err.offset);
+	assert_non_null(strstr(err.msg, "samples"));
+	assert_int_equal(err.offset, (int64_t)at);
+	flip(p, at + ar->stored_len / 2); /* repaired */
+	/* A flipped byte in the rollup: check names it; loading ignores the
+	 * rollup (scans then read the rows) instead of losing the block. */
+	{
+		struct store_chunkfile sf;
+
+		assert_int_equal(store_chunkfile_open(&sf, p, STORE_BLOCK_MAGIC_SAMPLES,
+						      STORE_BLOCK_VERSION, false, &err),
+				 0);
+		const struct store_chunkfile_entry *re = store_chunkfile_find(&sf, "RSER");
+		assert_non_null(re);
+		uint64_t roff = re->offset + re->stored_len / 2;
+		store_chunkfile_close(&sf);
+		flip(p, roff);
+		prof_err_init(&err);
+		assert_int_not_equal(store_block_check(bdir, NULL, &err), 0);
+		print_message("RSER: %s\n", err.msg);
+		assert_non_null(strstr(err.msg, "RSER"));
+		struct store_block_syms *sy2 = NULL;
+		prof_err_init(&err);
+		assert_int_equal(store_block_syms_load(b, &sy2, &err), 0);
+		assert_null(sy2->rsum);
+		store_block_syms_free(sy2);
+	}
+	free(p);
+	store_block_syms_free(sy);
+	store_block_free(b);
+	store_block_scratch_release(&sc);
+
+	/* The writer refuses a set id outside the table it was given. */
+	{
+		struct store_block_writer *w;
+		struct model_profile d;
+		struct store_stack_node nodes[2] = { { 0, 0 }, { 0, 1 } };
+		uint64_t leaf[2] = { 0, 1 };
+		struct store_label l0 = { "host.name", "a" };
+		struct store_row bad[1] = { { T0, 1, 1, 5 } };
+		char *blocks = xasprintf("%s/blocks", f->dir);
+		struct model_line ln = { 0 };
+
+		model_profile_init(&d);
+		ln.function = model_function_intern(&d, model_intern(&d, "f"), 0, 0, 0);
+		model_location_add(&d, 0, 0, &ln, 1);
+		prof_err_init(&err);
+		assert_int_equal(store_block_writer_new(blocks, 0x99, NULL, &w, &err), 0);
+		assert_int_equal(store_block_writer_symbols(w, &d, nodes, 2, leaf, hs, nsets, &err),
+				 0);
+		bad[0].attrs = (uint32_t)nsets;
+		assert_int_equal(store_block_writer_series(w, "t", &l0, 1, bad, 1, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "attribute set"));
+		store_block_writer_free(w);
+		model_profile_release(&d);
+		free(blocks);
+	}
+	free(bdir);
+	store_head_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +757,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_block_flipped_byte_in_each_file_is_named_with_offset, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_block_attribute_sets_round_trip_and_damage,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * fuzz_otlp_direct.c - libFuzzer target comparing the two OTLP decoders:
+ * whenever the direct one (src/format/otlp_direct.c) accepts a byte
+ * string, the protobuf-c one (fmt_otlp_decode_pbc) must accept it too and
+ * build identical model profiles (same string ids, tables, samples and
+ * labels); when it falls back it must leave its output empty. Build and
+ * run: scripts/fuzz.sh (seeds: the corpus as OTLP protobuf).
+ */
+#include "base/compat.h"
+#include "base/err.h"
+#include "format/otlp.h"
+#include "model/profile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SAME(x, y) PROF_ASSERT((x) == (y))
+
+static void same_labels(const struct model_label *a, const struct model_label *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		SAME(a[i].key, b[i].key);
+		SAME(a[i].str, b[i].str);
+		SAME(a[i].num, b[i].num);
+		SAME(a[i].num_unit, b[i].num_unit);
+	}
+}
+
+static void same_profile(const struct model_profile *a, const struct model_profile *b)
+{
+	SAME(a->strings.n, b->strings.n);
+	for (uint32_t i = 0; i < a->strings.n; i++) {
+		SAME(a->strings.len[i], b->strings.len[i]);
+		PROF_ASSERT(memcmp(a->strings.s[i], b->strings.s[i], a->strings.len[i]) == 0);
+	}
+	SAME(a->mappings.n, b->mappings.n);
+	for (size_t i = 0; i < a->mappings.n; i++) {
+		const struct model_mapping *x = &a->mappings.v[i], *y = &b->mappings.v[i];
+
+		SAME(x->memory_start, y->memory_start);
+		SAME(x->memory_limit, y->memory_limit);
+		SAME(x->file_offset, y->file_offset);
+		SAME(x->filename, y->filename);
+		SAME(x->build_id, y->build_id);
+		SAME(x->has_functions, y->has_functions);
+		SAME(x->has_filenames, y->has_filenames);
+		SAME(x->has_line_numbers, y->has_line_numbers);
+		SAME(x->has_inline_frames, y->has_inline_frames);
+	}
+	SAME(a->functions.n, b->functions.n);
+	for (size_t i = 0; i < a->functions.n; i++) {
+		SAME(a->functions.v[i].name, b->functions.v[i].name);
+		SAME(a->functions.v[i].system_name, b->functions.v[i].system_name);
+		SAME(a->functions.v[i].filename, b->functions.v[i].filename);
+		SAME(a->functions.v[i].start_line, b->functions.v[i].start_line);
+	}
+	SAME(a->locations.n, b->locations.n);
+	for (size_t i = 0; i < a->locations.n; i++) {
+		const struct model_location *x = &a->locations.v[i], *y = &b->locations.v[i];
+
+		SAME(x->mapping, y->mapping);
+		SAME(x->address, y->address);
+		SAME(x->line_off, y->line_off);
+		SAME(x->nlines, y->nlines);
+		SAME(x->is_folded, y->is_folded);
+		SAME(x->frame_type, y->frame_type);
+	}
+	SAME(a->lines.n, b->lines.n);
+	for (size_t i = 0; i < a->lines.n; i++) {
+		SAME(a->lines.v[i].function, b->lines.v[i].function);
+		SAME(a->lines.v[i].line, b->lines.v[i].line);
+		SAME(a->lines.v[i].column, b->lines.v[i].column);
+	}
+	SAME(a->links.n, b->links.n);
+	for (size_t i = 0; i < a->links.n; i++)
+		PROF_ASSERT(memcmp(&a->links.v[i], &b->links.v[i], sizeof(a->links.v[i])) == 0);
+	SAME(a->sample_types.n, b->sample_types.n);
+	for (size_t i = 0; i < a->sample_types.n; i++) {
+		SAME(a->sample_types.v[i].type, b->sample_types.v[i].type);
+		SAME(a->sample_types.v[i].unit, b->sample_types.v[i].unit);
+	}
+	SAME(a->samples.n, b->samples.n);
+	for (size_t i = 0; i < a->samples.n; i++) {
+		const struct model_sample *x = &a->samples.v[i], *y = &b->samples.v[i];
+
+		SAME(x->stack_off, y->stack_off);
+		SAME(x->nstack, y->nstack);
+		SAME(x->value_off, y->value_off);
+		SAME(x->label_off, y->label_off);
+		SAME(x->nlabels, y->nlabels);
+		SAME(x->link, y->link);
+		SAME(x->timestamp_ns, y->timestamp_ns);
+	}
+	SAME(a->stack_locs.n, b->stack_locs.n);
+	for (size_t i = 0; i < a->stack_locs.n; i++)
+		SAME(a->stack_locs.v[i], b->stack_locs.v[i]);
+	SAME(a->values.n, b->values.n);
+	for (size_t i = 0; i < a->values.n; i++)
+		SAME(a->values.v[i], b->values.v[i]);
+	SAME(a->labels.n, b->labels.n);
+	same_labels(a->labels.v, b->labels.v, a->labels.n);
+	SAME(a->attrs.n, b->attrs.n);
+	same_labels(a->attrs.v, b->attrs.v, a->attrs.n);
+	SAME(a->comments.n, b->comments.n);
+	for (size_t i = 0; i < a->comments.n; i++)
+		SAME(a->comments.v[i], b->comments.v[i]);
+	SAME(a->period_type.type, b->period_type.type);
+	SAME(a->period_type.unit, b->period_type.unit);
+	SAME(a->period, b->period);
+	SAME(a->time_ns, b->time_ns);
+	SAME(a->duration_ns, b->duration_ns);
+	SAME(a->default_sample_type, b->default_sample_type);
+	SAME(a->drop_frames, b->drop_frames);
+	SAME(a->keep_frames, b->keep_frames);
+	SAME(a->name, b->name);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fmt_otlp_batch d, r;
+	struct prof_err err;
+	int rd, rr;
+
+	/* The sample cap bounds what a tiny input can expand to (values x timestamps). */
+	rd = fmt_otlp_decode_direct(data, size, 1u << 20, &d);
+	PROF_ASSERT(rd == 0 || rd == FMT_OTLP_FALLBACK);
+	if (rd) {
+		PROF_ASSERT(d.n == 0 && d.profiles == NULL);
+		return 0;
+	}
+	prof_err_init(&err);
+	rr = fmt_otlp_decode_pbc(data, size, 1u << 20, &r, &err);
+	PROF_ASSERT(rr == 0);
+	SAME(d.n, r.n);
+	for (size_t i = 0; i < d.n; i++)
+		same_profile(&d.profiles[i], &r.profiles[i]);
+	fmt_otlp_batch_release(&d);
+	fmt_otlp_batch_release(&r);
+	return 0;
+}

@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_otlp_direct.c - the direct OTLP decoder (src/format/otlp_direct.c)
+ * against the protobuf-c one (fmt_otlp_decode_pbc): on every input both
+ * accept, the model profiles must be identical (same string ids, tables,
+ * samples, labels); on every input the direct decoder takes (returns 0),
+ * protobuf-c must succeed too. Inputs: every file of the shared corpus
+ * ($PROFD_CORPUS, else ../shared/corpus) decoded and re-encoded as OTLP,
+ * hand-made requests in the shapes other producers use (resource
+ * attributes by key_strindex / string_value_strindex as the spec's example
+ * and the eBPF profiler write, packed and unpacked repeated fields, unknown
+ * fields, links, bool/double/bytes values, a scalar sent twice), and
+ * thousands of mutations of them (bit flips, truncations, inserted bytes).
+ */
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "format/detect.h"
+#include "format/otlp.h"
+#include "model/profile.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+/* ---- model equality ----------------------------------------------------------- */
+
+#define EQ(field) assert_true(a->field == b->field)
+
+static void eq_profile(const struct model_profile *a, const struct model_profile *b)
+{
+	assert_int_equal(a->strings.n, b->strings.n);
+	for (uint32_t i = 0; i < a->strings.n; i++) {
+		assert_int_equal(a->strings.len[i], b->strings.len[i]);
+		assert_memory_equal(a->strings.s[i], b->strings.s[i], a->strings.len[i]);
+	}
+	assert_int_equal(a->mappings.n, b->mappings.n);
+	for (size_t i = 0; i < a->mappings.n; i++) {
+		const struct model_mapping *x = &a->mappings.v[i], *y = &b->mappings.v[i];
+
+		assert_true(x->memory_start == y->memory_start &&
+			    x->memory_limit == y->memory_limit &&
+			    x->file_offset == y->file_offset && x->filename == y->filename &&
+			    x->build_id == y->build_id && x->has_functions == y->has_functions &&
+			    x->has_filenames == y->has_filenames &&
+			    x->has_line_numbers == y->has_line_numbers &&
+			    x->has_inline_frames == y->has_inline_frames);
+	}
+	assert_int_equal(a->functions.n, b->functions.n);
+	for (size_t i = 0; i < a->functions.n; i++) {
+		const struct model_function *x = &a->functions.v[i], *y = &b->functions.v[i];
+
+		assert_true(x->name == y->name && x->system_name == y->system_name &&
+			    x->filename == y->filename && x->start_line == y->start_line);
+	}
+	assert_int_equal(a->locations.n, b->locations.n);
+	for (size_t i = 0; i < a->locations.n; i++) {
+		const struct model_location *x = &a->locations.v[i], *y = &b->locations.v[i];
+
+		assert_true(x->mapping == y->mapping && x->address == y->address &&
+			    x->line_off == y->line_off && x->nlines == y->nlines &&
+			    x->is_folded == y->is_folded && x->frame_type == y->frame_type);
+	}
+	assert_int_equal(a->lines.n, b->lines.n);
+	for (size_t i = 0; i < a->lines.n; i++)
+		assert_true(a->lines.v[i].function == b->lines.v[i].function &&
+			    a->lines.v[i].line == b->lines.v[i].line &&
+			    a->lines.v[i].column == b->lines.v[i].column);
+	assert_int_equal(a->links.n, b->links.n);
+	for (size_t i = 0; i < a->links.n; i++)
+		assert_memory_equal(&a->links.v[i], &b->links.v[i], sizeof(a->links.v[i]));
+	assert_int_equal(a->sample_types.n, b->sample_types.n);
+	for (size_t i = 0; i < a->sample_types.n; i++)
+		assert_true(a->sample_types.v[i].type == b->sample_types.v[i].type &&
+			    a->sample_types.v[i].unit == b->sample_types.v[i].unit);
+	assert_int_equal(a->samples.n, b->samples.n);
+	for (size_t i = 0; i < a->samples.n; i++) {
+		const struct model_sample *x = &a->samples.v[i], *y = &b->samples.v[i];
+
+		assert_true(x->stack_off == y->stack_off && x->nstack == y->nstack &&
+			    x->value_off == y->value_off && x->label_off == y->label_off &&
+			    x->nlabels == y->nlabels && x->link == y->link &&
+			    x->timestamp_ns == y->timestamp_ns);
+	}
+	assert_int_equal(a->stack_locs.n, b->stack_locs.n);
+	if (a->stack_locs.n)
+		assert_memory_equal(a->stack_locs.v, b->stack_locs.v,
+				    a->stack_locs.n * sizeof(*a->stack_locs.v));
+	assert_int_equal(a->values.n, b->values.n);
+	if (a->values.n)
+		assert_memory_equal(a->values.v, b->values.v, a->values.n * sizeof(*a->values.v));
+	assert_int_equal(a->labels.n, b->labels.n);
+	for (size_t i = 0; i < a->labels.n; i++)
+		assert_true(a->labels.v[i].key == b->labels.v[i].key &&
+			    a->labels.v[i].str == b->labels.v[i].str &&
+			    a->labels.v[i].num == b->labels.v[i].num &&
+			    a->labels.v[i].num_unit == b->labels.v[i].num_unit);
+	assert_int_equal(a->attrs.n, b->attrs.n);
+	for (size_t i = 0; i < a->attrs.n; i++)
+		assert_true(a->attrs.v[i].key == b->attrs.v[i].key &&
+			    a->attrs.v[i].str == b->attrs.v[i].str &&
+			    a->attrs.v[i].num == b->attrs.v[i].num &&
+			    a->attrs.v[i].num_unit == b->attrs.v[i].num_unit);
+	assert_int_equal(a->comments.n, b->comments.n);
+	EQ(period_type.type);
+	EQ(period_type.unit);
+	EQ(period);
+	EQ(time_ns);
+	EQ(duration_ns);
+	EQ(default_sample_type);
+	EQ(drop_frames);
+	EQ(keep_frames);
+	EQ(name);
+}
+
+/*
+ * Both decoders on @data: returns true when the direct one took it. When
+ * it did, protobuf-c must agree exactly.
+ */
+static bool differential(const void *data, size_t n, size_t max_samples)
+{
+	struct fmt_otlp_batch d, r;
+	struct prof_err err;
+	int rd, rr;
+
+	rd = fmt_otlp_decode_direct(data, n, max_samples, &d);
+	assert_true(rd == 0 || rd == FMT_OTLP_FALLBACK);
+	prof_err_init(&err);
+	rr = fmt_otlp_decode_pbc(data, n, max_samples, &r, &err);
+	if (rd == 0) {
+		if (rr != 0)
+			fail_msg("direct decoder accepted what protobuf-c rejects: %s", err.msg);
+		assert_int_equal(d.n, r.n);
+		for (size_t i = 0; i < d.n; i++)
+			eq_profile(&d.profiles[i], &r.profiles[i]);
+	} else {
+		assert_int_equal(d.n, 0);
+	}
+	fmt_otlp_batch_release(&d);
+	fmt_otlp_batch_release(&r);
+	return rd == 0;
+}
+
+/* Cheap deterministic mutations of @in; returns how many the direct path took. */
+static size_t mutate(const struct buf *in, unsigned rounds, uint64_t seed)
+{
+	struct buf m = BUF_INIT;
+	size_t took = 0;
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+
+	buf_init(&m, 0);
+	for (unsigned r = 0; r < rounds && in->len; r++) {
+		size_t at;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		at = (size_t)(s % in->len);
+		buf_reset(&m);
+		buf_add(&m, in->p, in->len);
+		switch (r % 4) {
+		case 0:
+			m.p[at] ^= (char)(1u << ((s >> 32) % 8));
+			break;
+		case 1:
+			m.len = at;
+			break;
+		case 2:
+			m.p[at] = (char)(s >> 40);
+			break;
+		default:
+			m.len = at;
+			buf_add(&m, "\x08\x01\x12\x00\x1a\x01", (s >> 20) % 6 + 1);
+			buf_add(&m, in->p + at, in->len - at);
+		}
+		took += differential(m.p ? m.p : "", m.len, 1u << 20);
+	}
+	buf_release(&m);
+	return took;
+}
+
+/* ---- the corpus ---------------------------------------------------------------- */
+
+static void test_corpus_agrees(void **state)
+{
+	const char *dir = getenv("PROFD_CORPUS") ? getenv("PROFD_CORPUS") : "../shared/corpus";
+	static const char *const folders[] = { "pprof",	     "pprof-legacy", "otlp",
+					       "collapsed",  "perf-script",  "speedscope",
+					       "cpuprofile", "jfr" };
+	size_t files = 0, took = 0;
+
+	(void)state;
+	for (size_t f = 0; f < PROF_ARRAY_SIZE(folders); f++) {
+		char path[4096];
+		DIR *d;
+		struct dirent *de;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, folders[f]);
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((de = readdir(d)) != NULL) {
+			struct buf data, enc = BUF_INIT;
+			struct model_profile p;
+			const struct model_profile *pp = &p;
+			struct prof_err err;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/%s", dir, folders[f], de->d_name);
+			buf_init(&data, 16u << 20); /* the big JFR recordings add nothing */
+			if (buf_read_file(&data, path)) {
+				buf_release(&data);
+				continue;
+			}
+			model_profile_init(&p);
+			prof_err_init(&err);
+			if (fmt_decode_any(data.p ? data.p : "", data.len, de->d_name, NULL, &p,
+					   &err) == 0 &&
+			    fmt_otlp_encode(&pp, 1, &enc) == 0) {
+				files++;
+				if (differential(enc.p, enc.len, 0))
+					took++;
+				else
+					print_message("direct decoder fell back on %s\n", path);
+				mutate(&enc, strcmp(folders[f], "jfr") ? 200 : 20, files);
+			}
+			model_profile_release(&p);
+			buf_release(&enc);
+			buf_release(&data);
+		}
+		closedir(d);
+	}
+	if (!files) {
+		print_message("skip: no corpus at %s (set PROFD_CORPUS)\n", dir);
+		return;
+	}
+	print_message("corpus: %zu files re-encoded as OTLP, direct decoder took %zu\n", files,
+		      took);
+	assert_int_equal(took, files); /* our own encoder's output never needs the fallback */
+}
+
+/* ---- hand-made requests ---------------------------------------------------------- */
+
+static void pv(struct buf *b, uint64_t v)
+{
+	do {
+		unsigned char c = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+
+		buf_add(b, &c, 1);
+		v >>= 7;
+	} while (v);
+}
+static void tag(struct buf *b, unsigned num, unsigned wt)
+{
+	pv(b, (uint64_t)num << 3 | wt);
+}
+static void fv(struct buf *b, unsigned num, uint64_t v)
+{
+	tag(b, num, 0);
+	pv(b, v);
+}
+static void fbytes(struct buf *b, unsigned num, const void *p, size_t n)
+{
+	tag(b, num, 2);
+	pv(b, n);
+	buf_add(b, p, n);
+}
+static void fstr(struct buf *b, unsigned num, const char *s)
+{
+	fbytes(b, num, s, strlen(s));
+}
+static void fmsg(struct buf *b, unsigned num, struct buf *m)
+{
+	fbytes(b, num, m->p ? m->p : "", m->len);
+	buf_reset(m);
+}
+static void f64(struct buf *b, unsigned num, uint64_t v)
+{
+	tag(b, num, 1);
+	for (int i = 0; i < 8; i++) {
+		unsigned char c = (unsigned char)(v >> (8 * i));
+
+		buf_add(b, &c, 1);
+	}
+}
+
+/*
+ * A request shaped like the OTel eBPF profiler's and the spec's example:
+ * resource attributes with key_strindex and string_value_strindex, sample
+ * attributes through the table, a link, a location with two lines and a
+ * frame type, a mapping with a build ID, values and timestamps side by
+ * side, repeated fields packed and unpacked, unknown fields. @variant
+ * changes one detail (see the cases).
+ */
+static void build_request(struct buf *out, int variant)
+{
+	static const char *const strs[] = {
+		"",
+		"cpu",
+		"nanoseconds",
+		"service.name",
+		"checkout",
+		"main",
+		"work",
+		"a.go",
+		"/bin/app",
+		"abc123",
+		"profile.frame.type",
+		"native",
+		"process.executable.build_id.gnu",
+		"thread.name",
+		"worker-1",
+		"samples",
+		"count",
+		"host.name",
+		"pprof.mapping.has_functions",
+		"pprof.profile.comment",
+		"tags",
+	};
+	struct buf dict = BUF_INIT, m = BUF_INIT, s = BUF_INIT, a = BUF_INIT, rp = BUF_INIT,
+		   sp = BUF_INIT, pr = BUF_INIT, v = BUF_INIT;
+
+	buf_init(&dict, 0);
+	buf_init(&m, 0);
+	buf_init(&s, 0);
+	buf_init(&a, 0);
+	buf_init(&rp, 0);
+	buf_init(&sp, 0);
+	buf_init(&pr, 0);
+	buf_init(&v, 0);
+	buf_reset(out);
+	/* mapping_table: zero, then /bin/app with build ID (attr 2) and has_functions (attr 4) */
+	fmsg(&dict, 1, &m);
+	fv(&m, 1, 0x400000);
+	fv(&m, 2, 0x500000);
+	fv(&m, 4, 8);
+	tag(&m, 5, 2);
+	pv(&m, 2);
+	pv(&m, 2);
+	pv(&m, 4);
+	fmsg(&dict, 1, &m);
+	/* location_table: zero; 1 = main+work inlined, frame type; 2 = address only */
+	fmsg(&dict, 2, &m);
+	fv(&m, 1, 1);
+	fv(&m, 2, 0x401234);
+	fv(&s, 1, 2);
+	fv(&s, 2, 42);
+	fmsg(&m, 3, &s);
+	fv(&s, 1, 1);
+	fv(&s, 2, 7);
+	fv(&s, 3, 3);
+	fmsg(&m, 3, &s);
+	fv(&m, 4, 1);
+	fmsg(&dict, 2, &m);
+	fv(&m, 1, 1);
+	fv(&m, 2, 0x401300);
+	if (variant == 3)
+		fv(&m, 2, 0x401301); /* a scalar sent twice: the last wins */
+	fmsg(&dict, 2, &m);
+	/* function_table */
+	fmsg(&dict, 3, &m);
+	fv(&m, 1, 5);
+	fv(&m, 3, 7);
+	fv(&m, 4, 10);
+	fmsg(&dict, 3, &m);
+	fv(&m, 1, 6);
+	fv(&m, 2, 6);
+	fmsg(&dict, 3, &m);
+	/* link_table: zero (all-zero ids, as writers should), one link */
+	fbytes(&m, 1, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16);
+	fbytes(&m, 2, "\0\0\0\0\0\0\0\0", 8);
+	fmsg(&dict, 4, &m);
+	fbytes(&m, 1, "0123456789abcdef", 16);
+	fbytes(&m, 2, "01234567", 8);
+	fmsg(&dict, 4, &m);
+	/* string_table */
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(strs); i++)
+		fstr(&dict, 5, strs[i]);
+	if (variant == 4)
+		fbytes(&dict, 5, "with\0nul", 8);
+	/* attribute_table: 0 zero, 1 frame type, 2 build id, 3 thread.name, 4 has_functions, 5 double, 6 bytes */
+	fmsg(&dict, 6, &m);
+	fv(&m, 1, 10);
+	fv(&v, 8, 11);
+	fmsg(&m, 2, &v);
+	fmsg(&dict, 6, &m);
+	fv(&m, 1, 12);
+	fstr(&v, 1, "abc123");
+	fmsg(&m, 2, &v);
+	fmsg(&dict, 6, &m);
+	fv(&m, 1, 13);
+	fv(&v, 8, 14);
+	fmsg(&m, 2, &v);
+	fmsg(&dict, 6, &m);
+	fv(&m, 1, 18);
+	fv(&v, 2, 1);
+	fmsg(&m, 2, &v);
+	fmsg(&dict, 6, &m);
+	fv(&m, 1, 17);
+	f64(&v, 4, 0x3ff8000000000000ull); /* 1.5 */
+	fmsg(&m, 2, &v);
+	fmsg(&dict, 6, &m);
+	fv(&m, 1, 17);
+	fbytes(&v, 7, "\x01\xab", 2);
+	fv(&m, 3, 16);
+	fmsg(&m, 2, &v);
+	fmsg(&dict, 6, &m);
+	/* 7: comments [string, int]; 8: tags [bool, double, strindex, bytes, empty] */
+	fv(&m, 1, 19);
+	fstr(&s, 1, "first comment");
+	fmsg(&a, 1, &s);
+	fv(&s, 3, 5);
+	fmsg(&a, 1, &s);
+	fmsg(&v, 5, &a);
+	fmsg(&m, 2, &v);
+	fmsg(&dict, 6, &m);
+	fv(&m, 1, 20);
+	fv(&s, 2, 1);
+	fmsg(&a, 1, &s);
+	f64(&s, 4, 0x3ff8000000000000ull);
+	fmsg(&a, 1, &s);
+	fv(&s, 8, 4);
+	fmsg(&a, 1, &s);
+	fbytes(&s, 7, "\x00\xff", 2);
+	fmsg(&a, 1, &s);
+	fmsg(&a, 1, &s);
+	fmsg(&v, 5, &a);
+	fmsg(&m, 2, &v);
+	fmsg(&dict, 6, &m);
+	/* stack_table: zero, [1, 2] packed, [2] unpacked */
+	fmsg(&dict, 7, &m);
+	tag(&m, 1, 2);
+	pv(&m, 2);
+	pv(&m, 1);
+	pv(&m, 2);
+	fmsg(&dict, 7, &m);
+	fv(&m, 1, 2);
+	fmsg(&dict, 7, &m);
+	if (variant == 1)
+		fstr(&dict, 99, "an unknown field"); /* kept by protobuf-c, ignored */
+
+	/* resource: service.name by key_strindex + string_value_strindex; host.name plain */
+	fv(&a, 3, 3);
+	fv(&v, 8, 4);
+	fmsg(&a, 2, &v);
+	fmsg(&s, 1, &a);
+	if (variant == 4)
+		fbytes(&a, 1, "host.na\0me", 10); /* protobuf-c's C string ends at the NUL */
+	else
+		fstr(&a, 1, "host.name");
+	fstr(&v, 1, "box-1");
+	fmsg(&a, 2, &v);
+	fmsg(&s, 1, &a);
+	fmsg(&rp, 1, &s);
+	/* scope with a name and one attribute */
+	fstr(&s, 1, "profd-test");
+	fstr(&a, 1, "scope.attr");
+	fv(&v, 3, 77);
+	fmsg(&a, 2, &v);
+	fmsg(&s, 3, &a);
+	fmsg(&sp, 1, &s);
+	/* profile: cpu/nanoseconds, period, time, attributes 5 and 6 */
+	fv(&s, 1, 1);
+	fv(&s, 2, 2);
+	fmsg(&pr, 1, &s);
+	f64(&pr, 3, 1700000000000000000ull);
+	fv(&pr, 4, 10000000000ull);
+	fv(&s, 1, 1);
+	fv(&s, 2, 2);
+	fmsg(&pr, 5, &s);
+	fv(&pr, 6, 10000000);
+	fv(&pr, 11, 5);
+	/* sample 1: stack 1, attr 3, link 1, values [10 20] packed, timestamps [t t+1] packed */
+	fv(&s, 1, 1);
+	fv(&s, 2, 3);
+	fv(&s, 3, 1);
+	tag(&s, 4, 2);
+	pv(&s, 2);
+	pv(&s, 10);
+	pv(&s, 20);
+	tag(&s, 5, 2);
+	pv(&s, 16);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 8; i++) {
+			unsigned char c = (unsigned char)((1700000000000000001ull + k) >> (8 * i));
+
+			buf_add(&s, &c, 1);
+		}
+	fmsg(&pr, 2, &s);
+	/* sample 2: stack 2, one value unpacked, then profile attribute 6 unpacked after it */
+	fv(&s, 1, 2);
+	fv(&s, 4, 5);
+	fv(&s, 2, 8);
+	fmsg(&pr, 2, &s);
+	fv(&pr, 11, 6);
+	fv(&pr, 11, 7);
+	if (variant == 2) {
+		/* timestamps only: each counts 1 */
+		fv(&s, 1, 1);
+		f64(&s, 5, 1700000000000000005ull);
+		f64(&s, 5, 1700000000000000006ull);
+		fmsg(&pr, 2, &s);
+	}
+	fmsg(&sp, 2, &pr);
+	fmsg(&rp, 2, &sp);
+	fmsg(out, 1, &rp);
+	fmsg(out, 2, &dict);
+	buf_release(&dict);
+	buf_release(&m);
+	buf_release(&s);
+	buf_release(&a);
+	buf_release(&rp);
+	buf_release(&sp);
+	buf_release(&pr);
+	buf_release(&v);
+}
+
+static void test_handmade_agrees(void **state)
+{
+	struct buf req = BUF_INIT;
+	struct fmt_otlp_batch b;
+	size_t took = 0;
+
+	(void)state;
+	buf_init(&req, 0);
+	for (int variant = 0; variant <= 4; variant++) {
+		build_request(&req, variant);
+		assert_true(differential(req.p, req.len, 0));
+		took += mutate(&req, 3000, (uint64_t)variant + 100);
+	}
+	/* The mutations both break and keep requests valid: the direct path took some. */
+	assert_true(took > 0);
+
+	/* The values landed where they should (checked on the direct path's output). */
+	build_request(&req, 2);
+	assert_int_equal(fmt_otlp_decode_direct(req.p, req.len, 0, &b), 0);
+	assert_int_equal(b.n, 1);
+	{
+		const struct model_profile *p = &b.profiles[0];
+		int64_t total = 0;
+
+		assert_int_equal(p->samples.n, 5); /* 2 + 1 + 2 timestamps */
+		for (size_t i = 0; i < p->values.n; i++)
+			total += p->values.v[i];
+		assert_int_equal(total, 10 + 20 + 5 + 1 + 1);
+		assert_string_equal(model_attr_get(p, "service.name"), "checkout");
+		assert_string_equal(model_attr_get(p, "host.name"), "box-1");
+		assert_int_equal(p->links.n, 2);
+		assert_memory_equal(p->links.v[1].trace_id, "0123456789abcdef", 16);
+		assert_int_equal(p->samples.v[0].nlabels, 1);
+		assert_string_equal(model_str(p, p->labels.v[p->samples.v[0].label_off].str),
+				    "worker-1");
+		assert_int_equal(p->mappings.n, 2);
+		assert_string_equal(model_str(p, p->mappings.v[1].build_id), "abc123");
+		assert_true(p->mappings.v[1].has_functions);
+		assert_int_equal(p->comments.n, 2);
+		assert_string_equal(model_str(p, p->comments.v[0]), "first comment");
+		assert_string_equal(model_str(p, p->labels.v[p->samples.v[2].label_off].str),
+				    "[true,1.5,\"checkout\",\"00ff\",null]");
+	}
+	fmt_otlp_batch_release(&b);
+
+	/* Shapes left to protobuf-c: fall back, and fmt_otlp_decode still answers. */
+	{
+		struct buf bad = BUF_INIT, v = BUF_INIT, a = BUF_INIT;
+		struct prof_err err;
+
+		buf_init(&bad, 0);
+		buf_init(&v, 0);
+		buf_init(&a, 0);
+		/* a dictionary sent twice (protobuf merges: tables concatenate) */
+		build_request(&req, 0);
+		buf_add(&bad, req.p, req.len);
+		fstr(&v, 5, "");
+		fmsg(&bad, 2, &v);
+		assert_int_equal(fmt_otlp_decode_direct(bad.p, bad.len, 0, &b), FMT_OTLP_FALLBACK);
+		prof_err_init(&err);
+		assert_int_equal(fmt_otlp_decode(bad.p, bad.len, 0, &b, &err), 0);
+		fmt_otlp_batch_release(&b);
+		/* an index out of range: the error comes from the protobuf-c path */
+		buf_reset(&bad);
+		fv(&v, 1, 9);
+		fmsg(&a, 2, &v);
+		fmsg(&v, 2, &a);
+		fmsg(&a, 2, &v);
+		fmsg(&bad, 1, &a);
+		fstr(&v, 5, "");
+		fv(&a, 1, 1);
+		fmsg(&v, 7, &a);
+		fmsg(&bad, 2, &v);
+		assert_int_equal(fmt_otlp_decode_direct(bad.p, bad.len, 0, &b), FMT_OTLP_FALLBACK);
+		prof_err_init(&err);
+		assert_int_equal(fmt_otlp_decode(bad.p, bad.len, 0, &b, &err), -PROF_ECORRUPT);
+		assert_non_null(strstr(err.msg, "stack_index 9 out of range"));
+		buf_release(&bad);
+		buf_release(&v);
+		buf_release(&a);
+	}
+	buf_release(&req);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_handmade_agrees),
+		cmocka_unit_test(test_corpus_agrees),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
