@@ -1162,7 +1162,7 @@
 
 	function laneLabel(labels) {
 		const e = Object.entries(labels || {});
-		return e.length ? e.map(([k, v]) => `${k}=${v}`).join(', ') : '(no label)';
+		return e.length ? e.map(([k, v]) => (v === '' ? `(no ${k})` : `${k}=${v}`)).join(', ') : '(no label)';
 	}
 
 	function renderFlamechart() {

@@ -80,8 +80,11 @@ SHOP=(--attr service.name=shop --attr process.executable.name=checkoutd --count 
 W0=$((T0 + 300000))
 k=0
 for s in "main;work;step" "main;work;flush;write" "main;work;step" "main;work;compress" "main;work;step" "main;work;flush;write"; do
+	# per-sample thread.name: the flush/write runs on thread "io", the rest on "cpu"
+	th=cpu
+	[[ "$s" == *flush* ]] && th=io
 	"$MKOTLP" --attr service.name=worker --attr process.executable.name=worker --time-ms $((W0 + k * 2000)) \
-		--count 20 --every-ms 100 --stack "$s=$NS" "$tmp/w$k.pb"
+		--count 20 --every-ms 100 --stack "$s=$NS" --sattr "thread.name=$th" "$tmp/w$k.pb"
 	k=$((k + 1))
 done
 # big: 20 x 20 x 40 = 16 000 leaves under main, 30 min after T0

@@ -253,6 +253,25 @@ async function workload(page) {
 	const fv = await page.evaluate(() => window.profd.views.flamechart.view);
 	check(fv[1] - fv[0] < (fc.view[1] - fc.view[0]) * 0.5, `dragging zooms the flame chart in time (${((fv[1] - fv[0]) / 1e9).toFixed(2)} s of ${((fc.view[1] - fc.view[0]) / 1e9).toFixed(2)} s)`);
 
+	/* Flame chart rows by a per-sample attribute: thread.name (the worker's
+	 * flush/write runs are on thread "io", the rest on "cpu"). */
+	await page.goto(pageUrl({ type: CPU, from: T0 + 299000, to: T0 + 313000, view: 'flamechart', lanes: 'thread.name' }));
+	await settled(page, 'flamechart');
+	const th = await page.evaluate(() => {
+		const v = window.profd.views.flamechart;
+		const byLane = {};
+		for (const r of v.rects) {
+			const k = (r.lane && r.lane.labels && r.lane.labels['thread.name']) || '';
+			(byLane[k] = byLane[k] || new Set()).add(r.name);
+		}
+		return { lanes: v.lanes.map((l) => l.labels['thread.name']), names: Object.fromEntries(Object.entries(byLane).map(([k, s]) => [k, [...s]])) };
+	});
+	const thApi = await apiGet('api/v1/flamechart', { type: CPU, from: T0 + 299000, to: T0 + 313000, group_by: 'thread.name' });
+	check(th.lanes.includes('cpu') && th.lanes.includes('io') && JSON.stringify([...th.lanes].sort()) === JSON.stringify(thApi.lanes.map((l) => l.labels['thread.name']).sort()) &&
+		(th.names.io || []).includes('write') && !(th.names.io || []).includes('compress') && (th.names.cpu || []).includes('compress'),
+		`flame chart rows by thread.name: ${th.lanes.join(', ')} (the API's), write on "io" only`, th);
+	await shot(page, 'flamechart-threads');
+
 	/* Compare: A = period A, B = period B. */
 	await page.goto(pageUrl({ type: CPU, query: SHOP, from: FROM, to: TO, view: 'compare', a_from: T0, a_to: T0 + 599000, b_from: T0 + 600000, b_to: T0 + 1200000 }));
 	await settled(page, 'compare');
