@@ -195,6 +195,58 @@ static void test_store_flush_compact_retention_keep_totals(void **state)
 	free(blocks);
 }
 
+static void check_report(void *arg, enum store_check_level lvl, const char *path, int64_t offset,
+			 const char *msg)
+{
+	(void)arg;
+	(void)offset;
+	if (lvl == STORE_CHECK_ERROR)
+		fprintf(stderr, "store check: %s: %s\n", path, msg);
+}
+
+/*
+ * Compaction merges by time window: blocks from WAL segments 1 and 3 (one
+ * day) merge into a block whose range 1..3 encloses segment 2, whose rows
+ * (another day) stay in their own block. Nothing is stored twice, and
+ * store_check_dir must say so (a found false positive).
+ */
+static void test_store_check_accepts_interleaved_compaction(void **state)
+{
+	char *dir = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct tl_totals expect;
+	struct store_check_result res = { 0 };
+	struct prof_err err;
+	struct model_profile p;
+	struct store *st;
+	uint32_t n;
+
+	(void)state;
+	tl_totals_init(&expect);
+	st = tl_open(dir, &o);
+	assert_non_null(st);
+	prof_err_init(&err);
+	ingest_range(st, 0, 5, &expect);
+	assert_int_equal(store_flush(st, &err), 0);
+	/* ten days earlier: another compaction window */
+	tl_profile_init(&p, "old-host");
+	tl_sample(&p, "main;old", 7, T0 - 10 * 24 * 3600 * SEC);
+	assert_int_equal(tl_ingest(st, &p), 0);
+	model_profile_release(&p);
+	assert_int_equal(store_flush(st, &err), 0);
+	ingest_range(st, 5, 10, &expect);
+	assert_int_equal(store_flush(st, &err), 0);
+	assert_int_equal(store_compact(st, true, &n, &err), 0);
+	assert_int_equal(n, 2); /* the two blocks of day T0 */
+	store_close(st);
+	assert_int_equal(store_check_dir(dir, check_report, NULL, &res), 0);
+	assert_int_equal(res.errors, 0);
+	assert_int_equal(res.blocks, 2);
+	tl_totals_release(&expect);
+	tl_rmdir(dir);
+	free(dir);
+}
+
 static void test_store_crash_between_block_and_checkpoint_replays_nothing_twice(void **state)
 {
 	char *dir = tl_tmpdir("store");
@@ -570,6 +622,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_store_flush_compact_retention_keep_totals),
+		cmocka_unit_test(test_store_check_accepts_interleaved_compaction),
 		cmocka_unit_test(
 			test_store_crash_between_block_and_checkpoint_replays_nothing_twice),
 		cmocka_unit_test(test_store_crash_after_compaction_rename_deletes_sources),
