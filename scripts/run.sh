@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The main job: profd server on http://127.0.0.1:4040 (data in ./data) and
-# profd agent sampling this host and sending to it. Ctrl-C stops both.
+# profd agent sampling this host and sending to it. Ctrl-C (or SIGTERM:
+# a background job without a terminal ignores SIGINT) stops both.
 # Environment: PROFD_LISTEN (127.0.0.1:4040), PROFD_DATA (./data),
 # PROFD_AGENT_ARGS (extra agent flags, e.g. "--frequency 99").
 set -uo pipefail
@@ -10,6 +11,11 @@ listen=${PROFD_LISTEN:-127.0.0.1:4040}
 data=${PROFD_DATA:-./data}
 bin=build/profd
 mkdir -p "$data"
+if curl -fs "http://$listen/healthz" >/dev/null 2>&1; then
+	echo "run: something already answers on $listen (another profd?); stop it, or run" \
+		"this one elsewhere: PROFD_LISTEN=127.0.0.1:4041 PROFD_DATA=./data2 make run" >&2
+	exit 1
+fi
 
 # Each in its own session: a terminal Ctrl-C reaches only this script, whose
 # trap stops the agent first (it sends its last interval) and then the server.
