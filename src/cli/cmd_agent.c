@@ -82,6 +82,53 @@ static void agent_usage(FILE *f)
 		AGENT_DEFAULT_FREQUENCY);
 }
 
+/*
+ * A server URL the exporter can use: http, https, grpc or grpcs, a host, an
+ * optional port 1..65535, an optional path. NULL when fine, else why not.
+ */
+static const char *agent_check_url(const char *url)
+{
+	static const char *const schemes[] = { "http://", "https://", "grpc://", "grpcs://" };
+	const char *host = NULL, *end, *colon;
+
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(schemes) && !host; i++)
+		if (!strncmp(url, schemes[i], strlen(schemes[i])))
+			host = url + strlen(schemes[i]);
+	if (!host)
+		return "want http://, https:// (OTLP/HTTP), grpc:// or grpcs:// (OTLP/gRPC)";
+	end = host + strcspn(host, "/?#");
+	if (end == host)
+		return "no host";
+	if (host[0] == '[') { /* [IPv6]:port */
+		const char *rb = memchr(host, ']', (size_t)(end - host));
+
+		if (!rb)
+			return "unclosed '[' in the host";
+		if (rb + 1 < end && rb[1] != ':')
+			return "junk after ']'";
+		colon = rb + 1 < end ? rb + 1 : NULL;
+	} else {
+		colon = memchr(host, ':', (size_t)(end - host));
+	}
+	if (colon) {
+		unsigned long port = 0;
+		const char *p = colon + 1;
+
+		if (p == end)
+			return "empty port";
+		for (; p < end; p++) {
+			if (*p < '0' || *p > '9' || port > 65535)
+				return "port must be a number 1..65535";
+			port = port * 10 + (unsigned long)(*p - '0');
+		}
+		if (port < 1 || port > 65535)
+			return "port must be a number 1..65535";
+		if (colon == host)
+			return "no host";
+	}
+	return NULL;
+}
+
 /* "--name value" or "--name=value": true and *@val set when argv[*i] is option @name. */
 static bool agent_opt(int argc, char **argv, int *i, const char *name, const char **val,
 		      bool *missing)
@@ -399,6 +446,24 @@ int cmd_agent(int argc, char **argv)
 	if (!o.server_url && !o.dump_dir) {
 		fprintf(stderr, "profd agent: --server URL (or --dump DIR) is required\n\n");
 		agent_usage(stderr);
+		free(token);
+		return 2;
+	}
+	const char *why;
+	const char *const urls[][2] = { { "--server", o.server_url },
+					{ "--debuginfo-server", o.debuginfo_url },
+					{ "--k8s-kubelet", o.k8s_kubelet } };
+	for (size_t k = 0; k < PROF_ARRAY_SIZE(urls); k++) {
+		if (!urls[k][1])
+			continue;
+		why = agent_check_url(urls[k][1]);
+		/* Only the export speaks gRPC; uploads and the kubelet are HTTP. */
+		if (k > 0 && strncmp(urls[k][1], "http://", 7) &&
+		    strncmp(urls[k][1], "https://", 8))
+			why = "want http:// or https://";
+		if (!why)
+			continue;
+		fprintf(stderr, "profd agent: %s '%s': %s\n", urls[k][0], urls[k][1], why);
 		free(token);
 		return 2;
 	}

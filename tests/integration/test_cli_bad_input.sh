@@ -4,7 +4,8 @@
 # with status 1 and a reason naming the field or byte offset, never crash:
 # a truncated pprof, random bytes, a gzip bomb expanding past the 256 MiB
 # cap, a sample pointing at a missing location, a string index out of
-# range, and an OTLP request whose sample points past the stack table.
+# range, and an OTLP request whose sample points past the stack table;
+# `profd agent` with unusable server/kubelet URLs exits 2 before any BPF.
 # Inputs are made here (python3, stdlib only), not taken from the corpus.
 # Environment: PROFD (binary under test).
 set -uo pipefail
@@ -85,5 +86,25 @@ expect bomb.pb.gz 'decompressed size exceeds the limit of 268435456 bytes'
 head -c 4096 "$PROFD" >"$tmp/elf.bin"
 expect elf.bin 'this is an ELF binary, not a profile'
 expect bad-stack.otlp.pb 'otlp: profile 0 sample 0: stack_index 3 out of range \(1 stacks\)'
+# The agent checks its URLs before it touches BPF (usage error: exit 2).
+agent_url() { # ARGS... PATTERN
+	local pattern=${*: -1} rc
+	"$PROFD" agent "${@:1:$#-1}" --duration 1ms >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ $rc = 2 ] && grep -qE -- "$pattern" "$tmp/err"; then
+		echo "ok   agent ${*:1:$#-1}: $(head -c 200 "$tmp/err")"
+		pass=$((pass + 1))
+	else
+		echo "FAIL agent ${*:1:$#-1}: exit $rc, stderr: $(head -c 300 "$tmp/err")"
+		bad=$((bad + 1))
+	fi
+}
+agent_url --server http:// "--server 'http://': no host"
+agent_url --server http://127.0.0.1:99999 "port must be a number 1\.\.65535"
+agent_url --server ftp://x "want http://, https:// \(OTLP/HTTP\), grpc:// or grpcs://"
+agent_url --server http://h: "empty port"
+agent_url --server 'http://[::1' "unclosed '\['"
+agent_url --server http://h:1 --k8s-kubelet grpc://x "--k8s-kubelet 'grpc://x': want http:// or https://"
+agent_url --server grpc://h:4317 --debuginfo-server h:80 "--debuginfo-server 'h:80': want http"
 echo "$pass passed, $bad failed"
 [ "$bad" = 0 ]
