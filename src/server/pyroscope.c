@@ -58,6 +58,7 @@
 #include "base/mem.h"
 #include "base/parse.h"
 #include "format/detect.h"
+#include "format/pprof_legacy.h"
 #include "format/folded.h"
 #include "format/jfr.h"
 #include "format/pprof.h"
@@ -293,6 +294,11 @@ static bool parse_common(struct server_req *rq, struct pyro_req *r, char *msg, s
 	}
 	if (!(u && *u) && f && *f)
 		r->until_ns = PROF_MAX(r->from_ns, r->until_ns);
+	if (r->until_ns < r->from_ns) {
+		snprintf(msg, msgsz, "parameter 'until' (%.40s) is before 'from' (%.40s)",
+			 u ? u : "now", f ? f : "now");
+		return false;
+	}
 	/* Pyroscope: an invalid or missing sampleRate means 100. */
 	r->sample_rate = 100;
 	if (sr && *sr &&
@@ -447,7 +453,36 @@ static bool fail_rc(struct server *srv, struct server_ingest_out *out, int rc,
 					  "max_decompressed %zu)",
 					  what, msg, srv->limits.max_samples,
 					  srv->limits.max_decompressed);
+	/* Decoder messages often start with their format's name already. */
+	if (!strncmp(msg, what, strlen(what)) && msg[strlen(what)] == ':')
+		return server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "decode", "%s", msg);
 	return server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "decode", "%s: %s", what, msg);
+}
+
+/*
+ * A pprof body (already gunzipped) into @p: profile.proto, or else one of
+ * the legacy formats `go tool pprof` still reads (pprof_legacy.h: text
+ * heap/contention profiles, the binary CPU format), which old clients
+ * push. On failure @err holds the profile.proto decoder's reason, or the
+ * legacy decoder's when the bytes look like a legacy profile.
+ */
+static int decode_pprof_body(struct server *srv, const void *data, size_t n,
+			     struct model_profile *p, struct prof_err *err)
+{
+	int rc = fmt_pprof_decode(data, n, srv->limits.max_decompressed, p, err);
+
+	if ((rc == -PROF_EFORMAT || rc == -PROF_ECORRUPT) &&
+	    fmt_detect(data, n, NULL) == FMT_KIND_PPROF_LEGACY) {
+		struct fmt_decode_opts o = { .kind = FMT_KIND_PPROF_LEGACY,
+					     .max_input = srv->limits.max_decompressed,
+					     .max_samples = srv->limits.max_samples };
+
+		model_profile_release(p);
+		model_profile_init(p);
+		prof_err_init(err);
+		rc = fmt_pprof_legacy_decode(data, n, &o, p, err);
+	}
+	return rc;
 }
 
 static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *data, size_t n,
@@ -465,7 +500,7 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 	prof_err_init(&err);
 	model_profile_init(p);
 	d->n = 1;
-	rc = fmt_pprof_decode(data, n, srv->limits.max_decompressed, p, &err);
+	rc = decode_pprof_body(srv, data, n, p, &err);
 	if (rc)
 		return fail_rc(srv, out, rc, &err, "pprof");
 	if (p->samples.n > srv->limits.max_samples)
@@ -959,7 +994,7 @@ static bool push_series(struct server *srv, const struct fmt_push_series *s, siz
 			break;
 		}
 		prof_err_init(&err);
-		rc = fmt_pprof_decode(data, n, srv->limits.max_decompressed, p, &err);
+		rc = decode_pprof_body(srv, data, n, p, &err);
 		if (rc) {
 			ok = fail_rc(srv, out, rc, &err, what);
 			break;

@@ -87,6 +87,17 @@ if [ -f "$HEAP" ] && [ -f "$CORPUS/facts/gen-go-heap.json" ]; then
 	checkx "multipart without profile -> 400 naming the field" '[ "$code" = 400 ] && body_has "profile"'
 	ingest 'name=bad' -F "profile=@$HEAP" -F "sample_type_config=not json"
 	checkx "bad sample_type_config -> 400" '[ "$code" = 400 ] && body_has "sample_type_config"'
+	ingest 'name=bad&from=1700000010&until=1700000000' --data-binary "@$HEAP"
+	checkx "until before from -> 400 naming both" '[ "$code" = 400 ] && body_has "until" && body_has "from"'
+	# Old clients push the legacy (pre-protobuf) Go CPU format: samples/count
+	# total 305 (MANIFEST gpprof-gobench-cpu, pproffacts).
+	LEG="$CORPUS/pprof-legacy/gpprof--gobench.cpu"
+	if [ -f "$LEG" ]; then
+		ingest 'name=legacy&format=pprof&from=1700000000&until=1700000010' --data-binary "@$LEG"
+		check "legacy binary Go CPU profile -> 200" [ "$code" = 200 ]
+		check "legacy CPU profile: samples total = corpus fact 305" \
+			[ "$(total 'process_cpu:samples:count:cpu:nanoseconds' '{service_name="legacy"}')" = 305 ]
+	fi
 else
 	echo "skip: pprof part (no corpus at $CORPUS)"
 fi
