@@ -228,9 +228,17 @@ static int export_post(struct agent_export *x, CURL *curl, const struct export_r
 			  status);
 		ret = 0;
 	} else {
-		/* Keep log lines one line: cut the answer at its first newline. */
+		/* Keep log lines one line and readable: cut the answer at its first
+		 * newline, show other control and non-ASCII bytes (a protobuf
+		 * Status, say) as '.'. */
 		char *nl = reply.p ? memchr(reply.p, '\n', reply.len) : NULL;
 
+		size_t shown = nl ? (size_t)(nl - reply.p) : reply.len;
+
+		for (size_t i = 0; i < shown; i++)
+			if ((unsigned char)reply.p[i] < 0x20 || (unsigned char)reply.p[i] >= 0x7f ||
+			    reply.p[i] == '"')
+				reply.p[i] = '.';
 		if (nl)
 			*nl = '\0';
 		ret = (status >= 500 || status == 408 || status == 429) ? 1 : -1;

@@ -463,7 +463,8 @@ static void access_log(struct server *srv, struct MHD_Connection *c, const char 
 	    rp->status < 400)
 		log_debug("http method=%s path=%s status=%u client=%s ms=%.1f", method, url,
 			  rp->status, host, ms);
-	else if (rp->status >= 400)
+	else if (rp->status >= 400 &&
+		 !(rp->status == 404 && !strcmp(method, "HEAD"))) /* "do you have X?": no */
 		log_warn("http method=%s path=%s status=%u client=%s dataset=%s token=%s "
 			 "body_bytes=%zu ms=%.1f reason=\"%s\"",
 			 method, url, rp->status, host, ds, tok, body_len, ms, rp->reason);
