@@ -1756,7 +1756,9 @@
 				`<td class="col-num">${fmtPct(b.samples - (b.samples_truncated || 0), b.samples)} <span class="sub">${fmtCount(b.samples - (b.samples_truncated || 0))} / ${fmtCount(b.samples)}</span></td>` +
 				`<td class="col-fix">${escapeHtml([b.hint, b.samples_truncated ? 'Some stacks through it are cut short ([truncated] root): deeper than the agent walks (its 16 KiB stack copy, or 127 frame-pointer frames).' : ''].filter(Boolean).join(' '))}</td></tr>`).join('')
 			: '<tr class="static"><td colspan="6" class="all-good">Every frame in this selection is named: no binary needs debug info.</td></tr>';
-		el.healthSummary.textContent = `${fmtCount(data.samples)} samples · ${fmtCount(data.frames)} frames · ${bins.length} binar${bins.length === 1 ? 'y needs' : 'ies need'} the symbolizer`;
+		const missing = bins.filter((b) => b.frames_symbolized < b.frames).length;
+		el.healthSummary.textContent = `${fmtCount(data.samples)} samples · ${fmtCount(data.frames)} frames · ` +
+			(missing ? `${missing} of ${bins.length} binar${bins.length === 1 ? 'y' : 'ies'} not fully symbolized` : bins.length ? `every binary symbolized (${bins.length} through the symbolizer)` : 'every frame named by its producer');
 		health.state = 'ready';
 	}
 
@@ -2046,7 +2048,16 @@
 		const ids = list.map((t) => (typeof t === 'string' ? t : t.id || t.name)).filter(Boolean);
 		if (state.type && !ids.includes(state.type)) ids.unshift(state.type); /* shared link */
 		state.types = ids;
-		el.type.innerHTML = ids.map((id) => `<option value="${escapeHtml(id)}" title="${escapeHtml(id)}">${escapeHtml(parseType(id).label)}</option>`).join('');
+		/* Types that differ only in their period (alloc_objects of a Go heap
+		 * profile and of an async-profiler one) say which period they have. */
+		const seen = {};
+		for (const id of ids) seen[parseType(id).label] = (seen[parseType(id).label] || 0) + 1;
+		const optLabel = (id) => {
+			const t = parseType(id);
+			const per = String(id).split(':').slice(3).filter(Boolean).join(' ');
+			return seen[t.label] > 1 ? `${t.label} · ${per ? `per ${per}` : 'no period'}` : t.label;
+		};
+		el.type.innerHTML = ids.map((id) => `<option value="${escapeHtml(id)}" title="${escapeHtml(id)}">${escapeHtml(optLabel(id))}</option>`).join('');
 		if (!ids.length) {
 			el.type.innerHTML = '<option value="">No profile types yet</option>';
 			flame.setState('empty');
