@@ -24,6 +24,20 @@
 #include <string.h>
 #include <time.h>
 
+/*
+ * prof_add_sat() - @a + @b, saturating at INT64_MIN / INT64_MAX instead of
+ * overflowing: sums of sample values (allocation counts near 2^63 exist in
+ * the wild) stay at the extreme rather than wrap to a negative total.
+ */
+static inline int64_t prof_add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 #define PROF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PROF_MIN(a, b)	   ((a) < (b) ? (a) : (b))
 #define PROF_MAX(a, b)	   ((a) > (b) ? (a) : (b))

@@ -69,7 +69,7 @@ void query_diff_build(const struct query_stackset *ss, const struct query_diff_o
 		const struct query_ss_entry *e = &ss->entries.v[i];
 		uint32_t side = e->bucket ? 1 : 0;
 
-		self[side][e->node] += e->value;
+		self[side][e->node] = prof_add_sat(self[side][e->node], e->value);
 		count[side][e->node] += e->count;
 		rows[side] += e->count;
 	}

@@ -71,7 +71,8 @@ int query_export_pprof(const struct query_stackset *ss, bool gzip, struct buf *o
 		uint32_t si = qmap_get(&sample_of, key);
 
 		if (si != QMAP_NONE) {
-			p.values.v[p.samples.v[si].value_off] += e->value;
+			p.values.v[p.samples.v[si].value_off] =
+				prof_add_sat(p.values.v[p.samples.v[si].value_off], e->value);
 			continue;
 		}
 		/* A new (stack, group): its locations leaf first. */

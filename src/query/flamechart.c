@@ -94,7 +94,7 @@ int query_flamechart_write_json(const struct query_stackset *ss,
 			if (last && last->node == sm[i].node &&
 			    sm[i].ts_ns - last->last <= iv + iv / 2) {
 				last->last = sm[i].ts_ns;
-				last->value += sm[i].value;
+				last->value = prof_add_sat(last->value, sm[i].value);
 				last->samples++;
 				continue;
 			}
@@ -183,7 +183,7 @@ int query_flamechart_write_json(const struct query_stackset *ss,
 		int64_t total = 0;
 
 		for (size_t i = lo; i < hi; i++)
-			total += sm[i].value;
+			total = prof_add_sat(total, sm[i].value);
 		rc = buf_addstr(out, l ? ",{\"labels\":" : "{\"labels\":");
 		if (!rc)
 			rc = write_labels(out, ss, sm[lo].group);

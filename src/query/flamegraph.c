@@ -274,9 +274,9 @@ static void truncate_tree(struct query_flamegraph *fg, size_t max_nodes, double 
 
 			if (kept[fg->children.v[nd->child_off + c]])
 				continue;
-			o.self += ch->total;
+			o.self = prof_add_sat(o.self, ch->total);
 			o.samples += ch->samples;
-			o.base_self += ch->base_total;
+			o.base_self = prof_add_sat(o.base_self, ch->base_total);
 			o.base_samples += ch->base_samples;
 			cnt++;
 		}
@@ -290,8 +290,8 @@ static void truncate_tree(struct query_flamegraph *fg, size_t max_nodes, double 
 		o.base_self_samples = o.base_samples;
 		o.other = true;
 		VEC_PUSH(&fg->nodes, o); /* may move nodes: nd is not used after this */
-		fg->truncated_total += o.total;
-		fg->truncated_base_total += o.base_total;
+		fg->truncated_total = prof_add_sat(fg->truncated_total, o.total);
+		fg->truncated_base_total = prof_add_sat(fg->truncated_base_total, o.base_total);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!kept[i] && !fg->nodes.v[i].dropped) {
@@ -350,10 +350,10 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 		}
 	}
 	for (size_t i = nn; i-- > 1;) {
-		total[nodes[i].parent] += total[i];
+		total[nodes[i].parent] = prof_add_sat(total[nodes[i].parent], total[i]);
 		samples[nodes[i].parent] += samples[i];
 		if (btotal) {
-			btotal[nodes[i].parent] += btotal[i];
+			btotal[nodes[i].parent] = prof_add_sat(btotal[nodes[i].parent], btotal[i]);
 			bsamples[nodes[i].parent] += bsamples[i];
 		}
 	}
@@ -451,9 +451,9 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 				continue;
 			struct query_flame_node *o = &other[map[nodes[i].parent]];
 
-			o->self += total[i];
+			o->self = prof_add_sat(o->self, total[i]);
 			o->samples += samples[i];
-			o->base_self += btotal ? btotal[i] : 0;
+			o->base_self = prof_add_sat(o->base_self, (btotal ? btotal[i] : 0));
 			o->base_samples += bsamples ? bsamples[i] : 0;
 			o->nchildren++;
 		}
@@ -468,8 +468,9 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 			o.self_samples = o.samples;
 			o.base_self_samples = o.base_samples;
 			o.other = true;
-			fg->truncated_total += o.self;
-			fg->truncated_base_total += o.base_self;
+			fg->truncated_total = prof_add_sat(fg->truncated_total, o.self);
+			fg->truncated_base_total =
+				prof_add_sat(fg->truncated_base_total, o.base_self);
 			VEC_PUSH(&fg->nodes, o);
 		}
 		free(other);
@@ -499,9 +500,10 @@ void query_flamegraph_finish(struct query_flamegraph *fg, size_t max_nodes, doub
 	}
 	for (size_t i = fg->nodes.n; i-- > 1;) {
 		PROF_ASSERT(v[i].parent < i);
-		v[v[i].parent].total += v[i].total;
+		v[v[i].parent].total = prof_add_sat(v[v[i].parent].total, v[i].total);
 		v[v[i].parent].samples += v[i].samples;
-		v[v[i].parent].base_total += v[i].base_total;
+		v[v[i].parent].base_total =
+			prof_add_sat(v[v[i].parent].base_total, v[i].base_total);
 		v[v[i].parent].base_samples += v[i].base_samples;
 	}
 	/* Nodes nothing reached (a stack filter left them empty) are not shown. */

@@ -47,7 +47,8 @@ void query_sandwich_build(const struct query_stackset *ss, const char *function,
 				at = query_flamegraph_child(&sw->callers, at,
 							    ss->names.s[path.v[j]],
 							    ss->names.len[path.v[j]]);
-			sw->callers.nodes.v[at].self += self[i];
+			sw->callers.nodes.v[at].self =
+				prof_add_sat(sw->callers.nodes.v[at].self, self[i]);
 			sw->callers.nodes.v[at].self_samples += count[i];
 			sw->callers.samples += count[i];
 			at = 0;
@@ -55,7 +56,8 @@ void query_sandwich_build(const struct query_stackset *ss, const char *function,
 				at = query_flamegraph_child(&sw->callees, at,
 							    ss->names.s[path.v[j]],
 							    ss->names.len[path.v[j]]);
-			sw->callees.nodes.v[at].self += self[i];
+			sw->callees.nodes.v[at].self =
+				prof_add_sat(sw->callees.nodes.v[at].self, self[i]);
 			sw->callees.nodes.v[at].self_samples += count[i];
 			sw->callees.samples += count[i];
 		}

@@ -144,10 +144,10 @@ int query_stackset_add(struct query_stackset *ss, uint32_t node, uint32_t group,
 		struct query_ss_entry *e = &ss->entries.v[id - 1];
 
 		if (e->node == node && e->group == group && e->bucket == bucket) {
-			e->value += value;
+			e->value = prof_add_sat(e->value, value);
 			e->count += count;
 			e->gauge += gauge_value;
-			ss->total += value;
+			ss->total = prof_add_sat(ss->total, value);
 			ss->rows += count;
 			return 0;
 		}
@@ -159,7 +159,7 @@ int query_stackset_add(struct query_stackset *ss, uint32_t node, uint32_t group,
 	struct query_ss_entry e = { node, group, bucket, 0, value, count, gauge_value };
 	VEC_PUSH(&ss->entries, e);
 	ss->entry_slots[s] = (uint32_t)ss->entries.n;
-	ss->total += value;
+	ss->total = prof_add_sat(ss->total, value);
 	ss->rows += count;
 	return 0;
 }
@@ -281,7 +281,7 @@ void query_stackset_node_sums(const struct query_stackset *ss, int64_t **self, u
 		const struct query_ss_entry *e = &ss->entries.v[i];
 
 		if (s)
-			s[e->node] += e->value;
+			s[e->node] = prof_add_sat(s[e->node], e->value);
 		if (c)
 			c[e->node] += e->count;
 	}
@@ -998,7 +998,8 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 				continue;
 			if (match && !match[node]) {
 				ss->filtered_rows += acc[i].count[side];
-				ss->filtered_value += acc[i].value[side];
+				ss->filtered_value =
+					prof_add_sat(ss->filtered_value, acc[i].value[side]);
 				continue;
 			}
 			struct query_ss_entry e = { node,
@@ -1009,7 +1010,7 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 						    acc[i].count[side],
 						    (double)acc[i].value[side] };
 			ss->entries.v[ss->entries.n++] = e;
-			ss->total += e.value;
+			ss->total = prof_add_sat(ss->total, e.value);
 			ss->rows += e.count;
 		}
 	}
@@ -1392,7 +1393,7 @@ static int add_one(struct collector *c, const struct smap *map, uint32_t s, uint
 
 	if (c->filtering && !(v & 1)) {
 		c->ss->filtered_rows += count;
-		c->ss->filtered_value += value;
+		c->ss->filtered_value = prof_add_sat(c->ss->filtered_value, value);
 		return 0;
 	}
 	return query_stackset_add(c->ss, v >> 1, group, bucket, value, count, gauge);
@@ -1423,7 +1424,7 @@ static int source_end_cached(struct collector *c, const struct store_source *src
 			VEC_PUSH(&c->qacc, a);
 			qmap_put(&c->qidx, node, k);
 		}
-		c->qacc.v[k].value[c->side] += t->total;
+		c->qacc.v[k].value[c->side] = prof_add_sat(c->qacc.v[k].value[c->side], t->total);
 		c->qacc.v[k].count[c->side] += t->rows;
 	}
 	pthread_mutex_unlock(&xc.mu);
@@ -1640,7 +1641,7 @@ static int merge_side_b(struct query_stackset *ss, const struct query_stackset *
 		rc = query_stackset_add(ss, map[e->node], 0, 1, e->value, e->count, e->gauge);
 	}
 	ss->filtered_rows += b->filtered_rows;
-	ss->filtered_value += b->filtered_value;
+	ss->filtered_value = prof_add_sat(ss->filtered_value, b->filtered_value);
 	ss->series += b->series;
 	free(map);
 	free(memo);
@@ -1753,7 +1754,7 @@ int query_stackset_from_profile(const struct model_profile *prof, uint32_t sampl
 		}
 		if (filtering && !(nv & 1)) {
 			ss->filtered_rows++;
-			ss->filtered_value += v;
+			ss->filtered_value = prof_add_sat(ss->filtered_value, v);
 			continue;
 		}
 		uint32_t g = 0;

@@ -31,11 +31,11 @@ void query_name_totals(const struct query_stackset *ss, bool by_frame, int64_t *
 		subc[i] = node_cnt[i];
 	}
 	for (size_t i = nn; i-- > 1;) {
-		sub[nodes[i].parent] += sub[i];
+		sub[nodes[i].parent] = prof_add_sat(sub[nodes[i].parent], sub[i]);
 		subc[nodes[i].parent] += subc[i];
 	}
 	for (size_t i = 1; i < nn; i++) {
-		self[nm[i]] += node_self[i];
+		self[nm[i]] = prof_add_sat(self[nm[i]], node_self[i]);
 		selfc[nm[i]] += node_cnt[i];
 	}
 
@@ -71,7 +71,7 @@ void query_name_totals(const struct query_stackset *ss, bool by_frame, int64_t *
 			uint32_t name = nm[c];
 
 			if (on_path[name]++ == 0) {
-				total[name] += sub[c];
+				total[name] = prof_add_sat(total[name], sub[c]);
 				totalc[name] += subc[c];
 			}
 			struct frame f = { c, 0 };

@@ -720,7 +720,7 @@ static int write_page(struct store_block_writer *w, uint32_t series, const struc
 
 			if (!a->rows)
 				VEC_PUSH(&w->rtouched, rank - 1);
-			a->total += rows[i].value;
+			a->total = prof_add_sat(a->total, rows[i].value);
 			a->rows++;
 		}
 		w->value_sum += (uint64_t)rows[i].value;
@@ -2413,7 +2413,7 @@ static int page_totals(const struct store_block *b, uint32_t p, int64_t from_ns,
 		for (uint32_t k = a; k < z; k++) {
 			if (k + 16 < z)
 				__builtin_prefetch(&acc[rk[k + 16 - lo]], 1);
-			acc[rk[k - lo]].total += v;
+			acc[rk[k - lo]].total = prof_add_sat(acc[rk[k - lo]].total, v);
 			acc[rk[k - lo]].rows++;
 		}
 		if (z > a)
@@ -2524,7 +2524,8 @@ int store_block_check(const char *dir, uint64_t *nrows_out, struct prof_err *err
 			seen[rank_of[r->stack]]++;
 			sum += (uint64_t)r->value;
 			if (racc) {
-				racc[rank_of[r->stack]].total += r->value;
+				racc[rank_of[r->stack]].total =
+					prof_add_sat(racc[rank_of[r->stack]].total, r->value);
 				racc[rank_of[r->stack]].rows++;
 			}
 		}

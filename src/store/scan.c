@@ -389,7 +389,8 @@ static int scan_block(struct scan *c, struct store_blk *k)
 			/* The whole series is in range: its rollup, not its pages. */
 			for (uint64_t e = sy->rsum_off[se->pub.id];
 			     e < sy->rsum_off[se->pub.id + 1]; e++) {
-				acc[sy->rsum[e].rank].total += sy->rsum[e].total;
+				acc[sy->rsum[e].rank].total = prof_add_sat(
+					acc[sy->rsum[e].rank].total, sy->rsum[e].total);
 				acc[sy->rsum[e].rank].rows += sy->rsum[e].rows;
 			}
 			nrows += se->pub.nrows;

@@ -261,6 +261,22 @@ checkx "profd flamegraph --format folded" 'grep -qx "main;hot 70" "$tmp/a.folded
 rc=$?
 checkx "profd flamegraph on a missing file: exit 1, names it" '[ "$rc" = 1 ] && grep -q "nope.pb" "$tmp/cli.nofile"'
 
+# Huge values: two samples of 2^63-1 under one caller. Sums saturate at
+# 2^63-1 instead of wrapping negative (or tripping UBSan in this build).
+printf 'a;b 9223372036854775807\na;c 9223372036854775807\n' >"$tmp/ovf.folded"
+code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' --data-binary "@$tmp/ovf.folded" \
+	"$base/ingest?name=ovf.alloc_objects&from=$((T0 / 1000))&until=$((T0 / 1000 + 10))")
+checkx "ingest of 2^63-1 sample values: 200" '[ "$code" = 200 ]'
+OVT="memory:alloc_objects:count::"
+api /api/v1/table --data-urlencode "type=$OVT" --data-urlencode 'query={service_name="ovf"}' \
+	--data-urlencode "from=$T0" --data-urlencode "to=$((T0 + 60000))"
+expect "table: the caller of two 2^63-1 samples saturates at 2^63-1" "$(row a)" "(0, 9223372036854775807)"
+api /api/v1/flamegraph --data-urlencode "type=$OVT" --data-urlencode 'query={service_name="ovf"}' \
+	--data-urlencode "from=$T0" --data-urlencode "to=$((T0 + 60000))"
+expect "flame graph: the root total saturates at 2^63-1" "j['root']['total']" 9223372036854775807
+"$PROFD" flamegraph "$tmp/ovf.folded" -o "$tmp/ovf.svg" >"$tmp/cli.ovf" 2>&1
+checkx "profd flamegraph on 2^63-1 values: exit 0, an SVG" '[ $? = 0 ] && grep -q "<svg" "$tmp/ovf.svg"'
+
 kill -TERM "$server_pid"
 wait "$server_pid"
 rc=$?
