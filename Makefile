@@ -45,6 +45,10 @@ ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 LIB_SRC  := $(sort $(filter-out src/cli/main.c,$(wildcard src/*/*.c)))
 LIB_OBJ  := $(patsubst src/%.c,$(O)/obj/%.o,$(LIB_SRC))
 MAIN_OBJ := $(O)/obj/cli/main.o
+# `profd --version`: the release and the commit it was built from.
+VERSION  := 0.2
+GIT_REV  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+$(MAIN_OBJ): CFLAGS_ALL += -DPROFD_VERSION='"$(VERSION) ($(GIT_REV))"'
 LIBPROFD := $(O)/libprofd.a
 
 UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))

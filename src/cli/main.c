@@ -5,6 +5,10 @@
 #include "base/compat.h"
 #include "cli/cli.h"
 
+#ifndef PROFD_VERSION
+#define PROFD_VERSION "dev"
+#endif
+
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -29,7 +33,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: profd <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < PROF_ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\nRun 'profd <command> --help' for a command's options.\n");
+	fprintf(f, "\nRun 'profd <command> --help' for a command's options; "
+		   "'profd --version' for the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -37,6 +42,10 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("profd %s\n", PROFD_VERSION);
+		return 0;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);

@@ -237,6 +237,19 @@ int store_check_dir(const char *dir, check_report_fn report, void *arg,
 	memset(res, 0, sizeof(*res));
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
 		return -ENOENT;
+	/* A store has wal/ or blocks/: anything else is the wrong directory. */
+	char *w = xasprintf("%s/wal", dir), *b = xasprintf("%s/blocks", dir);
+	bool is_store = (stat(w, &st) == 0 && S_ISDIR(st.st_mode)) ||
+			(stat(b, &st) == 0 && S_ISDIR(st.st_mode));
+
+	free(w);
+	free(b);
+	if (!is_store) {
+		say(&c, STORE_CHECK_ERROR, dir, -1,
+		    "not a profd store: no wal/ or blocks/ in it (a dataset's store is "
+		    "DATA/<dataset>, e.g. data/default)");
+		return -PROF_ECORRUPT;
+	}
 	uint64_t covered = check_blocks(&c, dir);
 	char *wal = xasprintf("%s/wal", dir);
 	int nerr = store_wal_verify(wal, covered, check_record, &c, wal_report, &res->wal_records);

@@ -96,6 +96,12 @@ checkx "store check names the WAL segment of a damaged record" \
 check "profd store without a subcommand exits 2" [ $? = 2 ]
 "$PROFD" store check "$tmp/nonexistent" >/dev/null 2>&1
 check "store check of a missing directory exits 1" [ $? = 1 ]
+mkdir -p "$tmp/notastore"
+"$PROFD" store check "$tmp/notastore" >"$tmp/nas.out" 2>&1
+rc=$?
+checkx "store check of a directory that is not a store exits 1 and says so" \
+	'[ "$rc" = 1 ] && grep -q "not a profd store" "$tmp/nas.out"'
+checkx "profd --version names the version" '"$PROFD" --version | grep -qE "^profd [0-9]+\.[0-9]+ \("'
 "$PROFD" store compact "$tmp/data/default" --retention bogus >/dev/null 2>&1
 check "store compact with a bad --retention exits 2" [ $? = 2 ]
 finish
