@@ -58,6 +58,14 @@ int cli_load_profile_opts(const char *cmd, const char *file, const struct fmt_de
 		rc = cli_decode_profile(cmd, file, &data, opts, p);
 	}
 	buf_release(&data);
+	/* Lenient decoders record what they skipped as a comment ("folded:
+	 * skipped 2 invalid lines (first: line 3)"): say it, never drop silently. */
+	for (size_t i = 0; !rc && i < p->comments.n; i++) {
+		const char *c = model_str(p, p->comments.v[i]);
+
+		if (strstr(c, "skipped"))
+			fprintf(stderr, "profd %s: %s: note: %s\n", cmd, file, c);
+	}
 	return rc;
 }
 

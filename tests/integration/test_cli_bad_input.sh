@@ -86,6 +86,17 @@ expect bomb.pb.gz 'decompressed size exceeds the limit of 268435456 bytes'
 head -c 4096 "$PROFD" >"$tmp/elf.bin"
 expect elf.bin 'this is an ELF binary, not a profile'
 expect bad-stack.otlp.pb 'otlp: profile 0 sample 0: stack_index 3 out of range \(1 stacks\)'
+# Lenient folded input: bad lines are skipped, and said so on stderr.
+printf 'main;foo 3\nmain;bar notanumber\na;b -5\nmain;foo 2\n' >"$tmp/badc.folded"
+"$PROFD" top "$tmp/badc.folded" >"$tmp/out" 2>"$tmp/err"
+if [ $? = 0 ] && grep -q "skipped 2 invalid lines (first: line 2)" "$tmp/err" && grep -q " 5 .*foo" "$tmp/out"; then
+	echo "ok   top on folded input with 2 bad lines: counts the rest, notes the skip"
+	pass=$((pass + 1))
+else
+	echo "FAIL top on folded input with bad lines: $(head -c 300 "$tmp/err")"
+	bad=$((bad + 1))
+fi
+
 # The agent checks its URLs before it touches BPF (usage error: exit 2).
 agent_url() { # ARGS... PATTERN
 	local pattern=${*: -1} rc
