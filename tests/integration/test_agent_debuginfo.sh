@@ -182,12 +182,14 @@ agent_start --server "$base" --interval 1s --frequency 99 --include-exe di_full 
 p_full=$!
 "$tmp/bin/di_o0" 1.5 >/dev/null || fail "di_o0 failed"
 wait "$p_full" || fail "di_full failed"
-for _ in $(seq 1 50); do
+# /metrics is republished once a second: wait until it shows both the one
+# upload and the one wait (or 8 s).
+for _ in $(seq 1 80); do
 	limited=$(agent_metric "$mport" 'profd_agent_debuginfo_rate_limited_total')
-	[ "$limited" -ge 1 ] && break
+	ups=$(agent_metric "$mport" 'profd_agent_debuginfo_uploads_total{file="binary"}')
+	[ "$limited" -ge 1 ] && [ "$ups" -ge 1 ] && break
 	sleep 0.1
 done
-ups=$(agent_metric "$mport" 'profd_agent_debuginfo_uploads_total{file="binary"}')
 agent_stop
 [ "$limited" -ge 1 ] && [ "$ups" = 1 ] ||
 	fail "--debuginfo-files-per-minute 1: want 1 upload and one waiting, got $ups uploads, $limited waits"
