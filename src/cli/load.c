@@ -45,25 +45,27 @@ int cli_decode_profile(const char *cmd, const char *file, const struct buf *data
 int cli_load_profile_opts(const char *cmd, const char *file, const struct fmt_decode_opts *opts,
 			  struct model_profile *p, enum fmt_kind *kind)
 {
+	enum fmt_kind k = FMT_KIND_UNKNOWN;
 	struct buf data;
 	int rc;
 
 	buf_init(&data, CLI_MAX_FILE);
 	rc = cli_read_file(cmd, file, &data);
 	if (!rc) {
+		k = opts && opts->kind ? opts->kind
+				       : fmt_detect(data.p ? data.p : "", data.len, file);
 		if (kind)
-			*kind = opts && opts->kind
-					? opts->kind
-					: fmt_detect(data.p ? data.p : "", data.len, file);
+			*kind = k;
 		rc = cli_decode_profile(cmd, file, &data, opts, p);
 	}
 	buf_release(&data);
-	/* Lenient decoders record what they skipped as a comment ("folded:
-	 * skipped 2 invalid lines (first: line 3)"): say it, never drop silently. */
-	for (size_t i = 0; !rc && i < p->comments.n; i++) {
+	/* The folded decoder skips bad lines as flamegraph.pl does and records
+	 * it as a comment (folded.h): say it, never drop input silently. Other
+	 * formats' comments are the producer's own text, not ours to print. */
+	for (size_t i = 0; !rc && k == FMT_KIND_FOLDED && i < p->comments.n; i++) {
 		const char *c = model_str(p, p->comments.v[i]);
 
-		if (strstr(c, "skipped"))
+		if (!strncmp(c, "folded: skipped ", 16))
 			fprintf(stderr, "profd %s: %s: note: %s\n", cmd, file, c);
 	}
 	return rc;
