@@ -2044,8 +2044,17 @@
 			showMsg(el.message, 'error', 'Could not load the profile types', escapeHtml(e.message));
 			return false;
 		}
-		if (!Array.isArray(list)) list = list.types || list.profile_types || [];
-		const ids = list.map((t) => (typeof t === 'string' ? t : t.id || t.name)).filter(Boolean);
+		const idsOf = (l) => (Array.isArray(l) ? l : l.types || l.profile_types || []).map((t) => (typeof t === 'string' ? t : t.id || t.name)).filter(Boolean);
+		let ids = idsOf(list);
+		/* Nothing in the last 7 days: offer what the server has at all (old
+		 * data, a replayed file) rather than claiming it is empty. */
+		if (!ids.length && state.range !== 'abs') {
+			try {
+				ids = idsOf(await api('api/v1/profile-types', { dataset: state.dataset, from: '0', to: 'now' }));
+			} catch (e) {
+				ids = [];
+			}
+		}
 		if (state.type && !ids.includes(state.type)) ids.unshift(state.type); /* shared link */
 		state.types = ids;
 		/* Types that differ only in their period (alloc_objects of a Go heap
