@@ -57,12 +57,17 @@ agent_cleanup() {
 
 fail() {
 	echo "FAIL: $*"
-	for f in server.log agent.log; do
+	# The agent's log first (CI keeps only part of a long output).
+	for f in agent.log server.log; do
 		[ -f "$tmp/$f" ] && {
 			echo "--- $f (tail)"
 			tail -n 20 "$tmp/$f"
 		}
 	done
+	if [ -n "${server_pid:-}" ]; then
+		kill -0 "$server_pid" 2>/dev/null && echo "--- server (pid $server_pid) still running" ||
+			echo "--- server (pid $server_pid) has exited"
+	fi
 	keep_tmp=1
 	exit 1
 }
