@@ -74,6 +74,12 @@ int main(int argc, char **argv)
 		hot_b(4);
 		rounds++;
 	}
-	printf("spin: %llu rounds\n", (unsigned long long)rounds);
+	{
+		struct timespec cpu;
+
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+		printf("spin: %llu rounds, %.3f s of CPU\n", (unsigned long long)rounds,
+		       (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9);
+	}
 	return 0;
 }
