@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/mem.h"
+#include "base/utf8.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -82,23 +83,45 @@ int buf_addf(struct buf *b, const char *fmt, ...)
 int buf_add_json_str(struct buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	size_t start = b->len, run = 0; /* bytes [run, i) go out as they are */
 	int rc = buf_add(b, "\"", 1);
 
-	for (size_t i = 0; i < n && !rc; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+	for (size_t i = 0; i < n && !rc;) {
+		unsigned char c = u[i];
+		size_t k = 0; /* bytes that go out as they are */
 
+		if (c >= 0x80)
+			k = utf8_seq_len(u + i, n - i);
+		else if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\')
+			k = 1;
+		if (k) {
+			i += k;
+			continue;
+		}
+		if (i > run && (rc = buf_add(b, s + run, i - run)))
+			break;
 		if (c == '"' || c == '\\') {
 			char e[2] = { '\\', (char)c };
+
 			rc = buf_add(b, e, 2);
 		} else if (c < 0x20 || c == 0x7f) {
-			rc = buf_add(b, esc, 6);
+			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+
+			rc = buf_add(b, e, 6);
 		} else {
-			rc = buf_add(b, &s[i], 1);
+			rc = buf_add(b, "\\ufffd", 6); /* not UTF-8: U+REPLACEMENT CHARACTER */
 		}
+		run = ++i;
 	}
+	if (!rc && run < n)
+		rc = buf_add(b, s + run, n - run);
 	if (!rc)
 		rc = buf_add(b, "\"", 1);
+	if (rc && b->p) { /* all or nothing, like buf_add */
+		b->len = start;
+		b->p[start] = '\0';
+	}
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #include "base/err.h"
 #include "base/mem.h"
 #include "cli/cli.h"
+#include "cli/termtext.h"
 #include "base/curl_dl.h"
 #include "query/units.h"
 
@@ -102,6 +103,14 @@ static const char *jstr(json_t *o, const char *key)
 	return s ? s : "";
 }
 
+/* jstr() as cli_term_str prints it, into @b (names come from profiles: any bytes). */
+static const char *jtext(struct buf *b, json_t *o, const char *key)
+{
+	const char *s = jstr(o, key);
+
+	return cli_term_str(b, s, strlen(s));
+}
+
 static double jnum(json_t *o, const char *key)
 {
 	return json_number_value(json_object_get(o, key));
@@ -122,11 +131,12 @@ static void print_table(json_t *j)
 	const char *unit = jstr(j, "unit");
 	double total = jnum(j, "total");
 	json_t *rows = json_object_get(j, "rows"), *r;
+	struct buf name = BUF_INIT, t = BUF_INIT;
 	char a[64], b[64];
 	size_t i;
 
 	printf("Type: %s\nTotal: %s in %.0f samples; %.0f functions, %.0f matched\n",
-	       jstr(j, "type"), fmt(unit, total, a, sizeof(a)), jnum(j, "samples"),
+	       jtext(&t, j, "type"), fmt(unit, total, a, sizeof(a)), jnum(j, "samples"),
 	       jnum(j, "functions"), jnum(j, "matched"));
 	printf("%12s %7s %12s %7s  %s\n", "self", "self%", "total", "total%", "function");
 	json_array_foreach(rows, i, r)
@@ -134,8 +144,10 @@ static void print_table(json_t *j)
 		double s = jnum(r, "self"), t = jnum(r, "total");
 
 		printf("%12s %6.2f%% %12s %6.2f%%  %s\n", fmt(unit, s, a, sizeof(a)), pct(s, total),
-		       fmt(unit, t, b, sizeof(b)), pct(t, total), jstr(r, "name"));
+		       fmt(unit, t, b, sizeof(b)), pct(t, total), jtext(&name, r, "name"));
 	}
+	buf_release(&name);
+	buf_release(&t);
 }
 
 /* Print the tree under @root iteratively; @diff selects the diff columns. */
@@ -147,6 +159,7 @@ static void print_tree(json_t *root, const char *unit, double total, bool diff, 
 	};
 	VEC(struct frame) st = { 0 };
 	struct frame f0 = { root, 0 };
+	struct buf name = BUF_INIT;
 	char a[64], b[64];
 
 	if (diff)
@@ -163,7 +176,7 @@ static void print_tree(json_t *root, const char *unit, double total, bool diff, 
 			       100 * jnum(f.node, "a_share"), 100 * jnum(f.node, "b_share"),
 			       100 * jnum(f.node, "delta"),
 			       json_is_true(json_object_get(f.node, "noise")) ? "~" : "", (int)ind,
-			       "", jstr(f.node, "name"),
+			       "", jtext(&name, f.node, "name"),
 			       strcmp(jstr(f.node, "status"), "both")
 				       ? (strcmp(jstr(f.node, "status"), "appeared") ? " (gone)"
 										     : " (new)")
@@ -173,13 +186,13 @@ static void print_tree(json_t *root, const char *unit, double total, bool diff, 
 			       fmt(unit, jnum(f.node, "a_total"), a, 64),
 			       fmt(unit, jnum(f.node, "b_total"), b, 64), jnum(f.node, "delta"),
 			       json_is_true(json_object_get(f.node, "noise")) ? "~" : "", (int)ind,
-			       "", jstr(f.node, "name"));
+			       "", jtext(&name, f.node, "name"));
 		else
 			printf("%12s %6.2f%% %12s  %*s%s\n",
 			       fmt(unit, jnum(f.node, "total"), a, sizeof(a)),
 			       pct(jnum(f.node, "total"), total),
 			       fmt(unit, jnum(f.node, "self"), b, sizeof(b)), (int)ind, "",
-			       jstr(f.node, "name"));
+			       jtext(&name, f.node, "name"));
 		json_t *kids = json_object_get(f.node, "children");
 		for (size_t i = json_array_size(kids); i-- > 0;) {
 			struct frame c = { json_array_get(kids, i), f.depth + 1 };
@@ -187,6 +200,7 @@ static void print_tree(json_t *root, const char *unit, double total, bool diff, 
 		}
 	}
 	VEC_FREE(&st);
+	buf_release(&name);
 }
 
 static void print_series(json_t *j)
@@ -194,10 +208,11 @@ static void print_series(json_t *j)
 	const char *unit = jstr(j, "unit");
 	json_t *ts = json_object_get(j, "timestamps"), *series = json_object_get(j, "series");
 	json_t *other = json_object_get(j, "other");
+	struct buf txt = BUF_INIT;
 	char v[64];
 
-	printf("Type: %s (%s per step of %.0f ms)\n", jstr(j, "type"), jstr(j, "aggregation"),
-	       jnum(j, "step_ms"));
+	printf("Type: %s (%s per step of %.0f ms)\n", jtext(&txt, j, "type"),
+	       jstr(j, "aggregation"), jnum(j, "step_ms"));
 	printf("%-20s", "time (UTC)");
 	for (size_t s = 0; s < json_array_size(series); s++) {
 		json_t *labels = json_object_get(json_array_get(series, s), "labels");
@@ -208,8 +223,12 @@ static void print_series(json_t *j)
 
 		json_object_foreach(labels, k, val)
 		{
-			at += (size_t)snprintf(name + at, at < sizeof(name) ? sizeof(name) - at : 0,
-					       "%s%s", at ? "," : "", json_string_value(val));
+			const char *lv = json_string_value(val);
+
+			at += (size_t)snprintf(
+				name + at, at < sizeof(name) ? sizeof(name) - at : 0, "%s%s",
+				at ? "," : "",
+				cli_term_str(&txt, lv ? lv : "", lv ? strlen(lv) : 0));
 			if (at >= sizeof(name))
 				break;
 		}
@@ -239,12 +258,14 @@ static void print_series(json_t *j)
 					    v, 64));
 		printf("\n");
 	}
+	buf_release(&txt);
 }
 
 static int print_human(const char *view, const struct buf *body)
 {
 	json_error_t jerr;
 	json_t *j = json_loadb(body->p, body->len, 0, &jerr);
+	struct buf ty = BUF_INIT;
 
 	if (!j) {
 		fprintf(stderr,
@@ -258,7 +279,7 @@ static int print_human(const char *view, const struct buf *body)
 	} else if (!strcmp(view, "flamegraph")) {
 		char a[64];
 
-		printf("Type: %s\nTotal: %s in %.0f samples", jstr(j, "type"),
+		printf("Type: %s\nTotal: %s in %.0f samples", jtext(&ty, j, "type"),
 		       fmt(jstr(j, "unit"), jnum(j, "total"), a, sizeof(a)), jnum(j, "samples"));
 		json_t *tr = json_object_get(j, "truncated");
 		if (jnum(tr, "nodes") > 0)
@@ -270,8 +291,8 @@ static int print_human(const char *view, const struct buf *body)
 		char a[64], b[64];
 		bool norm = !strcmp(jstr(j, "mode"), "normalized");
 
-		printf("Type: %s, %s; A total %s, B total %s\nNoise test: %s\n", jstr(j, "type"),
-		       jstr(j, "mode"),
+		printf("Type: %s, %s; A total %s, B total %s\nNoise test: %s\n",
+		       jtext(&ty, j, "type"), jstr(j, "mode"),
 		       fmt(jstr(j, "unit"), jnum(json_object_get(j, "a"), "total"), a, 64),
 		       fmt(jstr(j, "unit"), jnum(json_object_get(j, "b"), "total"), b, 64),
 		       jstr(j, "noise_test"));
@@ -287,6 +308,7 @@ static int print_human(const char *view, const struct buf *body)
 		printf("%s\n", s ? s : "");
 		free(s);
 	}
+	buf_release(&ty);
 	json_decref(j);
 	return 0;
 }

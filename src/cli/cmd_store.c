@@ -12,6 +12,7 @@
  * 2 usage.
  */
 #include "base/compat.h"
+#include "base/buf.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/strtab.h"
@@ -164,7 +165,10 @@ static int store_stats(int argc, char **argv)
 	fmt_time(s.min_ts_ns, from, sizeof(from));
 	fmt_time(s.max_ts_ns, to, sizeof(to));
 	if (json) {
-		printf("{\"dir\":\"%s\",\"series\":%" PRIu64 ",\"samples\":%" PRIu64
+		struct buf d = BUF_INIT; /* a path is bytes: JSON-escaped, UTF-8 */
+
+		(void)buf_add_json_str(&d, dir, strlen(dir));
+		printf("{\"dir\":%s,\"series\":%" PRIu64 ",\"samples\":%" PRIu64
 		       ",\"blocks\":%" PRIu64 ",\"blocks_broken\":%" PRIu64
 		       ",\"block_rows\":%" PRIu64 ",\"head_rows\":%" PRIu64
 		       ",\"block_bytes\":%" PRIu64 ",\"wal_bytes\":%" PRIu64
@@ -172,11 +176,13 @@ static int store_stats(int argc, char **argv)
 		       ",\"block_stacks\":%" PRIu64 ",\"block_locations\":%" PRIu64
 		       ",\"head_stacks\":%" PRIu64 ",\"head_locations\":%" PRIu64
 		       ",\"min_ts_ns\":%" PRId64 ",\"max_ts_ns\":%" PRId64 "}\n",
-		       dir, nseries, samples, s.blocks, s.blocks_broken, s.block_rows, s.head.rows,
-		       s.block_bytes, s.wal.bytes, samples ? (double)bytes / (double)samples : 0.0,
+		       d.p ? d.p : "\"\"", nseries, samples, s.blocks, s.blocks_broken,
+		       s.block_rows, s.head.rows, s.block_bytes, s.wal.bytes,
+		       samples ? (double)bytes / (double)samples : 0.0,
 		       s.block_rows ? (double)s.block_bytes / (double)s.block_rows : 0.0,
 		       s.block_stacks, s.block_locations, s.head.stack_nodes, s.head.locations,
 		       samples ? s.min_ts_ns : 0, samples ? s.max_ts_ns : 0);
+		buf_release(&d);
 	} else {
 		printf("directory        %s\n", dir);
 		printf("series           %" PRIu64 " (distinct label sets, all types)\n", nseries);

@@ -8,11 +8,16 @@
  *
  * --json prints one object:
  *   {"sample_types":[{"type":..,"unit":..}],"samples":N,
- *    "totals":{TYPE:VALUE},"top":{TYPE:[{"function":..,"self":..,"total":..}]}}
+ *    "totals":{TYPE:VALUE},"top":{TYPE:[{"function":..,"self":..,"total":..,
+ *    "inline":..}]}}
  * where "samples" counts sample records (pprof Sample messages; for OTLP,
  * observations), totals sum each value column, and each top list holds
- * the first N functions by self (ties by name). Function names are JSON
- * strings; bytes that are not UTF-8 become U+FFFD, as Go's encoders do.
+ * the first N functions by self (ties by name). "inline" is the text
+ * report's label without its parentheses, "inline" or "partial-inline"
+ * (query/top.h), on the rows that have one; like the label it depends on
+ * which rows -n shows. Function names are JSON strings; bytes that are
+ * not UTF-8 become \ufffd, as Go's encoders do. The text report escapes
+ * what a terminal would act on (cli/termtext.h).
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -20,6 +25,7 @@
 #include "base/parse.h"
 #include "cli/cli.h"
 #include "cli/load.h"
+#include "cli/termtext.h"
 #include "model/profile.h"
 #include "query/jsonout.h"
 #include "query/top.h"
@@ -90,23 +96,33 @@ static void print_json(const struct model_profile *p, const struct query_top *to
 	buf_addstr(&b, "},\"top\":{");
 	for (size_t t = 0; t < nt; t++) {
 		struct query_top_row *rows;
-		size_t n;
+		const char **labels;
+		size_t n, show;
 
 		if (want && !type_matches(p, t, want))
 			continue;
 		rows = query_top_rows(top, t, false, &n);
+		show = nrows == 0 || nrows > n ? n : nrows;
+		/* The same rows as the text report, so the same inline labels. */
+		labels = query_top_inline_labels(p, top, t, rows, show);
 		if (!first)
 			buf_addstr(&b, ",");
 		first = false;
 		json_pstr(&b, p, p->sample_types.v[t].type);
 		buf_addstr(&b, ":[");
-		for (size_t i = 0; i < n && (nrows == 0 || i < nrows); i++) {
+		for (size_t i = 0; i < show; i++) {
 			buf_addstr(&b, i ? ",{\"function\":" : "{\"function\":");
 			json_str(&b, top->names.s[rows[i].fn], top->names.len[rows[i].fn]);
-			buf_addf(&b, ",\"self\":%" PRId64 ",\"total\":%" PRId64 "}", rows[i].self,
+			buf_addf(&b, ",\"self\":%" PRId64 ",\"total\":%" PRId64, rows[i].self,
 				 rows[i].total);
+			if (*labels[i])
+				buf_addf(&b, ",\"inline\":\"%s\"",
+					 strcmp(labels[i], "(inline)") ? "partial-inline"
+								       : "inline");
+			buf_addstr(&b, "}");
 		}
 		buf_addstr(&b, "]");
+		free(labels);
 		free(rows);
 	}
 	buf_addstr(&b, "}}\n");
@@ -184,6 +200,8 @@ static const char *pct(char *out, size_t outsz, int64_t v, int64_t total)
 static void print_text(const char *file, const struct model_profile *p, const struct query_top *top,
 		       const char *want, size_t nrows)
 {
+	struct buf tb = BUF_INIT, ub = BUF_INIT; /* names as cli_term_str prints them */
+
 	printf("File: %s\n", file);
 	if (p->time_ns) {
 		time_t sec = (time_t)(p->time_ns / 1000000000);
@@ -216,7 +234,10 @@ static void print_text(const char *file, const struct model_profile *p, const st
 		scaled(a, sizeof(a), shown, unit);
 		scaled(b, sizeof(b), total, unit);
 		pct(p1, sizeof(p1), shown, total);
-		printf("\nType: %s (%s)\n", model_str(p, p->sample_types.v[t].type), unit);
+		uint32_t ty = p->sample_types.v[t].type;
+
+		printf("\nType: %s (%s)\n", cli_term_str(&tb, p->strings.s[ty], p->strings.len[ty]),
+		       cli_term_str(&ub, unit, strlen(unit)));
 		printf("Showing nodes accounting for %s, %s of %s total\n", a, p1 + strspn(p1, " "),
 		       b);
 		if (show < n)
@@ -226,30 +247,23 @@ static void print_text(const char *file, const struct model_profile *p, const st
 
 		for (size_t i = 0; i < show; i++) {
 			const char *label = labels[i];
-			struct buf name = BUF_INIT;
 
 			sum = (int64_t)((uint64_t)sum + (uint64_t)rows[i].self);
 			scaled(a, sizeof(a), rows[i].self, unit);
 			scaled(c, sizeof(c), rows[i].total, unit);
-			/* Names are printed as they are, minus bytes a terminal would act on. */
-			for (uint32_t k = 0; k < top->names.len[rows[i].fn]; k++) {
-				unsigned char ch = (unsigned char)top->names.s[rows[i].fn][k];
-
-				if (ch < 0x20 || ch == 0x7f)
-					buf_addf(&name, "\\x%02x", ch);
-				else
-					buf_add(&name, &ch, 1);
-			}
 			printf("%10s %s %s %10s %s  %s%s%s\n", a,
 			       pct(p1, sizeof(p1), rows[i].self, total),
 			       pct(p2, sizeof(p2), sum, total), c,
-			       pct(p3, sizeof(p3), rows[i].total, total), name.p ? name.p : "",
+			       pct(p3, sizeof(p3), rows[i].total, total),
+			       cli_term_str(&tb, top->names.s[rows[i].fn],
+					    top->names.len[rows[i].fn]),
 			       *label ? " " : "", label);
-			buf_release(&name);
 		}
 		free(labels);
 		free(rows);
 	}
+	buf_release(&tb);
+	buf_release(&ub);
 }
 
 int cmd_top(int argc, char **argv)

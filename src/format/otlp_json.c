@@ -520,49 +520,10 @@ int fmt_otlp_json_decode(const void *data, size_t n, const struct fmt_decode_opt
 /* encode                                                                   */
 /* ======================================================================== */
 
-/* A JSON string of @n bytes; invalid UTF-8 becomes U+FFFD. */
+/* A JSON string of @n bytes; invalid UTF-8 becomes \ufffd (base/buf.h). */
 static void oj_put_str(struct buf *b, const char *s, size_t n)
 {
-	static const char hexd[] = "0123456789abcdef";
-
-	buf_add(b, "\"", 1);
-	for (size_t i = 0; i < n;) {
-		unsigned char ch = (unsigned char)s[i];
-		size_t len = ch < 0x80		       ? 1
-			     : ch >= 0xc2 && ch < 0xe0 ? 2
-			     : ch >= 0xe0 && ch < 0xf0 ? 3
-			     : ch >= 0xf0 && ch < 0xf5 ? 4
-						       : 0;
-		bool ok = len && i + len <= n;
-
-		for (size_t k = 1; ok && k < len; k++)
-			ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-		/* Overlong 3/4-byte forms, surrogates and code points past U+10FFFF. */
-		if (ok && len == 3)
-			ok = !(ch == 0xe0 && (unsigned char)s[i + 1] < 0xa0) &&
-			     !(ch == 0xed && (unsigned char)s[i + 1] >= 0xa0);
-		if (ok && len == 4)
-			ok = !(ch == 0xf0 && (unsigned char)s[i + 1] < 0x90) &&
-			     !(ch == 0xf4 && (unsigned char)s[i + 1] >= 0x90);
-		if (!ok) {
-			buf_add(b, "\\ufffd", 6);
-			i++;
-			continue;
-		}
-		if (ch == '"' || ch == '\\') {
-			char e[2] = { '\\', (char)ch };
-
-			buf_add(b, e, 2);
-		} else if (ch < 0x20 || ch == 0x7f) {
-			char e[6] = { '\\', 'u', '0', '0', hexd[ch >> 4], hexd[ch & 15] };
-
-			buf_add(b, e, 6);
-		} else {
-			buf_add(b, s + i, len);
-		}
-		i += len;
-	}
-	buf_add(b, "\"", 1);
+	(void)buf_add_json_str(b, s, n);
 }
 
 static void oj_put_name(struct buf *b, const char *name)

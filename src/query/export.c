@@ -2,6 +2,7 @@
 /* export.c - pprof, folded and SVG exports of query results; see export.h. */
 #include "base/compat.h"
 #include "base/mem.h"
+#include "base/utf8.h"
 #include "format/pprof.h"
 #include "model/profile.h"
 #include "query/export.h"
@@ -177,6 +178,7 @@ static int add_xml(struct buf *out, const char *s, size_t n)
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		unsigned char c = (unsigned char)s[i];
+		size_t k = c >= 0x80 ? utf8_seq_len((const unsigned char *)s + i, n - i) : 1;
 		const char *rep = c == '&'		    ? "&amp;"
 				  : c == '<'		    ? "&lt;"
 				  : c == '>'		    ? "&gt;"
@@ -184,8 +186,13 @@ static int add_xml(struct buf *out, const char *s, size_t n)
 				  : c == '\''		    ? "&apos;"
 				  : (c < 0x20 || c == 0x7f) ? "?"
 							    : NULL;
-		if (!rep)
+
+		if (!k) /* not UTF-8, which the document must be (XML 1.0 section 4.3.3) */
+			rep = "&#xfffd;";
+		if (!rep) {
+			i += k - 1;
 			continue;
+		}
 		rc = buf_add(out, s + start, i - start);
 		if (!rc)
 			rc = buf_addstr(out, rep);

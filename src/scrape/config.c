@@ -4,8 +4,9 @@
  * file_sd target files (JSON with jansson, or YAML); see config.h.
  *
  * Like server/config.c, a document is loaded whole (its size capped) and
- * walked along the schema only, so the walk's depth is fixed whatever the
- * input holds, and YAML aliases cannot make it recurse. Aliases can make
+ * walked along the schema only with base/yaml.h's helpers, so the walk's
+ * depth is fixed whatever the input holds, and YAML aliases cannot make it
+ * recurse. Aliases can make
  * a small file name many targets (a list of aliases of a long list), so
  * targets are counted against SCRAPE_MAX_TARGETS as they are added.
  * Target files come from whatever writes them (a deploy script, another
@@ -15,157 +16,15 @@
 #include "base/buf.h"
 #include "base/mem.h"
 #include "base/parse.h"
+#include "base/yaml.h"
 #include "scrape/config.h"
 
 #include <jansson.h>
-#include <yaml.h>
 
 struct walk {
-	yaml_document_t *doc;
-	const char *name;
-	struct prof_err *err;
+	struct ywalk y;
 	size_t targets; /* added so far in the current job / file */
 };
-
-static int yerr(struct walk *w, const yaml_node_t *n, const char *what, const char *fmt, ...)
-	PROF_PRINTF(4, 5);
-static int yerr(struct walk *w, const yaml_node_t *n, const char *what, const char *fmt, ...)
-{
-	char msg[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return prof_err_set(w->err, -EINVAL, -1, "%s:%lu: %s: %s", w->name,
-			    n ? (unsigned long)n->start_mark.line + 1 : 0UL, what, msg);
-}
-
-#define MAP_FOREACH(node, pair)                                         \
-	for (yaml_node_pair_t *pair = (node)->data.mapping.pairs.start; \
-	     pair < (node)->data.mapping.pairs.top; pair++)
-#define SEQ_FOREACH(node, item)                                          \
-	for (yaml_node_item_t *item = (node)->data.sequence.items.start; \
-	     item < (node)->data.sequence.items.top; item++)
-
-static yaml_node_t *node(struct walk *w, int id)
-{
-	return yaml_document_get_node(w->doc, id);
-}
-
-/* A scalar's text; NULL for other nodes and for text with a NUL byte inside. */
-static const char *scalar(const yaml_node_t *n)
-{
-	if (!n || n->type != YAML_SCALAR_NODE)
-		return NULL;
-	if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length)
-		return NULL;
-	return (const char *)n->data.scalar.value;
-}
-
-static int want_scalar(struct walk *w, const yaml_node_t *n, const char *what, const char **out)
-{
-	*out = scalar(n);
-	if (!*out)
-		return yerr(w, n, what, "expected a single value (text without NUL bytes)");
-	return 0;
-}
-
-static int want_type(struct walk *w, const yaml_node_t *n, yaml_node_type_t t, const char *what)
-{
-	if (!n || n->type != t)
-		return yerr(w, n, what, "expected %s",
-			    t == YAML_MAPPING_NODE ? "a mapping (key: value lines)" : "a list");
-	return 0;
-}
-
-static int want_size(struct walk *w, const yaml_node_t *n, const char *what, size_t *out)
-{
-	const char *s;
-	uint64_t v;
-	int rc = want_scalar(w, n, what, &s);
-
-	if (rc)
-		return rc;
-	if (parse_size_bytes(s, &v) || v == 0 || v > ((uint64_t)1 << 34))
-		return yerr(
-			w, n, what,
-			"expected a size such as 64MiB or 1048576 (1 byte .. 16 GiB), got '%.60s'",
-			s);
-	*out = (size_t)v;
-	return 0;
-}
-
-static int want_duration(struct walk *w, const yaml_node_t *n, const char *what, int64_t *out)
-{
-	const char *s;
-	int rc = want_scalar(w, n, what, &s);
-
-	if (rc)
-		return rc;
-	if (parse_duration_ns(s, out) || *out <= 0 || *out > 7 * 86400 * 1000000000LL)
-		return yerr(w, n, what,
-			    "expected a duration such as 10s, 500ms or 1m (up to 7 days), got "
-			    "'%.60s'",
-			    s);
-	return 0;
-}
-
-static int want_bool(struct walk *w, const yaml_node_t *n, const char *what, bool *out)
-{
-	const char *s;
-	int rc = want_scalar(w, n, what, &s);
-
-	if (rc)
-		return rc;
-	if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on"))
-		*out = true;
-	else if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off"))
-		*out = false;
-	else
-		return yerr(w, n, what, "expected true or false, got '%.60s'", s);
-	return 0;
-}
-
-/* A list of scalars (or one scalar) into a new array of copies. */
-static int want_strings(struct walk *w, const yaml_node_t *n, const char *what, size_t max,
-			char ***out, size_t *nout)
-{
-	const char *s;
-	size_t cnt;
-	int rc;
-
-	*out = NULL;
-	*nout = 0;
-	if (n && n->type == YAML_SCALAR_NODE) {
-		if ((rc = want_scalar(w, n, what, &s)))
-			return rc;
-		*out = xcalloc(1, sizeof(char *));
-		(*out)[0] = xstrdup(s);
-		*nout = 1;
-		return 0;
-	}
-	if ((rc = want_type(w, n, YAML_SEQUENCE_NODE, what)))
-		return rc;
-	cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-	if (cnt > max)
-		return yerr(w, n, what, "more than %zu entries", max);
-	*out = xcalloc(cnt ? cnt : 1, sizeof(char *));
-	SEQ_FOREACH(n, it)
-	{
-		if ((rc = want_scalar(w, node(w, *it), what, &s)))
-			return rc;
-		(*out)[(*nout)++] = xstrdup(s);
-	}
-	return 0;
-}
-
-static void free_strings(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
 
 bool scrape_target_ok(const char *s)
 {
@@ -198,31 +57,32 @@ static int parse_labels(struct walk *w, const yaml_node_t *n, const char *what,
 {
 	int rc;
 
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, what)))
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, what)))
 		return rc;
-	MAP_FOREACH(n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
 		const char *key, *val;
 
-		if ((rc = want_scalar(w, k, what, &key)))
+		if ((rc = ywalk_want_scalar(&w->y, k, what, &key)))
 			return rc;
 		if (!scrape_label_name_ok(key))
-			return yerr(w, k, what,
-				    "'%.60s' is not a label name ([A-Za-z_][A-Za-z0-9_.]*, at "
-				    "most %d bytes)",
-				    key, SCRAPE_MAX_LABEL_NAME);
+			return ywalk_err(&w->y, k, what,
+					 "'%.60s' is not a label name ([A-Za-z_][A-Za-z0-9_.]*, at "
+					 "most %d bytes)",
+					 key, SCRAPE_MAX_LABEL_NAME);
 		if (key[0] == '_' && key[1] == '_')
-			return yerr(w, k, what, "label names starting with __ are reserved");
-		if ((rc = want_scalar(w, v, what, &val)))
+			return ywalk_err(&w->y, k, what,
+					 "label names starting with __ are reserved");
+		if ((rc = ywalk_want_scalar(&w->y, v, what, &val)))
 			return rc;
 		if (strlen(val) > SCRAPE_MAX_LABEL_VALUE)
-			return yerr(w, v, what, "value of '%.60s' is longer than %d bytes", key,
-				    SCRAPE_MAX_LABEL_VALUE);
+			return ywalk_err(&w->y, v, what, "value of '%.60s' is longer than %d bytes",
+					 key, SCRAPE_MAX_LABEL_VALUE);
 		if (scrape_labels_get(ls, key))
-			return yerr(w, k, what, "label '%.60s' is given twice", key);
+			return ywalk_err(&w->y, k, what, "label '%.60s' is given twice", key);
 		if (ls->l.n >= SCRAPE_MAX_LABELS)
-			return yerr(w, k, what, "more than %d labels", SCRAPE_MAX_LABELS);
+			return ywalk_err(&w->y, k, what, "more than %d labels", SCRAPE_MAX_LABELS);
 		scrape_labels_set(ls, key, val);
 	}
 	return 0;
@@ -234,31 +94,33 @@ static int parse_group(struct walk *w, const yaml_node_t *n, const char *what,
 {
 	int rc;
 
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, what)))
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, what)))
 		return rc;
-	MAP_FOREACH(n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
-		const char *key = scalar(k);
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
 
 		if (!key)
-			return yerr(w, k, what, "expected a key");
+			return ywalk_err(&w->y, k, what, "expected a key");
 		if (!strcmp(key, "targets")) {
-			free_strings(g->targets, g->ntargets);
-			if ((rc = want_strings(w, v, "targets", SCRAPE_MAX_TARGETS, &g->targets,
-					       &g->ntargets)))
+			ywalk_strings_free(g->targets, g->ntargets);
+			if ((rc = ywalk_want_strings(&w->y, v, "targets", SCRAPE_MAX_TARGETS,
+						     &g->targets, &g->ntargets)))
 				return rc;
 			for (size_t i = 0; i < g->ntargets; i++)
 				if (!scrape_target_ok(g->targets[i]))
-					return yerr(w, v, "targets",
-						    "'%.100s' is not host:port (no scheme or path; "
-						    "the scheme is the job's `scheme`)",
-						    g->targets[i]);
+					return ywalk_err(
+						&w->y, v, "targets",
+						"'%.100s' is not host:port (no scheme or path; "
+						"the scheme is the job's `scheme`)",
+						g->targets[i]);
 			w->targets += g->ntargets;
 			if (w->targets > SCRAPE_MAX_TARGETS) {
-				yerr(w, v, "targets", "more than %d targets", SCRAPE_MAX_TARGETS);
-				if (w->err)
-					w->err->code = -PROF_ETOOBIG;
+				ywalk_err(&w->y, v, "targets", "more than %d targets",
+					  SCRAPE_MAX_TARGETS);
+				if (w->y.err)
+					w->y.err->code = -PROF_ETOOBIG;
 				return -PROF_ETOOBIG;
 			}
 		} else if (!strcmp(key, "labels")) {
@@ -266,8 +128,8 @@ static int parse_group(struct walk *w, const yaml_node_t *n, const char *what,
 			if ((rc = parse_labels(w, v, "labels", &g->labels)))
 				return rc;
 		} else {
-			return yerr(w, k, what, "unknown key '%.60s' (known: targets, labels)",
-				    key);
+			return ywalk_err(&w->y, k, what,
+					 "unknown key '%.60s' (known: targets, labels)", key);
 		}
 	}
 	return 0;
@@ -279,16 +141,16 @@ static int parse_groups(struct walk *w, const yaml_node_t *n, const char *what,
 	size_t cnt;
 	int rc;
 
-	if ((rc = want_type(w, n, YAML_SEQUENCE_NODE, what)))
+	if ((rc = ywalk_want_type(&w->y, n, YAML_SEQUENCE_NODE, what)))
 		return rc;
 	cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (cnt > SCRAPE_MAX_TARGETS)
-		return yerr(w, n, what, "more than %d groups", SCRAPE_MAX_TARGETS);
+		return ywalk_err(&w->y, n, what, "more than %d groups", SCRAPE_MAX_TARGETS);
 	*out = xcalloc(cnt ? cnt : 1, sizeof(**out));
 	*nout = 0;
-	SEQ_FOREACH(n, it)
+	YWALK_SEQ_FOREACH(n, it)
 	{
-		if ((rc = parse_group(w, node(w, *it), what, &(*out)[(*nout)++])))
+		if ((rc = parse_group(w, ywalk_node(&w->y, *it), what, &(*out)[(*nout)++])))
 			return rc;
 	}
 	return 0;
@@ -299,7 +161,7 @@ void scrape_groups_free(struct scrape_group *g, size_t n)
 	if (!g)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		free_strings(g[i].targets, g[i].ntargets);
+		ywalk_strings_free(g[i].targets, g[i].ntargets);
 		scrape_labels_release(&g[i].labels);
 	}
 	free(g);
@@ -320,40 +182,42 @@ static int parse_file_sd(struct walk *w, const yaml_node_t *n, struct scrape_fil
 	int rc;
 
 	f->refresh_ns = SCRAPE_DEFAULT_REFRESH_NS;
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "file_sd_configs")))
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, "file_sd_configs")))
 		return rc;
-	MAP_FOREACH(n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
-		const char *key = scalar(k);
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
 
 		if (!key)
-			return yerr(w, k, "file_sd_configs", "expected a key");
+			return ywalk_err(&w->y, k, "file_sd_configs", "expected a key");
 		if (!strcmp(key, "files")) {
-			free_strings(f->files, f->nfiles);
-			if ((rc = want_strings(w, v, "file_sd_configs.files", 256, &f->files,
-					       &f->nfiles)))
+			ywalk_strings_free(f->files, f->nfiles);
+			if ((rc = ywalk_want_strings(&w->y, v, "file_sd_configs.files", 256,
+						     &f->files, &f->nfiles)))
 				return rc;
 			for (size_t i = 0; i < f->nfiles; i++) {
 				char *p;
 
 				if (!*f->files[i])
-					return yerr(w, v, "file_sd_configs.files", "empty pattern");
-				p = resolve_path(w->name, f->files[i]);
+					return ywalk_err(&w->y, v, "file_sd_configs.files",
+							 "empty pattern");
+				p = resolve_path(w->y.name, f->files[i]);
 				free(f->files[i]);
 				f->files[i] = p;
 			}
 		} else if (!strcmp(key, "refresh_interval")) {
-			if ((rc = want_duration(w, v, "file_sd_configs.refresh_interval",
-						&f->refresh_ns)))
+			if ((rc = ywalk_want_duration(&w->y, v, "file_sd_configs.refresh_interval",
+						      &f->refresh_ns)))
 				return rc;
 		} else {
-			return yerr(w, k, "file_sd_configs",
-				    "unknown key '%.60s' (known: files, refresh_interval)", key);
+			return ywalk_err(&w->y, k, "file_sd_configs",
+					 "unknown key '%.60s' (known: files, refresh_interval)",
+					 key);
 		}
 	}
 	if (!f->nfiles)
-		return yerr(w, n, "file_sd_configs", "missing: files (a list of globs)");
+		return ywalk_err(&w->y, n, "file_sd_configs", "missing: files (a list of globs)");
 	return 0;
 }
 
@@ -362,29 +226,30 @@ static int parse_relabel(struct walk *w, const yaml_node_t *n, struct scrape_rel
 	struct prof_err rerr;
 	int rc;
 
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "relabel_configs")))
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, "relabel_configs")))
 		return rc;
 	r->line = (unsigned)n->start_mark.line + 1;
-	MAP_FOREACH(n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
-		const char *key = scalar(k), *s;
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k), *s;
 
 		if (!key)
-			return yerr(w, k, "relabel_configs", "expected a key");
+			return ywalk_err(&w->y, k, "relabel_configs", "expected a key");
 		if (!strcmp(key, "source_labels")) {
-			free_strings(r->source_labels, r->nsource);
-			if ((rc = want_strings(w, v, "relabel_configs.source_labels",
-					       SCRAPE_MAX_LABELS, &r->source_labels, &r->nsource)))
+			ywalk_strings_free(r->source_labels, r->nsource);
+			if ((rc = ywalk_want_strings(&w->y, v, "relabel_configs.source_labels",
+						     SCRAPE_MAX_LABELS, &r->source_labels,
+						     &r->nsource)))
 				return rc;
 		} else if (!strcmp(key, "action")) {
-			if ((rc = want_scalar(w, v, "relabel_configs.action", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "relabel_configs.action", &s)))
 				return rc;
 			if (scrape_relabel_action_parse(s, &r->action))
-				return yerr(w, v, "relabel_configs.action",
-					    "expected replace, keep, drop, hashmod, labelmap, "
-					    "labeldrop or labelkeep, got '%.60s'",
-					    s);
+				return ywalk_err(&w->y, v, "relabel_configs.action",
+						 "expected replace, keep, drop, hashmod, labelmap, "
+						 "labeldrop or labelkeep, got '%.60s'",
+						 s);
 		} else if (!strcmp(key, "separator") || !strcmp(key, "regex") ||
 			   !strcmp(key, "target_label") || !strcmp(key, "replacement")) {
 			char **dst = !strcmp(key, "separator")	    ? &r->separator
@@ -392,26 +257,27 @@ static int parse_relabel(struct walk *w, const yaml_node_t *n, struct scrape_rel
 				     : !strcmp(key, "target_label") ? &r->target_label
 								    : &r->replacement;
 
-			if ((rc = want_scalar(w, v, key, &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, key, &s)))
 				return rc;
 			free(*dst);
 			*dst = xstrdup(s);
 		} else if (!strcmp(key, "modulus")) {
-			if ((rc = want_scalar(w, v, "relabel_configs.modulus", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "relabel_configs.modulus", &s)))
 				return rc;
 			if (parse_u64(s, &r->modulus) || !r->modulus)
-				return yerr(w, v, "relabel_configs.modulus",
-					    "expected a positive integer, got '%.60s'", s);
+				return ywalk_err(&w->y, v, "relabel_configs.modulus",
+						 "expected a positive integer, got '%.60s'", s);
 		} else {
-			return yerr(w, k, "relabel_configs",
-				    "unknown key '%.60s' (known: source_labels, separator, regex, "
-				    "target_label, replacement, modulus, action)",
-				    key);
+			return ywalk_err(
+				&w->y, k, "relabel_configs",
+				"unknown key '%.60s' (known: source_labels, separator, regex, "
+				"target_label, replacement, modulus, action)",
+				key);
 		}
 	}
 	prof_err_init(&rerr);
 	if (scrape_relabel_compile(r, &rerr))
-		return yerr(w, n, "relabel_configs", "%s", rerr.msg);
+		return ywalk_err(&w->y, n, "relabel_configs", "%s", rerr.msg);
 	return 0;
 }
 
@@ -510,71 +376,72 @@ static int parse_profile(struct walk *w, const yaml_node_t *n, struct scrape_pro
 	int rc;
 
 	if (n && n->type == YAML_SCALAR_NODE) {
-		if ((rc = want_scalar(w, n, "profiles", &s)))
+		if ((rc = ywalk_want_scalar(&w->y, n, "profiles", &s)))
 			return rc;
 		if (profile_known(s, p))
-			return yerr(
-				w, n, "profiles",
+			return ywalk_err(
+				&w->y, n, "profiles",
 				"unknown profile '%.60s' (known: cpu, heap, allocs, mutex, block, "
 				"goroutine, threadcreate; others need {name: X, path: /...})",
 				s);
 		return 0;
 	}
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "profiles")))
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, "profiles")))
 		return rc;
-	MAP_FOREACH(n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
-		const char *key = scalar(k);
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
 
 		if (!key)
-			return yerr(w, k, "profiles", "expected a key");
+			return ywalk_err(&w->y, k, "profiles", "expected a key");
 		if (!strcmp(key, "name")) {
-			if ((rc = want_scalar(w, v, "profiles.name", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "profiles.name", &s)))
 				return rc;
 			if (!profile_name_ok(s))
-				return yerr(w, v, "profiles.name",
-					    "'%.60s' is not a name ([A-Za-z0-9_-], 1..64 bytes)",
-					    s);
+				return ywalk_err(
+					&w->y, v, "profiles.name",
+					"'%.60s' is not a name ([A-Za-z0-9_-], 1..64 bytes)", s);
 			free(p->name);
 			p->name = xstrdup(s);
 		} else if (!strcmp(key, "path")) {
-			if ((rc = want_scalar(w, v, "profiles.path", &path)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "profiles.path", &path)))
 				return rc;
 			if (!path_ok(path))
-				return yerr(
-					w, v, "profiles.path",
+				return ywalk_err(
+					&w->y, v, "profiles.path",
 					"expected an absolute URL path such as /debug/pprof/heap, "
 					"got '%.60s'",
 					path);
 		} else if (!strcmp(key, "delta")) {
-			if ((rc = want_bool(w, v, "profiles.delta", &delta)))
+			if ((rc = ywalk_want_bool(&w->y, v, "profiles.delta", &delta)))
 				return rc;
 			have_delta = true;
 		} else if (!strcmp(key, "seconds")) {
 			uint64_t sec;
 
-			if ((rc = want_scalar(w, v, "profiles.seconds", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "profiles.seconds", &s)))
 				return rc;
 			if (parse_u64(s, &sec) || !sec || sec > 3600)
-				return yerr(w, v, "profiles.seconds",
-					    "expected whole seconds 1..3600, got '%.60s'", s);
+				return ywalk_err(&w->y, v, "profiles.seconds",
+						 "expected whole seconds 1..3600, got '%.60s'", s);
 			p->seconds = (int64_t)sec;
 		} else {
-			return yerr(w, k, "profiles",
-				    "unknown key '%.60s' (known: name, path, delta, seconds)", key);
+			return ywalk_err(&w->y, k, "profiles",
+					 "unknown key '%.60s' (known: name, path, delta, seconds)",
+					 key);
 		}
 	}
 	if (!p->name)
-		return yerr(w, n, "profiles", "missing: name");
+		return ywalk_err(&w->y, n, "profiles", "missing: name");
 	char *name = p->name;
 	int64_t sec = p->seconds;
 
 	p->name = NULL;
 	if (profile_known(name, p)) {
 		if (!path) {
-			rc = yerr(w, n, "profiles",
-				  "profile '%.60s' is not a known one: give its path", name);
+			rc = ywalk_err(&w->y, n, "profiles",
+				       "profile '%.60s' is not a known one: give its path", name);
 			free(name);
 			return rc;
 		}
@@ -591,7 +458,8 @@ static int parse_profile(struct walk *w, const yaml_node_t *n, struct scrape_pro
 		p->delta = delta;
 	p->seconds = sec;
 	if (sec && p->kind != SCRAPE_KIND_CPU)
-		return yerr(w, n, "profiles.seconds", "only the cpu profile takes seconds");
+		return ywalk_err(&w->y, n, "profiles.seconds",
+				 "only the cpu profile takes seconds");
 	return 0;
 }
 
@@ -609,7 +477,7 @@ static void job_release(struct scrape_job_conf *j)
 	free(j->dataset);
 	scrape_groups_free(j->groups, j->ngroups);
 	for (size_t i = 0; i < j->nfile_sds; i++)
-		free_strings(j->file_sds[i].files, j->file_sds[i].nfiles);
+		ywalk_strings_free(j->file_sds[i].files, j->file_sds[i].nfiles);
 	free(j->file_sds);
 	for (size_t i = 0; i < j->nrelabel; i++)
 		scrape_relabel_release(&j->relabel[i]);
@@ -633,8 +501,9 @@ static int job_finish(struct walk *w, const yaml_node_t *n, struct scrape_job_co
 	if (!have_timeout && j->timeout_ns > j->interval_ns)
 		j->timeout_ns = j->interval_ns;
 	if (j->timeout_ns > j->interval_ns)
-		return yerr(w, n, "scrape_timeout",
-			    "job '%.60s': scrape_timeout is longer than scrape_interval", j->name);
+		return ywalk_err(&w->y, n, "scrape_timeout",
+				 "job '%.60s': scrape_timeout is longer than scrape_interval",
+				 j->name);
 	if (!j->nprofiles)
 		job_default_profiles(j);
 	for (size_t i = 0; i < j->nprofiles; i++) {
@@ -642,17 +511,18 @@ static int job_finish(struct walk *w, const yaml_node_t *n, struct scrape_job_co
 
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(j->profiles[k].name, p->name))
-				return yerr(w, n, "profiles", "job '%.60s': profile '%.60s' twice",
-					    j->name, p->name);
+				return ywalk_err(&w->y, n, "profiles",
+						 "job '%.60s': profile '%.60s' twice", j->name,
+						 p->name);
 		if (p->kind != SCRAPE_KIND_CPU)
 			continue;
 		if (!p->seconds)
 			p->seconds = scrape_cpu_seconds(j->interval_ns);
 		else if (p->seconds * 1000000000LL >= j->interval_ns)
-			return yerr(w, n, "profiles.seconds",
-				    "job '%.60s': cpu seconds (%" PRId64
-				    ") must be shorter than scrape_interval",
-				    j->name, p->seconds);
+			return ywalk_err(&w->y, n, "profiles.seconds",
+					 "job '%.60s': cpu seconds (%" PRId64
+					 ") must be shorter than scrape_interval",
+					 j->name, p->seconds);
 	}
 	if (!j->scheme)
 		j->scheme = xstrdup("http");
@@ -674,62 +544,65 @@ static int parse_job(struct walk *w, const yaml_node_t *n, const struct defaults
 	j->timeout_ns = d->timeout_ns;
 	j->body_size_limit = d->body_size_limit;
 	w->targets = 0;
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "scrape_configs")))
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, "scrape_configs")))
 		return rc;
 	j->line = (unsigned)n->start_mark.line + 1;
-	MAP_FOREACH(n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
-		const char *key = scalar(k);
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
 
 		if (!key)
-			return yerr(w, k, "scrape_configs", "expected a key");
+			return ywalk_err(&w->y, k, "scrape_configs", "expected a key");
 		if (!strcmp(key, "job_name")) {
-			if ((rc = want_scalar(w, v, "job_name", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "job_name", &s)))
 				return rc;
 			if (!*s || strlen(s) > 128)
-				return yerr(w, v, "job_name", "expected 1..128 bytes");
+				return ywalk_err(&w->y, v, "job_name", "expected 1..128 bytes");
 			free(j->name);
 			j->name = xstrdup(s);
 		} else if (!strcmp(key, "scrape_interval")) {
-			if ((rc = want_duration(w, v, "scrape_interval", &j->interval_ns)))
+			if ((rc = ywalk_want_duration(&w->y, v, "scrape_interval",
+						      &j->interval_ns)))
 				return rc;
 		} else if (!strcmp(key, "scrape_timeout")) {
-			if ((rc = want_duration(w, v, "scrape_timeout", &j->timeout_ns)))
+			if ((rc = ywalk_want_duration(&w->y, v, "scrape_timeout", &j->timeout_ns)))
 				return rc;
 			have_timeout = true;
 		} else if (!strcmp(key, "scheme")) {
-			if ((rc = want_scalar(w, v, "scheme", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "scheme", &s)))
 				return rc;
 			if (strcmp(s, "http") && strcmp(s, "https"))
-				return yerr(w, v, "scheme", "expected http or https, got '%.60s'",
-					    s);
+				return ywalk_err(&w->y, v, "scheme",
+						 "expected http or https, got '%.60s'", s);
 			free(j->scheme);
 			j->scheme = xstrdup(s);
 		} else if (!strcmp(key, "path_prefix")) {
-			if ((rc = want_scalar(w, v, "path_prefix", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "path_prefix", &s)))
 				return rc;
 			if (*s && !path_ok(s))
-				return yerr(
-					w, v, "path_prefix",
+				return ywalk_err(
+					&w->y, v, "path_prefix",
 					"expected an absolute URL path such as /app, got '%.60s'",
 					s);
 			free(j->path_prefix);
 			j->path_prefix = xstrndup(s, strlen(s) - (*s && s[strlen(s) - 1] == '/'));
 		} else if (!strcmp(key, "body_size_limit")) {
-			if ((rc = want_size(w, v, "body_size_limit", &j->body_size_limit)))
+			if ((rc = ywalk_want_size(&w->y, v, "body_size_limit",
+						  &j->body_size_limit)))
 				return rc;
 		} else if (!strcmp(key, "target_limit")) {
 			uint64_t lim;
 
-			if ((rc = want_scalar(w, v, "target_limit", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "target_limit", &s)))
 				return rc;
 			if (parse_u64(s, &lim) || lim > SCRAPE_MAX_TARGETS)
-				return yerr(w, v, "target_limit", "expected 0..%d, got '%.60s'",
-					    SCRAPE_MAX_TARGETS, s);
+				return ywalk_err(&w->y, v, "target_limit",
+						 "expected 0..%d, got '%.60s'", SCRAPE_MAX_TARGETS,
+						 s);
 			j->target_limit = (size_t)lim;
 		} else if (!strcmp(key, "dataset")) {
-			if ((rc = want_scalar(w, v, "dataset", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "dataset", &s)))
 				return rc;
 			free(j->dataset);
 			j->dataset = xstrdup(s);
@@ -737,38 +610,39 @@ static int parse_job(struct walk *w, const yaml_node_t *n, const struct defaults
 			size_t cnt;
 
 			if (j->nprofiles)
-				return yerr(w, k, "profiles", "given twice");
-			if ((rc = want_type(w, v, YAML_SEQUENCE_NODE, "profiles")))
+				return ywalk_err(&w->y, k, "profiles", "given twice");
+			if ((rc = ywalk_want_type(&w->y, v, YAML_SEQUENCE_NODE, "profiles")))
 				return rc;
 			cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 			if (!cnt || cnt > 32)
-				return yerr(w, v, "profiles", "expected 1..32 profiles");
+				return ywalk_err(&w->y, v, "profiles", "expected 1..32 profiles");
 			j->profiles = xcalloc(cnt, sizeof(*j->profiles));
-			SEQ_FOREACH(v, it)
+			YWALK_SEQ_FOREACH(v, it)
 			{
-				if ((rc = parse_profile(w, node(w, *it),
+				if ((rc = parse_profile(w, ywalk_node(&w->y, *it),
 							&j->profiles[j->nprofiles++])))
 					return rc;
 			}
 		} else if (!strcmp(key, "static_configs")) {
 			if (j->groups)
-				return yerr(w, k, "static_configs", "given twice");
+				return ywalk_err(&w->y, k, "static_configs", "given twice");
 			if ((rc = parse_groups(w, v, "static_configs", &j->groups, &j->ngroups)))
 				return rc;
 		} else if (!strcmp(key, "file_sd_configs")) {
 			size_t cnt;
 
 			if (j->file_sds)
-				return yerr(w, k, "file_sd_configs", "given twice");
-			if ((rc = want_type(w, v, YAML_SEQUENCE_NODE, "file_sd_configs")))
+				return ywalk_err(&w->y, k, "file_sd_configs", "given twice");
+			if ((rc = ywalk_want_type(&w->y, v, YAML_SEQUENCE_NODE, "file_sd_configs")))
 				return rc;
 			cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 			if (cnt > 64)
-				return yerr(w, v, "file_sd_configs", "more than 64 entries");
+				return ywalk_err(&w->y, v, "file_sd_configs",
+						 "more than 64 entries");
 			j->file_sds = xcalloc(cnt ? cnt : 1, sizeof(*j->file_sds));
-			SEQ_FOREACH(v, it)
+			YWALK_SEQ_FOREACH(v, it)
 			{
-				if ((rc = parse_file_sd(w, node(w, *it),
+				if ((rc = parse_file_sd(w, ywalk_node(&w->y, *it),
 							&j->file_sds[j->nfile_sds++])))
 					return rc;
 			}
@@ -776,37 +650,38 @@ static int parse_job(struct walk *w, const yaml_node_t *n, const struct defaults
 			size_t cnt;
 
 			if (j->relabel)
-				return yerr(w, k, "relabel_configs", "given twice");
-			if ((rc = want_type(w, v, YAML_SEQUENCE_NODE, "relabel_configs")))
+				return ywalk_err(&w->y, k, "relabel_configs", "given twice");
+			if ((rc = ywalk_want_type(&w->y, v, YAML_SEQUENCE_NODE, "relabel_configs")))
 				return rc;
 			cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 			if (cnt > 256)
-				return yerr(w, v, "relabel_configs", "more than 256 rules");
+				return ywalk_err(&w->y, v, "relabel_configs",
+						 "more than 256 rules");
 			j->relabel = xcalloc(cnt ? cnt : 1, sizeof(*j->relabel));
-			SEQ_FOREACH(v, it)
+			YWALK_SEQ_FOREACH(v, it)
 			{
-				if ((rc = parse_relabel(w, node(w, *it),
+				if ((rc = parse_relabel(w, ywalk_node(&w->y, *it),
 							&j->relabel[j->nrelabel++])))
 					return rc;
 			}
 		} else {
-			return yerr(w, k, "scrape_configs",
-				    "unknown key '%.60s' (known: job_name, scrape_interval, "
-				    "scrape_timeout, scheme, path_prefix, body_size_limit, "
-				    "target_limit, dataset, profiles, static_configs, "
-				    "file_sd_configs, relabel_configs)",
-				    key);
+			return ywalk_err(&w->y, k, "scrape_configs",
+					 "unknown key '%.60s' (known: job_name, scrape_interval, "
+					 "scrape_timeout, scheme, path_prefix, body_size_limit, "
+					 "target_limit, dataset, profiles, static_configs, "
+					 "file_sd_configs, relabel_configs)",
+					 key);
 		}
 	}
 	if (!j->name)
-		return yerr(w, n, "scrape_configs", "missing: job_name");
+		return ywalk_err(&w->y, n, "scrape_configs", "missing: job_name");
 	return job_finish(w, n, j, have_timeout);
 }
 
 static void watch_release(struct scrape_watch_conf *x)
 {
 	free(x->name);
-	free_strings(x->files, x->nfiles);
+	ywalk_strings_free(x->files, x->nfiles);
 	scrape_labels_release(&x->labels);
 	free(x->dataset);
 }
@@ -820,34 +695,35 @@ static int parse_watch(struct walk *w, const yaml_node_t *n, const struct defaul
 	x->poll_ns = SCRAPE_DEFAULT_POLL_NS;
 	x->settle_ns = SCRAPE_DEFAULT_SETTLE_NS;
 	x->max_file_size = d->body_size_limit;
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "watch_configs")))
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, "watch_configs")))
 		return rc;
-	MAP_FOREACH(n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
-		const char *key = scalar(k);
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
 
 		if (!key)
-			return yerr(w, k, "watch_configs", "expected a key");
+			return ywalk_err(&w->y, k, "watch_configs", "expected a key");
 		if (!strcmp(key, "job_name")) {
-			if ((rc = want_scalar(w, v, "watch_configs.job_name", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "watch_configs.job_name", &s)))
 				return rc;
 			if (!*s || strlen(s) > 128)
-				return yerr(w, v, "watch_configs.job_name",
-					    "expected 1..128 bytes");
+				return ywalk_err(&w->y, v, "watch_configs.job_name",
+						 "expected 1..128 bytes");
 			free(x->name);
 			x->name = xstrdup(s);
 		} else if (!strcmp(key, "files")) {
-			free_strings(x->files, x->nfiles);
-			if ((rc = want_strings(w, v, "watch_configs.files", 256, &x->files,
-					       &x->nfiles)))
+			ywalk_strings_free(x->files, x->nfiles);
+			if ((rc = ywalk_want_strings(&w->y, v, "watch_configs.files", 256,
+						     &x->files, &x->nfiles)))
 				return rc;
 			for (size_t i = 0; i < x->nfiles; i++) {
 				char *p;
 
 				if (!*x->files[i])
-					return yerr(w, v, "watch_configs.files", "empty pattern");
-				p = resolve_path(w->name, x->files[i]);
+					return ywalk_err(&w->y, v, "watch_configs.files",
+							 "empty pattern");
+				p = resolve_path(w->y.name, x->files[i]);
 
 				free(x->files[i]);
 				x->files[i] = p;
@@ -857,29 +733,31 @@ static int parse_watch(struct walk *w, const yaml_node_t *n, const struct defaul
 			if ((rc = parse_labels(w, v, "watch_configs.labels", &x->labels)))
 				return rc;
 		} else if (!strcmp(key, "poll_interval")) {
-			if ((rc = want_duration(w, v, "watch_configs.poll_interval", &x->poll_ns)))
+			if ((rc = ywalk_want_duration(&w->y, v, "watch_configs.poll_interval",
+						      &x->poll_ns)))
 				return rc;
 		} else if (!strcmp(key, "settle")) {
-			if ((rc = want_duration(w, v, "watch_configs.settle", &x->settle_ns)))
+			if ((rc = ywalk_want_duration(&w->y, v, "watch_configs.settle",
+						      &x->settle_ns)))
 				return rc;
 		} else if (!strcmp(key, "max_file_size")) {
-			if ((rc = want_size(w, v, "watch_configs.max_file_size",
-					    &x->max_file_size)))
+			if ((rc = ywalk_want_size(&w->y, v, "watch_configs.max_file_size",
+						  &x->max_file_size)))
 				return rc;
 		} else if (!strcmp(key, "dataset")) {
-			if ((rc = want_scalar(w, v, "watch_configs.dataset", &s)))
+			if ((rc = ywalk_want_scalar(&w->y, v, "watch_configs.dataset", &s)))
 				return rc;
 			free(x->dataset);
 			x->dataset = xstrdup(s);
 		} else {
-			return yerr(w, k, "watch_configs",
-				    "unknown key '%.60s' (known: job_name, files, labels, "
-				    "poll_interval, settle, max_file_size, dataset)",
-				    key);
+			return ywalk_err(&w->y, k, "watch_configs",
+					 "unknown key '%.60s' (known: job_name, files, labels, "
+					 "poll_interval, settle, max_file_size, dataset)",
+					 key);
 		}
 	}
 	if (!x->nfiles)
-		return yerr(w, n, "watch_configs", "missing: files (a list of globs)");
+		return ywalk_err(&w->y, n, "watch_configs", "missing: files (a list of globs)");
 	if (!x->name)
 		x->name = xstrdup("files");
 	return 0;
@@ -889,30 +767,34 @@ static int parse_global(struct walk *w, const yaml_node_t *n, struct defaults *d
 {
 	int rc;
 
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "global")))
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, "global")))
 		return rc;
-	MAP_FOREACH(n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
-		const char *key = scalar(k);
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
 
 		if (!key)
-			return yerr(w, k, "global", "expected a key");
+			return ywalk_err(&w->y, k, "global", "expected a key");
 		if (!strcmp(key, "scrape_interval")) {
-			if ((rc = want_duration(w, v, "global.scrape_interval", &d->interval_ns)))
+			if ((rc = ywalk_want_duration(&w->y, v, "global.scrape_interval",
+						      &d->interval_ns)))
 				return rc;
 		} else if (!strcmp(key, "scrape_timeout")) {
-			if ((rc = want_duration(w, v, "global.scrape_timeout", &d->timeout_ns)))
+			if ((rc = ywalk_want_duration(&w->y, v, "global.scrape_timeout",
+						      &d->timeout_ns)))
 				return rc;
 			d->have_timeout = true;
 		} else if (!strcmp(key, "body_size_limit")) {
-			if ((rc = want_size(w, v, "global.body_size_limit", &d->body_size_limit)))
+			if ((rc = ywalk_want_size(&w->y, v, "global.body_size_limit",
+						  &d->body_size_limit)))
 				return rc;
 		} else {
-			return yerr(w, k, "global",
-				    "unknown key '%.60s' (known: scrape_interval, scrape_timeout, "
-				    "body_size_limit)",
-				    key);
+			return ywalk_err(
+				&w->y, k, "global",
+				"unknown key '%.60s' (known: scrape_interval, scrape_timeout, "
+				"body_size_limit)",
+				key);
 		}
 	}
 	return 0;
@@ -926,17 +808,18 @@ static int parse_root(struct walk *w, yaml_node_t *root, unsigned flags, struct 
 	int rc;
 
 	if (!root)
-		return (flags & SCRAPE_CONF_EMBEDDED) ? 0
-						      : yerr(w, NULL, "file", "the file is empty");
-	if ((rc = want_type(w, root, YAML_MAPPING_NODE, "top level")))
+		return (flags & SCRAPE_CONF_EMBEDDED)
+			       ? 0
+			       : ywalk_err(&w->y, NULL, "file", "the file is empty");
+	if ((rc = ywalk_want_type(&w->y, root, YAML_MAPPING_NODE, "top level")))
 		return rc;
-	MAP_FOREACH(root, pair)
+	YWALK_MAP_FOREACH(root, pair)
 	{
-		yaml_node_t *k = node(w, pair->key), *v = node(w, pair->value);
-		const char *key = scalar(k);
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
 
 		if (!key)
-			return yerr(w, k, "top level", "expected a key");
+			return ywalk_err(&w->y, k, "top level", "expected a key");
 		if (!strcmp(key, "scrape_configs"))
 			jobs = v;
 		else if (!strcmp(key, "watch_configs"))
@@ -945,79 +828,66 @@ static int parse_root(struct walk *w, yaml_node_t *root, unsigned flags, struct 
 			if ((rc = parse_global(w, v, &d)))
 				return rc;
 		} else if (!(flags & SCRAPE_CONF_EMBEDDED))
-			return yerr(w, k, "top level",
-				    "unknown key '%.60s' (known: global, scrape_configs, "
-				    "watch_configs)",
-				    key);
+			return ywalk_err(&w->y, k, "top level",
+					 "unknown key '%.60s' (known: global, scrape_configs, "
+					 "watch_configs)",
+					 key);
 	}
 	if (jobs) {
 		size_t cnt;
 
-		if ((rc = want_type(w, jobs, YAML_SEQUENCE_NODE, "scrape_configs")))
+		if ((rc = ywalk_want_type(&w->y, jobs, YAML_SEQUENCE_NODE, "scrape_configs")))
 			return rc;
 		cnt = (size_t)(jobs->data.sequence.items.top - jobs->data.sequence.items.start);
 		if (cnt > 1000)
-			return yerr(w, jobs, "scrape_configs", "more than 1000 jobs");
+			return ywalk_err(&w->y, jobs, "scrape_configs", "more than 1000 jobs");
 		c->jobs = xcalloc(cnt ? cnt : 1, sizeof(*c->jobs));
-		SEQ_FOREACH(jobs, it)
+		YWALK_SEQ_FOREACH(jobs, it)
 		{
 			struct scrape_job_conf *j = &c->jobs[c->njobs++];
 
-			if ((rc = parse_job(w, node(w, *it), &d, j)))
+			if ((rc = parse_job(w, ywalk_node(&w->y, *it), &d, j)))
 				return rc;
 			for (size_t i = 0; i + 1 < c->njobs; i++)
 				if (!strcmp(c->jobs[i].name, j->name))
-					return yerr(w, node(w, *it), "job_name",
-						    "'%.60s' is used by two jobs", j->name);
+					return ywalk_err(&w->y, ywalk_node(&w->y, *it), "job_name",
+							 "'%.60s' is used by two jobs", j->name);
 		}
 	}
 	if (watches) {
 		size_t cnt;
 
-		if ((rc = want_type(w, watches, YAML_SEQUENCE_NODE, "watch_configs")))
+		if ((rc = ywalk_want_type(&w->y, watches, YAML_SEQUENCE_NODE, "watch_configs")))
 			return rc;
 		cnt = (size_t)(watches->data.sequence.items.top -
 			       watches->data.sequence.items.start);
 		if (cnt > 64)
-			return yerr(w, watches, "watch_configs", "more than 64 entries");
+			return ywalk_err(&w->y, watches, "watch_configs", "more than 64 entries");
 		c->watches = xcalloc(cnt ? cnt : 1, sizeof(*c->watches));
-		SEQ_FOREACH(watches, it)
+		YWALK_SEQ_FOREACH(watches, it)
 		{
-			if ((rc = parse_watch(w, node(w, *it), &d, &c->watches[c->nwatches++])))
+			if ((rc = parse_watch(w, ywalk_node(&w->y, *it), &d,
+					      &c->watches[c->nwatches++])))
 				return rc;
 		}
 	}
 	if (!(flags & SCRAPE_CONF_EMBEDDED) && !c->njobs && !c->nwatches)
-		return yerr(w, root, "scrape_configs",
-			    "missing: list at least one job (or watch_configs)");
+		return ywalk_err(&w->y, root, "scrape_configs",
+				 "missing: list at least one job (or watch_configs)");
 	return 0;
 }
 
-/* Load @n bytes of YAML and call @fn on the root node. */
+/* Load @n bytes of YAML and call @fn on the root node (NULL when empty). */
 static int with_yaml(const char *text, size_t n, const char *name, struct prof_err *err,
 		     int (*fn)(struct walk *w, yaml_node_t *root, void *arg), void *arg)
 {
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	int rc;
+	struct walk w = { .targets = 0 };
+	yaml_node_t *root;
+	int rc = ywalk_load(&w.y, text, n, name, err, &root);
 
-	if (!yaml_parser_initialize(&parser))
-		return prof_err_set(err, -ENOMEM, -1, "%s: cannot start the YAML parser", name);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)(text ? text : ""), n);
-	if (!yaml_parser_load(&parser, &doc)) {
-		rc = prof_err_set(err, -EINVAL, -1, "%s:%lu:%lu: YAML: %s %s", name,
-				  (unsigned long)parser.problem_mark.line + 1,
-				  (unsigned long)parser.problem_mark.column + 1,
-				  parser.problem ? parser.problem : "syntax error",
-				  parser.context ? parser.context : "");
-		yaml_parser_delete(&parser);
-		return rc;
-	}
-	struct walk w = { &doc, name, err, 0 };
-
-	rc = fn(&w, yaml_document_get_root_node(&doc), arg);
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
+	if (!rc)
+		rc = fn(&w, root, arg);
+	ywalk_release(&w.y);
 	return rc;
 }
 
@@ -1134,7 +1004,7 @@ int scrape_config_add_job(struct scrape_config *c, const char *job, char *const 
 		if (rc)
 			return rc;
 	}
-	struct walk w = { NULL, "command line", err, 0 };
+	struct walk w = { .y = { .name = "command line", .err = err } };
 
 	return job_finish(&w, NULL, j, false);
 }

@@ -9,11 +9,13 @@
  * Time parameters (from, to) take unix milliseconds, "now" or
  * "now-<duration>" ("now-15m", "now-1h"; base/parse.h); the range is
  * inclusive and defaults to the last hour. Bad parameters get 400 with
- * {"error": "<which parameter, what was expected, what was given>"}.
+ * {"error": "<which parameter, what was expected, what was given>"}; so
+ * does a parameter given twice unless it is a list (qargs.h).
  */
 #include "base/compat.h"
 #include "base/parse.h"
 #include "query/request.h"
+#include "server/qargs.h"
 #include "server/route.h"
 
 #define DEFAULT_RANGE_MS (60 * 60 * 1000LL)
@@ -34,8 +36,12 @@ static bool time_range(struct server_req *rq, struct server_reply *rp, int64_t *
 		       int64_t *to_ns)
 {
 	int64_t now = prof_now_ns() / 1000000, from, to;
-	const char *f = server_arg(rq, "from"), *t = server_arg(rq, "to");
+	const char *f, *t;
 
+	if (server_arg_once(rq, "from", &f) || server_arg_once(rq, "to", &t)) {
+		server_reply_json_error(rp, 400, "parameters 'from'/'to': each takes one value");
+		return false;
+	}
 	to = now;
 	from = now - DEFAULT_RANGE_MS;
 	if (t && *t && parse_time_ms(t, now, &to)) {
@@ -140,8 +146,8 @@ const char *server_query_view(const char *url)
 }
 
 struct query_ctx {
-	struct server_req *rq;
-	char name[256]; /* the label name of /api/v1/labels/NAME/values */
+	struct server_qargs args; /* each parameter once, repeats combined (qargs.h) */
+	char name[256];		  /* the label name of /api/v1/labels/NAME/values */
 };
 
 static const char *query_arg(void *arg, const char *name)
@@ -150,11 +156,12 @@ static const char *query_arg(void *arg, const char *name)
 
 	if (c->name[0] && !strcmp(name, "name"))
 		return c->name;
-	return server_arg(c->rq, name);
+	return server_qargs_get(&c->args, name);
 }
 
 struct arg_check {
 	const char *view;
+	struct server_qargs *args;
 	struct prof_err *err;
 	int rc;
 };
@@ -163,8 +170,9 @@ static int check_arg(void *arg, const char *key, const char *value)
 {
 	struct arg_check *a = arg;
 
-	(void)value;
 	a->rc = query_request_check_param(a->view, key, a->err);
+	if (!a->rc)
+		a->rc = server_qargs_add(a->args, key, value, a->err);
 	return a->rc;
 }
 
@@ -172,7 +180,7 @@ void server_handle_query(struct server_req *rq, struct server_reply *rp)
 {
 	const char *view = server_query_view(rq->url);
 	struct store *st = server_req_store(rq, SERVER_PERM_QUERY, rp);
-	struct query_ctx ctx = { rq, "" };
+	struct query_ctx ctx = { .name = "" };
 	struct prof_err err;
 	const char *ct;
 	int rc;
@@ -196,16 +204,18 @@ void server_handle_query(struct server_req *rq, struct server_reply *rp)
 	}
 	struct query_env env = { st, rq->srv->sym, 0 };
 	prof_err_init(&err);
-	/* A misspelt parameter is an error, not a silent default. */
-	struct arg_check ac = { view, &err, 0 };
+	/* A misspelt or a repeated single parameter is an error, not a silent default. */
+	struct arg_check ac = { view, &ctx.args, &err, 0 };
 	server_args_foreach(rq, check_arg, &ac);
 	if (ac.rc) {
+		server_qargs_release(&ctx.args);
 		server_reply_json_error(rp, 400, "%s", err.msg);
 		return;
 	}
 	buf_reset(&rp->body);
 	rp->body.max = QUERY_MAX_ANSWER;
 	rc = query_request_run(&env, view, query_arg, &ctx, &rp->body, &ct, &err);
+	server_qargs_release(&ctx.args);
 	if (rc) {
 		rp->body.max = 0;
 		server_reply_json_error(rp, query_request_status(rc), "%s",

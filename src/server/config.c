@@ -6,81 +6,18 @@
  * The document is loaded whole (the file is capped at 1 MiB) and walked
  * along the schema only, so the walk's depth is fixed whatever the file
  * holds (aliases cannot make it recurse). Each error names the file, the
- * line of the offending node and the key path.
+ * line of the offending node and the key path. The walk's helpers are
+ * base/yaml.h's, shared with the scrape configuration.
  */
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/parse.h"
+#include "base/yaml.h"
 #include "server/config.h"
 
-#include <yaml.h>
-
 #define CONF_MAX_FILE (1u << 20)
-
-struct walk {
-	yaml_document_t *doc;
-	const char *path;
-	struct prof_err *err;
-};
-
-static int conf_err(struct walk *w, const yaml_node_t *n, const char *what, const char *fmt, ...)
-	PROF_PRINTF(4, 5);
-static int conf_err(struct walk *w, const yaml_node_t *n, const char *what, const char *fmt, ...)
-{
-	char msg[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return prof_err_set(w->err, -EINVAL, -1, "%s:%lu: %s: %s", w->path,
-			    n ? (unsigned long)n->start_mark.line + 1 : 0UL, what, msg);
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
-static int want_scalar(struct walk *w, const yaml_node_t *n, const char *what, const char **out)
-{
-	*out = scalar(n);
-	if (!*out)
-		return conf_err(w, n, what, "expected a single value");
-	return 0;
-}
-
-static int want_u64(struct walk *w, const yaml_node_t *n, const char *what, uint64_t max,
-		    uint64_t *out)
-{
-	const char *s;
-	int rc = want_scalar(w, n, what, &s);
-
-	if (rc)
-		return rc;
-	if (parse_u64(s, out) || *out > max)
-		return conf_err(w, n, what, "expected an integer 0..%" PRIu64 ", got '%s'", max, s);
-	return 0;
-}
-
-static int want_size(struct walk *w, const yaml_node_t *n, const char *what, size_t *out)
-{
-	const char *s;
-	uint64_t v;
-	int rc = want_scalar(w, n, what, &s);
-
-	if (rc)
-		return rc;
-	if (parse_size_bytes(s, &v) || v == 0 || v > ((uint64_t)1 << 34))
-		return conf_err(w, n, what,
-				"expected a size such as 64MiB or 1048576 (1 byte .. 16 GiB), got "
-				"'%s'",
-				s);
-	*out = (size_t)v;
-	return 0;
-}
 
 bool server_dataset_name_ok(const char *s)
 {
@@ -100,42 +37,26 @@ bool server_dataset_name_ok(const char *s)
 	return true;
 }
 
-/* Iterate the pairs of a mapping node. */
-#define MAP_FOREACH(doc, node, pair)                                    \
-	for (yaml_node_pair_t *pair = (node)->data.mapping.pairs.start; \
-	     pair < (node)->data.mapping.pairs.top; pair++)
-#define SEQ_FOREACH(node, item)                                          \
-	for (yaml_node_item_t *item = (node)->data.sequence.items.start; \
-	     item < (node)->data.sequence.items.top; item++)
-
-static int want_type(struct walk *w, const yaml_node_t *n, yaml_node_type_t t, const char *what)
-{
-	if (!n || n->type != t)
-		return conf_err(w, n, what, "expected %s",
-				t == YAML_MAPPING_NODE ? "a mapping (key: value lines)" : "a list");
-	return 0;
-}
-
-static int parse_rule(struct walk *w, yaml_node_t *n, struct server_rule *r, const char *ds)
+static int parse_rule(struct ywalk *w, yaml_node_t *n, struct server_rule *r, const char *ds)
 {
 	char what[128];
 	bool have_action = false, have_fraction = false, have_value = false;
 	int rc;
 
 	snprintf(what, sizeof(what), "datasets[%s].rules", ds);
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, what)))
+	if ((rc = ywalk_want_type(w, n, YAML_MAPPING_NODE, what)))
 		return rc;
 	r->line = (unsigned)n->start_mark.line + 1;
-	MAP_FOREACH(w->doc, n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = yaml_document_get_node(w->doc, pair->key);
-		yaml_node_t *v = yaml_document_get_node(w->doc, pair->value);
-		const char *key = scalar(k), *s;
+		yaml_node_t *k = ywalk_node(w, pair->key);
+		yaml_node_t *v = ywalk_node(w, pair->value);
+		const char *key = ywalk_scalar(k), *s;
 
 		if (!key)
-			return conf_err(w, k, what, "expected a key");
+			return ywalk_err(w, k, what, "expected a key");
 		if (!strcmp(key, "action")) {
-			if ((rc = want_scalar(w, v, "rules.action", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "rules.action", &s)))
 				return rc;
 			if (!strcmp(s, "drop"))
 				r->action = SERVER_RULE_DROP;
@@ -144,152 +65,154 @@ static int parse_rule(struct walk *w, yaml_node_t *n, struct server_rule *r, con
 			else if (!strcmp(s, "drop_below"))
 				r->action = SERVER_RULE_DROP_BELOW;
 			else
-				return conf_err(w, v, "rules.action",
-						"expected drop, keep or drop_below, got '%s'", s);
+				return ywalk_err(w, v, "rules.action",
+						 "expected drop, keep or drop_below, got '%s'", s);
 			have_action = true;
 		} else if (!strcmp(key, "type")) {
-			if ((rc = want_scalar(w, v, "rules.type", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "rules.type", &s)))
 				return rc;
 			free(r->type);
 			r->type = xstrdup(s);
 		} else if (!strcmp(key, "selector")) {
 			struct prof_err perr;
 
-			if ((rc = want_scalar(w, v, "rules.selector", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "rules.selector", &s)))
 				return rc;
 			prof_err_init(&perr);
 			query_selector_release(&r->sel);
 			if (query_selector_parse(s, &r->sel, &perr))
-				return conf_err(w, v, "rules.selector", "%s", perr.msg);
+				return ywalk_err(w, v, "rules.selector", "%s", perr.msg);
 			if (r->sel.type)
-				return conf_err(w, v, "rules.selector",
-						"put the profile type in 'type:', not in the "
-						"selector");
+				return ywalk_err(w, v, "rules.selector",
+						 "put the profile type in 'type:', not in the "
+						 "selector");
 			free(r->selector);
 			r->selector = xstrdup(s);
 		} else if (!strcmp(key, "fraction")) {
 			char *end;
 
-			if ((rc = want_scalar(w, v, "rules.fraction", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "rules.fraction", &s)))
 				return rc;
 			errno = 0;
 			r->fraction = strtod(s, &end);
 			if (errno || end == s || *end || !(r->fraction >= 0 && r->fraction <= 1))
-				return conf_err(w, v, "rules.fraction",
-						"expected a number 0..1, got '%s'", s);
+				return ywalk_err(w, v, "rules.fraction",
+						 "expected a number 0..1, got '%s'", s);
 			have_fraction = true;
 		} else if (!strcmp(key, "value")) {
-			if ((rc = want_scalar(w, v, "rules.value", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "rules.value", &s)))
 				return rc;
 			if (parse_i64(s, &r->min_value))
-				return conf_err(w, v, "rules.value",
-						"expected an integer, got '%s'", s);
+				return ywalk_err(w, v, "rules.value",
+						 "expected an integer, got '%s'", s);
 			have_value = true;
 		} else {
-			return conf_err(w, k, what,
-					"unknown key '%s' (known: action, type, selector, "
-					"fraction, value)",
-					key);
+			return ywalk_err(w, k, what,
+					 "unknown key '%s' (known: action, type, selector, "
+					 "fraction, value)",
+					 key);
 		}
 	}
 	if (!have_action)
-		return conf_err(w, n, what, "missing 'action' (drop, keep or drop_below)");
+		return ywalk_err(w, n, what, "missing 'action' (drop, keep or drop_below)");
 	if (r->action == SERVER_RULE_KEEP && !have_fraction)
-		return conf_err(w, n, what, "action keep needs 'fraction' (0..1)");
+		return ywalk_err(w, n, what, "action keep needs 'fraction' (0..1)");
 	if (r->action == SERVER_RULE_DROP_BELOW && !have_value)
-		return conf_err(w, n, what, "action drop_below needs 'value'");
+		return ywalk_err(w, n, what, "action drop_below needs 'value'");
 	if (r->action != SERVER_RULE_KEEP && have_fraction)
-		return conf_err(w, n, what, "'fraction' belongs to action keep");
+		return ywalk_err(w, n, what, "'fraction' belongs to action keep");
 	if (r->action != SERVER_RULE_DROP_BELOW && have_value)
-		return conf_err(w, n, what, "'value' belongs to action drop_below");
+		return ywalk_err(w, n, what, "'value' belongs to action drop_below");
 	return 0;
 }
 
-static int parse_dataset(struct walk *w, yaml_node_t *n, struct server_dataset_conf *d)
+static int parse_dataset(struct ywalk *w, yaml_node_t *n, struct server_dataset_conf *d)
 {
 	yaml_node_t *rules = NULL;
 	int rc;
 
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "datasets[]")))
+	if ((rc = ywalk_want_type(w, n, YAML_MAPPING_NODE, "datasets[]")))
 		return rc;
-	MAP_FOREACH(w->doc, n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = yaml_document_get_node(w->doc, pair->key);
-		yaml_node_t *v = yaml_document_get_node(w->doc, pair->value);
-		const char *key = scalar(k), *s;
+		yaml_node_t *k = ywalk_node(w, pair->key);
+		yaml_node_t *v = ywalk_node(w, pair->value);
+		const char *key = ywalk_scalar(k), *s;
 
 		if (!key)
-			return conf_err(w, k, "datasets[]", "expected a key");
+			return ywalk_err(w, k, "datasets[]", "expected a key");
 		if (!strcmp(key, "name")) {
-			if ((rc = want_scalar(w, v, "datasets[].name", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "datasets[].name", &s)))
 				return rc;
 			if (!server_dataset_name_ok(s))
-				return conf_err(
+				return ywalk_err(
 					w, v, "datasets[].name",
 					"'%s' is not a dataset name (1..64 of a-z 0-9 _ -, not 'debuginfo')",
 					s);
 			/* Names of other things in the data directory. */
 			if (!strcmp(s, "debuginfo") || !strcmp(s, "wal"))
-				return conf_err(w, v, "datasets[].name",
-						"'%s' is reserved (the data directory uses it)", s);
+				return ywalk_err(w, v, "datasets[].name",
+						 "'%s' is reserved (the data directory uses it)",
+						 s);
 			free(d->name);
 			d->name = xstrdup(s);
 		} else if (!strcmp(key, "retention")) {
-			if ((rc = want_scalar(w, v, "datasets[].retention", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "datasets[].retention", &s)))
 				return rc;
 			if (strcmp(s, "0") &&
 			    (parse_duration_ns(s, &d->retention_ns) || d->retention_ns < 0))
-				return conf_err(w, v, "datasets[].retention",
-						"expected a duration such as 30d or 12h, got '%s'",
-						s);
+				return ywalk_err(w, v, "datasets[].retention",
+						 "expected a duration such as 30d or 12h, got '%s'",
+						 s);
 		} else if (!strcmp(key, "head_max_bytes")) {
 			size_t b;
 
-			if ((rc = want_size(w, v, "datasets[].head_max_bytes", &b)))
+			if ((rc = ywalk_want_size(w, v, "datasets[].head_max_bytes", &b)))
 				return rc;
 			if (b < ((size_t)1 << 20))
-				return conf_err(w, v, "datasets[].head_max_bytes",
-						"at least 1MiB, got %zu bytes", b);
+				return ywalk_err(w, v, "datasets[].head_max_bytes",
+						 "at least 1MiB, got %zu bytes", b);
 			d->head_max_bytes = b;
 		} else if (!strcmp(key, "block_duration")) {
-			if ((rc = want_scalar(w, v, "datasets[].block_duration", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "datasets[].block_duration", &s)))
 				return rc;
 			if (parse_duration_ns(s, &d->block_duration_ns) ||
 			    d->block_duration_ns < 60 * 1000000000LL ||
 			    d->block_duration_ns > 7 * 86400 * 1000000000LL)
-				return conf_err(w, v, "datasets[].block_duration",
-						"expected a duration from 1m to 7d such as 1h or "
-						"30m, got '%s'",
-						s);
+				return ywalk_err(w, v, "datasets[].block_duration",
+						 "expected a duration from 1m to 7d such as 1h or "
+						 "30m, got '%s'",
+						 s);
 		} else if (!strcmp(key, "rules")) {
 			rules = v;
 		} else {
-			return conf_err(w, k, "datasets[]",
-					"unknown key '%s' (known: name, retention, head_max_bytes, "
-					"block_duration, rules)",
-					key);
+			return ywalk_err(
+				w, k, "datasets[]",
+				"unknown key '%s' (known: name, retention, head_max_bytes, "
+				"block_duration, rules)",
+				key);
 		}
 	}
 	if (!d->name)
-		return conf_err(w, n, "datasets[]", "missing 'name'");
+		return ywalk_err(w, n, "datasets[]", "missing 'name'");
 	if (rules) {
-		if ((rc = want_type(w, rules, YAML_SEQUENCE_NODE, "rules")))
+		if ((rc = ywalk_want_type(w, rules, YAML_SEQUENCE_NODE, "rules")))
 			return rc;
 		size_t nr =
 			(size_t)(rules->data.sequence.items.top - rules->data.sequence.items.start);
 		d->rules = xcalloc(nr ? nr : 1, sizeof(*d->rules));
-		SEQ_FOREACH(rules, it)
+		YWALK_SEQ_FOREACH(rules, it)
 		{
 			struct server_rule *r = &d->rules[d->nrules++];
 
-			if ((rc = parse_rule(w, yaml_document_get_node(w->doc, *it), r, d->name)))
+			if ((rc = parse_rule(w, ywalk_node(w, *it), r, d->name)))
 				return rc;
 		}
 	}
 	return 0;
 }
 
-static int read_secret_file(struct walk *w, yaml_node_t *v, const char *file, char **out)
+static int read_secret_file(struct ywalk *w, yaml_node_t *v, const char *file, char **out)
 {
 	struct buf b;
 	int rc;
@@ -298,8 +221,8 @@ static int read_secret_file(struct walk *w, yaml_node_t *v, const char *file, ch
 	rc = buf_read_file(&b, file);
 	if (rc) {
 		buf_release(&b);
-		return conf_err(w, v, "tokens[].secret_file", "cannot read %s: %s", file,
-				prof_strerror(rc));
+		return ywalk_err(w, v, "tokens[].secret_file", "cannot read %s: %s", file,
+				 prof_strerror(rc));
 	}
 	while (b.len && (b.p[b.len - 1] == '\n' || b.p[b.len - 1] == '\r'))
 		b.p[--b.len] = '\0';
@@ -309,29 +232,29 @@ static int read_secret_file(struct walk *w, yaml_node_t *v, const char *file, ch
 	return 0;
 }
 
-static int parse_token(struct walk *w, yaml_node_t *n, struct server_token_conf *t)
+static int parse_token(struct ywalk *w, yaml_node_t *n, struct server_token_conf *t)
 {
 	yaml_node_t *perms = NULL, *ds = NULL;
 	int nsecret = 0, rc;
 
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "tokens[]")))
+	if ((rc = ywalk_want_type(w, n, YAML_MAPPING_NODE, "tokens[]")))
 		return rc;
-	MAP_FOREACH(w->doc, n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = yaml_document_get_node(w->doc, pair->key);
-		yaml_node_t *v = yaml_document_get_node(w->doc, pair->value);
-		const char *key = scalar(k), *s;
+		yaml_node_t *k = ywalk_node(w, pair->key);
+		yaml_node_t *v = ywalk_node(w, pair->value);
+		const char *key = ywalk_scalar(k), *s;
 
 		if (!key)
-			return conf_err(w, k, "tokens[]", "expected a key");
+			return ywalk_err(w, k, "tokens[]", "expected a key");
 		if (!strcmp(key, "name")) {
-			if ((rc = want_scalar(w, v, "tokens[].name", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "tokens[].name", &s)))
 				return rc;
 			free(t->name);
 			t->name = xstrdup(s);
 		} else if (!strcmp(key, "secret") || !strcmp(key, "secret_env") ||
 			   !strcmp(key, "secret_file")) {
-			if ((rc = want_scalar(w, v, "tokens[].secret", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "tokens[].secret", &s)))
 				return rc;
 			nsecret++;
 			if (t->secret) {
@@ -345,8 +268,8 @@ static int parse_token(struct walk *w, yaml_node_t *n, struct server_token_conf 
 				const char *e = getenv(s);
 
 				if (!e)
-					return conf_err(w, v, "tokens[].secret_env",
-							"environment variable %s is not set", s);
+					return ywalk_err(w, v, "tokens[].secret_env",
+							 "environment variable %s is not set", s);
 				t->secret = xstrdup(e);
 			} else if ((rc = read_secret_file(w, v, s, &t->secret))) {
 				return rc;
@@ -356,45 +279,45 @@ static int parse_token(struct walk *w, yaml_node_t *n, struct server_token_conf 
 		} else if (!strcmp(key, "datasets")) {
 			ds = v;
 		} else if (!strcmp(key, "default_dataset")) {
-			if ((rc = want_scalar(w, v, "tokens[].default_dataset", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "tokens[].default_dataset", &s)))
 				return rc;
 			free(t->default_dataset);
 			t->default_dataset = xstrdup(s);
 		} else {
-			return conf_err(w, k, "tokens[]",
-					"unknown key '%s' (known: name, secret, secret_env, "
-					"secret_file, permissions, datasets, default_dataset)",
-					key);
+			return ywalk_err(w, k, "tokens[]",
+					 "unknown key '%s' (known: name, secret, secret_env, "
+					 "secret_file, permissions, datasets, default_dataset)",
+					 key);
 		}
 	}
 	if (!t->name)
-		return conf_err(w, n, "tokens[]", "missing 'name'");
+		return ywalk_err(w, n, "tokens[]", "missing 'name'");
 	if (nsecret != 1)
-		return conf_err(w, n, "tokens[]",
-				"token '%s': give exactly one of secret, secret_env, secret_file",
-				t->name);
+		return ywalk_err(w, n, "tokens[]",
+				 "token '%s': give exactly one of secret, secret_env, secret_file",
+				 t->name);
 	t->secret_len = strlen(t->secret);
 	if (t->secret_len == 0)
-		return conf_err(w, n, "tokens[]", "token '%s': the secret is empty", t->name);
+		return ywalk_err(w, n, "tokens[]", "token '%s': the secret is empty", t->name);
 	for (size_t i = 0; i < t->secret_len; i++)
 		if ((unsigned char)t->secret[i] <= ' ' || t->secret[i] == 0x7f)
-			return conf_err(w, n, "tokens[]",
-					"token '%s': the secret may not contain spaces or control "
-					"characters",
-					t->name);
+			return ywalk_err(w, n, "tokens[]",
+					 "token '%s': the secret may not contain spaces or control "
+					 "characters",
+					 t->name);
 	if (t->secret_len < 16)
 		log_warn("config: token '%s' has a secret of %zu bytes; use 16 or more", t->name,
 			 t->secret_len);
 	if (!perms)
-		return conf_err(w, n, "tokens[]", "token '%s': missing 'permissions'", t->name);
-	if ((rc = want_type(w, perms, YAML_SEQUENCE_NODE, "tokens[].permissions")))
+		return ywalk_err(w, n, "tokens[]", "token '%s': missing 'permissions'", t->name);
+	if ((rc = ywalk_want_type(w, perms, YAML_SEQUENCE_NODE, "tokens[].permissions")))
 		return rc;
-	SEQ_FOREACH(perms, it)
+	YWALK_SEQ_FOREACH(perms, it)
 	{
-		yaml_node_t *v = yaml_document_get_node(w->doc, *it);
+		yaml_node_t *v = ywalk_node(w, *it);
 		const char *s;
 
-		if ((rc = want_scalar(w, v, "tokens[].permissions", &s)))
+		if ((rc = ywalk_want_scalar(w, v, "tokens[].permissions", &s)))
 			return rc;
 		if (!strcmp(s, "ingest"))
 			t->perms |= SERVER_PERM_INGEST;
@@ -403,124 +326,127 @@ static int parse_token(struct walk *w, yaml_node_t *n, struct server_token_conf 
 		else if (!strcmp(s, "metrics"))
 			t->perms |= SERVER_PERM_METRICS;
 		else
-			return conf_err(w, v, "tokens[].permissions",
-					"unknown permission '%s' (ingest, query or metrics)", s);
+			return ywalk_err(w, v, "tokens[].permissions",
+					 "unknown permission '%s' (ingest, query or metrics)", s);
 	}
 	if (!t->perms)
-		return conf_err(w, perms, "tokens[].permissions", "token '%s': none given",
-				t->name);
+		return ywalk_err(w, perms, "tokens[].permissions", "token '%s': none given",
+				 t->name);
 	if (!ds)
-		return conf_err(w, n, "tokens[]", "token '%s': missing 'datasets'", t->name);
-	if ((rc = want_type(w, ds, YAML_SEQUENCE_NODE, "tokens[].datasets")))
+		return ywalk_err(w, n, "tokens[]", "token '%s': missing 'datasets'", t->name);
+	if ((rc = ywalk_want_type(w, ds, YAML_SEQUENCE_NODE, "tokens[].datasets")))
 		return rc;
 	size_t nd = (size_t)(ds->data.sequence.items.top - ds->data.sequence.items.start);
 	if (!nd)
-		return conf_err(w, ds, "tokens[].datasets", "token '%s': none given", t->name);
+		return ywalk_err(w, ds, "tokens[].datasets", "token '%s': none given", t->name);
 	t->datasets = xcalloc(nd, sizeof(*t->datasets));
-	SEQ_FOREACH(ds, it)
+	YWALK_SEQ_FOREACH(ds, it)
 	{
-		yaml_node_t *v = yaml_document_get_node(w->doc, *it);
+		yaml_node_t *v = ywalk_node(w, *it);
 		const char *s;
 
-		if ((rc = want_scalar(w, v, "tokens[].datasets", &s)))
+		if ((rc = ywalk_want_scalar(w, v, "tokens[].datasets", &s)))
 			return rc;
 		t->datasets[t->ndatasets++] = xstrdup(s);
 	}
 	return 0;
 }
 
-static int parse_limits(struct walk *w, yaml_node_t *n, struct server_limits *l)
+static int parse_limits(struct ywalk *w, yaml_node_t *n, struct server_limits *l)
 {
 	int rc;
 
-	if ((rc = want_type(w, n, YAML_MAPPING_NODE, "limits")))
+	if ((rc = ywalk_want_type(w, n, YAML_MAPPING_NODE, "limits")))
 		return rc;
-	MAP_FOREACH(w->doc, n, pair)
+	YWALK_MAP_FOREACH(n, pair)
 	{
-		yaml_node_t *k = yaml_document_get_node(w->doc, pair->key);
-		yaml_node_t *v = yaml_document_get_node(w->doc, pair->value);
-		const char *key = scalar(k), *s;
+		yaml_node_t *k = ywalk_node(w, pair->key);
+		yaml_node_t *v = ywalk_node(w, pair->value);
+		const char *key = ywalk_scalar(k), *s;
 		uint64_t u;
 
 		if (!key)
-			return conf_err(w, k, "limits", "expected a key");
+			return ywalk_err(w, k, "limits", "expected a key");
 		if (!strcmp(key, "max_body"))
-			rc = want_size(w, v, "limits.max_body", &l->max_body);
+			rc = ywalk_want_size(w, v, "limits.max_body", &l->max_body);
 		else if (!strcmp(key, "max_decompressed"))
-			rc = want_size(w, v, "limits.max_decompressed", &l->max_decompressed);
+			rc = ywalk_want_size(w, v, "limits.max_decompressed", &l->max_decompressed);
 		else if (!strcmp(key, "max_ratio")) {
-			rc = want_u64(w, v, "limits.max_ratio", 1000000, &u);
+			rc = ywalk_want_u64(w, v, "limits.max_ratio", 1000000, &u);
 			l->max_ratio = (uint32_t)u;
 		} else if (!strcmp(key, "max_samples")) {
-			rc = want_u64(w, v, "limits.max_samples", (uint64_t)1 << 32, &u);
+			rc = ywalk_want_u64(w, v, "limits.max_samples", (uint64_t)1 << 32, &u);
 			l->max_samples = (size_t)u;
 		} else if (!strcmp(key, "max_series")) {
-			rc = want_u64(w, v, "limits.max_series", (uint64_t)1 << 24, &u);
+			rc = ywalk_want_u64(w, v, "limits.max_series", (uint64_t)1 << 24, &u);
 			l->max_series = (size_t)u;
 		} else if (!strcmp(key, "max_active_series")) {
-			rc = want_u64(w, v, "limits.max_active_series", (uint64_t)1 << 28, &u);
+			rc = ywalk_want_u64(w, v, "limits.max_active_series", (uint64_t)1 << 28,
+					    &u);
 			l->max_active_series = (size_t)u;
 		} else if (!strcmp(key, "max_labels")) {
-			rc = want_u64(w, v, "limits.max_labels", 4096, &u);
+			rc = ywalk_want_u64(w, v, "limits.max_labels", 4096, &u);
 			l->max_labels = (size_t)u;
 		} else if (!strcmp(key, "max_label_name")) {
-			rc = want_u64(w, v, "limits.max_label_name", 65536, &u);
+			rc = ywalk_want_u64(w, v, "limits.max_label_name", 65536, &u);
 			l->max_label_name = (size_t)u;
 		} else if (!strcmp(key, "max_label_value")) {
-			rc = want_u64(w, v, "limits.max_label_value", 1 << 20, &u);
+			rc = ywalk_want_u64(w, v, "limits.max_label_value", 1 << 20, &u);
 			l->max_label_value = (size_t)u;
 		} else if (!strcmp(key, "max_inflight")) {
-			rc = want_u64(w, v, "limits.max_inflight", 100000, &u);
+			rc = ywalk_want_u64(w, v, "limits.max_inflight", 100000, &u);
 			l->max_inflight = (unsigned)u;
 		} else if (!strcmp(key, "retry_after")) {
 			int64_t ns;
 
-			if (!(rc = want_scalar(w, v, "limits.retry_after", &s)) &&
+			if (!(rc = ywalk_want_scalar(w, v, "limits.retry_after", &s)) &&
 			    (parse_duration_ns(s, &ns) || ns < 1000000000LL ||
 			     ns > 3600 * 1000000000LL))
-				rc = conf_err(w, v, "limits.retry_after",
-					      "expected a duration 1s..1h, got '%s'", s);
+				rc = ywalk_err(w, v, "limits.retry_after",
+					       "expected a duration 1s..1h, got '%s'", s);
 			if (!rc)
 				l->retry_after_s = (uint32_t)(ns / 1000000000LL);
 		} else
-			rc = conf_err(w, k, "limits",
-				      "unknown key '%s' (known: max_body, max_decompressed, "
-				      "max_ratio, max_samples, max_series, max_active_series, "
-				      "max_labels, "
-				      "max_label_name, max_label_value, max_inflight, retry_after)",
-				      key);
+			rc = ywalk_err(
+				w, k, "limits",
+				"unknown key '%s' (known: max_body, max_decompressed, "
+				"max_ratio, max_samples, max_series, max_active_series, "
+				"max_labels, "
+				"max_label_name, max_label_value, max_inflight, retry_after)",
+				key);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-static int check_conf(struct walk *w, struct server_conf *c)
+static int check_conf(struct ywalk *w, struct server_conf *c)
 {
 	for (size_t i = 0; i < c->ndatasets; i++)
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(c->datasets[i].name, c->datasets[j].name))
-				return conf_err(w, NULL, "datasets", "dataset '%s' is listed twice",
-						c->datasets[i].name);
+				return ywalk_err(w, NULL, "datasets",
+						 "dataset '%s' is listed twice",
+						 c->datasets[i].name);
 	for (size_t i = 0; i < c->ntokens; i++) {
 		struct server_token_conf *t = &c->tokens[i];
 
 		for (size_t j = 0; j < i; j++) {
 			if (!strcmp(t->name, c->tokens[j].name))
-				return conf_err(w, NULL, "tokens", "token name '%s' is used twice",
-						t->name);
+				return ywalk_err(w, NULL, "tokens", "token name '%s' is used twice",
+						 t->name);
 			if (t->secret_len == c->tokens[j].secret_len &&
 			    !memcmp(t->secret, c->tokens[j].secret, t->secret_len))
-				return conf_err(w, NULL, "tokens",
-						"tokens '%s' and '%s' have the same secret",
-						c->tokens[j].name, t->name);
+				return ywalk_err(w, NULL, "tokens",
+						 "tokens '%s' and '%s' have the same secret",
+						 c->tokens[j].name, t->name);
 		}
 		for (size_t k = 0; k < t->ndatasets; k++)
 			if (strcmp(t->datasets[k], "*") && !server_conf_dataset(c, t->datasets[k]))
-				return conf_err(w, NULL, "tokens",
-						"token '%s' names dataset '%s', which is not in "
-						"datasets",
-						t->name, t->datasets[k]);
+				return ywalk_err(w, NULL, "tokens",
+						 "token '%s' names dataset '%s', which is not in "
+						 "datasets",
+						 t->name, t->datasets[k]);
 		if (t->default_dataset) {
 			bool listed = false;
 
@@ -528,15 +454,15 @@ static int check_conf(struct walk *w, struct server_conf *c)
 				listed |= !strcmp(t->datasets[k], "*") ||
 					  !strcmp(t->datasets[k], t->default_dataset);
 			if (!listed || !server_conf_dataset(c, t->default_dataset))
-				return conf_err(w, NULL, "tokens",
-						"token '%s': default_dataset '%s' is not one of "
-						"its datasets",
-						t->name, t->default_dataset);
+				return ywalk_err(w, NULL, "tokens",
+						 "token '%s': default_dataset '%s' is not one of "
+						 "its datasets",
+						 t->name, t->default_dataset);
 		}
 	}
 	if (c->default_dataset && !server_conf_dataset(c, c->default_dataset))
-		return conf_err(w, NULL, "default_dataset", "'%s' is not in datasets",
-				c->default_dataset);
+		return ywalk_err(w, NULL, "default_dataset", "'%s' is not in datasets",
+				 c->default_dataset);
 	if (!c->default_dataset)
 		c->default_dataset = xstrdup(server_conf_dataset(c, SERVER_DATASET_DEFAULT)
 						     ? SERVER_DATASET_DEFAULT
@@ -544,23 +470,23 @@ static int check_conf(struct walk *w, struct server_conf *c)
 	return 0;
 }
 
-static int parse_root(struct walk *w, yaml_node_t *root, struct server_conf *c)
+static int parse_root(struct ywalk *w, yaml_node_t *root, struct server_conf *c)
 {
 	yaml_node_t *datasets = NULL, *tokens = NULL;
 	int rc;
 
 	if (!root)
-		return conf_err(w, NULL, "file", "the file is empty");
-	if ((rc = want_type(w, root, YAML_MAPPING_NODE, "top level")))
+		return ywalk_err(w, NULL, "file", "the file is empty");
+	if ((rc = ywalk_want_type(w, root, YAML_MAPPING_NODE, "top level")))
 		return rc;
-	MAP_FOREACH(w->doc, root, pair)
+	YWALK_MAP_FOREACH(root, pair)
 	{
-		yaml_node_t *k = yaml_document_get_node(w->doc, pair->key);
-		yaml_node_t *v = yaml_document_get_node(w->doc, pair->value);
-		const char *key = scalar(k), *s;
+		yaml_node_t *k = ywalk_node(w, pair->key);
+		yaml_node_t *v = ywalk_node(w, pair->value);
+		const char *key = ywalk_scalar(k), *s;
 
 		if (!key)
-			return conf_err(w, k, "top level", "expected a key");
+			return ywalk_err(w, k, "top level", "expected a key");
 		if (!strcmp(key, "datasets"))
 			datasets = v;
 		else if (!strcmp(key, "tokens"))
@@ -569,43 +495,41 @@ static int parse_root(struct walk *w, yaml_node_t *root, struct server_conf *c)
 			if ((rc = parse_limits(w, v, &c->limits)))
 				return rc;
 		} else if (!strcmp(key, "default_dataset")) {
-			if ((rc = want_scalar(w, v, "default_dataset", &s)))
+			if ((rc = ywalk_want_scalar(w, v, "default_dataset", &s)))
 				return rc;
 			free(c->default_dataset);
 			c->default_dataset = xstrdup(s);
 		} else if (!strcmp(key, "scrape_configs") || !strcmp(key, "watch_configs")) {
 			/* Read by scrape/config.c (scrape_config_load, SCRAPE_CONF_EMBEDDED). */
 		} else
-			return conf_err(w, k, "top level",
-					"unknown key '%s' (known: datasets, tokens, limits, "
-					"default_dataset, scrape_configs, watch_configs)",
-					key);
+			return ywalk_err(w, k, "top level",
+					 "unknown key '%s' (known: datasets, tokens, limits, "
+					 "default_dataset, scrape_configs, watch_configs)",
+					 key);
 	}
 	if (!datasets)
-		return conf_err(w, root, "datasets", "missing: list at least one dataset");
-	if ((rc = want_type(w, datasets, YAML_SEQUENCE_NODE, "datasets")))
+		return ywalk_err(w, root, "datasets", "missing: list at least one dataset");
+	if ((rc = ywalk_want_type(w, datasets, YAML_SEQUENCE_NODE, "datasets")))
 		return rc;
 	size_t nd =
 		(size_t)(datasets->data.sequence.items.top - datasets->data.sequence.items.start);
 	if (!nd)
-		return conf_err(w, datasets, "datasets", "list at least one dataset");
+		return ywalk_err(w, datasets, "datasets", "list at least one dataset");
 	c->datasets = xcalloc(nd, sizeof(*c->datasets));
-	SEQ_FOREACH(datasets, it)
+	YWALK_SEQ_FOREACH(datasets, it)
 	{
-		if ((rc = parse_dataset(w, yaml_document_get_node(w->doc, *it),
-					&c->datasets[c->ndatasets++])))
+		if ((rc = parse_dataset(w, ywalk_node(w, *it), &c->datasets[c->ndatasets++])))
 			return rc;
 	}
 	if (tokens) {
-		if ((rc = want_type(w, tokens, YAML_SEQUENCE_NODE, "tokens")))
+		if ((rc = ywalk_want_type(w, tokens, YAML_SEQUENCE_NODE, "tokens")))
 			return rc;
 		size_t nt = (size_t)(tokens->data.sequence.items.top -
 				     tokens->data.sequence.items.start);
 		c->tokens = xcalloc(nt ? nt : 1, sizeof(*c->tokens));
-		SEQ_FOREACH(tokens, it)
+		YWALK_SEQ_FOREACH(tokens, it)
 		{
-			if ((rc = parse_token(w, yaml_document_get_node(w->doc, *it),
-					      &c->tokens[c->ntokens++])))
+			if ((rc = parse_token(w, ywalk_node(w, *it), &c->tokens[c->ntokens++])))
 				return rc;
 		}
 	}
@@ -614,8 +538,8 @@ static int parse_root(struct walk *w, yaml_node_t *root, struct server_conf *c)
 
 int server_conf_load(const char *path, struct server_conf *c, struct prof_err *err)
 {
-	yaml_parser_t parser;
-	yaml_document_t doc;
+	struct ywalk w;
+	yaml_node_t *root;
 	struct buf b;
 	int rc;
 
@@ -629,25 +553,10 @@ int server_conf_load(const char *path, struct server_conf *c, struct prof_err *e
 		return prof_err_set(err, rc, -1, "%s: %s%s", path, prof_strerror(rc),
 				    rc == -PROF_ETOOBIG ? " (the limit is 1 MiB)" : "");
 	}
-	if (!yaml_parser_initialize(&parser)) {
-		buf_release(&b);
-		return prof_err_set(err, -ENOMEM, -1, "%s: cannot start the YAML parser", path);
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)(b.p ? b.p : ""), b.len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		rc = prof_err_set(err, -EINVAL, -1, "%s:%lu:%lu: YAML: %s %s", path,
-				  (unsigned long)parser.problem_mark.line + 1,
-				  (unsigned long)parser.problem_mark.column + 1,
-				  parser.problem ? parser.problem : "syntax error",
-				  parser.context ? parser.context : "");
-		yaml_parser_delete(&parser);
-		buf_release(&b);
-		return rc;
-	}
-	struct walk w = { &doc, path, err };
-	rc = parse_root(&w, yaml_document_get_root_node(&doc), c);
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
+	rc = ywalk_load(&w, b.p, b.len, path, err, &root);
+	if (!rc)
+		rc = parse_root(&w, root, c);
+	ywalk_release(&w);
 	/* The file may hold secrets: wipe our copy. */
 	if (b.p)
 		memset(b.p, 0, b.len);

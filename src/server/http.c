@@ -197,6 +197,29 @@ size_t server_args_foreach(const struct server_req *rq,
 	return n > 0 ? (size_t)n : 0;
 }
 
+struct arg_count {
+	const char *name;
+	size_t n;
+};
+
+static int arg_count(void *arg, const char *key, const char *value)
+{
+	struct arg_count *c = arg;
+
+	(void)value;
+	c->n += !strcmp(key, c->name);
+	return 0;
+}
+
+int server_arg_once(const struct server_req *rq, const char *name, const char **out)
+{
+	struct arg_count c = { name, 0 };
+
+	server_args_foreach(rq, arg_count, &c);
+	*out = server_arg(rq, name);
+	return c.n > 1 ? -EINVAL : 0;
+}
+
 const char *server_header(const struct server_req *rq, const char *name)
 {
 	if (rq->local)

@@ -148,8 +148,12 @@ void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
 static bool usage_time(struct server_req *rq, struct server_reply *rp, const char *name,
 		       int64_t now, int64_t *out)
 {
-	const char *v = server_arg(rq, name);
+	const char *v;
 
+	if (server_arg_once(rq, name, &v)) {
+		server_reply_json_error(rp, 400, "parameter '%s' given more than once", name);
+		return false;
+	}
 	if (!v || !*v)
 		return true;
 	if (parse_time_ms(v, now, out)) {

@@ -103,6 +103,12 @@ bool server_addr_is_loopback(const struct sockaddr_storage *ss);
 /** server_arg() - query argument @name, decoded, or NULL. Lent for the request. */
 const char *server_arg(const struct server_req *rq, const char *name);
 /**
+ * server_arg_once() - *@out = server_arg(@rq, @name) for a parameter that
+ * takes one value: 0, or -EINVAL when @name is given more than once (the
+ * handler answers 400 rather than use one of them silently).
+ */
+int server_arg_once(const struct server_req *rq, const char *name, const char **out);
+/**
  * server_args_foreach() - call @fn for every query argument of @rq, in
  * order (values decoded; NULL for a key without '='). Returns the count.
  */

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # ingest_lib.sh - helpers shared by tests/integration/test_ingest_*.sh
-# (sourced, not run): a temporary directory, a profd server on loopback
-# port 0 with its ports read from its first lines, ok/fail counting, HTTP
-# helpers that set $code and leave the body in $tmp/body, flame graph
-# totals, and a final check that no sanitizer report reached the logs.
+# (sourced, not run): server_lib.sh's (a temporary directory, a profd
+# server on loopback port 0 with its ports read from its first lines,
+# ok/fail counting), HTTP helpers that set $code and leave the body in
+# $tmp/body, flame graph totals, and a final check that no sanitizer
+# report reached the logs.
 #
 # Environment: PROFD (the binary under test), PROFD_ROOT (repo root).
 set -uo pipefail
@@ -17,68 +18,10 @@ CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 [ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
 [ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built (make O=$(dirname "$PROFD") build)"; exit 1; }
 
-tmp=$(mktemp -d "/tmp/profd-$(basename "$0" .sh).XXXXXX")
-server_pid=
-nfail=0
-n=0
-cleanup() {
-	[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
-	wait 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-
-ok() { echo "ok - $*"; }
-fail() {
-	echo "FAIL - $*"
-	nfail=$((nfail + 1))
-}
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
-checkx() { # checkx DESCRIPTION 'SHELL EXPRESSION'
-	if eval "$2"; then ok "$1"; else fail "$1"; fi
-}
-
-# start_server [profd server args...]: sets server_pid, port, base, and
-# otlp_port / grpc_port when asked for. Data in $tmp/data unless given.
-start_server() {
-	n=$((n + 1))
-	port= otlp_port= grpc_port=
-	"$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data" --ui "$tmp/ui" "$@" \
-		>"$tmp/out.$n" 2>"$tmp/log.$n" &
-	server_pid=$!
-	for _ in $(seq 1 400); do
-		port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out.$n") 2>/dev/null
-		[ -n "$port" ] && break
-		kill -0 "$server_pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if [ -z "${port:-}" ]; then
-		fail "server $n did not start: $(tail -n 3 "$tmp/log.$n")"
-		exit 1
-	fi
-	otlp_port=$(sed -n 's|.*OTLP/HTTP on port \([0-9]*\).*|\1|p' "$tmp/out.$n")
-	grpc_port=$(sed -n 's|.*OTLP/gRPC on port \([0-9]*\).*|\1|p' "$tmp/out.$n")
-	base="http://127.0.0.1:$port"
-}
-
-stop_server() { # stop_server SIGNAL: sets stop_rc
-	kill "-$1" "$server_pid"
-	stop_rc=0
-	wait "$server_pid" || stop_rc=$?
-	server_pid=
-}
-
-require_alive() {
-	if ! kill -0 "$server_pid" 2>/dev/null; then
-		fail "server died $1; log tail:"
-		tail -n 20 "$tmp/log.$n"
-		exit 1
-	fi
-}
+# $tmp, ok/fail/check/checkx, start_server (data in $tmp/data unless
+# given; sets server_pid, port, base, otlp_port, grpc_port), stop_server,
+# require_alive.
+source tests/integration/server_lib.sh
 
 # req METHOD PATH [curl args...]: sets code; body in $tmp/body, headers in $tmp/headers.
 req() {

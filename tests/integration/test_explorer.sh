@@ -33,30 +33,8 @@ command -v node >/dev/null || { echo "skip: node is not installed"; exit 0; }
 [ -d tests/js/node_modules/playwright-core ] || { echo "FAIL: tests/js/node_modules missing (make deps)"; exit 1; }
 bash scripts/build-ui.sh || { echo "FAIL: scripts/build-ui.sh"; exit 1; }
 
-tmp=$(mktemp -d /tmp/profd-test-explorer.XXXXXX)
-server_pid=
-nfail=0
-cleanup() {
-	[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
-	wait 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-ok() { echo "ok - $*"; }
-fail() {
-	echo "FAIL - $*"
-	nfail=$((nfail + 1))
-}
-
-"$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data" --ui ui >"$tmp/out" 2>"$tmp/log" &
-server_pid=$!
-for _ in $(seq 1 200); do
-	port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out")
-	[ -n "$port" ] && break
-	sleep 0.05
-done
-[ -n "${port:-}" ] || { fail "server did not start: $(tail -n 3 "$tmp/log")"; exit 1; }
-base="http://127.0.0.1:$port"
+source tests/integration/server_lib.sh
+SERVER_UI=ui start_server
 post() { curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST \
 	-H 'Content-Type: application/x-protobuf' --data-binary "@$1" "$base/v1development/profiles"; }
 

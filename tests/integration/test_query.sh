@@ -28,31 +28,8 @@ FAR=4102444800000
 [ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
 [ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built"; exit 1; }
 
-tmp=$(mktemp -d /tmp/profd-test-query.XXXXXX)
-server_pid=
-nfail=0
-cleanup() {
-	[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
-	wait 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-ok() { echo "ok - $*"; }
-fail() {
-	echo "FAIL - $*"
-	nfail=$((nfail + 1))
-}
-checkx() { if eval "$2"; then ok "$1"; else fail "$1"; fi; }
-
-"$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data" --ui "$tmp/ui" >"$tmp/out" 2>"$tmp/log" &
-server_pid=$!
-for _ in $(seq 1 200); do
-	port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out")
-	[ -n "$port" ] && break
-	sleep 0.05
-done
-[ -n "${port:-}" ] || { fail "server did not start: $(tail -n 3 "$tmp/log")"; exit 1; }
-base="http://127.0.0.1:$port"
+source tests/integration/server_lib.sh
+start_server
 
 post() { curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST \
 	-H 'Content-Type: application/x-protobuf' --data-binary "@$1" "$base/v1development/profiles"; }
@@ -138,6 +115,33 @@ api /api/v1/sandwich "${A[@]}" --data-urlencode "function=rec"
 expect "sandwich of rec: total 5, callers main, callees rec;leaf" \
 	"(j['total'], j['callers']['root']['children'][0]['name'], j['callees']['root']['children'][0]['children'][0]['name'])" \
 	"(5, 'main', 'leaf')"
+
+# --- repeated parameters (docs/api.md): lists combine, single values refuse -------------------------
+api /api/v1/flamegraph "${A[@]}" --data-urlencode "stack_filter=^rec$" --data-urlencode "stack_filter=^hot$"
+expect "stack_filter twice: stacks with either frame (5 + 70 of 113)" \
+	"(j['total'], j['filtered_total'])" \
+	"(75, 38)"
+api /api/v1/flamegraph "${A[@]}" --data-urlencode "frame_filter=^hot$" --data-urlencode "frame_filter=^cold$"
+expect "frame_filter twice: both hidden, their 70 + 30 go to main's self" \
+	"j['root']['children'][0]['self']" 100
+api /api/v1/flamegraph "${A[@]}" --data-urlencode "hide=libc" --data-urlencode "hide=go"
+expect "hide twice is hide=libc,go: runtime.mallocgc's 8 go to main's self" \
+	"j['root']['children'][0]['self']" 8
+api /api/v1/series --data-urlencode "type=$CPU" --data-urlencode "from=$T0" \
+	--data-urlencode "to=$((T0 + 59999))" --data-urlencode "step=60s" \
+	--data-urlencode 'query={service.name="api"}' --data-urlencode "group_by=service.name" \
+	--data-urlencode "group_by=process.executable.name"
+expect "group_by twice groups by both labels" \
+	"sorted(j['series'][0]['labels'].items())" \
+	"[('process.executable.name', 'spin'), ('service.name', 'api')]"
+api /api/v1/table "${A[@]}" --data-urlencode "type=$CPU"
+checkx "type twice -> 400 naming it" \
+	'[ "$code" = 400 ] && grep -q "parameter .type. given more than once" "$tmp/body"'
+api /api/v1/series "${A[@]}" --data-urlencode "step=60s" --data-urlencode "step=10s"
+checkx "step twice -> 400 naming it" \
+	'[ "$code" = 400 ] && grep -q "parameter .step. given more than once" "$tmp/body"'
+api /api/v1/profile-types --data-urlencode "from=0" --data-urlencode "from=now-1h"
+checkx "profile-types with from twice -> 400" '[ "$code" = 400 ] && grep -q "each takes one value" "$tmp/body"'
 
 # --- series and the square wave ------------------------------------------------------------------
 api /api/v1/series --data-urlencode "type=$CPU" --data-urlencode "from=$T0" \
@@ -277,12 +281,9 @@ expect "flame graph: the root total saturates at 2^63-1" "j['root']['total']" 92
 "$PROFD" flamegraph "$tmp/ovf.folded" -o "$tmp/ovf.svg" >"$tmp/cli.ovf" 2>&1
 checkx "profd flamegraph on 2^63-1 values: exit 0, an SVG" '[ $? = 0 ] && grep -q "<svg" "$tmp/ovf.svg"'
 
-kill -TERM "$server_pid"
-wait "$server_pid"
-rc=$?
-server_pid=
-checkx "server stops cleanly (exit $rc)" '[ "$rc" = 0 ]'
-if grep -l "ERROR: AddressSanitizer\|runtime error:\|LeakSanitizer" "$tmp"/log "$tmp"/cli.* >/dev/null 2>&1; then
+stop_server TERM
+checkx "server stops cleanly (exit $stop_rc)" '[ "$stop_rc" = 0 ]'
+if grep -l "ERROR: AddressSanitizer\|runtime error:\|LeakSanitizer" "$tmp"/log.* "$tmp"/cli.* >/dev/null 2>&1; then
 	fail "sanitizer reports"
 fi
 [ "$nfail" = 0 ] || { echo "$nfail check(s) failed"; exit 1; }

@@ -26,65 +26,8 @@ MAX_BODY=$((16 * 1024 * 1024))
 [ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
 [ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built (make O=$(dirname "$PROFD") build)"; exit 1; }
 
-tmp=$(mktemp -d /tmp/profd-test-server.XXXXXX)
-server_pid=
-nfail=0
-cleanup() {
-	[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
-	wait 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-
-ok() { echo "ok - $*"; }
-fail() {
-	echo "FAIL - $*"
-	nfail=$((nfail + 1))
-}
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
-checkx() { # checkx DESCRIPTION 'SHELL EXPRESSION' (evaluated later, may use && and ||)
-	if eval "$2"; then ok "$1"; else fail "$1"; fi
-}
-
-n=0
-start_server() {
-	n=$((n + 1))
-	"$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data" --ui "$tmp/ui" \
-		--max-body "$MAX_BODY" "$@" >"$tmp/out.$n" 2>"$tmp/log.$n" &
-	server_pid=$!
-	for _ in $(seq 1 200); do
-		port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out.$n" 2>/dev/null)
-		[ -n "$port" ] && break
-		kill -0 "$server_pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if [ -z "${port:-}" ]; then
-		fail "server $n did not start: $(tail -n 3 "$tmp/log.$n")"
-		exit 1
-	fi
-	base="http://127.0.0.1:$port"
-}
-
-# require_alive WHEN: stop the test (with the server log) if the server died.
-require_alive() {
-	if ! kill -0 "$server_pid" 2>/dev/null; then
-		fail "server died $1; log tail:"
-		tail -n 20 "$tmp/log.$n"
-		exit 1
-	fi
-}
-
-# stop_server SIGNAL: stop and wait; sets stop_rc.
-stop_server() {
-	kill "-$1" "$server_pid"
-	stop_rc=0
-	wait "$server_pid" || stop_rc=$?
-	server_pid=
-}
+source tests/integration/server_lib.sh
+SERVER_ARGS=(--max-body "$MAX_BODY") # every start: the limit the oversized bodies test
 
 # post FILE [curl args...]: sets code and body (file $tmp/body). $CT
 # overrides the Content-Type.

@@ -38,26 +38,7 @@ for t in gcc objcopy strip curl python3 readelf; do
 	command -v $t >/dev/null || { echo "skip: $t not installed"; exit 0; }
 done
 
-tmp=$(mktemp -d /tmp/profd-test-symsrv.XXXXXX)
-server_pid=
-nfail=0
-cleanup() {
-	[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
-	wait 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-ok() { echo "ok - $*"; }
-fail() {
-	echo "FAIL - $*"
-	nfail=$((nfail + 1))
-}
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
-checkx() { if eval "$2"; then ok "$1"; else fail "$1"; fi; }
+source tests/integration/server_lib.sh
 
 # --- fixture -------------------------------------------------------------------
 gcc -O2 -g -o "$tmp/inl" "$FIX/inl.c" || { fail "cannot build inl.c"; exit 1; }
@@ -83,15 +64,7 @@ check "fixture: found the inlined call (0x$call) in inl_outer (0x$entry)" [ -n "
 	--stack "main;@$tmp/bin/inl@$bid@0x$entry=40" "$tmp/native.pb" || { fail "mkotlp"; exit 1; }
 
 # --- server ----------------------------------------------------------------------
-"$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data" --ui "$tmp/ui" >"$tmp/out" 2>"$tmp/log" &
-server_pid=$!
-for _ in $(seq 1 200); do
-	port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out" 2>/dev/null)
-	[ -n "$port" ] && break
-	sleep 0.05
-done
-[ -n "${port:-}" ] || { fail "server did not start: $(tail -3 "$tmp/log")"; exit 1; }
-base="http://127.0.0.1:$port"
+start_server
 
 req() { # req METHOD PATH [curl args...]: sets code, body in $tmp/body
 	local m=$1 p=$2
@@ -237,12 +210,7 @@ check "profd debuginfo with an unknown subcommand exits 2" [ $? = 2 ]
 DEBUGINFOD_URLS="$base" DEBUGINFOD_CACHE_PATH="$tmp/dcache" no_proxy='*' \
 	"$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data2" --ui "$tmp/ui" >"$tmp/out3" 2>"$tmp/log3" &
 pid2=$!
-port2=
-for _ in $(seq 1 200); do
-	port2=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out3" 2>/dev/null)
-	[ -n "$port2" ] && break
-	sleep 0.05
-done
+port2=$(server_port "$tmp/out3" "$pid2")
 if [ -n "$port2" ]; then
 	code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST \
 		-H 'Content-Type: application/x-protobuf' --data-binary "@$tmp/native.pb" \
@@ -270,11 +238,8 @@ else
 fi
 
 # --- the uploaded symbols survive a restart ---------------------------------------
-kill -TERM "$server_pid"
-wait "$server_pid"
-rc=$?
-server_pid=
-check "server stops cleanly (rc $rc)" [ "$rc" = 0 ]
-check "no sanitizer report in the server log" bash -c "! grep -q 'runtime error\|AddressSanitizer\|LeakSanitizer' '$tmp/log'"
+stop_server TERM
+check "server stops cleanly (rc $stop_rc)" [ "$stop_rc" = 0 ]
+check "no sanitizer report in the server log" bash -c "! grep -q 'runtime error\|AddressSanitizer\|LeakSanitizer' '$tmp/log.$n'"
 
 [ "$nfail" = 0 ] || exit 1

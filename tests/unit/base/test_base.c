@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/* test_base.c - checked parsing, string interning, buffers and gzip caps. */
+/*
+ * test_base.c - checked parsing, string interning, buffers and gzip caps,
+ * UTF-8 validation and JSON strings made from any bytes.
+ */
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/compress.h"
 #include "base/parse.h"
 #include "base/strtab.h"
+#include "base/utf8.h"
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -115,6 +119,77 @@ static void test_buf_cap(void **state)
 	buf_release(&b);
 }
 
+/* @s (@n bytes) through buf_add_json_str must give exactly @want. */
+static void json_is(const char *s, size_t n, const char *want)
+{
+	struct buf b = BUF_INIT;
+
+	assert_int_equal(buf_add_json_str(&b, s, n), 0);
+	assert_string_equal(b.p, want);
+	assert_int_equal(b.len, strlen(want));
+	assert_true(utf8_valid(b.p, b.len));
+	buf_release(&b);
+}
+
+static void test_utf8_seq_len_well_formed_table(void **state)
+{
+	(void)state;
+	assert_int_equal(utf8_seq_len((const unsigned char *)"a", 1), 1);
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xc3\xa9", 2), 2);     /* é */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xe2\x82\xac", 3), 3); /* € */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xf0\x9f\x98\x80", 4),
+			 4); /* U+1F600 */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xf4\x8f\xbf\xbf", 4),
+			 4); /* U+10FFFF */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xff", 1), 0);
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\x80", 1), 0);	 /* continuation */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xc0\xaf", 2), 0); /* overlong '/' */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xe0\x80\xaf", 3), 0); /* overlong */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xed\xa0\x80", 3), 0); /* U+D800 */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xf4\x90\x80\x80", 4),
+			 0); /* > U+10FFFF */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xe2\x82\xac", 2), 0); /* cut by n */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xe2\x28\xa1", 3), 0);
+	assert_true(utf8_valid("ok_\xc3\xa9", 5));
+	assert_false(utf8_valid("bad\xffname", 8));
+	assert_true(utf8_valid("", 0));
+}
+
+static void test_json_str_any_bytes_valid_utf8(void **state)
+{
+	struct buf b;
+
+	(void)state;
+	json_is("plain", 5, "\"plain\"");
+	json_is("", 0, "\"\"");
+	json_is("a\"\\b", 4, "\"a\\\"\\\\b\"");
+	/* control characters, DEL and NUL are escaped */
+	json_is("\x01\x1b[31m\x7f", 7, "\"\\u0001\\u001b[31m\\u007f\"");
+	json_is("a\0b", 3, "\"a\\u0000b\"");
+	/* valid UTF-8 passes as it is */
+	json_is("ok_\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14,
+		"\"ok_\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+	/* each byte that does not start a valid sequence is one \ufffd (Go's rule) */
+	json_is("bad\xffname\x01", 9, "\"bad\\ufffdname\\u0001\"");
+	json_is("trunc\xe2\x82", 7, "\"trunc\\ufffd\\ufffd\"");
+	json_is("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"");
+	json_is("\xc0\xaf"
+		"x",
+		3, "\"\\ufffd\\ufffdx\"");
+	json_is("\xe2\x82\xac\x80", 4, "\"\xe2\x82\xac\\ufffd\"");
+	/* a cap: all or nothing */
+	buf_init(&b, 12);
+	assert_int_equal(buf_addstr(&b, "[x,"), 0);
+	assert_int_equal(buf_add_json_str(&b, "abc\xff", 4), -PROF_ETOOBIG);
+	assert_int_equal(b.len, 3);
+	assert_string_equal(b.p, "[x,");
+	assert_int_equal(buf_add_json_str(&b, "abc\x01", 4), -PROF_ETOOBIG);
+	assert_string_equal(b.p, "[x,");
+	assert_int_equal(buf_add_json_str(&b, "abcdefg", 7), 0);
+	assert_string_equal(b.p, "[x,\"abcdefg\"");
+	buf_release(&b);
+}
+
 static void test_gzip_roundtrip_and_bomb(void **state)
 {
 	struct buf z = BUF_INIT, out = BUF_INIT;
@@ -165,6 +240,8 @@ int main(void)
 		cmocka_unit_test(test_strtab_interns_once),
 		cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_gzip_roundtrip_and_bomb),
+		cmocka_unit_test(test_utf8_seq_len_well_formed_table),
+		cmocka_unit_test(test_json_str_any_bytes_valid_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

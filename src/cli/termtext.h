@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * termtext.h - names from profiles as text for a terminal.
+ *
+ * Function, file and label names are bytes as ingested (binaries, pprof
+ * string tables): a name holding ESC '[' ... would recolour or move the
+ * cursor of the terminal that prints a report, a lone byte 0x9b is CSI to
+ * a terminal in 8-bit mode. The text reports (profd top, profd query) pass
+ * every such name through cli_term_str(), which writes what a terminal
+ * would act on or cannot show as escapes in the style of Go's
+ * strconv.Quote: C0 controls and DEL as \xNN, C1 controls
+ * (U+0080..U+009F) as \uNNNN, bytes that are not UTF-8 (base/utf8.h) as
+ * \xNN. Everything else, backslashes included, is printed as it is.
+ */
+#ifndef PROF_CLI_TERMTEXT_H
+#define PROF_CLI_TERMTEXT_H
+
+#include "base/compat.h"
+#include "base/buf.h"
+
+/**
+ * cli_term_str() - @s (@n bytes, any content) made safe to print, into @b
+ * (reset first). Returns @b's NUL-terminated text ("" when out of memory),
+ * lent until @b's next change.
+ */
+const char *cli_term_str(struct buf *b, const char *s, size_t n);
+
+#endif

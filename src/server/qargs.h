@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * qargs.h - the query parameters of one API request, each name once, as
+ * the views read them (query/request.h query_arg_fn).
+ *
+ * A URL may repeat a parameter (?group_by=a&group_by=b); libmicrohttpd and
+ * server_local_arg hand out the first value only, which would silently
+ * drop the rest. docs/api.md says which parameters are lists, and so how
+ * their repeats combine:
+ *   - comma lists (group_by, hide): the values' items together, in order
+ *     (group_by=a&group_by=b is group_by=a,b);
+ *   - frame regexes (stack_filter, frame_filter): any of them, as the
+ *     explorer joins its filter chips: stack_filter=a&stack_filter=b is
+ *     stack_filter=(?:a)|(?:b), a stack with a frame matching a or b;
+ *   - for both, an empty value adds nothing (as one empty value means no
+ *     filter and no grouping);
+ *   - any other parameter given twice is an error (two types, two ranges:
+ *     the server does not pick one).
+ *
+ * Keys and single values are lent from the request (valid while it is
+ * being handled); combined values are owned here.
+ */
+#ifndef PROF_SERVER_QARGS_H
+#define PROF_SERVER_QARGS_H
+
+#include "base/compat.h"
+#include "base/buf.h"
+#include "base/err.h"
+
+/* Distinct parameters per request; a view takes fewer (query/request.c). */
+#define SERVER_QARGS_MAX 48
+/* Bytes of one combined value; a URL is shorter (libmicrohttpd's buffer). */
+#define SERVER_QARGS_MAX_JOINED (256u << 10)
+
+struct server_qarg {
+	const char *key;   /* lent */
+	const char *value; /* lent (count 1) or @joined.p; NULL for "key" without '=' */
+	size_t count;	   /* times given */
+	struct buf joined; /* owned: the combined value once a list repeats */
+};
+
+/** struct server_qargs - zero-initialise (= { 0 }); release with server_qargs_release. */
+struct server_qargs {
+	struct server_qarg v[SERVER_QARGS_MAX];
+	size_t n;
+};
+
+/**
+ * server_qargs_add() - record parameter @key = @value (NULL: no '=').
+ * -EINVAL, with @err naming the parameter, when @key repeats and is not
+ * a list, or past SERVER_QARGS_MAX distinct keys; -PROF_ETOOBIG when a
+ * combined value would pass SERVER_QARGS_MAX_JOINED bytes.
+ */
+int server_qargs_add(struct server_qargs *q, const char *key, const char *value,
+		     struct prof_err *err);
+
+/** server_qargs_get() - the (combined) value of @key, or NULL when absent. Lent from @q. */
+const char *server_qargs_get(const struct server_qargs *q, const char *key);
+
+/** server_qargs_release() - free the combined values; @q is empty after. */
+void server_qargs_release(struct server_qargs *q);
+
+#endif

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_qargs.c - repeated query parameters (server/qargs.h), after each
+ * add: the lists of docs/api.md combine (group_by/hide items in order,
+ * stack_filter/frame_filter as an alternation), empty repeats add nothing,
+ * a single-valued parameter given twice is refused naming it, and the
+ * values of parameters given once are the request's own pointers.
+ */
+#include "base/compat.h"
+#include "server/qargs.h"
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+static void test_qargs_lists_combine(void **state)
+{
+	struct server_qargs q = { 0 };
+	struct prof_err err;
+	const char *type = "process_cpu:cpu:nanoseconds:cpu:nanoseconds";
+
+	(void)state;
+	prof_err_init(&err);
+	assert_int_equal(server_qargs_add(&q, "type", type, &err), 0);
+	assert_ptr_equal(server_qargs_get(&q, "type"), type); /* lent, not copied */
+	assert_int_equal(server_qargs_add(&q, "group_by", "service.name", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "group_by"), "service.name");
+	assert_int_equal(server_qargs_add(&q, "group_by", "thread.name", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "group_by"), "service.name,thread.name");
+	assert_int_equal(server_qargs_add(&q, "group_by", "", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "group_by"), "service.name,thread.name");
+	assert_int_equal(server_qargs_add(&q, "hide", "go", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "hide", "libc,kernel", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "hide"), "go,libc,kernel");
+	/* the explorer's chips: a stack with a frame matching any of them */
+	assert_int_equal(server_qargs_add(&q, "stack_filter", "^main$", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "stack_filter"), "^main$");
+	assert_int_equal(server_qargs_add(&q, "stack_filter", "a|b", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "stack_filter"), "(?:^main$)|(?:a|b)");
+	assert_int_equal(server_qargs_add(&q, "stack_filter", "hot", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "stack_filter"), "(?:^main$)|(?:a|b)|(?:hot)");
+	/* an empty first value, a key without '=' */
+	assert_int_equal(server_qargs_add(&q, "frame_filter", "", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "frame_filter", NULL, &err), 0);
+	assert_string_equal(server_qargs_get(&q, "frame_filter"), "");
+	assert_int_equal(server_qargs_add(&q, "frame_filter", "runtime\\.", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "frame_filter"), "(?:runtime\\.)");
+	assert_int_equal(q.n, 5);
+	assert_null(server_qargs_get(&q, "query"));
+	assert_int_equal(err.code, 0);
+	server_qargs_release(&q);
+	assert_int_equal(q.n, 0);
+}
+
+static void test_qargs_single_value_repeated_refused(void **state)
+{
+	static const char *const single[] = { "type", "query", "from", "to", "step", "limit" };
+	struct prof_err err;
+
+	(void)state;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(single); i++) {
+		struct server_qargs q = { 0 };
+
+		prof_err_init(&err);
+		assert_int_equal(server_qargs_add(&q, single[i], "1", &err), 0);
+		assert_int_equal(server_qargs_add(&q, single[i], "1", &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "given more than once"));
+		assert_non_null(strstr(err.msg, single[i]));
+		assert_string_equal(server_qargs_get(&q, single[i]), "1"); /* unchanged */
+		server_qargs_release(&q);
+	}
+}
+
+static void test_qargs_caps(void **state)
+{
+	struct server_qargs q = { 0 };
+	struct prof_err err;
+	char keys[SERVER_QARGS_MAX + 1][16];
+	char *big = malloc(SERVER_QARGS_MAX_JOINED);
+
+	(void)state;
+	prof_err_init(&err);
+	for (int i = 0; i <= SERVER_QARGS_MAX; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+		assert_int_equal(server_qargs_add(&q, keys[i], "v", &err),
+				 i < SERVER_QARGS_MAX ? 0 : -EINVAL);
+	}
+	assert_int_equal(q.n, SERVER_QARGS_MAX);
+	server_qargs_release(&q);
+	/* a combined value past the cap */
+	memset(big, 'x', SERVER_QARGS_MAX_JOINED - 1);
+	big[SERVER_QARGS_MAX_JOINED - 1] = '\0';
+	prof_err_init(&err);
+	assert_int_equal(server_qargs_add(&q, "group_by", "a", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "group_by", big, &err), -PROF_ETOOBIG);
+	assert_non_null(strstr(err.msg, "group_by"));
+	server_qargs_release(&q);
+	free(big);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_qargs_lists_combine),
+		cmocka_unit_test(test_qargs_single_value_repeated_refused),
+		cmocka_unit_test(test_qargs_caps),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
