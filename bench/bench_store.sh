@@ -11,12 +11,15 @@
 #     day block, against the same samples as gzipped pprof per process
 #     per 10 s window;
 #   - the rate of flame-graph aggregation scans (per-stack totals) over
-#     1 h and 24 h ranges, one thread, page-cached blocks;
+#     1 h and 24 h ranges, one thread, page-cached blocks: from rows (the
+#     hourly blocks, and a 1 h range from half past to half past on the
+#     compacted block) and from the compacted block's hour rollup (whole
+#     hours; 90 min = one hour from the rollup + 30 min of rows);
 #   - what per-sample attributes cost: the --small fleet without them,
 #     with thread.name + thread.id on every sample (--attrs), and with
 #     trace links on a quarter of the processes too (--links): bytes per
 #     sample and the rate of a scan filtered by {thread.name="worker-3"};
-#   - the 30-day flame graph: 30 day blocks with rollups (what compaction
+#   - the 30-day flame graph: 30 day blocks with hour rollups (what compaction
 #     writes) of a reduced fleet (1 host, 1 CPU: --days 30 --small), and
 #     the flame graph of all 30 days through the query API, cold and warm.
 # DAYS=N changes the 30 (DAYS=0 skips it).
@@ -96,6 +99,7 @@ rate24=$(v scan_24h_hourly_rows_per_cpu_s) # rows: the compacted block's 24h rea
 	echo "| &nbsp;&nbsp;of which rows (samples files) | | $smp | $(f "$(awk -v a="$smp" -v b="$rows" 'BEGIN{print a/b}')" 3) |"
 	echo "| &nbsp;&nbsp;of which symbols | | $sym | $(f "$(awk -v a="$sym" -v b="$rows" 'BEGIN{print a/b}')" 3) |"
 	echo "| &nbsp;&nbsp;of which index + meta | | $idx | $(f "$(awk -v a="$idx" -v b="$rows" 'BEGIN{print a/b}')" 4) |"
+	echo "| &nbsp;&nbsp;of which the hour rollup (chunk RHRS, in the samples files) | | $(v rollup_bytes) | $(f "$(awk -v a="$(v rollup_bytes)" -v b="$rows" 'BEGIN{print a/b}')" 3) |"
 	echo "| gzipped pprof per process per 10 s window (first $(v baseline_minutes) min) | $(M "$(v baseline_samples)") | $(v baseline_bytes) | $(f "$(v baseline_bytes_per_sample)" 1) |"
 	echo "| the OTLP requests as sent (uncompressed protobuf) | $(M "$(v ingest_samples)") | | $(f "$(v otlp_bytes_per_sample)" 1) |"
 	echo
@@ -119,21 +123,23 @@ rate24=$(v scan_24h_hourly_rows_per_cpu_s) # rows: the compacted block's 24h rea
 	echo
 	echo "## Scans (flame graph aggregation into per-stack totals, one thread)"
 	echo
-	echo "| range | blocks | rows | first run (CPU) | best run (CPU) | rate per CPU-second | rate, wall clock |"
-	echo "|---|---:|---:|---:|---:|---:|---:|"
-	for r in 1h_hourly 24h_hourly 1h 24h; do
-		echo "| $r | $(v "scan_${r}_blocks") | $(M "$(v "scan_${r}_rows")") | $(f "$(v "scan_${r}_first_cpu_s")" 3)s | $(f "$(v "scan_${r}_best_cpu_s")" 3)s | **$(M "$(v "scan_${r}_rows_per_cpu_s")")/s** | $(M "$(v "scan_${r}_rows_per_s")")/s |"
+	echo "| range | blocks | rows | hour buckets from the rollup | first run (CPU) | best run (CPU) | rate per CPU-second | rate, wall clock |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for r in 1h_hourly 24h_hourly 1h_offset 1h 90m 24h; do
+		echo "| $r | $(v "scan_${r}_blocks") | $(M "$(v "scan_${r}_rows")") | $(v "scan_${r}_rollup_buckets") | $(f "$(v "scan_${r}_first_cpu_s")" 3)s | $(f "$(v "scan_${r}_best_cpu_s")" 3)s | **$(M "$(v "scan_${r}_rows_per_cpu_s")")/s** | $(M "$(v "scan_${r}_rows_per_s")")/s |"
 	done
 	echo
-	echo "\"_hourly\" rows read the blocks as flushed; the others the compacted block. \"24h\""
-	echo "covers all $hours h of data; \"1h\" is an hour in the middle, so on the compacted"
-	echo "block it cuts pages and decodes their timestamps. The first run includes decoding the"
-	echo "block's symbol tables (then cached); best runs read page-cached files. Rates are rows"
-	echo "aggregated per second of the scanning thread's CPU time (user + system: page-cache"
-	echo "reads included); the wall-clock rate also shows the other work on the machine."
-	echo "On the compacted block \"24h\" covers every series whole, so it is answered from the"
-	echo "block's rollup (RSER, written by compaction) without reading a row: its rate counts the"
-	echo "rows the rollup stands for. Target: >= 100 M samples/s per core."
+	echo "\"_hourly\" rows read the blocks as flushed (no rollups: every row is read); the"
+	echo "others the compacted block. \"24h\" covers all $hours h of data; \"1h\" is an hour in the"
+	echo "middle (a whole hour: taken from the compacted block's hour rollup, RHRS, without"
+	echo "reading a row); \"1h_offset\" is an hour from half past to half past (no whole hour:"
+	echo "every row read from pages, which it cuts, decoding their timestamps); \"90m\" is that"
+	echo "range's start to the end of \"1h\" (one hour from the rollup, 30 min of rows). The"
+	echo "first run includes decoding the block's symbol tables and rollup (then cached); best"
+	echo "runs read page-cached files. Rates are rows aggregated per second of the scanning"
+	echo "thread's CPU time (user + system: page-cache reads included); the wall-clock rate also"
+	echo "shows the other work on the machine. A rate with rollup buckets counts the rows the"
+	echo "buckets stand for. Target: >= 100 M samples/s per core."
 	echo
 	echo "Extrapolated to a full day of this fleet ($(M "$day_rows") samples) at the 24h_hourly rate (rows):"
 	echo "a 24 h flame graph aggregates in $(f "$(awk -v a="$day_rows" -v b="$rate24" 'BEGIN{print a/b}')" 2) CPU-seconds on one core; a 30-day one would take"
@@ -143,11 +149,11 @@ rate24=$(v scan_24h_hourly_rows_per_cpu_s) # rows: the compacted block's 24h rea
 		d() { sed -n "s/^$1=//p" "$tmp/days.out" | tail -1; }
 		echo "## $DAYS-day flame graph (rollups)"
 		echo
-		echo "$DAYS day blocks as compaction writes them (zstd 9, with rollups: per series, the"
-		echo "total and rows of each stack) of a reduced fleet ($(d days_hosts) host, $(d days_cpus) CPU at $(v fleet_hz) Hz, 10 processes):"
-		echo "$(M "$(d days_samples)") samples, $(f "$(d days_bytes_per_sample)" 3) B/sample. A query whose range covers a series'"
-		echo "whole day takes the series from the rollup; the rest from rows (here $(d days_rollup_series) of"
-		echo "$(d days_series) series from rollups)."
+		echo "$DAYS day blocks as compaction writes them (zstd 9, with hour rollups: per series and"
+		echo "hour, the rows of each stack) of a reduced fleet ($(d days_hosts) host, $(d days_cpus) CPU at $(v fleet_hz) Hz, 10 processes):"
+		echo "$(M "$(d days_samples)") samples, $(f "$(d days_bytes_per_sample)" 3) B/sample (the hour rollups $(f "$(awk -v a="$(d days_rollup_bytes)" -v b="$(d days_samples)" 'BEGIN{print a/b}')" 3) of it). A query takes"
+		echo "the hours its range covers from the rollup; the rest from rows (here $(d days_rollup_series) of"
+		echo "$(d days_series) series wholly from rollups)."
 		echo
 		echo "| what | time |"
 		echo "|---|---:|"
@@ -190,7 +196,8 @@ rate24=$(v scan_24h_hourly_rows_per_cpu_s) # rows: the compacted block's 24h rea
 	echo
 	echo '```'
 	tail -1 "$tmp/check"
-	cat "$tmp/stats"
+	# the run's temporary directory, not this machine's path
+	sed "s|$tmp/|\$tmp/|g" "$tmp/stats"
 	echo '```'
 } >"$OUT"
 cat "$OUT"

@@ -100,6 +100,140 @@ struct wseries {
 	uint32_t first_page, npages;
 };
 
+/* --- hour rollup (chunk RHRS) ------------------------------------------------------ */
+
+static int cmp_u32(const void *a, const void *b);
+
+/* floor(a / b) for b > 0, also for a < 0. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* @c rows of value @v summed with saturation (= the rows added one by one). */
+static int64_t mul_sat(uint64_t c, int64_t v)
+{
+	int64_t r;
+
+	if (c > INT64_MAX || __builtin_mul_overflow((int64_t)c, v, &r))
+		return v > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/*
+ * One series' rows (rounded timestamp, leaf rank, value; sorted by time)
+ * and the scratch that encodes them; the writer and store_block_check
+ * (which re-encodes a series from its pages and compares) share it.
+ */
+struct hours_enc {
+	VEC(int64_t) ts;
+	VEC(uint32_t) rank;
+	VEC(int64_t) val;
+	uint32_t *local; /* leaf rank -> series dictionary index + 1; nlocal entries */
+	size_t nlocal;
+	VEC(uint32_t) dict;
+	VEC(uint64_t) cnt;
+	VEC(int64_t) tot;
+};
+
+static void hours_enc_release(struct hours_enc *e)
+{
+	VEC_FREE(&e->ts);
+	VEC_FREE(&e->rank);
+	VEC_FREE(&e->val);
+	free(e->local);
+	VEC_FREE(&e->dict);
+	VEC_FREE(&e->cnt);
+	VEC_FREE(&e->tot);
+}
+
+/* Empty the rows and make room for @n. */
+static void hours_enc_reserve(struct hours_enc *e, size_t n)
+{
+	e->ts.n = e->rank.n = e->val.n = 0;
+	VEC_RESERVE(&e->ts, n);
+	VEC_RESERVE(&e->rank, n);
+	VEC_RESERVE(&e->val, n);
+}
+
+/*
+ * Append the RHRS record of the series in @e (see docs/storage-format.md,
+ * chunk RHRS) to @out: its leaf ranks as an ascending dictionary, then per
+ * bucket of @width ns holding rows: the bucket number, the common value of
+ * its rows (0 when they differ) and, per dictionary entry, its rows (and
+ * total when the value is not common). Every entry is written, 0 for a
+ * stack without rows in the bucket: the stacks of a process recur hour
+ * after hour, so that costs less than naming the present ones, and the
+ * zeros of sparse buckets compress to little.
+ */
+static void hours_encode(struct hours_enc *e, struct buf *out, int64_t width)
+{
+	size_t n = e->ts.n;
+
+	e->dict.n = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t r = e->rank.v[i];
+
+		if (r >= e->nlocal) {
+			size_t m = PROF_MAX((size_t)r + 1, 2 * e->nlocal);
+
+			e->local = xrealloc(e->local, m * sizeof(*e->local));
+			memset(e->local + e->nlocal, 0, (m - e->nlocal) * sizeof(*e->local));
+			e->nlocal = m;
+		}
+		if (!e->local[r]) {
+			e->local[r] = 1;
+			VEC_PUSH(&e->dict, r);
+		}
+	}
+	qsort(e->dict.v, e->dict.n, sizeof(uint32_t), cmp_u32);
+	size_t nd = e->dict.n;
+	buf_add_uvarint(out, nd);
+	for (size_t k = 0; k < nd; k++) {
+		e->local[e->dict.v[k]] = (uint32_t)k + 1;
+		buf_add_uvarint(out, k ? e->dict.v[k] - e->dict.v[k - 1] - 1 : e->dict.v[k]);
+	}
+	VEC_RESERVE(&e->cnt, nd + 1);
+	VEC_RESERVE(&e->tot, nd + 1);
+	memset(e->cnt.v, 0, nd * sizeof(uint64_t));
+	memset(e->tot.v, 0, nd * sizeof(int64_t));
+	uint64_t nb = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || floor_div(e->ts.v[i], width) != floor_div(e->ts.v[i - 1], width))
+			nb++;
+	buf_add_uvarint(out, nb);
+	int64_t prev = 0;
+	for (size_t i = 0, j; i < n; i = j) {
+		int64_t bk = floor_div(e->ts.v[i], width), u = e->val.v[i];
+
+		for (j = i; j < n && floor_div(e->ts.v[j], width) == bk; j++) {
+			uint32_t k = e->local[e->rank.v[j]] - 1;
+
+			e->cnt.v[k]++;
+			e->tot.v[k] = prof_add_sat(e->tot.v[k], e->val.v[j]);
+			if (e->val.v[j] != u)
+				u = 0;
+		}
+		if (i == 0)
+			buf_add_svarint(out, bk);
+		else
+			buf_add_uvarint(out, (uint64_t)bk - (uint64_t)prev - 1);
+		prev = bk;
+		buf_add_svarint(out, u);
+		for (size_t k = 0; k < nd; k++) {
+			buf_add_uvarint(out, e->cnt.v[k]);
+			if (!u && e->cnt.v[k])
+				buf_add_svarint(out, e->tot.v[k]);
+			e->cnt.v[k] = 0;
+			e->tot.v[k] = 0;
+		}
+	}
+	for (size_t k = 0; k < nd; k++)
+		e->local[e->dict.v[k]] = 0;
+}
+
 struct store_block_writer {
 	char *blocks_dir, *tmp_dir, *final_dir;
 	uint64_t id;
@@ -135,7 +269,11 @@ struct store_block_writer {
 	bool any_attrs;
 	VEC(uint32_t) akeys; /* lstr ids of the attribute names, distinct */
 	struct buf acol;
-	/* rollup (o.rollup): the series being written, summed by leaf rank */
+	/* hour rollup (o.rollup): chunk RHRS after its header, and scratch */
+	bool rollup;
+	struct buf rhrs;
+	struct hours_enc he;
+	/* o.rser: the series being written, summed by leaf rank, for chunk RSER */
 	struct store_leaf_acc *racc;
 	VEC(uint32_t) rtouched;
 	struct buf rser; /* chunk RSER after its count */
@@ -159,6 +297,8 @@ int store_block_writer_new(const char *blocks_dir, uint64_t id,
 		w->o.ts_resolution_ns = 1000000;
 	if (w->o.page_rows == 0 || w->o.page_rows > STORE_BLOCK_MAX_PAGE_ROWS)
 		w->o.page_rows = STORE_BLOCK_DEFAULT_ROWS;
+	if (w->o.rollup_bucket_ns <= 0)
+		w->o.rollup_bucket_ns = STORE_BLOCK_HOUR_NS;
 	store_block_dir_name(id, name);
 	w->id = id;
 	w->blocks_dir = xstrdup(blocks_dir);
@@ -203,6 +343,8 @@ void store_block_writer_free(struct store_block_writer *w)
 	free(w->page_local);
 	free(w->page_sets);
 	free(w->set_local);
+	buf_release(&w->rhrs);
+	hours_enc_release(&w->he);
 	free(w->racc);
 	VEC_FREE(&w->rtouched);
 	buf_release(&w->rser);
@@ -561,6 +703,8 @@ int store_block_writer_symbols(struct store_block_writer *w, const struct model_
 	w->page_ranks = xmalloc(sizeof(uint32_t) * w->o.page_rows);
 	w->nleaves = nleaves;
 	if (w->o.rollup)
+		w->rollup = true;
+	if (w->o.rser)
 		w->racc = xcalloc(nleaves + 1, sizeof(*w->racc));
 	buf_add_uvarint(&b, nleaves);
 	for (size_t r = 0; r < nleaves; r++) {
@@ -715,6 +859,11 @@ static int write_page(struct store_block_writer *w, uint32_t series, const struc
 					    rows[i].attrs, w->nsets);
 		w->page_ranks[i] = rank - 1;
 		w->leaf_seen[rank - 1]++;
+		if (w->rollup) {
+			w->he.ts.v[w->he.ts.n++] = q;
+			w->he.rank.v[w->he.rank.n++] = rank - 1;
+			w->he.val.v[w->he.val.n++] = rows[i].value;
+		}
 		if (w->racc) {
 			struct store_leaf_acc *a = &w->racc[rank - 1];
 
@@ -814,6 +963,8 @@ int store_block_writer_series(struct store_block_writer *w, const char *type,
 	}
 	ws.first_page = (uint32_t)w->pages.n;
 	ws.nrows = n;
+	if (w->rollup)
+		hours_enc_reserve(&w->he, n);
 	for (size_t off = 0; off < n; off += w->o.page_rows) {
 		size_t k = PROF_MIN((size_t)w->o.page_rows, n - off);
 
@@ -822,6 +973,8 @@ int store_block_writer_series(struct store_block_writer *w, const char *type,
 			return rc;
 	}
 	ws.npages = (uint32_t)w->pages.n - ws.first_page;
+	if (w->rollup)
+		hours_encode(&w->he, &w->rhrs, w->o.rollup_bucket_ns);
 	if (w->racc) {
 		/* RSER entry of this series: (rank delta, total, rows) by rank. */
 		if (w->rtouched.n > 1)
@@ -1046,6 +1199,17 @@ int store_block_writer_finish(struct store_block_writer *w, const struct store_b
 					 err);
 		buf_release(&b);
 	}
+	if (!rc && w->rollup) {
+		struct buf b;
+
+		buf_init(&b, 0);
+		buf_add_uvarint(&b, (uint64_t)w->o.rollup_bucket_ns);
+		buf_add_uvarint(&b, w->series.n);
+		buf_add(&b, w->rhrs.p ? w->rhrs.p : "", w->rhrs.len);
+		rc = store_chunkfile_add(&w->samples, "RHRS", STORE_CHUNKFILE_ZSTD, b.p, b.len,
+					 err);
+		buf_release(&b);
+	}
 	w->samples_open = false;
 	if (rc)
 		store_chunkfile_abort(&w->samples);
@@ -1091,6 +1255,7 @@ void store_block_scratch_release(struct store_block_scratch *sc)
 	VEC_FREE(&sc->rows);
 	VEC_FREE(&sc->ranks);
 	VEC_FREE(&sc->marks);
+	VEC_FREE(&sc->hist);
 }
 
 static int read_meta_file(const char *dir, struct store_block_meta *m, uint64_t **sources,
@@ -1571,8 +1736,157 @@ static int syms_chunk(const struct store_chunkfile *f, const char *id, struct bu
 	return 0;
 }
 
+static void hours_free(struct store_block_syms *sy)
+{
+	free(sy->rh_raw);
+	free(sy->rh_dict);
+	free(sy->rh_dict_off);
+	free(sy->rh);
+	free(sy->rh_off);
+	free(sy->rh_ser);
+	sy->rh_raw = NULL;
+	sy->rh_dict = NULL;
+	sy->rh_dict_off = sy->rh_off = sy->rh_ser = NULL;
+	sy->rh = NULL;
+	sy->rh_width = 0;
+	sy->rh_len = 0;
+}
+
+/*
+ * Chunk RHRS (hour rollup) into @sy->rh*: every count, rank and bucket is
+ * checked against the index (the rows of a series' buckets add up to its
+ * rows; its first and last buckets hold its first and last rows), so
+ * store_block_hours_add trusts it.
+ */
+static int hours_load(const struct store_block *b, struct store_block_syms *sy,
+		      struct prof_err *err)
+{
+	const struct store_chunkfile_entry *e = store_chunkfile_find(&b->samples, "RHRS");
+	VEC(uint32_t) dict = { 0 };
+	VEC(struct store_block_hour) hv = { 0 };
+	struct varint_rd r;
+	struct buf raw;
+	int rc;
+
+	hours_free(sy);
+	if (!e)
+		return 0;
+	buf_init(&raw, 0);
+	rc = store_chunkfile_read(&b->samples, e, STORE_BLOCK_MAX_CHUNK, &raw, err);
+	if (rc) {
+		buf_release(&raw);
+		return rc;
+	}
+	varint_rd_init(&r, raw.p, raw.len);
+	uint64_t width = varint_rd_u64(&r), ns = varint_rd_u64(&r);
+	uint64_t *doff = xcalloc(b->nseries + 2, sizeof(uint64_t));
+	uint64_t *hoff = xcalloc(b->nseries + 2, sizeof(uint64_t));
+	uint64_t *ser = xcalloc(b->nseries + 2, sizeof(uint64_t));
+	if (width == 0 || width > INT64_MAX || ns != b->nseries)
+		r.bad = true;
+	for (uint32_t s = 0; s < b->nseries && !r.bad; s++) {
+		const struct store_series *se = &b->series[s].pub;
+
+		ser[s] = varint_rd_offset(&r);
+		uint64_t nd = varint_rd_u64(&r), rows = 0;
+		doff[s] = dict.n;
+		hoff[s] = hv.n;
+		if (nd == 0 || nd > sy->nleaves || nd > varint_rd_left(&r)) {
+			r.bad = true;
+			break;
+		}
+		for (uint64_t k = 0; k < nd && !r.bad; k++) {
+			uint64_t d = varint_rd_u64(&r), v = k ? dict.v[dict.n - 1] + 1 + d : d;
+
+			if (v >= sy->nleaves || d >= sy->nleaves)
+				r.bad = true;
+			else
+				VEC_PUSH(&dict, (uint32_t)v);
+		}
+		uint64_t nb = varint_rd_u64(&r);
+		if (nb == 0 || nb > varint_rd_left(&r))
+			r.bad = true;
+		for (uint64_t j = 0; j < nb && !r.bad; j++) {
+			struct store_block_hour h = { 0 };
+
+			if (j == 0) {
+				h.bucket = varint_rd_s64(&r);
+			} else {
+				__int128 x =
+					(__int128)hv.v[hv.n - 1].bucket + 1 + varint_rd_u64(&r);
+
+				if (x > INT64_MAX)
+					r.bad = true;
+				else
+					h.bucket = (int64_t)x;
+			}
+			h.value = varint_rd_s64(&r);
+			h.off = varint_rd_offset(&r);
+			for (uint64_t k = 0; k < nd && !r.bad; k++) {
+				uint64_t c = varint_rd_u64(&r);
+
+				if (c > se->nrows || (h.nrows += c) > se->nrows)
+					r.bad = true;
+				if (c && !h.value)
+					(void)varint_rd_s64(&r);
+			}
+			if (h.nrows == 0 || (rows += h.nrows) > se->nrows)
+				r.bad = true;
+			VEC_PUSH(&hv, h);
+		}
+		if (!r.bad && (rows != se->nrows ||
+			       hv.v[hoff[s]].bucket != floor_div(se->min_ts_ns, (int64_t)width) ||
+			       hv.v[hv.n - 1].bucket != floor_div(se->max_ts_ns, (int64_t)width)))
+			r.bad = true;
+	}
+	ser[b->nseries] = varint_rd_offset(&r);
+	doff[b->nseries] = dict.n;
+	hoff[b->nseries] = hv.n;
+	if (r.bad || varint_rd_left(&r)) {
+		size_t at = varint_rd_offset(&r);
+
+		free(doff);
+		free(hoff);
+		free(ser);
+		VEC_FREE(&dict);
+		VEC_FREE(&hv);
+		buf_release(&raw);
+		return CORRUPT(e->offset,
+			       "%s: chunk RHRS at offset %" PRIu64
+			       " is invalid near byte %zu of its content (series, buckets, ranks "
+			       "or row counts disagree with the index)",
+			       b->samples.path, e->offset, at);
+	}
+	sy->rh_width = (int64_t)width;
+	sy->rh_len = raw.len;
+	sy->rh_raw = (uint8_t *)buf_detach(&raw, NULL);
+	sy->rh_dict = dict.v ? dict.v : xcalloc(1, sizeof(uint32_t));
+	sy->rh_dict_off = doff;
+	sy->rh = hv.v ? hv.v : xcalloc(1, sizeof(*sy->rh));
+	sy->rh_off = hoff;
+	sy->rh_ser = ser;
+	sy->bytes += sy->rh_len + dict.n * sizeof(uint32_t) + hv.n * sizeof(*hv.v) +
+		     3 * (b->nseries + 2) * sizeof(uint64_t);
+	return 0;
+}
+
+static int rser_load(const struct store_block *b, struct store_block_syms *sy,
+		     struct prof_err *err);
+
 int store_block_rollup_load(const struct store_block *b, struct store_block_syms *sy,
 			    struct prof_err *err)
+{
+	/* Each on its own: a damaged one does not take the other with it. */
+	int rc = hours_load(b, sy, err), rc2;
+	struct prof_err e2;
+
+	prof_err_init(&e2);
+	rc2 = rser_load(b, sy, rc ? &e2 : err);
+	return rc ? rc : rc2;
+}
+
+/* Chunk RSER (older versions' rollup) into @sy->rsum / rsum_off. */
+static int rser_load(const struct store_block *b, struct store_block_syms *sy, struct prof_err *err)
 {
 	const struct store_chunkfile_entry *e = store_chunkfile_find(&b->samples, "RSER");
 	VEC(struct store_block_rsum) v = { 0 };
@@ -1906,6 +2220,7 @@ void store_block_syms_free(struct store_block_syms *sy)
 	free_strings(sy->set_strs);
 	free(sy->rsum);
 	free(sy->rsum_off);
+	hours_free(sy);
 	free(sy);
 }
 
@@ -2052,6 +2367,67 @@ static long read_marks(const struct buf *col, uint32_t nrows, struct store_block
 
 /* Fast path of an unsigned varint: one byte. */
 #define RD_U64(r) ((r)->p < (r)->end && *(r)->p < 0x80 ? *(r)->p++ : varint_rd_u64(r))
+
+uint32_t store_block_hours_add(const struct store_block *b, const struct store_block_syms *sy,
+			       uint32_t series, int64_t from_ns, int64_t to_ns,
+			       struct store_leaf_acc *acc, int64_t *cov_lo, int64_t *cov_hi,
+			       uint64_t *nrows)
+{
+	uint32_t used = 0;
+
+	*cov_lo = INT64_MAX;
+	*cov_hi = INT64_MIN;
+	*nrows = 0;
+	if (!sy->rh_width || series >= b->nseries)
+		return 0;
+	const struct store_series *se = &b->series[series].pub;
+	const uint32_t *dict = sy->rh_dict + sy->rh_dict_off[series];
+	size_t nd = sy->rh_dict_off[series + 1] - sy->rh_dict_off[series];
+	__int128 w = sy->rh_width;
+	/* No row lies outside [min_ts, max_ts]: a bound beyond those is no bound. */
+	bool all_lo = from_ns <= se->min_ts_ns, all_hi = to_ns >= se->max_ts_ns;
+
+	for (uint64_t h = sy->rh_off[series]; h < sy->rh_off[series + 1]; h++) {
+		const struct store_block_hour *x = &sy->rh[h];
+		__int128 lo = (__int128)x->bucket * w, hi = lo + w - 1;
+
+		if (!all_lo && lo < from_ns)
+			continue;
+		if (!all_hi && hi > to_ns)
+			break;
+		if (!used)
+			*cov_lo = lo < se->min_ts_ns ? se->min_ts_ns : (int64_t)lo;
+		*cov_hi = hi > se->max_ts_ns ? se->max_ts_ns : (int64_t)hi;
+		used++;
+		*nrows += x->nrows;
+		struct varint_rd r;
+		varint_rd_init(&r, sy->rh_raw + x->off, sy->rh_len - x->off);
+		if (x->value) {
+			for (size_t k = 0; k < nd; k++) {
+				uint64_t c = RD_U64(&r);
+
+				if (c) {
+					struct store_leaf_acc *a = &acc[dict[k]];
+
+					a->total = prof_add_sat(a->total, mul_sat(c, x->value));
+					a->rows += c;
+				}
+			}
+		} else {
+			for (size_t k = 0; k < nd; k++) {
+				uint64_t c = RD_U64(&r);
+
+				if (c) {
+					struct store_leaf_acc *a = &acc[dict[k]];
+
+					a->total = prof_add_sat(a->total, varint_rd_s64(&r));
+					a->rows += c;
+				}
+			}
+		}
+	}
+	return used;
+}
 
 static int page_corrupt(const struct store_block *b, const struct store_block_page *pg,
 			const char *what, struct prof_err *err)
@@ -2277,6 +2653,115 @@ int store_block_page_totals_keep(const struct store_block *b, uint32_t p, int64_
 	return page_totals(b, p, from_ns, to_ns, sy, keep, karg, acc, nrows, sc, err);
 }
 
+/*
+ * Rows [lo, hi) of page @pg when every one of them has the value @v (one
+ * value run, the usual case of CPU profiles: a sample is worth the
+ * sampling period): count the rows per page dictionary index with a
+ * histogram over the STK planes (no leaf rank per row, no random access
+ * into @acc), then add count x v to each used entry's leaf. Adding c rows
+ * of one value with saturation at every step equals clamping the exact
+ * sum once, so the totals are those of the row-by-row path.
+ */
+static int totals_uniform(const struct store_block *b, const struct store_block_page *pg,
+			  uint32_t lo, uint32_t hi, int64_t v, struct store_leaf_acc *acc,
+			  struct store_block_scratch *sc, struct prof_err *err)
+{
+	const struct buf *col = &sc->col[STORE_COL_STK];
+	uint32_t n = pg->nrows, m = hi - lo;
+	struct varint_rd r;
+
+	varint_rd_init(&r, col->p, col->len);
+	uint8_t width = varint_rd_byte(&r);
+	uint64_t nd = varint_rd_u64(&r);
+	if (r.bad || width < 1 || width > 3 || nd == 0 || nd > n)
+		return page_corrupt(b, pg, "bad stack column header", err);
+	VEC_RESERVE(&sc->ranks, nd);
+	uint32_t *dict = sc->ranks.v;
+	for (uint64_t k = 0; k < nd; k++) {
+		uint64_t d = RD_U64(&r), x = k ? (uint64_t)dict[k - 1] + 1 + d : d;
+
+		if (x >= b->meta.nleaves) {
+			r.bad = true;
+			break;
+		}
+		dict[k] = (uint32_t)x;
+	}
+	if (r.bad || varint_rd_left(&r) != (size_t)width * n)
+		return page_corrupt(b, pg, "bad stack dictionary", err);
+	/* The histogram: zero between calls; 4 x 256 counters for width 1
+	 * (four interleaved copies, so repeats of a hot stack do not wait on
+	 * each other's increments), 65 536 for width 2, nd for width 3. */
+	size_t hn = width == 1 ? 1024 : width == 2 ? 65536 : nd;
+	if (sc->hist.n < hn) {
+		VEC_RESERVE(&sc->hist, hn);
+		memset(sc->hist.v + sc->hist.n, 0, (hn - sc->hist.n) * sizeof(uint32_t));
+		sc->hist.n = hn;
+	}
+	uint32_t *h = sc->hist.v;
+	const uint8_t *p0 = r.p + lo;
+	bool bad = false;
+	if (width == 1) {
+		uint32_t k = 0;
+
+		for (; k + 4 <= m; k += 4) {
+			h[p0[k]]++;
+			h[256 + p0[k + 1]]++;
+			h[512 + p0[k + 2]]++;
+			h[768 + p0[k + 3]]++;
+		}
+		for (; k < m; k++)
+			h[p0[k]]++;
+		for (uint32_t j = 0; j < 256; j++) {
+			h[j] += h[256 + j] + h[512 + j] + h[768 + j];
+			h[256 + j] = h[512 + j] = h[768 + j] = 0;
+			if (j >= nd && h[j]) {
+				bad = true;
+				h[j] = 0;
+			}
+		}
+	} else if (width == 2) {
+		const uint8_t *p1 = p0 + n;
+		uint32_t mx = 0;
+
+		for (uint32_t k = 0; k < m; k++) {
+			uint32_t x = p0[k] | (uint32_t)p1[k] << 8;
+
+			h[x]++;
+			mx = x > mx ? x : mx;
+		}
+		if (m && mx >= nd) {
+			memset(h, 0, 65536 * sizeof(uint32_t));
+			bad = true;
+		}
+	} else {
+		const uint8_t *p1 = p0 + n, *p2 = p0 + 2 * (size_t)n;
+
+		for (uint32_t k = 0; k < m; k++) {
+			uint32_t x = p0[k] | (uint32_t)p1[k] << 8 | (uint32_t)p2[k] << 16;
+
+			if (x < nd)
+				h[x]++;
+			else
+				bad = true;
+		}
+	}
+	for (uint64_t j = 0; j < nd; j++) {
+		uint32_t c = h[j];
+
+		if (!c)
+			continue;
+		h[j] = 0;
+		struct store_leaf_acc *a = &acc[dict[j]];
+		__int128 t = (__int128)a->total + (__int128)c * v;
+
+		a->total = t > INT64_MAX ? INT64_MAX : t < INT64_MIN ? INT64_MIN : (int64_t)t;
+		a->rows += c;
+	}
+	if (bad)
+		return page_corrupt(b, pg, "stack index outside the page dictionary", err);
+	return 0;
+}
+
 static int page_totals(const struct store_block *b, uint32_t p, int64_t from_ns, int64_t to_ns,
 		       const struct store_block_syms *sy, store_block_keep_fn keep, void *karg,
 		       struct store_leaf_acc *acc, uint64_t *nrows, struct store_block_scratch *sc,
@@ -2368,6 +2853,36 @@ static int page_totals(const struct store_block *b, uint32_t p, int64_t from_ns,
 		if (lo > hi)
 			lo = hi;
 	}
+	if (!keep) {
+		/* One value over [lo, hi)? Then a histogram does (totals_uniform). */
+		struct varint_rd rv;
+		int64_t v0 = 0;
+		bool uni = true, first = true;
+
+		varint_rd_init(&rv, sc->col[STORE_COL_VAL].p, sc->col[STORE_COL_VAL].len);
+		for (uint32_t i = 0; i < n;) {
+			int64_t v = varint_rd_s64(&rv);
+			uint64_t run = varint_rd_u64(&rv);
+
+			if (rv.bad || run == 0 || run > n - i)
+				return page_corrupt(b, pg, "bad value runs", err);
+			if (i + run > lo && i < hi) {
+				uni = uni && (first || v == v0);
+				v0 = v;
+				first = false;
+			}
+			i += (uint32_t)run;
+		}
+		if (varint_rd_left(&rv))
+			return page_corrupt(b, pg, "columns disagree with the page directory", err);
+		if (uni) {
+			if (hi > lo)
+				rc = totals_uniform(b, pg, lo, hi, v0, acc, sc, err);
+			if (!rc)
+				*nrows = hi - lo;
+			return rc;
+		}
+	}
 	rc = decode_stk(b, pg, lo, hi, sc, err);
 	if (rc)
 		return rc;
@@ -2444,6 +2959,8 @@ int store_block_check(const char *dir, uint64_t *nrows_out, struct prof_err *err
 	struct store_block_scratch sc = { 0 };
 	uint64_t *seen = NULL, rows = 0, sum = 0;
 	struct store_leaf_acc *racc = NULL;
+	struct hours_enc he = { 0 };
+	struct buf hbuf = BUF_INIT;
 	int rc = 0;
 
 	if (nrows_out)
@@ -2488,7 +3005,7 @@ int store_block_check(const char *dir, uint64_t *nrows_out, struct prof_err *err
 					dir, sy->sets[i].labels[j].name, i);
 				goto out;
 			}
-	/* The rollup (RSER), when present: decodes, and equals the pages' sums below. */
+	/* The rollups (RSER, RHRS), when present: decode, and equal the pages' sums below. */
 	rc = store_block_rollup_load(b, sy, err);
 	if (rc)
 		goto out;
@@ -2528,9 +3045,32 @@ int store_block_check(const char *dir, uint64_t *nrows_out, struct prof_err *err
 					prof_add_sat(racc[rank_of[r->stack]].total, r->value);
 				racc[rank_of[r->stack]].rows++;
 			}
+			if (sy->rh_width) {
+				VEC_PUSH(&he.ts, r->ts_ns);
+				VEC_PUSH(&he.rank, rank_of[r->stack]);
+				VEC_PUSH(&he.val, r->value);
+			}
 		}
 		rows += sc.rows.n;
 		bool last = p + 1 == b->meta.npages || b->pages[p + 1].series != pg->series;
+		if (sy->rh_width && last && !rc) {
+			/* End of a series: its hour rollup is what the writer would
+			 * encode from these rows, byte for byte. */
+			uint64_t at = sy->rh_ser[pg->series], len = sy->rh_ser[pg->series + 1] - at;
+
+			const struct store_chunkfile_entry *ce =
+				store_chunkfile_find(&b->samples, "RHRS");
+
+			buf_reset(&hbuf);
+			hours_encode(&he, &hbuf, sy->rh_width);
+			if (hbuf.len != len || memcmp(hbuf.p, sy->rh_raw + at, len))
+				rc = CORRUPT(ce ? ce->offset : 0,
+					     "%s/samples: RHRS: the hour rollup of series %u (at "
+					     "byte %" PRIu64 " of the chunk's content) disagrees "
+					     "with its pages",
+					     dir, pg->series, at);
+			hours_enc_reserve(&he, 0);
+		}
 		if (racc && last && !rc) {
 			/* End of a series: its rollup entries are exactly its sums. */
 			for (uint64_t e = sy->rsum_off[pg->series];
@@ -2589,6 +3129,8 @@ int store_block_check(const char *dir, uint64_t *nrows_out, struct prof_err *err
 out:
 	free(seen);
 	free(racc);
+	hours_enc_release(&he);
+	buf_release(&hbuf);
 	store_block_scratch_release(&sc);
 	store_block_syms_free(sy);
 	store_block_free(b);

@@ -34,6 +34,12 @@
  *     page dictionary of set ids like STK; a block whose rows have none
  *     has neither, so old blocks and old readers are unaffected; the
  *     index lists the attribute names (chunk SATK);
+ *   - compaction adds an hour rollup (chunk RHRS of the samples file):
+ *     per series and hour bucket, the rows (and total, when the bucket's
+ *     values differ) of each stack of the series, so a totals scan takes
+ *     the whole hours of its range from there and reads rows only for the
+ *     partial hours at its ends; blocks of older versions may carry RSER
+ *     (per series, whole-series totals) instead, which readers still use;
  *   - every file ends with a CRC-32 of all its bytes, every chunk and
  *     every page frame carries its own CRC-32, so damage is reported with
  *     the file and offset and, for a page, only that page is lost.
@@ -68,6 +74,7 @@
 #define STORE_BLOCK_MAX_CHUNK	  ((size_t)1 << 31) /* raw bytes of one symbols/index chunk */
 #define STORE_BLOCK_MAX_SOURCES	  65536u
 #define STORE_BLOCK_TS_MARK	  1024u /* rows between the time marks of a TS column */
+#define STORE_BLOCK_HOUR_NS	  (3600LL * 1000000000) /* default bucket of chunk RHRS */
 
 /* Column numbers inside a page: frozen. */
 enum store_block_col { STORE_COL_TS = 0, STORE_COL_STK = 1, STORE_COL_VAL = 2, STORE_NCOLS = 3 };
@@ -141,7 +148,27 @@ struct store_block_syms {
 	 * rsum_off[s] .. rsum_off[s + 1] - 1 of rsum (leaf rank, total, rows) */
 	struct store_block_rsum *rsum;
 	uint64_t *rsum_off;
-	size_t bytes; /* memory held, for the cache */
+	/* chunk RHRS of the samples file (hour rollup), or rh_width 0: per series
+	 * s, its leaf ranks rh_dict[rh_dict_off[s] .. rh_dict_off[s + 1]) and its
+	 * buckets rh[rh_off[s] .. rh_off[s + 1]), whose entries are varints in
+	 * rh_raw (see store_block_hours_add) */
+	int64_t rh_width; /* bucket width, ns */
+	uint8_t *rh_raw;
+	size_t rh_len;
+	uint32_t *rh_dict;
+	uint64_t *rh_dict_off;
+	struct store_block_hour *rh;
+	uint64_t *rh_off;
+	uint64_t *rh_ser; /* per series, where its record starts in rh_raw (nseries + 1) */
+	size_t bytes;	  /* memory held, for the cache */
+};
+
+/** struct store_block_hour - one time bucket of a series' hour rollup (chunk RHRS). */
+struct store_block_hour {
+	int64_t bucket; /* the rows with floor(ts / rh_width) == bucket */
+	int64_t value;	/* every row of the bucket has this value; 0: entries carry totals */
+	uint64_t off;	/* where its entries start in rh_raw */
+	uint64_t nrows; /* rows of the series in the bucket, >= 1 */
 };
 
 /** struct store_block_rsum - one entry of a series' rollup (chunk RSER). */
@@ -183,6 +210,7 @@ struct store_block_scratch {
 	VEC(uint32_t) ranks;
 	VEC(uint32_t) asets; /* attribute set id of each row of the page */
 	VEC(uint64_t) marks;
+	VEC(uint32_t) hist; /* per page dictionary index, rows; all zero between uses */
 };
 
 /** struct store_leaf_acc - per leaf rank, the sum of the values and the rows summed. */
@@ -201,7 +229,11 @@ struct store_block_write_opts {
 	int zstd_level;		  /* default 6 */
 	int64_t ts_resolution_ns; /* default 1 ms */
 	uint32_t page_rows;	  /* default STORE_BLOCK_DEFAULT_ROWS */
-	bool rollup;		  /* write chunk RSER: per-series stack totals (compaction) */
+	bool rollup;		  /* write chunk RHRS: per-series, per-hour stack totals
+				   * (compaction) */
+	int64_t rollup_bucket_ns; /* RHRS bucket width (default STORE_BLOCK_HOUR_NS) */
+	bool rser;		  /* also write chunk RSER (per-series stack totals), as
+				   * versions before RHRS did: tests of reading old blocks */
 };
 
 /** struct store_block_info - what the writer cannot know from the rows. */
@@ -287,15 +319,32 @@ int store_block_read_meta(const char *dir, struct store_block_meta *meta, uint64
 			  struct prof_err *err);
 
 /**
- * store_block_rollup_load() - decode chunk RSER of the samples file (the
- * rollup: per series, the totals and rows per leaf rank of all its rows)
- * into @sy->rsum / rsum_off, which needs @sy's leaf table; NULL when the
- * block has none. store_block_syms_load calls it (and ignores a damaged
+ * store_block_rollup_load() - decode the rollups of the samples file:
+ * chunk RSER (per series, the totals and rows per leaf rank of all its
+ * rows; written by older versions) into @sy->rsum / rsum_off, and chunk
+ * RHRS (the same per series and hour bucket) into @sy->rh*; both need
+ * @sy's leaf table; NULL / rh_width 0 when the block has none. store_block_syms_load calls it (and ignores a damaged
  * rollup, logged, so scans read the rows); store_block_check verifies it
  * against the pages. -PROF_ECORRUPT with the file and offset.
  */
 int store_block_rollup_load(const struct store_block *b, struct store_block_syms *sy,
 			    struct prof_err *err);
+
+/**
+ * store_block_hours_add() - add to @acc[leaf rank] the hour-rollup
+ * buckets (chunk RHRS, loaded in @sy) of series @series whose rows all
+ * lie in [from_ns, to_ns], i.e. the buckets the range covers once the
+ * series' own time range is taken into account. Those buckets are
+ * consecutive: *@cov_lo .. *@cov_hi gets the time span of their rows
+ * (the rows there were added; the caller reads the rows of the range
+ * outside it from the pages), *@nrows the rows added. Returns the number
+ * of buckets added; 0 (and *@cov_lo > *@cov_hi) when none or when the
+ * block has no RHRS. Saturating sums, as the pages' totals.
+ */
+uint32_t store_block_hours_add(const struct store_block *b, const struct store_block_syms *sy,
+			       uint32_t series, int64_t from_ns, int64_t to_ns,
+			       struct store_leaf_acc *acc, int64_t *cov_lo, int64_t *cov_hi,
+			       uint64_t *nrows);
 
 /**
  * store_block_syms_load() - decode the symbols file (CRC checked) into
@@ -333,8 +382,12 @@ int store_block_page_rows(const struct store_block *b, uint32_t p,
  * store_block_page_totals() - add the values of page @p's rows in
  * [from_ns, to_ns] to @acc[leaf rank] (meta.nleaves entries); the TS
  * column is not decoded when the whole page is in range. *@nrows gets the
- * rows added. The ranks are decoded into an array first, then summed with
- * prefetching, so the random accesses into @acc overlap.
+ * rows added. When the rows in range all have one value (a CPU profile's
+ * page), they are counted per page dictionary entry with a histogram of
+ * the stack column's byte planes and each entry adds count x value to its
+ * leaf; otherwise the ranks are decoded into an array first, then summed
+ * with prefetching, so the random accesses into @acc overlap. Both give
+ * the saturating sums of adding row by row.
  */
 int store_block_page_totals(const struct store_block *b, uint32_t p, int64_t from_ns, int64_t to_ns,
 			    struct store_leaf_acc *acc, uint64_t *nrows,

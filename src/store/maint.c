@@ -22,7 +22,8 @@
  * locations and stacks), then series are merged in key order, one series
  * in memory at a time, each row keeping its attribute set (re-numbered
  * through the merged head's set table); the writer sums each series'
- * rows per stack into the block's rollup (RSER) as it goes. The new
+ * rows per stack and hour into the block's hour rollup (RHRS) as it
+ * goes. The new
  * block lists its sources and their own
  * sources; it is published in place of them in one step, then they are
  * deleted. A crash after its rename leaves sources that open deletes
@@ -126,6 +127,7 @@ static struct store_block_write_opts write_opts(const struct store *s, int level
 	o.ts_resolution_ns = s->opt.ts_resolution_ns;
 	o.page_rows = s->opt.page_rows;
 	o.rollup = level_bonus > 0 && s->opt.rollups; /* compaction */
+	o.rollup_bucket_ns = s->opt.rollup_bucket_ns;
 	return o;
 }
 

@@ -8,10 +8,12 @@
  * The totals form is the fast path of flame graphs and tables: per block
  * it sums values into a dense array indexed by leaf rank (the block's
  * stacks ranked by frequency) and decodes the timestamp column only for
- * pages that straddle the range boundary, and takes a series whose whole
- * time range is inside the query's from the block's rollup (RSER:
- * per-series stack totals written by compaction) without reading its
- * pages; the visitor then gets one sparse (stack, total) list per source.
+ * pages that straddle the range boundary, and takes the hours of a series
+ * that the query's range covers from the block's hour rollup (RHRS:
+ * per-series, per-hour stack totals written by compaction; or, in blocks
+ * of older versions, a series wholly in range from RSER) without reading
+ * their pages: only partial hours at the ends of the range are read from
+ * rows. The visitor then gets one sparse (stack, total) list per source.
  *
  * Per-row filters (per-sample matchers, trace/span ids; see struct
  * rowfilt) are decided once per attribute set: the totals form then also
@@ -339,6 +341,57 @@ static bool block_keep(void *arg, uint32_t set)
 	return rf_keep(&c->rf, c->q, set);
 }
 
+/*
+ * The pages of series @se of block @k with rows in [from_ns, to_ns]: into
+ * @acc (totals form) or to the visitor's rows. *@nrows grows by the rows
+ * taken.
+ */
+static int scan_pages(struct scan *c, struct store_blk *k, struct store_block_syms *sy,
+		      const struct store_block_series *se, struct store_leaf_acc *acc,
+		      int64_t from_ns, int64_t to_ns, uint64_t *nrows)
+{
+	const struct store_block *b = k->b;
+	const struct store_visitor *v = c->v;
+	struct prof_err perr;
+	int rc = 0;
+
+	for (uint32_t p = se->first_page; p < se->first_page + se->npages && !rc; p++) {
+		const struct store_block_page *pg = &b->pages[p];
+
+		if (pg->last_ts_ns < from_ns)
+			continue;
+		if (pg->first_ts_ns > to_ns)
+			break;
+		c->st->pages++;
+		prof_err_init(&perr);
+		if (acc) {
+			uint64_t n;
+			int prc = c->rf.on ? store_block_page_totals_keep(b, p, from_ns, to_ns, sy,
+									  block_keep, c, acc, &n,
+									  &c->sc, &perr)
+					   : store_block_page_totals(b, p, from_ns, to_ns, acc, &n,
+								     &c->sc, &perr);
+
+			if (prc) {
+				page_damaged(c, &perr);
+				continue;
+			}
+			*nrows += n;
+		} else {
+			if (store_block_page_rows(b, p, sy, from_ns, to_ns, &c->sc, &perr)) {
+				page_damaged(c, &perr);
+				continue;
+			}
+			if (c->rf.on)
+				c->sc.rows.n = rf_rows(&c->rf, c->q, c->sc.rows.v, c->sc.rows.n);
+			*nrows += c->sc.rows.n;
+			if (c->sc.rows.n)
+				rc = v->rows(v->arg, &c->src, &se->pub, c->sc.rows.v, c->sc.rows.n);
+		}
+	}
+	return rc;
+}
+
 static int scan_block(struct scan *c, struct store_blk *k)
 {
 	const struct store_block *b = k->b;
@@ -380,6 +433,8 @@ static int scan_block(struct scan *c, struct store_blk *k)
 		c->st->series++;
 		if (v->series)
 			rc = v->series(v->arg, &c->src, &se->pub);
+		if (rc)
+			break;
 		if (!v->rows && !v->totals)
 			continue;
 		if (c->rf.on)
@@ -397,44 +452,31 @@ static int scan_block(struct scan *c, struct store_blk *k)
 			c->st->rollup_series++;
 			continue;
 		}
-		for (uint32_t p = se->first_page; p < se->first_page + se->npages && !rc; p++) {
-			const struct store_block_page *pg = &b->pages[p];
+		if (acc && !c->rf.on && sy->rh_width) {
+			/* The hour buckets the range covers from the hour rollup; the
+			 * rest of the range (partial hours at either end) from pages. */
+			int64_t lo, hi;
+			uint64_t hn;
+			uint32_t nb = store_block_hours_add(b, sy, se->pub.id, q->from_ns, q->to_ns,
+							    acc, &lo, &hi, &hn);
 
-			if (pg->last_ts_ns < q->from_ns)
+			if (nb) {
+				nrows += hn;
+				c->st->rollup_buckets += nb;
+				if (lo <= se->pub.min_ts_ns && hi >= se->pub.max_ts_ns) {
+					c->st->rollup_series++;
+					continue;
+				}
+				if (lo > q->from_ns)
+					rc = scan_pages(c, k, sy, se, acc, q->from_ns, lo - 1,
+							&nrows);
+				if (!rc && hi < q->to_ns)
+					rc = scan_pages(c, k, sy, se, acc, hi + 1, q->to_ns,
+							&nrows);
 				continue;
-			if (pg->first_ts_ns > q->to_ns)
-				break;
-			c->st->pages++;
-			prof_err_init(&perr);
-			if (acc) {
-				uint64_t n;
-				int prc = c->rf.on ? store_block_page_totals_keep(
-							     b, p, q->from_ns, q->to_ns, sy,
-							     block_keep, c, acc, &n, &c->sc, &perr)
-						   : store_block_page_totals(b, p, q->from_ns,
-									     q->to_ns, acc, &n,
-									     &c->sc, &perr);
-
-				if (prc) {
-					page_damaged(c, &perr);
-					continue;
-				}
-				nrows += n;
-			} else {
-				if (store_block_page_rows(b, p, sy, q->from_ns, q->to_ns, &c->sc,
-							  &perr)) {
-					page_damaged(c, &perr);
-					continue;
-				}
-				if (c->rf.on)
-					c->sc.rows.n =
-						rf_rows(&c->rf, q, c->sc.rows.v, c->sc.rows.n);
-				nrows += c->sc.rows.n;
-				if (c->sc.rows.n)
-					rc = v->rows(v->arg, &c->src, &se->pub, c->sc.rows.v,
-						     c->sc.rows.n);
 			}
 		}
+		rc = scan_pages(c, k, sy, se, acc, q->from_ns, q->to_ns, &nrows);
 	}
 	if (!rc && acc) {
 		c->tot.n = 0;

@@ -32,6 +32,7 @@ void store_options_default(struct store_options *o)
 	o->zstd_level = 3;
 	o->page_rows = STORE_BLOCK_DEFAULT_ROWS;
 	o->rollups = true;
+	o->rollup_bucket_ns = 3600LL * 1000000000;
 	o->wal_segment_bytes = (uint64_t)64 << 20;
 	o->syms_cache_bytes = (uint64_t)512 << 20;
 	o->background = true;

@@ -65,8 +65,9 @@ struct store_options {
 	int64_t ts_resolution_ns;    /* block timestamp resolution (1 ms; 1 = exact) */
 	int zstd_level;		     /* for flushed blocks (3); compaction uses +6, max 19 */
 	uint32_t page_rows;	     /* rows per page (65536) */
-	bool rollups;		     /* compaction writes per-series stack totals (RSER) that totals
-		       * scans use for series wholly inside their range (true) */
+	bool rollups;		     /* compaction writes per-series, per-hour stack totals (RHRS)
+		       * that totals scans use for the hours their range covers (true) */
+	int64_t rollup_bucket_ns;    /* the rollup's bucket width (1 h) */
 	uint64_t wal_segment_bytes;  /* start a new WAL segment past this size (64 MiB;
 				      * 0 = only at flushes); replay can flush between them */
 	uint64_t syms_cache_bytes;   /* decoded block symbols kept in memory (512 MiB) */
@@ -256,9 +257,10 @@ struct store_visitor {
 /** struct store_scan_stats - what a scan did (may be NULL). */
 struct store_scan_stats {
 	uint64_t sources, blocks, series, pages, rows;
-	uint64_t rollup_series; /* series summed from a block's rollup, not its rows */
-	uint64_t pages_corrupt; /* damaged pages skipped (logged with file and offset) */
-	uint64_t blocks_failed; /* blocks whose symbols could not be read (logged) */
+	uint64_t rollup_series;	 /* series summed from a block's rollup, not its rows */
+	uint64_t rollup_buckets; /* hour buckets summed from a block's hour rollup (RHRS) */
+	uint64_t pages_corrupt;	 /* damaged pages skipped (logged with file and offset) */
+	uint64_t blocks_failed;	 /* blocks whose symbols could not be read (logged) */
 };
 
 /**

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_block.c - libFuzzer target for the block decoders of per-sample
- * attributes (src/store/block.c; docs/storage-format.md "Blocks"): the
- * ATTR chunk of the symbols file, the SATK chunk of the index, the PATR
- * chunk of the samples file and the ATR column frame a PATR entry
- * addresses. A valid block with attribute sets is written once (through
- * the head and the block writer, as a flush does); each input then
- * replaces one of those four with its bytes (selected by the first byte),
+ * attributes and of the hour rollup (src/store/block.c;
+ * docs/storage-format.md "Blocks"): the ATTR chunk of the symbols file,
+ * the SATK chunk of the index, the PATR chunk of the samples file and the
+ * ATR column frame a PATR entry addresses, and the RHRS chunk of the
+ * samples file. A valid block with attribute sets and an hour rollup
+ * (50 ms buckets) is written once (through the head and the block writer,
+ * as compaction does); each input then replaces one of those five with
+ * its bytes (selected by the first byte: 0xff for RHRS, else its value
+ * modulo 4),
  * with the chunk and file checksums recomputed so the bytes reach the
  * decoders, and store_block_check plus a full read (open, symbols, every
  * page's rows) must either succeed or fail with a code and a reason,
@@ -88,7 +91,9 @@ static void make_template(void)
 	struct model_profile p;
 	struct prof_err err;
 	struct store_block_writer *w;
-	struct store_block_write_opts o = { .page_rows = 64 };
+	struct store_block_write_opts o = { .page_rows = 64,
+					    .rollup = true,
+					    .rollup_bucket_ns = 50 * 1000000 };
 	struct store_block_info info = { .level = 1 };
 	size_t nn, nsets;
 
@@ -229,6 +234,18 @@ static void read_all(void)
 		}
 		for (uint32_t k = 0; k < b->nakeys; k++)
 			(void)store_block_has_attr_key(b, b->akeys[k]);
+		/* The rollup, when it loaded, is trusted: ranges over it stay in bounds. */
+		struct store_leaf_acc *acc = xcalloc(sy->nleaves + 1, sizeof(*acc));
+		for (int k = 0; k < 4 && sy->rh_width; k++) {
+			int64_t lo, hi;
+			uint64_t nr;
+
+			for (uint32_t s = 0; s < b->nseries; s++)
+				(void)store_block_hours_add(b, sy, s, T0 + k * 40000000LL,
+							    T0 + 150000000LL + k * 30000000LL, acc,
+							    &lo, &hi, &nr);
+		}
+		free(acc);
 	} else {
 		PROF_ASSERT(err.code < 0 && err.msg[0]);
 	}
@@ -249,6 +266,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		copy_file(files[i]);
 	const uint8_t *d = data + 1;
 	size_t n = size - 1;
+	if (data[0] == 0xff) {
+		rewrite("samples", STORE_BLOCK_MAGIC_SAMPLES, "RHRS", d, n, NULL, 0, NULL);
+		read_all();
+		return 0;
+	}
 	switch (data[0] % 4) {
 	case 0:
 		rewrite("symbols", STORE_BLOCK_MAGIC_SYMBOLS, "ATTR", d, n, NULL, 0, NULL);

@@ -45,6 +45,7 @@
 #include "store/block.h"
 #include "store/store.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <sys/stat.h>
 #include <pthread.h>
@@ -528,7 +529,7 @@ static int cmp_row(const void *a, const void *b)
 
 static void write_hour(const char *blocks, struct store_head *h, uint64_t id, bool rollup)
 {
-	/* rollup: what compaction writes (level 2, zstd 9, RSER) */
+	/* rollup: what compaction writes (level 2, zstd 9, hour rollup RHRS) */
 	struct store_block_write_opts o = { .zstd_level = rollup ? 9 : 3,
 					    .ts_resolution_ns = 1000000,
 					    .rollup = rollup };
@@ -707,6 +708,7 @@ static void scan_m(struct store *st, const char *name, int64_t from, int64_t to,
 		best = PROF_MIN(best, t);
 		best_cpu = PROF_MIN(best_cpu, c);
 	}
+	printf("scan_%s_rollup_buckets=%" PRIu64 "\n", name, ss.rollup_buckets);
 	printf("scan_%s_rows=%" PRIu64 "\nscan_%s_blocks=%" PRIu64 "\nscan_%s_pages=%" PRIu64
 	       "\nscan_%s_first_s=%.4f\nscan_%s_best_s=%.4f\nscan_%s_rows_per_s=%.0f"
 	       "\nscan_%s_first_cpu_s=%.4f\nscan_%s_best_cpu_s=%.4f\nscan_%s_rows_per_cpu_s=%.0f\n",
@@ -731,6 +733,36 @@ static void scan_thread(struct store *st, const char *name, int64_t from, int64_
 	PROF_ASSERT(store_matcher_init(&m, "thread.name", STORE_MATCH_EQ, "worker-3", &err) == 0);
 	scan_m(st, name, from, to, repeat, &m);
 	store_matcher_release(&m);
+}
+
+/* Stored bytes of chunk @id in the samples files of the blocks of @dir. */
+static uint64_t chunk_bytes(const char *dir, const char *id)
+{
+	char *bd = xasprintf("%s/blocks", dir);
+	DIR *d = opendir(bd);
+	struct dirent *de;
+	uint64_t sum = 0;
+
+	while (d && (de = readdir(d))) {
+		struct store_chunkfile f;
+		struct prof_err err;
+		char *p = xasprintf("%s/%s/samples", bd, de->d_name);
+
+		prof_err_init(&err);
+		if (de->d_name[0] != '.' &&
+		    !store_chunkfile_open(&f, p, STORE_BLOCK_MAGIC_SAMPLES, STORE_BLOCK_VERSION,
+					  false, &err)) {
+			const struct store_chunkfile_entry *e = store_chunkfile_find(&f, id);
+
+			sum += e ? e->stored_len : 0;
+			store_chunkfile_close(&f);
+		}
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	free(bd);
+	return sum;
 }
 
 /* --- days: the 30-day flame graph ---------------------------------------------------- */
@@ -779,6 +811,7 @@ static int days_mode(const char *dir, uint64_t days)
 	printf("days_blocks=%" PRIu64 "\ndays_block_bytes=%" PRIu64
 	       "\ndays_bytes_per_sample=%.3f\n",
 	       ss.blocks, ss.block_bytes, (double)ss.block_bytes / (double)ss.block_rows);
+	printf("days_rollup_bytes=%" PRIu64 "\n", chunk_bytes(dir, "RHRS"));
 	int64_t end = T0 + (int64_t)days * DAY - 1;
 	scan(st, "days", T0, end, 3);
 	{
@@ -893,6 +926,10 @@ int main(int argc, char **argv)
 		PROF_ASSERT(store_open_opts(dir, &o, &st, &err) == 0);
 		scan(st, "1h", T0 + (int64_t)(hours / 2) * 3600 * SEC,
 		     T0 + (int64_t)(hours / 2 + 1) * 3600 * SEC - 1, 20);
+		scan(st, "1h_offset", T0 + (int64_t)(hours / 2) * 3600 * SEC - 1800 * SEC,
+		     T0 + (int64_t)(hours / 2 + 1) * 3600 * SEC - 1800 * SEC - 1, 20);
+		scan(st, "90m", T0 + (int64_t)(hours / 2) * 3600 * SEC - 1800 * SEC,
+		     T0 + (int64_t)(hours / 2 + 1) * 3600 * SEC - 1, 20);
 		scan(st, "24h", T0, T0 + DAY - 1, 10);
 		if (g_attrs)
 			scan_thread(st, "24h_thread", T0, T0 + DAY - 1, 10);
@@ -990,8 +1027,15 @@ int main(int argc, char **argv)
 	       "\nblock_stacks=%" PRIu64 "\nblock_locations=%" PRIu64 "\nbytes_per_sample=%.3f\n",
 	       ss.blocks, ss.block_rows, ss.block_bytes, ss.block_stacks, ss.block_locations,
 	       (double)ss.block_bytes / (double)ss.block_rows);
+	printf("rollup_bytes=%" PRIu64 "\n", chunk_bytes(dir, "RHRS"));
 	fflush(stdout);
 	scan(st, "1h", T0 + (int64_t)(hours / 2) * 3600 * SEC,
+	     T0 + (int64_t)(hours / 2 + 1) * 3600 * SEC - 1, 5);
+	/* half past to half past: no whole hour, every row read from pages */
+	scan(st, "1h_offset", T0 + (int64_t)(hours / 2) * 3600 * SEC - 1800 * SEC,
+	     T0 + (int64_t)(hours / 2 + 1) * 3600 * SEC - 1800 * SEC - 1, 5);
+	/* an hour from the hour rollup and half an hour of rows */
+	scan(st, "90m", T0 + (int64_t)(hours / 2) * 3600 * SEC - 1800 * SEC,
 	     T0 + (int64_t)(hours / 2 + 1) * 3600 * SEC - 1, 5);
 	scan(st, "24h", T0, T0 + DAY - 1, 3);
 	if (g_attrs)

@@ -102,13 +102,20 @@ static int cmp_row(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
-static bool g_rollup; /* write_block writes the rollup (RSER) */
+static bool g_rollup;	 /* write_block writes the hour rollup (RHRS) */
+static bool g_rser;	 /* ... and the older per-series rollup (RSER) */
+static int64_t g_bucket; /* RHRS bucket width (0: the default hour) */
 
 /* Write @h as block @id under @dir/blocks; returns the block directory. */
 static char *write_block(const char *dir, struct store_head *h, uint64_t id, uint32_t page_rows)
 {
 	struct store_block_write_opts o = {
-		.zstd_level = 3, .ts_resolution_ns = MS, .page_rows = page_rows, .rollup = g_rollup
+		.zstd_level = 3,
+		.ts_resolution_ns = MS,
+		.page_rows = page_rows,
+		.rollup = g_rollup,
+		.rser = g_rser,
+		.rollup_bucket_ns = g_bucket,
 	};
 	struct store_block_writer *w;
 	struct store_block_info info = { .level = 1, .wal_first = 3, .wal_last = 4 };
@@ -614,9 +621,11 @@ static void test_block_attribute_sets_round_trip_and_damage(void **state)
 	const struct store_attr_set *hs = store_head_attrs(h, &nsets);
 	/* (t0..t2 or none) x (two traces x spans, or none): more than the empty set */
 	assert_true(nsets > 4);
-	g_rollup = true;
+	g_rollup = g_rser = true;
+	g_bucket = 100 * MS;
 	char *bdir = write_block(f->dir, h, 0x77, 16);
-	g_rollup = false;
+	g_rollup = g_rser = false;
+	g_bucket = 0;
 	prof_err_init(&err);
 	assert_int_equal(store_block_check(bdir, NULL, &err), 0);
 	assert_int_equal(store_block_open(bdir, &b, &err), 0);
@@ -627,15 +636,20 @@ static void test_block_attribute_sets_round_trip_and_damage(void **state)
 	assert_false(store_block_has_attr_key(b, "host.name"));
 	assert_int_equal(store_block_syms_load(b, &sy, &err), 0);
 	assert_int_equal(sy->nsets, nsets);
-	/* The rollup: per series, rows per leaf add up to the series' rows
+	/* The rollups: per series, rows per leaf add up to the series' rows
 	 * (store_block_check compared every entry with the pages above). */
 	assert_non_null(sy->rsum);
+	assert_int_equal(sy->rh_width, 100 * MS);
 	for (uint32_t s = 0; s < b->nseries; s++) {
-		uint64_t rows = 0;
+		uint64_t rows = 0, hrows = 0;
 
 		for (uint64_t e = sy->rsum_off[s]; e < sy->rsum_off[s + 1]; e++)
 			rows += sy->rsum[e].rows;
 		assert_int_equal(rows, b->series[s].pub.nrows);
+		assert_true(sy->rh_off[s + 1] - sy->rh_off[s] >= 2);
+		for (uint64_t e = sy->rh_off[s]; e < sy->rh_off[s + 1]; e++)
+			hrows += sy->rh[e].nrows;
+		assert_int_equal(hrows, b->series[s].pub.nrows);
 	}
 
 	/* Every row with its set, as the head has it. */
@@ -687,28 +701,32 @@ static void test_block_attribute_sets_round_trip_and_damage(void **state)
 	assert_non_null(strstr(err.msg, "samples"));
 	assert_int_equal(err.offset, (int64_t)at);
 	flip(p, at + ar->stored_len / 2); /* repaired */
-	/* A flipped byte in the rollup: check names it; loading ignores the
-	 * rollup (scans then read the rows) instead of losing the block. */
-	{
+	/* A flipped byte in a rollup: check names it; loading ignores the
+	 * rollups (scans then read the rows) instead of losing the block. */
+	for (int k = 0; k < 2; k++) {
+		const char *id = k ? "RHRS" : "RSER";
 		struct store_chunkfile sf;
 
 		assert_int_equal(store_chunkfile_open(&sf, p, STORE_BLOCK_MAGIC_SAMPLES,
 						      STORE_BLOCK_VERSION, false, &err),
 				 0);
-		const struct store_chunkfile_entry *re = store_chunkfile_find(&sf, "RSER");
+		const struct store_chunkfile_entry *re = store_chunkfile_find(&sf, id);
 		assert_non_null(re);
 		uint64_t roff = re->offset + re->stored_len / 2;
 		store_chunkfile_close(&sf);
 		flip(p, roff);
 		prof_err_init(&err);
 		assert_int_not_equal(store_block_check(bdir, NULL, &err), 0);
-		print_message("RSER: %s\n", err.msg);
-		assert_non_null(strstr(err.msg, "RSER"));
+		print_message("%s: %s\n", id, err.msg);
+		assert_non_null(strstr(err.msg, id));
 		struct store_block_syms *sy2 = NULL;
 		prof_err_init(&err);
 		assert_int_equal(store_block_syms_load(b, &sy2, &err), 0);
-		assert_null(sy2->rsum);
+		/* only the damaged one is lost */
+		assert_true(k ? sy2->rsum != NULL : sy2->rsum == NULL);
+		assert_int_equal(sy2->rh_width, k ? 0 : 100 * MS);
 		store_block_syms_free(sy2);
+		flip(p, roff); /* repaired */
 	}
 	free(p);
 	store_block_syms_free(sy);
@@ -744,6 +762,140 @@ static void test_block_attribute_sets_round_trip_and_damage(void **state)
 	store_head_free(h);
 }
 
+/*
+ * The hour rollup (RHRS) with 10 s buckets over 100 s of two series, one
+ * whose rows all have one value (entries carry rows only) and one whose
+ * values differ: for ranges cut anywhere, the covered buckets plus the
+ * pages outside them equal the pages over the whole range.
+ */
+static void test_block_hour_rollup_covers_whole_buckets_exactly(void **state)
+{
+	static const char *const st[] = { "main;a;b", "main;a;c", "main;d", "x" };
+	struct fixture *f = *state;
+	struct store_head *h = store_head_new();
+	struct store_block *b;
+	struct store_block_syms *sy;
+	struct store_block_scratch sc = { 0 };
+	struct prof_err err;
+	uint64_t used = 0, partial = 0;
+
+	for (int i = 0; i < 400; i++) {
+		for (int s = 0; s < 2; s++) {
+			struct model_profile p;
+
+			tl_profile_init(&p, s ? "varying" : "uniform");
+			tl_sample(&p, st[(i * 7 + s) % 4 == 3 && i % 5 ? 0 : (i * 7 + s) % 4],
+				  s ? 1 + i % 13 : 5, T0 + (int64_t)i * 250 * MS + 3);
+			prof_err_init(&err);
+			assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+			model_profile_release(&p);
+		}
+	}
+	g_rollup = true;
+	g_bucket = 10 * SEC;
+	char *bdir = write_block(f->dir, h, 0x99, 64);
+	g_rollup = false;
+	g_bucket = 0;
+	prof_err_init(&err);
+	assert_int_equal(store_block_check(bdir, NULL, &err), 0);
+	assert_int_equal(store_block_open(bdir, &b, &err), 0);
+	assert_int_equal(store_block_syms_load(b, &sy, &err), 0);
+	assert_int_equal(sy->rh_width, 10 * SEC);
+	assert_null(sy->rsum);
+	assert_int_equal(b->nseries, 2);
+	for (uint32_t s = 0; s < 2; s++) {
+		bool uni = !strcmp(b->series[s].pub.labels[0].value, "uniform");
+
+		/* 100 s from T0 (a multiple of 10 s): buckets 0..9 */
+		assert_int_equal(sy->rh_off[s + 1] - sy->rh_off[s], 10);
+		for (uint64_t e = sy->rh_off[s]; e < sy->rh_off[s + 1]; e++) {
+			assert_int_equal(sy->rh[e].nrows, 40);
+			assert_int_equal(sy->rh[e].value, uni ? 5 : 0);
+			assert_int_equal(sy->rh[e].bucket,
+					 T0 / (10 * SEC) + (int64_t)(e - sy->rh_off[s]));
+		}
+	}
+	struct store_leaf_acc *want = xcalloc(sy->nleaves + 1, sizeof(*want));
+	struct store_leaf_acc *got = xcalloc(sy->nleaves + 1, sizeof(*got));
+	for (int k = 0; k < 300; k++) {
+		int64_t from = T0 - 5 * SEC + (int64_t)((k * 7919) % 1100) * 100 * MS;
+		int64_t to = from + (int64_t)((k * 104729) % 700) * 250 * MS + (k % 3) * MS;
+
+		if (k % 10 == 0) {
+			/* exactly bucket edges */
+			from = T0 + (k % 7) * 10 * SEC;
+			to = from + (k % 4 + 1) * 10 * SEC - 1;
+		}
+		memset(want, 0, (sy->nleaves + 1) * sizeof(*want));
+		memset(got, 0, (sy->nleaves + 1) * sizeof(*got));
+		uint64_t nwant = 0, ngot = 0, n;
+		for (uint32_t s = 0; s < 2; s++) {
+			const struct store_block_series *se = &b->series[s];
+			int64_t lo, hi;
+			uint32_t nb = store_block_hours_add(b, sy, s, from, to, got, &lo, &hi, &n);
+
+			ngot += n;
+			used += nb;
+			if (nb) {
+				assert_true(lo <= hi);
+				partial += lo > se->pub.min_ts_ns || hi < se->pub.max_ts_ns;
+			}
+			for (uint32_t p = se->first_page; p < se->first_page + se->npages; p++) {
+				assert_int_equal(store_block_page_totals(b, p, from, to, want, &n,
+									 &sc, &err),
+						 0);
+				nwant += n;
+				if (!nb) {
+					assert_int_equal(store_block_page_totals(b, p, from, to,
+										 got, &n, &sc,
+										 &err),
+							 0);
+					ngot += n;
+					continue;
+				}
+				if (from < lo) {
+					assert_int_equal(store_block_page_totals(b, p, from, lo - 1,
+										 got, &n, &sc,
+										 &err),
+							 0);
+					ngot += n;
+				}
+				if (to > hi) {
+					assert_int_equal(store_block_page_totals(b, p, hi + 1, to,
+										 got, &n, &sc,
+										 &err),
+							 0);
+					ngot += n;
+				}
+			}
+		}
+		assert_int_equal(ngot, nwant);
+		assert_memory_equal(got, want, (sy->nleaves + 1) * sizeof(*want));
+	}
+	print_message("buckets from the rollup: %" PRIu64 ", partial-series uses: %" PRIu64 "\n",
+		      used, partial);
+	assert_true(used > 300);
+	assert_true(partial > 50);
+	/* A range inside one bucket takes nothing from the rollup. */
+	{
+		int64_t lo, hi;
+		uint64_t n;
+
+		assert_int_equal(store_block_hours_add(b, sy, 0, T0 + 11 * SEC, T0 + 19 * SEC, got,
+						       &lo, &hi, &n),
+				 0);
+		assert_true(lo > hi);
+		assert_int_equal(n, 0);
+	}
+	free(want);
+	free(got);
+	store_block_scratch_release(&sc);
+	store_block_syms_free(sy);
+	store_block_free(b);
+	free(bdir);
+	store_head_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -757,6 +909,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_block_flipped_byte_in_each_file_is_named_with_offset, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_block_hour_rollup_covers_whole_buckets_exactly,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_attribute_sets_round_trip_and_damage,
 						setup, teardown),
 	};

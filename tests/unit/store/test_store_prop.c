@@ -6,9 +6,12 @@
  * gives: the per-(series, stack) totals of the whole store (rows scan),
  * and the per-stack totals of a random query (type, a host matcher, a
  * time range, sometimes a per-sample thread.name matcher and a trace id)
- * through the totals and the rows scans. Compacted blocks carry rollups
- * (per-series stack totals) that totals scans use for series wholly in
- * their range; the test checks they were used and agreed.
+ * through the totals and the rows scans. Compacted blocks carry hour
+ * rollups (per-series stack totals per time bucket; here the bucket is a
+ * few seconds, so the test's ranges of seconds cut them) that totals
+ * scans use for the buckets their range covers, reading only the partial
+ * buckets at the range's ends from rows; the test checks they were used,
+ * also by ranges that cover part of a series, and agreed.
  *
  * Samples carry random per-sample attributes: a thread.name (or none),
  * sometimes a per-sample host.name that overrides the series label for
@@ -54,7 +57,8 @@ struct msample {
 };
 
 static const char *const threads[] = { "main", "worker-1", "worker-2" };
-static uint64_t g_rollup_series; /* series the totals scans took from rollups */
+static uint64_t g_rollup_series;  /* series the totals scans took from rollups */
+static uint64_t g_partial_bucket; /* buckets taken by queries over part of the data */
 
 /* Trace k (0..2) and its span: bytes derived from k. */
 static void link_ids(int k, uint8_t trace[16], uint8_t span[8])
@@ -266,8 +270,11 @@ static void check_query(struct store *st, const struct model *m)
 	size_t nm = 0;
 	int64_t from = T0 + (int64_t)rndn(400) * SEC - 30 * SEC,
 		to = from + (int64_t)rndn(200) * SEC;
+	bool everything = rndn(3) == 0;
 
-	if (rndn(3) == 0) {
+	if (rndn(2))
+		from += (int64_t)rndn(1000) * MS; /* not on a bucket edge */
+	if (everything) {
 		/* everything: whole series of compacted blocks come from rollups */
 		from = T0 - 1000 * SEC;
 		to = T0 + 100000 * SEC;
@@ -334,6 +341,8 @@ static void check_query(struct store *st, const struct model *m)
 	struct store_scan_stats sst;
 	assert_int_equal(store_scan_ex(st, &q, &lf, &vt, &sst, &err), 0);
 	g_rollup_series += sst.rollup_series;
+	if (!everything)
+		g_partial_bucket += sst.rollup_buckets;
 	if (!tl_totals_equal(&want, &got))
 		fail_msg("query op=%d host=%s thread op=%d %s trace %d [%" PRId64 ", %" PRId64
 			 "] differs",
@@ -406,6 +415,7 @@ static void run_seed(uint64_t seed, int steps)
 	o.compact_min_blocks = 3;
 	o.retention_ns = RET;
 	o.page_rows = 8 + rndn(40); /* several pages per series */
+	o.rollup_bucket_ns = (int64_t)(2 + rndn(9)) * SEC;
 	st = tl_open(dir, &o);
 	assert_non_null(st);
 	for (int step = 0; step < steps; step++) {
@@ -423,6 +433,10 @@ static void run_seed(uint64_t seed, int steps)
 			for (int k = 0; k < ns; k++) {
 				uint32_t si = rndn(NSTACKS);
 				int64_t v = rndn(10) == 0 ? 0 : 1 + rndn(100);
+				/* host 2 samples like a CPU profile: one value, so its
+				 * pages and hour buckets take the one-value paths */
+				if (host == 2 && v)
+					v = 7;
 				int64_t ts = clock - (rndn(8) == 0 ? (int64_t)rndn(90) * SEC : 0) +
 					     (int64_t)k * MS;
 				char key[256];
@@ -538,8 +552,11 @@ static void test_store_matches_the_reference_model_under_random_operations(void 
 		run_seed(seeds[i], 250);
 	/* Compacted blocks carry rollups, and queries covering a whole series
 	 * of one took it from there (and still equalled the model). */
-	print_message("series summed from rollups: %" PRIu64 "\n", g_rollup_series);
+	print_message("series summed from rollups: %" PRIu64
+		      ", buckets from them in partial ranges: %" PRIu64 "\n",
+		      g_rollup_series, g_partial_bucket);
 	assert_true(g_rollup_series > 0);
+	assert_true(g_partial_bucket > 0);
 	uint64_t extra;
 	if (env && !parse_u64(env, &extra))
 		run_seed(extra, 1000);
