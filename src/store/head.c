@@ -3,15 +3,17 @@
  * head.c - the in-memory head: hash-consed symbol dictionary, stack tree,
  * series and sample rows; see head.h for the model and locking.
  *
- * Hash-consing of mappings and locations reuses strtab: an entry is
- * serialized into a small key blob and interned; for mappings the dense
- * strtab id is the entry's index (strtab id 0 is "", which no blob
- * equals, matching the zero entry at index 0 of the dictionary tables),
- * for locations a side table maps it to the index. Plain native
- * locations (mapping + address, no lines: what eBPF agents send) skip
- * the blob and use a table keyed by (mapping, address). Stack nodes, far
- * more numerous, get their own open-addressing table keyed by (parent,
- * location) with the key in the slot, one cache line per probe.
+ * Hash-consing of mappings reuses strtab: a mapping is serialized into a
+ * small key blob and interned, and the dense strtab id is its index
+ * (strtab id 0 is "", which no blob equals, matching the zero entry at
+ * index 0 of the dictionary tables). Locations, many per request, get
+ * open-addressing tables without key blobs: plain native locations
+ * (mapping + address, no lines: what eBPF agents send) one keyed by
+ * (mapping, address), the others one holding a hash of the translated
+ * fields and lines and the location id, compared field by field with
+ * the dictionary entry. Stack nodes, far more numerous, get their own
+ * table keyed by (parent, location) with the key in the slot, one cache
+ * line per probe.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -45,6 +47,16 @@ struct addr_slot {
 	uint32_t id1;	  /* head location id + 1, 0 = empty */
 };
 
+/*
+ * Other locations (with lines, folded or typed): a hash of the translated
+ * location (loc_hash) and its id; equality is checked against the
+ * dictionary entry itself, so no key is stored twice.
+ */
+struct loc_slot {
+	uint32_t hash;
+	uint32_t id1; /* head location id + 1, 0 = empty */
+};
+
 /* Whole-stack memo slot (see stack_node). */
 struct stack_slot {
 	uint64_t lo, hi; /* XXH3-128 of the stack's key (see stack_node), root first */
@@ -59,9 +71,9 @@ struct locpath {
 struct store_head {
 	pthread_rwlock_t lock;
 	struct model_profile dict;
-	struct strtab map_keys;	  /* mapping key blob -> mapping index */
-	struct strtab loc_keys;	  /* location key blob -> index in loc_of_key */
-	VEC(uint32_t) loc_of_key; /* -> location index (entry 0: the zero location) */
+	struct strtab map_keys;	    /* mapping key blob -> mapping index */
+	struct loc_slot *loc_slots; /* other locations: hash -> id */
+	uint32_t loc_nslots, loc_n; /* power of two; entries */
 
 	VEC(struct store_stack_node) nodes;
 	struct node_slot *node_slots;	/* open addressing on (parent, loc) */
@@ -111,7 +123,6 @@ struct store_head *store_head_new(void)
 	pthread_rwlockattr_destroy(&attr);
 	model_profile_init(&h->dict);
 	strtab_init(&h->map_keys);
-	strtab_init(&h->loc_keys);
 	strtab_init(&h->series_keys);
 	strtab_init(&h->label_strs);
 	strtab_init(&h->set_keys);
@@ -122,7 +133,6 @@ struct store_head *store_head_new(void)
 		VEC_PUSH(&h->sets, empty);
 	}
 	VEC_PUSH(&h->nodes, root);
-	VEC_PUSH(&h->loc_of_key, 0);
 	h->min_ts = INT64_MAX;
 	h->max_ts = INT64_MIN;
 	return h;
@@ -147,10 +157,9 @@ void store_head_free(struct store_head *h)
 	free(h->node_slots);
 	free(h->addr_slots);
 	free(h->stack_slots);
-	VEC_FREE(&h->loc_of_key);
+	free(h->loc_slots);
 	strtab_release(&h->label_strs);
 	strtab_release(&h->series_keys);
-	strtab_release(&h->loc_keys);
 	strtab_release(&h->map_keys);
 	model_profile_release(&h->dict);
 	pthread_rwlock_destroy(&h->lock);
@@ -207,13 +216,51 @@ static uint32_t blob_intern(struct store_head *h, struct strtab *t, struct blob 
 
 /* --- translation of one profile into the dictionary ---------------------- */
 
+/* A 128-bit content hash (XXH3-128); {0, 0} = not computed yet. */
+struct h128 {
+	uint64_t lo, hi;
+};
+
 struct xlate {
 	const struct model_profile *p;
-	uint32_t *str, *map, *fn, *loc; /* profile index -> head index; UINT32_MAX = unmapped */
+	/* profile index -> head index, UINT32_MAX = unmapped; allocated on first use */
+	uint32_t *str, *map, *fn, *loc;
+	VEC(struct model_line) lines; /* scratch: a location's translated lines */
+	/* content hashes by profile index (stack_node), allocated on first use */
+	struct h128 *str_h, *loc_h;
+	VEC(uint64_t) hkey; /* scratch: the words a location's hash covers */
 };
+
+/*
+ * The translation table *@t for a profile table of @n entries: allocated
+ * on first use (a profile whose stacks all hit the whole-stack memo needs
+ * none but the mappings'), every entry unmapped except the zero entry.
+ */
+static uint32_t *xl_tab(uint32_t **t, size_t n)
+{
+	if (!*t) {
+		*t = xmalloc(sizeof(uint32_t) * (n + 1));
+		memset(*t, 0xff, sizeof(uint32_t) * (n + 1));
+		(*t)[0] = 0;
+	}
+	return *t;
+}
+
+static void xlate_release(struct xlate *x)
+{
+	free(x->str);
+	free(x->map);
+	free(x->fn);
+	free(x->loc);
+	VEC_FREE(&x->lines);
+	free(x->str_h);
+	free(x->loc_h);
+	VEC_FREE(&x->hkey);
+}
 
 static uint32_t xl_str(struct store_head *h, struct xlate *x, uint32_t id)
 {
+	xl_tab(&x->str, x->p->strings.n);
 	if (x->str[id] == UINT32_MAX)
 		x->str[id] =
 			h_intern(h, &h->dict.strings, x->p->strings.s[id], x->p->strings.len[id]);
@@ -222,7 +269,7 @@ static uint32_t xl_str(struct store_head *h, struct xlate *x, uint32_t id)
 
 static uint32_t xl_mapping(struct store_head *h, struct xlate *x, uint32_t id)
 {
-	if (x->map[id] != UINT32_MAX)
+	if (xl_tab(&x->map, x->p->mappings.n)[id] != UINT32_MAX)
 		return x->map[id];
 	const struct model_mapping *m = &x->p->mappings.v[id];
 	struct model_mapping nm = *m;
@@ -252,7 +299,7 @@ static uint32_t xl_mapping(struct store_head *h, struct xlate *x, uint32_t id)
 
 static uint32_t xl_function(struct store_head *h, struct xlate *x, uint32_t id)
 {
-	if (x->fn[id] != UINT32_MAX)
+	if (xl_tab(&x->fn, x->p->functions.n)[id] != UINT32_MAX)
 		return x->fn[id];
 	const struct model_function *f = &x->p->functions.v[id];
 
@@ -312,9 +359,89 @@ static struct addr_slot *addr_slot(struct store_head *h, uint32_t mapping, uint6
 	return sl;
 }
 
+/*
+ * Hash of a location with lines (splitmix64-style mixing of every field;
+ * the table compares the fields on a hash match, so this only spreads).
+ */
+static uint32_t loc_hash(uint32_t mapping, uint64_t addr, bool folded, uint32_t frame_type,
+			 const struct model_line *lines, uint32_t nlines)
+{
+	uint64_t z = addr * 0x9e3779b97f4a7c15ULL ^
+		     ((uint64_t)mapping << 32 | (uint64_t)frame_type << 1 | folded);
+
+	z = (z ^ (z >> 29)) * 0xbf58476d1ce4e5b9ULL ^ nlines;
+	for (uint32_t i = 0; i < nlines; i++) {
+		z ^= lines[i].function + 0x632be59bd9b4e019ULL;
+		z = (z ^ (z >> 31)) * 0x94d049bb133111ebULL;
+		z ^= (uint64_t)lines[i].line * 0xff51afd7ed558ccdULL ^ (uint64_t)lines[i].column;
+		z = (z ^ (z >> 29)) * 0xbf58476d1ce4e5b9ULL;
+	}
+	return (uint32_t)(z ^ (z >> 32));
+}
+
+static void loc_rehash(struct store_head *h)
+{
+	uint32_t ns = h->loc_nslots ? h->loc_nslots * 2 : 1024;
+	struct loc_slot *old = h->loc_slots;
+	uint32_t on = h->loc_nslots;
+
+	h->loc_slots = xcalloc(ns, sizeof(*h->loc_slots));
+	h->loc_nslots = ns;
+	for (uint32_t i = 0; i < on; i++) {
+		if (!old[i].id1)
+			continue;
+		uint32_t s = old[i].hash & (ns - 1);
+
+		while (h->loc_slots[s].id1)
+			s = (s + 1) & (ns - 1);
+		h->loc_slots[s] = old[i];
+	}
+	free(old);
+}
+
+/* Field by field: struct model_line has padding, so no memcmp. */
+static bool lines_equal(const struct model_line *a, const struct model_line *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i].function != b[i].function || a[i].line != b[i].line ||
+		    a[i].column != b[i].column)
+			return false;
+	return true;
+}
+
+/*
+ * Head id of the location with these translated fields and @lines[@nlines]
+ * (head function ids), adding it if new (write lock held).
+ */
+static uint32_t loc_intern(struct store_head *h, uint32_t mapping, uint64_t addr, bool folded,
+			   uint32_t frame_type, const struct model_line *lines, uint32_t nlines)
+{
+	uint32_t hash = loc_hash(mapping, addr, folded, frame_type, lines, nlines), s, got;
+	struct loc_slot *sl;
+
+	if ((h->loc_n + 1) * 2 > h->loc_nslots)
+		loc_rehash(h);
+	s = hash & (h->loc_nslots - 1);
+	while ((sl = &h->loc_slots[s])->id1) {
+		const struct model_location *l = &h->dict.locations.v[sl->id1 - 1];
+
+		if (sl->hash == hash && l->address == addr && l->mapping == mapping &&
+		    l->nlines == nlines && l->is_folded == folded && l->frame_type == frame_type &&
+		    lines_equal(&h->dict.lines.v[l->line_off], lines, nlines))
+			return sl->id1 - 1;
+		s = (s + 1) & (h->loc_nslots - 1);
+	}
+	got = model_location_add(&h->dict, mapping, addr, lines, nlines);
+	h->dict.locations.v[got].is_folded = folded;
+	h->dict.locations.v[got].frame_type = frame_type;
+	*sl = (struct loc_slot){ hash, got + 1 };
+	h->loc_n++;
+	return got;
+}
+
 static uint32_t xl_location(struct store_head *h, struct xlate *x, uint32_t id)
 {
-	if (x->loc[id] != UINT32_MAX)
+	if (xl_tab(&x->loc, x->p->locations.n)[id] != UINT32_MAX)
 		return x->loc[id];
 	const struct model_location *l = &x->p->locations.v[id];
 	uint32_t mapping = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
@@ -331,39 +458,90 @@ static uint32_t xl_location(struct store_head *h, struct xlate *x, uint32_t id)
 		return x->loc[id];
 	}
 	uint32_t frame_type = xl_str(h, x, l->frame_type);
-	struct blob k = { .n = 0 };
-	VEC(struct model_line) lines = { 0 };
-	bool is_new;
 
-	blob_add(&k, "L", 1);
-	blob_u32(&k, mapping);
-	blob_u64(&k, l->address);
-	blob_u32(&k, (uint32_t)l->is_folded);
-	blob_u32(&k, frame_type);
-	blob_u32(&k, l->nlines);
+	x->lines.n = 0;
+	VEC_RESERVE(&x->lines, l->nlines);
 	for (uint32_t i = 0; i < l->nlines; i++) {
 		struct model_line ln = x->p->lines.v[l->line_off + i];
 
 		ln.function = ln.function ? xl_function(h, x, ln.function) : 0;
-		VEC_PUSH(&lines, ln);
-		blob_u32(&k, ln.function);
-		blob_u64(&k, (uint64_t)ln.line);
-		blob_u64(&k, (uint64_t)ln.column);
+		x->lines.v[x->lines.n++] = ln;
 	}
-	uint32_t hid = blob_intern(h, &h->loc_keys, &k, &is_new);
-	if (is_new) {
-		/* Blob-keyed locations get ids of their own, in a side table. */
-		uint32_t got =
-			model_location_add(&h->dict, mapping, l->address, lines.v, l->nlines);
-
-		VEC_PUSH(&h->loc_of_key, got);
-		PROF_ASSERT(h->loc_of_key.n == hid + 1);
-		h->dict.locations.v[got].is_folded = l->is_folded;
-		h->dict.locations.v[got].frame_type = frame_type;
-	}
-	VEC_FREE(&lines);
-	x->loc[id] = h->loc_of_key.v[hid];
+	x->loc[id] =
+		loc_intern(h, mapping, l->address, l->is_folded, frame_type, x->lines.v, l->nlines);
 	return x->loc[id];
+}
+
+/* --- content hashes -------------------------------------------------------- */
+
+/*
+ * The whole-stack memo (stack_node) keys a stack by the content of its
+ * locations, so a stack seen before costs no dictionary lookups at all:
+ * a location with lines is named by a 128-bit hash of its fields, its
+ * head mapping and, per line, its function's fields (the strings by
+ * their own 128-bit hashes) and line; each string and location hash is
+ * computed once per profile. Two different
+ * locations share a hash with probability 2^-128 per pair.
+ */
+static struct h128 h128_of(const void *p, size_t n)
+{
+	XXH128_hash_t v = XXH3_128bits(p, n);
+	struct h128 r = { v.low64, v.high64 };
+
+	if (!r.lo && !r.hi)
+		r.lo = 1; /* {0, 0} means "not computed" */
+	return r;
+}
+
+static struct h128 xh_str(struct xlate *x, uint32_t id)
+{
+	if (!x->str_h)
+		x->str_h = xcalloc(x->p->strings.n, sizeof(*x->str_h));
+	if (!x->str_h[id].lo && !x->str_h[id].hi)
+		x->str_h[id] = h128_of(x->p->strings.s[id], x->p->strings.len[id]);
+	return x->str_h[id];
+}
+
+/* Content hash of location @id of the profile, which is not plain_location. */
+static struct h128 xh_location(struct store_head *h, struct xlate *x, uint32_t id)
+{
+	if (!x->loc_h)
+		x->loc_h = xcalloc(x->p->locations.n, sizeof(*x->loc_h));
+	if (x->loc_h[id].lo || x->loc_h[id].hi)
+		return x->loc_h[id];
+	const struct model_location *l = &x->p->locations.v[id];
+	struct h128 ft = xh_str(x, l->frame_type);
+
+	x->hkey.n = 0;
+	VEC_RESERVE(&x->hkey, 5 + 10 * (size_t)l->nlines);
+	uint64_t *k = x->hkey.v;
+	size_t n = 0;
+	k[n++] = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
+	k[n++] = l->address;
+	k[n++] = (uint64_t)l->nlines << 1 | l->is_folded;
+	k[n++] = ft.lo;
+	k[n++] = ft.hi;
+	for (uint32_t i = 0; i < l->nlines; i++) {
+		const struct model_line *ln = &x->p->lines.v[l->line_off + i];
+		const struct model_function *f = &x->p->functions.v[ln->function];
+		struct h128 name = xh_str(x, f->name), sys = xh_str(x, f->system_name),
+			    file = xh_str(x, f->filename);
+
+		/* Function 0 (none) reads as all zero strings: the same as a function
+		 * with empty names, which the head keeps apart; the flag tells them apart. */
+		k[n++] = name.lo;
+		k[n++] = name.hi;
+		k[n++] = sys.lo;
+		k[n++] = sys.hi;
+		k[n++] = file.lo;
+		k[n++] = file.hi;
+		k[n++] = (uint64_t)f->start_line;
+		k[n++] = ln->function != 0;
+		k[n++] = (uint64_t)ln->line;
+		k[n++] = (uint64_t)ln->column;
+	}
+	x->loc_h[id] = h128_of(k, n * sizeof(*k));
+	return x->loc_h[id];
 }
 
 /* --- stack tree ------------------------------------------------------------ */
@@ -416,11 +594,12 @@ static uint32_t node_intern(struct store_head *h, uint32_t parent, uint32_t loc)
 }
 
 /*
- * Whole stacks: a table from the 128-bit XXH3 of a stack's location ids
- * (root first) to its leaf node, so a stack seen before in this head costs
- * one probe instead of one per frame (deep stacks: 20..60 probes, each a
- * cache miss in a large tree). A collision of two different stacks needs
- * a 2^-128 event; the first walk of every stack is exact.
+ * Whole stacks: a table from the 128-bit XXH3 of a stack's location keys
+ * (root first; see stack_node) to its leaf node, so a stack seen before in
+ * this head costs one probe instead of one per frame (deep stacks: 20..60
+ * probes, each a cache miss in a large tree) and no dictionary lookups. A
+ * collision of two different stacks needs a 2^-128 event; the first walk
+ * of every stack is exact.
  */
 static void stack_rehash(struct store_head *h)
 {
@@ -442,13 +621,12 @@ static void stack_rehash(struct store_head *h)
 	free(old);
 }
 
-/* Leaf node of the stack @locs[@n] (profile location ids, leaf first). */
 /*
  * Leaf node of the stack @locs[@n] (profile location ids, leaf first).
- * The stack's key is built without looking locations up in the head when
- * they are plain native frames ((head mapping, address) identifies them),
- * so a stack seen before costs one probe in all; other locations are
- * keyed by their head id.
+ * The stack's key is built without looking locations up in the head:
+ * plain native frames by (head mapping, address), the others by their
+ * content hash (xh_location), so a stack seen before costs one probe in
+ * all.
  */
 static uint32_t stack_node(struct store_head *h, struct xlate *x, const uint32_t *locs, uint32_t n,
 			   struct locpath *path)
@@ -468,8 +646,10 @@ static uint32_t stack_node(struct store_head *h, struct xlate *x, const uint32_t
 			key[2 * j] = (uint64_t)1 << 32 | m;
 			key[2 * j + 1] = l->address;
 		} else {
-			key[2 * j] = (uint64_t)2 << 32 | xl_location(h, x, locs[n - 1 - j]);
-			key[2 * j + 1] = 0;
+			struct h128 c = xh_location(h, x, locs[n - 1 - j]);
+
+			key[2 * j] = c.lo;
+			key[2 * j + 1] = c.hi;
 		}
 	}
 	XXH128_hash_t hh = XXH3_128bits(key, sizeof(uint64_t) * 2 * n);
@@ -532,6 +712,11 @@ int store_head_check(const struct model_profile *p, struct prof_err *err)
 	for (size_t i = 0; i < p->attrs.n; i++)
 		CHECK(p->attrs.v[i].key < ns && p->attrs.v[i].str < ns,
 		      "attribute %zu: string index out of range", i);
+	/* Every stack entry once: samples share stack ranges (decoders intern stacks). */
+	for (size_t i = 0; i < p->stack_locs.n; i++)
+		CHECK(p->stack_locs.v[i] < p->locations.n,
+		      "stack entry %zu: location %u out of range (%zu locations)", i,
+		      p->stack_locs.v[i], p->locations.n);
 	for (size_t i = 0; i < p->samples.n; i++) {
 		const struct model_sample *s = &p->samples.v[i];
 
@@ -539,10 +724,6 @@ int store_head_check(const struct model_profile *p, struct prof_err *err)
 		      "sample %zu: stack range out of bounds", i);
 		CHECK((uint64_t)s->value_off + p->sample_types.n <= p->values.n,
 		      "sample %zu: values out of bounds", i);
-		for (uint32_t j = 0; j < s->nstack; j++)
-			CHECK(p->stack_locs.v[s->stack_off + j] < p->locations.n,
-			      "sample %zu: location %u out of range (%zu locations)", i,
-			      p->stack_locs.v[s->stack_off + j], p->locations.n);
 		CHECK((uint64_t)s->label_off + s->nlabels <= p->labels.n,
 		      "sample %zu: attributes out of bounds", i);
 		CHECK(s->link == 0 || s->link < p->links.n, "sample %zu: link %u out of range", i,
@@ -781,29 +962,27 @@ bool store_head_has_attr_key(const struct store_head *h, const char *name)
 int store_head_add(struct store_head *h, const struct model_profile *p, int64_t default_ts_ns,
 		   struct prof_err *err)
 {
+	int rc = store_head_check(p, err);
+
+	if (rc)
+		return rc;
+	store_head_add_checked(h, p, default_ts_ns);
+	return 0;
+}
+
+void store_head_add_checked(struct store_head *h, const struct model_profile *p,
+			    int64_t default_ts_ns)
+{
 	struct xlate x = { .p = p };
 	struct attr_ref *labels = NULL;
 	struct series **ser = NULL;
 	uint32_t *stack_cache = NULL, *stack_cache_n = NULL;
 	struct locpath path = { 0 };
 	char type[512];
-	int rc;
 
-	rc = store_head_check(p, err);
-	if (rc)
-		return rc;
 	if (p->samples.n == 0 || p->sample_types.n == 0)
-		return 0;
+		return;
 
-	x.str = xmalloc(sizeof(uint32_t) * p->strings.n);
-	x.map = xmalloc(sizeof(uint32_t) * p->mappings.n);
-	x.fn = xmalloc(sizeof(uint32_t) * p->functions.n);
-	x.loc = xmalloc(sizeof(uint32_t) * p->locations.n);
-	memset(x.str, 0xff, sizeof(uint32_t) * p->strings.n);
-	memset(x.map, 0xff, sizeof(uint32_t) * p->mappings.n);
-	memset(x.fn, 0xff, sizeof(uint32_t) * p->functions.n);
-	memset(x.loc, 0xff, sizeof(uint32_t) * p->locations.n);
-	x.str[0] = x.map[0] = x.fn[0] = x.loc[0] = 0;
 	stack_cache = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
 	stack_cache_n = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
 
@@ -866,11 +1045,7 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 	free(stack_cache);
 	free(stack_cache_n);
 	VEC_FREE(&path);
-	free(x.str);
-	free(x.map);
-	free(x.fn);
-	free(x.loc);
-	return 0;
+	xlate_release(&x);
 }
 
 /* --- readers ------------------------------------------------------------- */
@@ -989,7 +1164,8 @@ static uint64_t head_bytes(const struct store_head *h)
 	return sizeof(*h) + h->row_bytes + h->series_bytes + h->str_bytes + h->set_bytes +
 	       h->sets.cap * sizeof(*h->sets.v) + h->nodes.cap * sizeof(*h->nodes.v) +
 	       (uint64_t)h->node_nslots * sizeof(*h->node_slots) +
-	       (uint64_t)h->addr_nslots * sizeof(*h->addr_slots) + h->loc_of_key.cap * 4 +
+	       (uint64_t)h->addr_nslots * sizeof(*h->addr_slots) +
+	       (uint64_t)h->loc_nslots * sizeof(*h->loc_slots) +
 	       (uint64_t)h->stack_nslots * sizeof(*h->stack_slots) +
 	       d->mappings.cap * sizeof(*d->mappings.v) +
 	       d->functions.cap * sizeof(*d->functions.v) +
@@ -1024,24 +1200,12 @@ int store_head_import(struct store_head *h, const struct model_profile *src,
 	for (size_t i = 1; i < nnodes; i++)
 		if (nodes[i].parent >= i || nodes[i].loc >= src->locations.n)
 			return -PROF_ECORRUPT;
-	x.str = xmalloc(sizeof(uint32_t) * (src->strings.n + 1));
-	x.map = xmalloc(sizeof(uint32_t) * (src->mappings.n + 1));
-	x.fn = xmalloc(sizeof(uint32_t) * (src->functions.n + 1));
-	x.loc = xmalloc(sizeof(uint32_t) * (src->locations.n + 1));
-	memset(x.str, 0xff, sizeof(uint32_t) * src->strings.n);
-	memset(x.map, 0xff, sizeof(uint32_t) * src->mappings.n);
-	memset(x.fn, 0xff, sizeof(uint32_t) * src->functions.n);
-	memset(x.loc, 0xff, sizeof(uint32_t) * src->locations.n);
-	x.str[0] = x.map[0] = x.fn[0] = x.loc[0] = 0;
 	pthread_rwlock_wrlock(&h->lock);
 	map[0] = 0;
 	for (size_t i = 1; i < nnodes; i++)
 		map[i] = node_intern(h, map[nodes[i].parent], xl_location(h, &x, nodes[i].loc));
 	pthread_rwlock_unlock(&h->lock);
-	free(x.str);
-	free(x.map);
-	free(x.fn);
-	free(x.loc);
+	xlate_release(&x);
 	return 0;
 }
 

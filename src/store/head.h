@@ -119,6 +119,14 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 		   struct prof_err *err);
 
 /**
+ * store_head_add_checked() - store_head_add for a profile that has
+ * passed store_head_check (the caller ran it, so it is not repeated);
+ * cannot fail. Takes the write lock.
+ */
+void store_head_add_checked(struct store_head *h, const struct model_profile *p,
+			    int64_t default_ts_ns);
+
+/**
  * store_head_check() - the bounds checks store_head_add does first, alone,
  * so a caller can refuse bad input before logging it. 0 or -PROF_ECORRUPT
  * with @err naming the entry. Needs no lock.

@@ -420,10 +420,10 @@ static int replay_record(void *arg, const struct store_wal_record *rec, struct p
 	rc = decode_otlp(rec->payload, rec->len, 0, &batch, &nsamples, err);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < batch.n && !rc; i++)
-		rc = store_head_add(s->active->h, &batch.profiles[i], rec->time_ns, err);
+	for (size_t i = 0; i < batch.n; i++) /* decode_otlp ran store_head_check */
+		store_head_add_checked(s->active->h, &batch.profiles[i], rec->time_ns);
 	fmt_otlp_batch_release(&batch);
-	return rc;
+	return 0;
 }
 
 int store_open_opts(const char *dir, const struct store_options *o, struct store **out,
@@ -618,7 +618,10 @@ static int make_room(struct store *s, struct prof_err *err)
 	}
 }
 
-/* WAL append + head add, with the rotation excluded; @payload is what the log keeps. */
+/*
+ * WAL append + head add, with the rotation excluded; @payload is what the
+ * log keeps. Each of @p[@n] has passed store_head_check.
+ */
 static int commit(struct store *s, const struct model_profile *const *p, size_t n,
 		  const void *payload, size_t len, int64_t now, struct prof_err *err)
 {
@@ -632,7 +635,7 @@ static int commit(struct store *s, const struct model_profile *const *p, size_t 
 	pthread_rwlock_rdlock(&s->ingest_rw);
 	rc = s->mem ? 0 : store_wal_append(s->wal, STORE_WAL_OTLP, now, payload, len, err);
 	for (size_t i = 0; i < n && !rc; i++)
-		rc = store_head_add(s->active->h, p[i], now, err);
+		store_head_add_checked(s->active->h, p[i], now);
 	if (!rc && !s->active->created_ns) {
 		pthread_mutex_lock(&s->view_mu);
 		if (!s->active->created_ns)

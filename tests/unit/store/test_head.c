@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_head.c - the head's hash-consing as ingest sees it: a stack seen
+ * again in a later profile (its dictionary numbered differently) reuses
+ * the same stack node, location and function ids, by the whole-stack memo
+ * keyed on location content; any field that tells two locations apart
+ * also tells their stacks apart.
+ */
+#include "base/compat.h"
+#include "base/mem.h"
+#include "model/profile.h"
+#include "store/head.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#define T0 1700000000000000000LL
+
+/* One frame of a test stack; every field feeds the location's identity. */
+struct frame {
+	const char *name, *sys, *file;
+	int64_t start, line, col;
+	uint64_t addr;
+	bool folded;
+	const char *frame_type;
+	bool no_function; /* line without a function (index 0) */
+};
+
+static void profile_init(struct model_profile *p)
+{
+	model_profile_init(p);
+	model_sample_type_add(p, "cpu", "nanoseconds");
+	p->period_type.type = model_intern(p, "cpu");
+	p->period_type.unit = model_intern(p, "nanoseconds");
+	p->period = 10000000;
+	model_attr_add_str(p, "service.name", "t");
+}
+
+/*
+ * Add one sample over @f[@n] (root first) with value @v. With @pad, unused
+ * strings, functions and locations go in first, so the profile's ids differ
+ * from a profile built without.
+ */
+static void add_stack(struct model_profile *p, const struct frame *f, uint32_t n, int64_t v,
+		      bool pad)
+{
+	uint32_t locs[16];
+
+	assert_true(n <= 16);
+	if (pad) {
+		struct model_line ln = { 0 };
+
+		ln.function = model_function_intern(p, model_intern(p, "pad"), 0, 0, 7);
+		model_location_add(p, 0, 0x99, &ln, 1);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct model_line ln = { 0 };
+		uint32_t id;
+
+		if (!f[i].no_function)
+			ln.function = model_function_intern(
+				p, model_intern(p, f[i].name),
+				model_intern(p, f[i].sys ? f[i].sys : ""),
+				model_intern(p, f[i].file ? f[i].file : ""), f[i].start);
+		ln.line = f[i].line;
+		ln.column = f[i].col;
+		id = model_location_add(p, 0, f[i].addr, &ln, 1);
+		p->locations.v[id].is_folded = f[i].folded;
+		if (f[i].frame_type)
+			p->locations.v[id].frame_type = model_intern(p, f[i].frame_type);
+		locs[n - 1 - i] = id; /* leaf first */
+	}
+	uint32_t off = model_stack_add(p, locs, n);
+	model_sample_add(p, off, n, &v, NULL, 0, T0, 0);
+}
+
+/* Add a profile of one stack; returns the leaf node its row got. */
+static uint32_t add_one(struct store_head *h, const struct frame *f, uint32_t n, bool pad)
+{
+	struct model_profile p;
+	struct prof_err err;
+	const struct store_row *rows;
+	const struct store_series *s;
+
+	profile_init(&p);
+	add_stack(&p, f, n, 1, pad);
+	prof_err_init(&err);
+	assert_int_equal(model_profile_validate(&p, &err), 0);
+	assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+	model_profile_release(&p);
+	assert_int_equal(store_head_nseries(h), 1);
+	s = store_head_series_at(h, 0, &rows);
+	assert_true(s->nrows >= 1);
+	return rows[s->nrows - 1].stack;
+}
+
+static const struct frame base3[3] = {
+	{ .name = "main", .file = "main.c", .line = 10 },
+	{ .name = "work", .file = "work.c", .line = 20, .col = 3 },
+	{ .name = "leaf", .sys = "_Z4leafv", .file = "leaf.c", .start = 5, .line = 30 },
+};
+
+static void test_head_same_stack_later_profile_reuses_ids(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct store_head_stats a, b;
+	uint32_t n1, n2;
+
+	(void)state;
+	n1 = add_one(h, base3, 3, false);
+	store_head_get_stats(h, &a);
+	assert_int_equal(a.stack_nodes, 4); /* root + 3 */
+	n2 = add_one(h, base3, 3, true);
+	store_head_get_stats(h, &b);
+	assert_int_equal(n2, n1);
+	assert_int_equal(b.rows, 2);
+	/* the pad location is in the profile but on no stack: not added */
+	assert_int_equal(b.stack_nodes, a.stack_nodes);
+	assert_int_equal(b.locations, a.locations);
+	assert_int_equal(b.functions, a.functions);
+
+	/* the leaf's node names the leaf's location, its line the leaf function */
+	store_head_rdlock(h);
+	size_t nn;
+	const struct store_stack_node *nodes = store_head_stacks(h, &nn);
+	const struct model_profile *d = store_head_dict(h);
+	const struct model_location *l = &d->locations.v[nodes[n1].loc];
+	assert_int_equal(l->nlines, 1);
+	const struct model_function *fn = &d->functions.v[d->lines.v[l->line_off].function];
+	assert_string_equal(model_str(d, fn->name), "leaf");
+	assert_string_equal(model_str(d, fn->system_name), "_Z4leafv");
+	assert_int_equal(fn->start_line, 5);
+	assert_int_equal(d->lines.v[l->line_off].line, 30);
+	store_head_rdunlock(h);
+	store_head_free(h);
+}
+
+static void test_head_any_location_field_splits_stacks(void **state)
+{
+	struct store_head *h = store_head_new();
+	uint32_t base, leaf[16];
+	size_t nv = 0;
+
+	(void)state;
+	base = add_one(h, base3, 3, false);
+	/* Each variant changes one field of the leaf frame. */
+	for (int v = 0; v < 10; v++) {
+		struct frame f[3];
+
+		memcpy(f, base3, sizeof(f));
+		switch (v) {
+		case 0:
+			f[2].name = "leaf2";
+			break;
+		case 1:
+			f[2].sys = "_Z5leaf2v";
+			break;
+		case 2:
+			f[2].file = "other.c";
+			break;
+		case 3:
+			f[2].start = 6;
+			break;
+		case 4:
+			f[2].line = 31;
+			break;
+		case 5:
+			f[2].col = 1;
+			break;
+		case 6:
+			f[2].addr = 0x1000;
+			break;
+		case 7:
+			f[2].folded = true;
+			break;
+		case 8:
+			f[2].frame_type = "native";
+			break;
+		case 9:
+			/* a line without a function vs one whose function has only empty strings */
+			f[2] = (struct frame){ .no_function = true, .line = 30 };
+			leaf[nv++] = add_one(h, f, 3, false);
+			f[2] = (struct frame){ .name = "", .line = 30 };
+			break;
+		}
+		leaf[nv++] = add_one(h, f, 3, v % 2);
+		/* the same variant again, ids shuffled: the same node */
+		assert_int_equal(add_one(h, f, 3, !(v % 2)), leaf[nv - 1]);
+	}
+	for (size_t i = 0; i < nv; i++) {
+		assert_int_not_equal(leaf[i], base);
+		for (size_t j = 0; j < i; j++)
+			assert_int_not_equal(leaf[i], leaf[j]);
+	}
+	struct store_head_stats st;
+	store_head_get_stats(h, &st);
+	/* root, main, work, then one leaf node per distinct leaf frame */
+	assert_int_equal(st.stack_nodes, 3 + 1 + nv);
+	assert_int_equal(st.rows, 1 + 2 * 10 + 1);
+	store_head_free(h);
+}
+
+static void test_head_rejects_stack_entry_out_of_range(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct prof_err err;
+	struct store_head_stats st;
+
+	(void)state;
+	profile_init(&p);
+	add_stack(&p, base3, 3, 1, false);
+	p.stack_locs.v[1] = (uint32_t)p.locations.n; /* one past the end */
+	prof_err_init(&err);
+	assert_int_equal(store_head_check(&p, &err), -PROF_ECORRUPT);
+	assert_non_null(strstr(err.msg, "stack entry 1"));
+	prof_err_init(&err);
+	assert_int_equal(store_head_add(h, &p, T0, &err), -PROF_ECORRUPT);
+	store_head_get_stats(h, &st);
+	assert_int_equal(st.rows, 0);
+	model_profile_release(&p);
+	store_head_free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_head_same_stack_later_profile_reuses_ids),
+		cmocka_unit_test(test_head_any_location_field_splits_stacks),
+		cmocka_unit_test(test_head_rejects_stack_entry_out_of_range),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
