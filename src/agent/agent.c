@@ -137,6 +137,30 @@ static void metric_u64(struct buf *b, const char *name, const char *labels, uint
 		 labels ? "}" : "", v);
 }
 
+/* One series of a family: its labels without braces (NULL: none) and value. */
+struct metric_row {
+	const char *labels;
+	uint64_t v;
+};
+
+static void metric_family(struct buf *b, const char *name, const char *type, const char *help,
+			  const struct metric_row *rows, size_t n)
+{
+	metric_head(b, name, type, help);
+	for (size_t i = 0; i < n; i++)
+		metric_u64(b, name, rows[i].labels, rows[i].v);
+}
+
+/*
+ * AGENT_METRIC(b, name, type, help, { labels, value }...): a family's HELP and
+ * TYPE lines, then one series a row, in order (Prometheus text format
+ * 0.0.4). A family with series made in a loop adds them with metric_u64.
+ */
+#define AGENT_METRIC(b, name, type, help, ...)                                                 \
+	metric_family((b), (name), (type), (help), (const struct metric_row[]){ __VA_ARGS__ }, \
+		      sizeof((const struct metric_row[]){ __VA_ARGS__ }) /                     \
+			      sizeof(struct metric_row))
+
 /* A label value: printable ASCII, with \ and " escaped, others as '?'. */
 static void metric_label_value(char *out, size_t outsz, const char *v)
 {
@@ -222,23 +246,18 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 	agent_export_get_stats(a->x, &xst);
 	agent_self_usage(&cpu_ms, &maxrss_kb, &rss_kb);
 
-	metric_head(
+	AGENT_METRIC(
 		b, "profd_agent_samples_total", "counter",
-		"Samples the BPF programs sent, by kind (cpu: on-CPU ticks; off_cpu: times away).");
-	metric_u64(b, "profd_agent_samples_total", "kind=\"cpu\"", bst[PROFILE_STAT_SAMPLES]);
-	metric_u64(b, "profd_agent_samples_total", "kind=\"off_cpu\"",
-		   bst[PROFILE_STAT_OFFCPU_SAMPLES]);
-	metric_head(b, "profd_agent_lost_samples_total", "counter",
-		    "Samples lost, by reason (BPF ring buffer or map full, collector bound).");
-	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"ringbuf_full\"",
-		   bst[PROFILE_STAT_RINGBUF_FULL]);
-	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"offcpu_ringbuf_full\"",
-		   bst[PROFILE_STAT_OFFCPU_RINGBUF_FULL]);
-	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"offcpu_map_full\"",
-		   bst[PROFILE_STAT_OFFCPU_MAP_FULL]);
-	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"collector_bound\"", cst.dropped);
-	metric_u64(b, "profd_agent_lost_samples_total", "reason=\"proc_event_ringbuf_full\"",
-		   bst[PROFILE_STAT_PROC_RINGBUF_FULL]);
+		"Samples the BPF programs sent, by kind (cpu: on-CPU ticks; off_cpu: times away).",
+		{ "kind=\"cpu\"", bst[PROFILE_STAT_SAMPLES] },
+		{ "kind=\"off_cpu\"", bst[PROFILE_STAT_OFFCPU_SAMPLES] });
+	AGENT_METRIC(b, "profd_agent_lost_samples_total", "counter",
+		     "Samples lost, by reason (BPF ring buffer or map full, collector bound).",
+		     { "reason=\"ringbuf_full\"", bst[PROFILE_STAT_RINGBUF_FULL] },
+		     { "reason=\"offcpu_ringbuf_full\"", bst[PROFILE_STAT_OFFCPU_RINGBUF_FULL] },
+		     { "reason=\"offcpu_map_full\"", bst[PROFILE_STAT_OFFCPU_MAP_FULL] },
+		     { "reason=\"collector_bound\"", cst.dropped },
+		     { "reason=\"proc_event_ringbuf_full\"", bst[PROFILE_STAT_PROC_RINGBUF_FULL] });
 	metric_head(
 		b, "profd_agent_bpf_events_total", "counter",
 		"Every BPF program counter (per-CPU, summed), by name (src/agent/bpf/profile.h).");
@@ -246,143 +265,113 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 		snprintf(lb, sizeof(lb), "event=\"%s\"", agent_sampler_stat_name(i));
 		metric_u64(b, "profd_agent_bpf_events_total", lb, bst[i]);
 	}
-	metric_head(b, "profd_agent_unwind_failures_total", "counter",
-		    "Stacks or frames the agent could not unwind fully, by reason.");
-	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"kstack_error\"",
-		   bst[PROFILE_STAT_KSTACK_ERR]);
-	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"ustack_error\"",
-		   bst[PROFILE_STAT_USTACK_ERR]);
-	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"stack_copy_error\"",
-		   bst[PROFILE_STAT_STACK_COPY_ERR]);
-	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"truncated\"", cst.truncated);
-	metric_u64(b, "profd_agent_unwind_failures_total", "reason=\"unknown_mapping\"",
-		   cst.unknown_frames);
+	AGENT_METRIC(b, "profd_agent_unwind_failures_total", "counter",
+		     "Stacks or frames the agent could not unwind fully, by reason.",
+		     { "reason=\"kstack_error\"", bst[PROFILE_STAT_KSTACK_ERR] },
+		     { "reason=\"ustack_error\"", bst[PROFILE_STAT_USTACK_ERR] },
+		     { "reason=\"stack_copy_error\"", bst[PROFILE_STAT_STACK_COPY_ERR] },
+		     { "reason=\"truncated\"", cst.truncated },
+		     { "reason=\"unknown_mapping\"", cst.unknown_frames });
 	for (int i = 1; i < AGENT_UNWIND_END_MAX; i++) {
 		snprintf(lb, sizeof(lb), "reason=\"dwarf_%s\"", agent_unwind_end_name(i));
 		metric_u64(b, "profd_agent_unwind_failures_total", lb, ust.ends[i]);
 	}
-	metric_head(
+	AGENT_METRIC(
 		b, "profd_agent_unwound_stacks_total", "counter",
-		"User stacks unwound from stack copies with CFI, and those complete to the outermost frame.");
-	metric_u64(b, "profd_agent_unwound_stacks_total", "result=\"all\"", cst.dwarf_stacks);
-	metric_u64(b, "profd_agent_unwound_stacks_total", "result=\"complete\"",
-		   cst.dwarf_complete);
+		"User stacks unwound from stack copies with CFI, and those complete to the outermost frame.",
+		{ "result=\"all\"", cst.dwarf_stacks },
+		{ "result=\"complete\"", cst.dwarf_complete });
 	agent_render_binary_metrics(b, a);
-	metric_head(b, "profd_agent_jit_frames_total", "counter",
-		    "User frames in JIT code, all and those named from a perf map.");
-	metric_u64(b, "profd_agent_jit_frames_total", "result=\"all\"", cst.jit_frames);
-	metric_u64(b, "profd_agent_jit_frames_total", "result=\"named\"", cst.jit_named);
-	metric_head(b, "profd_agent_export_requests_total", "counter", "Export requests queued.");
-	metric_u64(b, "profd_agent_export_requests_total", NULL, xst.requests);
-	metric_head(b, "profd_agent_export_sent_total", "counter",
-		    "Export requests the server accepted.");
-	metric_u64(b, "profd_agent_export_sent_total", NULL, xst.sent);
-	metric_head(b, "profd_agent_export_errors_total", "counter",
-		    "Failed export attempts (each retry counts).");
-	metric_u64(b, "profd_agent_export_errors_total", NULL, xst.failures);
-	metric_head(b, "profd_agent_export_dropped_total", "counter",
-		    "Export requests given up, by reason.");
-	metric_u64(b, "profd_agent_export_dropped_total", "reason=\"buffer_full\"",
-		   xst.dropped_full);
-	metric_u64(b, "profd_agent_export_dropped_total", "reason=\"rejected\"",
-		   xst.dropped_rejected);
-	metric_u64(b, "profd_agent_export_dropped_total", "reason=\"shutdown\"",
-		   xst.dropped - xst.dropped_full - xst.dropped_rejected);
-	metric_head(b, "profd_agent_export_buffer_bytes", "gauge",
-		    "Compressed bytes waiting to be sent.");
-	metric_u64(b, "profd_agent_export_buffer_bytes", NULL, xst.queued_bytes);
-	metric_head(b, "profd_agent_export_buffer_limit_bytes", "gauge",
-		    "Cap on the bytes waiting to be sent (--max-buffer).");
-	metric_u64(b, "profd_agent_export_buffer_limit_bytes", NULL, xst.max_queue_bytes);
-	metric_head(b, "profd_agent_export_buffer_requests", "gauge",
-		    "Requests waiting to be sent.");
-	metric_u64(b, "profd_agent_export_buffer_requests", NULL, xst.queued);
+	AGENT_METRIC(b, "profd_agent_jit_frames_total", "counter",
+		     "User frames in JIT code, all and those named from a perf map.",
+		     { "result=\"all\"", cst.jit_frames }, { "result=\"named\"", cst.jit_named });
+	AGENT_METRIC(b, "profd_agent_export_requests_total", "counter", "Export requests queued.",
+		     { NULL, xst.requests });
+	AGENT_METRIC(b, "profd_agent_export_sent_total", "counter",
+		     "Export requests the server accepted.", { NULL, xst.sent });
+	AGENT_METRIC(b, "profd_agent_export_errors_total", "counter",
+		     "Failed export attempts (each retry counts).", { NULL, xst.failures });
+	AGENT_METRIC(
+		b, "profd_agent_export_dropped_total", "counter",
+		"Export requests given up, by reason.",
+		{ "reason=\"buffer_full\"", xst.dropped_full },
+		{ "reason=\"rejected\"", xst.dropped_rejected },
+		{ "reason=\"shutdown\"", xst.dropped - xst.dropped_full - xst.dropped_rejected });
+	AGENT_METRIC(b, "profd_agent_export_buffer_bytes", "gauge",
+		     "Compressed bytes waiting to be sent.", { NULL, xst.queued_bytes });
+	AGENT_METRIC(b, "profd_agent_export_buffer_limit_bytes", "gauge",
+		     "Cap on the bytes waiting to be sent (--max-buffer).",
+		     { NULL, xst.max_queue_bytes });
+	AGENT_METRIC(b, "profd_agent_export_buffer_requests", "gauge",
+		     "Requests waiting to be sent.", { NULL, xst.queued });
 	if (a->k8s) {
 		struct agent_k8s_stats kst;
 
 		agent_k8s_get_stats(a->k8s, &kst);
-		metric_head(b, "profd_agent_k8s_fetches_total", "counter",
-			    "Pod lists read from the kubelet (--k8s), by outcome.");
-		metric_u64(b, "profd_agent_k8s_fetches_total", "outcome=\"ok\"", kst.fetches);
-		metric_u64(b, "profd_agent_k8s_fetches_total", "outcome=\"error\"",
-			   kst.fetch_errors);
-		metric_head(b, "profd_agent_k8s_pods", "gauge", "Pods in the last pod list.");
-		metric_u64(b, "profd_agent_k8s_pods", NULL, kst.pods);
-		metric_head(b, "profd_agent_k8s_lookups_total", "counter",
-			    "Profiles of pod processes given pod metadata, by outcome.");
-		metric_u64(b, "profd_agent_k8s_lookups_total", "outcome=\"found\"",
-			   kst.lookups - kst.misses);
-		metric_u64(b, "profd_agent_k8s_lookups_total", "outcome=\"unknown_pod\"",
-			   kst.misses);
-		metric_head(b, "profd_agent_k8s_skipped_total", "gauge",
-			    "Labels and annotations of the last pod list left out by the bounds.");
-		metric_u64(b, "profd_agent_k8s_skipped_total", NULL, kst.skipped);
+		AGENT_METRIC(b, "profd_agent_k8s_fetches_total", "counter",
+			     "Pod lists read from the kubelet (--k8s), by outcome.",
+			     { "outcome=\"ok\"", kst.fetches },
+			     { "outcome=\"error\"", kst.fetch_errors });
+		AGENT_METRIC(b, "profd_agent_k8s_pods", "gauge", "Pods in the last pod list.",
+			     { NULL, kst.pods });
+		AGENT_METRIC(b, "profd_agent_k8s_lookups_total", "counter",
+			     "Profiles of pod processes given pod metadata, by outcome.",
+			     { "outcome=\"found\"", kst.lookups - kst.misses },
+			     { "outcome=\"unknown_pod\"", kst.misses });
+		AGENT_METRIC(b, "profd_agent_k8s_skipped_total", "gauge",
+			     "Labels and annotations of the last pod list left out by the bounds.",
+			     { NULL, kst.skipped });
 	}
 	if (a->di) {
 		struct agent_debuginfo_stats dst;
 
 		agent_debuginfo_get_stats(a->di, &dst);
-		metric_head(b, "profd_agent_debuginfo_uploads_total", "counter",
-			    "Files uploaded to the server's debuginfo store (accepted), by kind.");
-		metric_u64(b, "profd_agent_debuginfo_uploads_total", "file=\"binary\"",
-			   dst.uploads - dst.debug_files);
-		metric_u64(b, "profd_agent_debuginfo_uploads_total", "file=\"debug_file\"",
-			   dst.debug_files);
-		metric_head(b, "profd_agent_debuginfo_upload_bytes_total", "counter",
-			    "Bytes of the files uploaded.");
-		metric_u64(b, "profd_agent_debuginfo_upload_bytes_total", NULL, dst.upload_bytes);
-		metric_head(
+		AGENT_METRIC(b, "profd_agent_debuginfo_uploads_total", "counter",
+			     "Files uploaded to the server's debuginfo store (accepted), by kind.",
+			     { "file=\"binary\"", dst.uploads - dst.debug_files },
+			     { "file=\"debug_file\"", dst.debug_files });
+		AGENT_METRIC(b, "profd_agent_debuginfo_upload_bytes_total", "counter",
+			     "Bytes of the files uploaded.", { NULL, dst.upload_bytes });
+		AGENT_METRIC(
 			b, "profd_agent_debuginfo_failures_total", "counter",
-			"Debuginfo checks and uploads that failed (transport error, 5xx; retried later).");
-		metric_u64(b, "profd_agent_debuginfo_failures_total", NULL, dst.failures);
-		metric_head(b, "profd_agent_debuginfo_build_ids_total", "counter",
-			    "Build IDs of exported binaries, by what became of them.");
-		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"offered\"",
-			   dst.offered);
-		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"present\"",
-			   dst.present);
-		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"uploaded\"",
-			   dst.uploads);
-		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"no_file\"",
-			   dst.no_file);
-		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"too_big\"",
-			   dst.too_big);
-		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"rejected\"",
-			   dst.rejected);
-		metric_u64(b, "profd_agent_debuginfo_build_ids_total", "outcome=\"dropped_full\"",
-			   dst.dropped_full);
-		metric_head(b, "profd_agent_debuginfo_rate_limited_total", "counter",
-			    "Uploads that waited for the files-per-minute limit.");
-		metric_u64(b, "profd_agent_debuginfo_rate_limited_total", NULL, dst.rate_limited);
-		metric_head(b, "profd_agent_debuginfo_queue", "gauge",
-			    "Build IDs waiting to be checked or uploaded.");
-		metric_u64(b, "profd_agent_debuginfo_queue", NULL, dst.queued);
+			"Debuginfo checks and uploads that failed (transport error, 5xx; retried later).",
+			{ NULL, dst.failures });
+		AGENT_METRIC(b, "profd_agent_debuginfo_build_ids_total", "counter",
+			     "Build IDs of exported binaries, by what became of them.",
+			     { "outcome=\"offered\"", dst.offered },
+			     { "outcome=\"present\"", dst.present },
+			     { "outcome=\"uploaded\"", dst.uploads },
+			     { "outcome=\"no_file\"", dst.no_file },
+			     { "outcome=\"too_big\"", dst.too_big },
+			     { "outcome=\"rejected\"", dst.rejected },
+			     { "outcome=\"dropped_full\"", dst.dropped_full });
+		AGENT_METRIC(b, "profd_agent_debuginfo_rate_limited_total", "counter",
+			     "Uploads that waited for the files-per-minute limit.",
+			     { NULL, dst.rate_limited });
+		AGENT_METRIC(b, "profd_agent_debuginfo_queue", "gauge",
+			     "Build IDs waiting to be checked or uploaded.", { NULL, dst.queued });
 	}
-	metric_head(b, "profd_agent_processes", "gauge", "Processes in the agent's cache.");
-	metric_u64(b, "profd_agent_processes", NULL, pst.entries);
-	metric_head(b, "profd_agent_proc_reads_total", "counter",
-		    "Reads of /proc/PID/maps, by outcome and trigger.");
-	metric_u64(b, "profd_agent_proc_reads_total", "what=\"maps\"", pst.maps_reads);
-	metric_u64(b, "profd_agent_proc_reads_total", "what=\"maps_failed\"", pst.maps_failed);
-	metric_u64(b, "profd_agent_proc_reads_total", "what=\"at_exec\"", pst.exec_reads);
-	metric_u64(b, "profd_agent_proc_reads_total", "what=\"maps_rebuilt_from_events\"",
-		   pst.maps_rebuilt);
-	metric_u64(b, "profd_agent_proc_reads_total", "what=\"exec_rate_limited\"",
-		   pst.exec_skipped);
-	metric_head(
+	AGENT_METRIC(b, "profd_agent_processes", "gauge", "Processes in the agent's cache.",
+		     { NULL, pst.entries });
+	AGENT_METRIC(b, "profd_agent_proc_reads_total", "counter",
+		     "Reads of /proc/PID/maps, by outcome and trigger.",
+		     { "what=\"maps\"", pst.maps_reads },
+		     { "what=\"maps_failed\"", pst.maps_failed },
+		     { "what=\"at_exec\"", pst.exec_reads },
+		     { "what=\"maps_rebuilt_from_events\"", pst.maps_rebuilt },
+		     { "what=\"exec_rate_limited\"", pst.exec_skipped });
+	AGENT_METRIC(
 		b, "profd_agent_loader_events_total", "counter",
-		"Dynamic loader link maps received, and mappings they added that /proc had not shown.");
-	metric_u64(b, "profd_agent_loader_events_total", "what=\"events\"", pst.libs_events);
-	metric_u64(b, "profd_agent_loader_events_total", "what=\"mappings_added\"",
-		   pst.libs_mapped);
+		"Dynamic loader link maps received, and mappings they added that /proc had not shown.",
+		{ "what=\"events\"", pst.libs_events },
+		{ "what=\"mappings_added\"", pst.libs_mapped });
 	metric_head(b, "process_cpu_seconds_total", "counter",
 		    "CPU time the agent used (user + system).");
 	buf_addf(b, "process_cpu_seconds_total %.3f\n", (double)cpu_ms / 1000.0);
-	metric_head(b, "process_resident_memory_bytes", "gauge", "The agent's resident memory.");
-	metric_u64(b, "process_resident_memory_bytes", NULL, (uint64_t)rss_kb * 1024);
-	metric_head(b, "process_max_resident_memory_bytes", "gauge",
-		    "The agent's peak resident memory.");
-	metric_u64(b, "process_max_resident_memory_bytes", NULL, (uint64_t)maxrss_kb * 1024);
+	AGENT_METRIC(b, "process_resident_memory_bytes", "gauge", "The agent's resident memory.",
+		     { NULL, (uint64_t)rss_kb * 1024 });
+	AGENT_METRIC(b, "process_max_resident_memory_bytes", "gauge",
+		     "The agent's peak resident memory.", { NULL, (uint64_t)maxrss_kb * 1024 });
 }
 
 /*

@@ -3,6 +3,7 @@
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/parse.h"
 #include "agent/perfmap.h"
 
 #include <sys/stat.h>
@@ -24,16 +25,9 @@ static bool perfmap_hex(const char **p, const char *end, uint64_t *out)
 	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
 	while (s < end) {
-		char c = *s;
-		unsigned d;
+		int d = parse_hex_digit((unsigned char)*s);
 
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
+		if (d < 0)
 			break;
 		if (++digits > 16)
 			return false;

@@ -10,6 +10,7 @@
  */
 #include "base/compat.h"
 #include "base/buf.h"
+#include "base/parse.h"
 #include "agent/procmaps.h"
 
 #include <sys/stat.h>
@@ -43,16 +44,9 @@ static bool parse_hex(const char **p, const char *end, uint64_t *out)
 	const char *s = *p;
 
 	while (s < end) {
-		char c = *s;
-		unsigned d;
+		int d = parse_hex_digit((unsigned char)*s);
 
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
+		if (d < 0)
 			break;
 		if (v >> 60)
 			return false;

@@ -143,6 +143,24 @@ char *buf_detach(struct buf *b, size_t *len)
 	return p;
 }
 
+int buf_add_url_escaped(struct buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	int rc = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p && !rc; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+			rc = buf_add(b, p, 1);
+		} else {
+			char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
+
+			rc = buf_add(b, e, 3);
+		}
+	}
+	return rc;
+}
+
 int buf_read_file(struct buf *b, const char *path)
 {
 	char tmp[65536];

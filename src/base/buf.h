@@ -37,6 +37,13 @@ int buf_addf(struct buf *b, const char *fmt, ...) PROF_PRINTF(2, 3);
  * -PROF_ETOOBIG with @b unchanged.
  */
 int buf_add_json_str(struct buf *b, const char *s, size_t n);
+/**
+ * buf_add_url_escaped() - append @s (NUL-terminated) percent-encoded for a
+ * URL query or path segment: RFC 3986 section 2.3 unreserved characters
+ * (A-Z a-z 0-9 - . _ ~) as they are, every other byte as %XX (upper-case
+ * hex, section 2.1). 0, or -PROF_ETOOBIG with what fitted appended.
+ */
+int buf_add_url_escaped(struct buf *b, const char *s);
 void buf_reset(struct buf *b);
 /** buf_detach() - hand the array to the caller (who frees it); @b is reset. */
 char *buf_detach(struct buf *b, size_t *len);

@@ -16,6 +16,13 @@ enum prof_log_level { PROF_LOG_DEBUG, PROF_LOG_INFO, PROF_LOG_WARN, PROF_LOG_ERR
 void prof_log_set_level(enum prof_log_level level);
 void prof_log(enum prof_log_level level, const char *fmt, ...) PROF_PRINTF(2, 3);
 
+/**
+ * prof_log_level_parse() - the level named @s ("debug", "info", "warn" or
+ * "error", as the lines print it) into *@out. Returns 0, or -EINVAL for
+ * any other string (*@out untouched).
+ */
+int prof_log_level_parse(const char *s, enum prof_log_level *out);
+
 #define log_debug(...) prof_log(PROF_LOG_DEBUG, __VA_ARGS__)
 #define log_info(...)  prof_log(PROF_LOG_INFO, __VA_ARGS__)
 #define log_warn(...)  prof_log(PROF_LOG_WARN, __VA_ARGS__)

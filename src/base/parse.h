@@ -29,6 +29,14 @@ int parse_time_ms(const char *s, int64_t now_ms, int64_t *out);
  * -ERANGE.
  */
 int parse_size_bytes(const char *s, uint64_t *out);
+/** parse_hex_digit() - the value 0..15 of hex digit @c (either case), or -1. */
+static inline int parse_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20; /* ASCII lower case; maps no non-letter into 'a'..'f' */
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
 /** prof_now_ns() - CLOCK_REALTIME in nanoseconds since the epoch. */
 int64_t prof_now_ns(void);
 

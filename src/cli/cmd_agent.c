@@ -5,12 +5,12 @@
  * what was sampled is sent before it exits 0.
  */
 #include "base/compat.h"
-#include "base/buf.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/parse.h"
 #include "agent/agent.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 
 #include <signal.h>
 
@@ -202,25 +202,6 @@ static int agent_size_arg(const char *name, const char *v, uint64_t *out)
 	return 0;
 }
 
-/* The token from @path: first line, trailing whitespace cut. Caller frees. */
-static char *agent_read_token(const char *path)
-{
-	struct buf b;
-	char *tok = NULL;
-
-	buf_init(&b, 64 << 10);
-	if (buf_read_file(&b, path) == 0 && b.p) {
-		size_t n = strcspn(b.p, "\r\n");
-
-		while (n > 0 && (b.p[n - 1] == ' ' || b.p[n - 1] == '\t'))
-			n--;
-		if (n)
-			tok = xstrndup(b.p, n);
-	}
-	buf_release(&b);
-	return tok;
-}
-
 /* Append @v to a rule list; false when full. */
 static bool agent_add_rule(const char **list, size_t *n, const char *v)
 {
@@ -369,7 +350,7 @@ int cmd_agent(int argc, char **argv)
 		} else if (agent_opt(argc, argv, &i, "--bearer-token-file", &v, &missing)) {
 			if (!missing) {
 				free(token);
-				token = agent_read_token(v);
+				token = cli_read_token(v);
 				if (!token) {
 					fprintf(stderr,
 						"profd agent: --bearer-token-file '%s': cannot read a token from it\n",
@@ -408,20 +389,7 @@ int cmd_agent(int argc, char **argv)
 			if (!missing)
 				o.metrics_listen = v;
 		} else if (agent_opt(argc, argv, &i, "--log-level", &v, &missing)) {
-			if (missing)
-				;
-			else if (!strcmp(v, "debug"))
-				prof_log_set_level(PROF_LOG_DEBUG);
-			else if (!strcmp(v, "info"))
-				prof_log_set_level(PROF_LOG_INFO);
-			else if (!strcmp(v, "warn"))
-				prof_log_set_level(PROF_LOG_WARN);
-			else if (!strcmp(v, "error"))
-				prof_log_set_level(PROF_LOG_ERROR);
-			else {
-				fprintf(stderr,
-					"profd agent: --log-level '%s': want debug, info, warn or error\n",
-					v);
+			if (!missing && cli_set_log_level("agent", v)) {
 				free(token);
 				return 2;
 			}

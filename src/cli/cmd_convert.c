@@ -88,18 +88,6 @@ static void convert_usage(FILE *f)
 		"                folded, perf-script, speedscope, cpuprofile)\n");
 }
 
-/* Does sample type @t match @want (its name, or name/unit)? */
-static bool type_matches(const struct model_profile *p, size_t t, const char *want)
-{
-	const char *type = model_str(p, p->sample_types.v[t].type);
-	const char *unit = model_str(p, p->sample_types.v[t].unit);
-	size_t tl = strlen(type);
-
-	if (!strcmp(want, type))
-		return true;
-	return !strncmp(want, type, tl) && want[tl] == '/' && !strcmp(want + tl + 1, unit);
-}
-
 /* The folded column: --type, else the default sample type, else the last; -1 if none. */
 static long folded_column(const struct model_profile *p, const char *want, const char *out)
 {
@@ -108,7 +96,7 @@ static long folded_column(const struct model_profile *p, const char *want, const
 		return -1;
 	}
 	for (size_t t = 0; want && t < p->sample_types.n; t++)
-		if (type_matches(p, t, want))
+		if (cli_type_matches(p, t, want))
 			return (long)t;
 	if (want) {
 		fprintf(stderr, "profd convert: --type: no sample type '%s' (it has:", want);

@@ -22,6 +22,7 @@
 #include "base/curl_dl.h"
 #include "base/mem.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "server/http.h"
 #include "symbolize/debuginfo.h"
 #include "symbolize/elf.h"
@@ -315,25 +316,6 @@ out:
 	return rc;
 }
 
-/* The token from @path: first line, trailing whitespace cut. Caller frees. */
-static char *di_read_token(const char *path)
-{
-	struct buf b;
-	char *tok = NULL;
-
-	buf_init(&b, 64 << 10);
-	if (buf_read_file(&b, path) == 0 && b.p) {
-		size_t n = strcspn(b.p, "\r\n");
-
-		while (n > 0 && (b.p[n - 1] == ' ' || b.p[n - 1] == '\t'))
-			n--;
-		if (n)
-			tok = xstrndup(b.p, n);
-	}
-	buf_release(&b);
-	return tok;
-}
-
 int cmd_debuginfo(int argc, char **argv)
 {
 	struct di_opts o = { .server = DI_DEFAULT_SERVER };
@@ -381,7 +363,7 @@ int cmd_debuginfo(int argc, char **argv)
 				o.token = xstrdup(v);
 			} else if (!strcmp(a, "--bearer-token-file")) {
 				free(o.token);
-				o.token = di_read_token(v);
+				o.token = cli_read_token(v);
 				if (!o.token) {
 					fprintf(stderr,
 						"profd debuginfo: cannot read a token from %s\n",

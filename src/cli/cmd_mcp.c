@@ -14,6 +14,7 @@
 #include "base/compat.h"
 #include "base/log.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "mcp/curl_backend.h"
 #include "mcp/mcp.h"
 #include "mcp/stdio.h"
@@ -54,7 +55,6 @@ int cmd_mcp(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *levels[] = { "debug", "info", "warn", "error" };
 	const char *server = getenv("PROFD_SERVER"), *token = getenv("PROFD_TOKEN");
 	const char *dataset = getenv("PROFD_DATASET");
 	struct mcp_backend be = { 0 };
@@ -76,22 +76,10 @@ int cmd_mcp(int argc, char **argv)
 		case 'd':
 			dataset = optarg;
 			break;
-		case 'L': {
-			size_t i;
-
-			for (i = 0; i < PROF_ARRAY_SIZE(levels); i++)
-				if (!strcmp(optarg, levels[i]))
-					break;
-			if (i == PROF_ARRAY_SIZE(levels)) {
-				fprintf(stderr,
-					"profd mcp: --log-level: expected debug, info, warn or "
-					"error, got '%s'\n",
-					optarg);
+		case 'L':
+			if (cli_set_log_level("mcp", optarg))
 				return 2;
-			}
-			prof_log_set_level((enum prof_log_level)i);
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			return 0;

@@ -68,25 +68,6 @@ static void query_usage(FILE *f)
 		   "  --token T      bearer token (default $PROFD_TOKEN)\n");
 }
 
-/* Append @s percent-encoded (RFC 3986 unreserved characters kept). */
-static int add_escaped(struct buf *b, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int rc = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p && !rc; p++) {
-		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~') {
-			rc = buf_add(b, p, 1);
-		} else {
-			char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
-
-			rc = buf_add(b, e, 3);
-		}
-	}
-	return rc;
-}
-
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
 	struct buf *b = arg;
@@ -403,7 +384,7 @@ int cmd_query(int argc, char **argv)
 		(void)buf_addf(&url, "%.*s/api/v1/%s", (int)slen, server, path);
 	} else {
 		(void)buf_addf(&url, "%.*s/api/v1/labels/", (int)slen, server);
-		(void)add_escaped(&url, label);
+		(void)buf_add_url_escaped(&url, label);
 		(void)buf_addstr(&url, "/values");
 	}
 	/* Second pass: API parameters. */
@@ -433,7 +414,7 @@ int cmd_query(int argc, char **argv)
 			if (*c == '-')
 				*c = '_';
 		value = eq ? eq + 1 : argv[++i];
-		if (buf_addf(&url, "%c%s=", sep, name) || add_escaped(&url, value)) {
+		if (buf_addf(&url, "%c%s=", sep, name) || buf_add_url_escaped(&url, value)) {
 			fprintf(stderr, "profd query: the request URL is too long\n");
 			rc = 2;
 			goto out;

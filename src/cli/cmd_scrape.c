@@ -20,6 +20,7 @@
 #include "base/mem.h"
 #include "base/parse.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "scrape/config.h"
 #include "scrape/push.h"
 #include "scrape/scrape.h"
@@ -53,24 +54,34 @@ static void usage(FILE *f)
 		"  --log-level LEVEL    debug, info, warn or error (default info)\n");
 }
 
-static int parse_level(const char *s, enum prof_log_level *out)
-{
-	static const char *names[] = { "debug", "info", "warn", "error" };
-
-	for (size_t i = 0; i < PROF_ARRAY_SIZE(names); i++)
-		if (!strcmp(s, names[i])) {
-			*out = (enum prof_log_level)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 struct args {
 	const char *config, *url, *job, *profiles, *data, *token, *dataset;
 	VEC(char *) targets, watches, labels;
 	int64_t interval_ns;
 	bool once;
 };
+
+/*
+ * Each --label KEY=VALUE into @ls; a name that is not a label name, or a
+ * reserved "__" one, is -EINVAL with @err naming the option.
+ */
+static int add_labels(struct scrape_labels *ls, const struct args *a, struct prof_err *err)
+{
+	for (size_t i = 0; i < a->labels.n; i++) {
+		const char *kv = a->labels.v[i], *eq = strchr(kv, '=');
+		char *k = eq ? xstrndup(kv, (size_t)(eq - kv)) : NULL;
+		bool ok = k && scrape_label_name_ok(k) && strncmp(k, "__", 2);
+
+		if (ok)
+			scrape_labels_set(ls, k, eq + 1);
+		free(k);
+		if (!ok)
+			return prof_err_set(err, -EINVAL, -1,
+					    "--label '%s': expected KEY=VALUE with a label name",
+					    kv);
+	}
+	return 0;
+}
 
 static int add_quick_watch(struct scrape_config *c, const struct args *a, struct prof_err *err)
 {
@@ -86,41 +97,13 @@ static int add_quick_watch(struct scrape_config *c, const struct args *a, struct
 	w->poll_ns = SCRAPE_DEFAULT_POLL_NS;
 	w->settle_ns = SCRAPE_DEFAULT_SETTLE_NS;
 	w->max_file_size = SCRAPE_DEFAULT_BODY_LIMIT;
-	for (size_t i = 0; i < a->labels.n; i++) {
-		const char *kv = a->labels.v[i], *eq = strchr(kv, '=');
-		char *k = eq ? xstrndup(kv, (size_t)(eq - kv)) : NULL;
-		bool ok = k && scrape_label_name_ok(k) && strncmp(k, "__", 2);
-
-		if (ok)
-			scrape_labels_set(&w->labels, k, eq + 1);
-		free(k);
-		if (!ok)
-			return prof_err_set(err, -EINVAL, -1,
-					    "--label '%s': expected KEY=VALUE with a label name",
-					    kv);
-	}
-	return 0;
+	return add_labels(&w->labels, a, err);
 }
 
 /* --label on the quick --target job: a static group label. */
 static int add_target_labels(struct scrape_config *c, const struct args *a, struct prof_err *err)
 {
-	struct scrape_group *g = &c->jobs[c->njobs - 1].groups[0];
-
-	for (size_t i = 0; i < a->labels.n; i++) {
-		const char *kv = a->labels.v[i], *eq = strchr(kv, '=');
-		char *k = eq ? xstrndup(kv, (size_t)(eq - kv)) : NULL;
-		bool ok = k && scrape_label_name_ok(k) && strncmp(k, "__", 2);
-
-		if (ok)
-			scrape_labels_set(&g->labels, k, eq + 1);
-		free(k);
-		if (!ok)
-			return prof_err_set(err, -EINVAL, -1,
-					    "--label '%s': expected KEY=VALUE with a label name",
-					    kv);
-	}
-	return 0;
+	return add_labels(&c->jobs[c->njobs - 1].groups[0].labels, a, err);
 }
 
 static int parse_args(int argc, char **argv, struct args *a)
@@ -195,19 +178,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'o':
 			a->once = true;
 			break;
-		case 'L': {
-			enum prof_log_level lv;
-
-			if (parse_level(optarg, &lv)) {
-				fprintf(stderr,
-					"profd scrape: --log-level: expected debug, info, "
-					"warn or error, got '%s'\n",
-					optarg);
+		case 'L':
+			if (cli_set_log_level("scrape", optarg))
 				return 2;
-			}
-			prof_log_set_level(lv);
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			return -1;

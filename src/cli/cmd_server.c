@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "scrape/config.h"
 #include "server/config.h"
 #include "mcp/endpoint.h"
@@ -84,18 +85,6 @@ static int load_scrape(const char *path, const char *server_config, struct scrap
 	return rc ? 1 : 0;
 }
 
-static int parse_level(const char *s, enum prof_log_level *out)
-{
-	static const char *names[] = { "debug", "info", "warn", "error" };
-
-	for (size_t i = 0; i < PROF_ARRAY_SIZE(names); i++)
-		if (!strcmp(s, names[i])) {
-			*out = (enum prof_log_level)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 int cmd_server(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -161,19 +150,10 @@ int cmd_server(int argc, char **argv)
 			}
 			cfg.max_body = (size_t)v;
 			break;
-		case 'L': {
-			enum prof_log_level lv;
-
-			if (parse_level(optarg, &lv)) {
-				fprintf(stderr,
-					"profd server: --log-level: expected debug, info, "
-					"warn or error, got '%s'\n",
-					optarg);
+		case 'L':
+			if (cli_set_log_level("server", optarg))
 				return 2;
-			}
-			prof_log_set_level(lv);
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			return 0;

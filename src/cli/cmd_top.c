@@ -59,18 +59,6 @@ static void json_pstr(struct buf *b, const struct model_profile *p, uint32_t id)
 	json_str(b, p->strings.s[id], p->strings.len[id]);
 }
 
-/* Does sample type @t match --type (its name, or name/unit)? */
-static bool type_matches(const struct model_profile *p, size_t t, const char *want)
-{
-	const char *type = model_str(p, p->sample_types.v[t].type);
-	const char *unit = model_str(p, p->sample_types.v[t].unit);
-	size_t tl = strlen(type);
-
-	if (!strcmp(want, type))
-		return true;
-	return !strncmp(want, type, tl) && want[tl] == '/' && !strcmp(want + tl + 1, unit);
-}
-
 static void print_json(const struct model_profile *p, const struct query_top *top, const char *want,
 		       size_t nrows)
 {
@@ -99,7 +87,7 @@ static void print_json(const struct model_profile *p, const struct query_top *to
 		const char **labels;
 		size_t n, show;
 
-		if (want && !type_matches(p, t, want))
+		if (want && !cli_type_matches(p, t, want))
 			continue;
 		rows = query_top_rows(top, t, false, &n);
 		show = nrows == 0 || nrows > n ? n : nrows;
@@ -225,7 +213,7 @@ static void print_text(const char *file, const struct model_profile *p, const st
 		size_t n, show;
 		char a[64], b[64], c[64], p1[32], p2[32], p3[32];
 
-		if (want && !type_matches(p, t, want))
+		if (want && !cli_type_matches(p, t, want))
 			continue;
 		rows = query_top_rows(top, t, false, &n);
 		show = nrows == 0 || nrows > n ? n : nrows;
@@ -339,7 +327,7 @@ int cmd_top(int argc, char **argv)
 		bool found = false;
 
 		for (size_t t = 0; t < p.sample_types.n && !found; t++)
-			found = type_matches(&p, t, want);
+			found = cli_type_matches(&p, t, want);
 		if (!found) {
 			fprintf(stderr, "profd top: %s: no sample type '%s' (it has:", file, want);
 			for (size_t t = 0; t < p.sample_types.n; t++)

@@ -76,3 +76,14 @@ int cli_load_profile(const char *cmd, const char *file, struct model_profile *p,
 {
 	return cli_load_profile_opts(cmd, file, NULL, p, kind);
 }
+
+bool cli_type_matches(const struct model_profile *p, size_t t, const char *want)
+{
+	const char *type = model_str(p, p->sample_types.v[t].type);
+	const char *unit = model_str(p, p->sample_types.v[t].unit);
+	size_t tl = strlen(type);
+
+	if (!strcmp(want, type))
+		return true;
+	return !strncmp(want, type, tl) && want[tl] == '/' && !strcmp(want + tl + 1, unit);
+}

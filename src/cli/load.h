@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * load.h - what the profile-reading subcommands (top, convert) share:
- * read a file, decode whatever profile format it holds, and report a
- * failure as "profd CMD: FILE: reason at byte N".
+ * read a file, decode whatever profile format it holds, report a
+ * failure as "profd CMD: FILE: reason at byte N", and match --type
+ * against a sample type.
  */
 #ifndef PROF_CLI_LOAD_H
 #define PROF_CLI_LOAD_H
@@ -55,5 +56,11 @@ int cli_load_profile_opts(const char *cmd, const char *file, const struct fmt_de
  * holds nothing) as "profd @cmd: @file: message (at byte N)" on stderr.
  */
 void cli_print_decode_error(const char *cmd, const char *file, int rc, const struct prof_err *err);
+
+/**
+ * cli_type_matches() - does sample type @t of @p match @want, a --type
+ * argument: the type's name ("cpu") or name/unit ("cpu/nanoseconds")?
+ */
+bool cli_type_matches(const struct model_profile *p, size_t t, const char *want);
 
 #endif

@@ -18,6 +18,7 @@
  */
 #include "base/compat.h"
 #include "base/mem.h"
+#include "base/parse.h"
 #include "format/otlp_json.h"
 #include "format/pbcheck.h"
 #include "format/textutil.h"
@@ -100,20 +101,12 @@ static bool oj_name_is(const char *name, const char *key)
 	return !*n && !*k;
 }
 
-static int hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	ch |= 0x20;
-	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-}
-
 static bool is_hexstr(const char *s, size_t n)
 {
 	if (n % 2)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (hexval((unsigned char)s[i]) < 0)
+		if (parse_hex_digit((unsigned char)s[i]) < 0)
 			return false;
 	return true;
 }
@@ -194,8 +187,8 @@ static int oj_bytes(struct oj_dec *c, const ProtobufCFieldDescriptor *fd, const 
 		if (!is_hexstr(s, n))
 			return oj_err(c, "\"%.40s\" is not an even number of hex digits", s);
 		for (size_t i = 0; i < n / 2; i++)
-			out->data[i] = (uint8_t)(hexval((unsigned char)s[2 * i]) << 4 |
-						 hexval((unsigned char)s[2 * i + 1]));
+			out->data[i] = (uint8_t)(parse_hex_digit((unsigned char)s[2 * i]) << 4 |
+						 parse_hex_digit((unsigned char)s[2 * i + 1]));
 		out->len = n / 2;
 		return 0;
 	}

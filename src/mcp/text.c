@@ -226,24 +226,6 @@ int mcp_parse_time(const char *s, int64_t now_ms, int64_t *out_ms)
 	return parse_rfc3339(s, out_ms);
 }
 
-int mcp_url_escape(struct buf *b, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int rc = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p && !rc; p++) {
-		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~') {
-			rc = buf_add(b, p, 1);
-		} else {
-			char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
-
-			rc = buf_add(b, e, 3);
-		}
-	}
-	return rc;
-}
-
 int mcp_url_arg(struct buf *b, const char *key, const char *value)
 {
 	int rc;
@@ -252,10 +234,10 @@ int mcp_url_arg(struct buf *b, const char *key, const char *value)
 		return 0;
 	rc = buf_add(b, b->p && strchr(b->p, '?') ? "&" : "?", 1);
 	if (!rc)
-		rc = mcp_url_escape(b, key);
+		rc = buf_add_url_escaped(b, key);
 	if (!rc)
 		rc = buf_add(b, "=", 1);
 	if (!rc)
-		rc = mcp_url_escape(b, value);
+		rc = buf_add_url_escaped(b, value);
 	return rc;
 }

@@ -74,9 +74,6 @@ char *mcp_fmt_span(int64_t ms, char *out, size_t n);
  */
 int mcp_parse_time(const char *s, int64_t now_ms, int64_t *out_ms);
 
-/** mcp_url_escape() - append @s percent-encoded (RFC 3986 unreserved kept). */
-int mcp_url_escape(struct buf *b, const char *s);
-
 /**
  * mcp_url_arg() - append "&key=value" ('?' when @b holds no '?' yet),
  * the value percent-encoded; nothing when @value is NULL.

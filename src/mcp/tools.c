@@ -901,7 +901,7 @@ static int run_labels(struct call *c, const char *name)
 	split_type(c); /* optional here: labels of every type unless one is asked for */
 	if (name) {
 		(void)buf_addstr(&path, "/api/v1/labels/");
-		(void)mcp_url_escape(&path, name);
+		(void)buf_add_url_escaped(&path, name);
 		(void)buf_addstr(&path, "/values");
 	} else {
 		(void)buf_addstr(&path, "/api/v1/labels");

@@ -114,30 +114,30 @@ static const char *route_name(enum route r)
 	}
 }
 
+/* The routes served at one exact path (the query views and prefixes follow in route_of). */
+static const struct {
+	const char *path;
+	enum route route;
+} exact_routes[] = {
+	{ "/v1development/profiles", ROUTE_OTLP },
+	{ "/ingest", ROUTE_PYROSCOPE },
+	{ "/pyroscope/ingest", ROUTE_PYROSCOPE },
+	{ "/api/v1/ingest/pprof", ROUTE_INGEST_PPROF },
+	{ "/push.v1.PusherService/Push", ROUTE_PUSH },
+	{ "/api/v1/usage", ROUTE_USAGE },
+	{ "/metrics", ROUTE_METRICS },
+	{ "/readyz", ROUTE_READYZ },
+	{ "/healthz", ROUTE_HEALTHZ },
+	{ "/api/v1/profile-types", ROUTE_TYPES },
+	{ "/api/v1/targets", ROUTE_TARGETS },
+	{ "/api/v1/flamegraph", ROUTE_FLAMEGRAPH },
+};
+
 static enum route route_of(const char *url)
 {
-	if (!strcmp(url, "/v1development/profiles"))
-		return ROUTE_OTLP;
-	if (!strcmp(url, "/ingest") || !strcmp(url, "/pyroscope/ingest"))
-		return ROUTE_PYROSCOPE;
-	if (!strcmp(url, "/api/v1/ingest/pprof"))
-		return ROUTE_INGEST_PPROF;
-	if (!strcmp(url, "/push.v1.PusherService/Push"))
-		return ROUTE_PUSH;
-	if (!strcmp(url, "/api/v1/usage"))
-		return ROUTE_USAGE;
-	if (!strcmp(url, "/metrics"))
-		return ROUTE_METRICS;
-	if (!strcmp(url, "/readyz"))
-		return ROUTE_READYZ;
-	if (!strcmp(url, "/healthz"))
-		return ROUTE_HEALTHZ;
-	if (!strcmp(url, "/api/v1/profile-types"))
-		return ROUTE_TYPES;
-	if (!strcmp(url, "/api/v1/targets"))
-		return ROUTE_TARGETS;
-	if (!strcmp(url, "/api/v1/flamegraph"))
-		return ROUTE_FLAMEGRAPH;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(exact_routes); i++)
+		if (!strcmp(url, exact_routes[i].path))
+			return exact_routes[i].route;
 	if (server_query_view(url))
 		return ROUTE_QUERY;
 	if (!strncmp(url, "/api/v1/debuginfo/", 18))
@@ -227,6 +227,16 @@ const char *server_header(const struct server_req *rq, const char *name)
 	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
+/* A reply's status, reason (@msg) and content type, with an empty body. */
+static void reply_start(struct server_reply *rp, unsigned status, const char *msg,
+			const char *content_type)
+{
+	rp->status = status;
+	snprintf(rp->reason, sizeof(rp->reason), "%s", msg);
+	rp->content_type = content_type;
+	buf_reset(&rp->body);
+}
+
 void server_reply_text(struct server_reply *rp, unsigned status, const char *fmt, ...)
 {
 	va_list ap;
@@ -235,10 +245,7 @@ void server_reply_text(struct server_reply *rp, unsigned status, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	rp->status = status;
-	snprintf(rp->reason, sizeof(rp->reason), "%s", msg);
-	rp->content_type = "text/plain; charset=utf-8";
-	buf_reset(&rp->body);
+	reply_start(rp, status, msg, "text/plain; charset=utf-8");
 	(void)buf_addf(&rp->body, "%s\n", msg);
 }
 
@@ -250,10 +257,7 @@ void server_reply_json_error(struct server_reply *rp, unsigned status, const cha
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	rp->status = status;
-	snprintf(rp->reason, sizeof(rp->reason), "%s", msg);
-	rp->content_type = "application/json";
-	buf_reset(&rp->body);
+	reply_start(rp, status, msg, "application/json");
 	(void)buf_addstr(&rp->body, "{\"error\":");
 	(void)buf_add_json_str(&rp->body, msg, strlen(msg));
 	(void)buf_addstr(&rp->body, "}\n");

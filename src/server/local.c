@@ -5,18 +5,8 @@
  */
 #include "base/compat.h"
 #include "base/mem.h"
+#include "base/parse.h"
 #include "server/local.h"
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /*
  * Decode @s in place up to its NUL: %XX always, '+' as a space when
@@ -30,7 +20,8 @@ static int unescape(char *s, bool plus)
 	for (const char *r = s; *r; r++) {
 		int hi, lo;
 
-		if (*r == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0) {
+		if (*r == '%' && (hi = parse_hex_digit((unsigned char)r[1])) >= 0 &&
+		    (lo = parse_hex_digit((unsigned char)r[2])) >= 0) {
 			if (!hi && !lo)
 				return -EINVAL;
 			*w++ = (char)(hi << 4 | lo);

@@ -74,15 +74,11 @@ static void rebuild(struct server_series_set *s, size_t nslots, int64_t cutoff_n
 	free(old);
 }
 
-bool server_series_admit(struct server_series_set *s, const uint64_t *h, size_t n, size_t limit,
-			 int64_t now_ns, size_t *nnew)
+/* The distinct series of @h[0..n) that @s does not hold (a duplicate in @h counts once). */
+static size_t count_new(const struct server_series_set *s, const uint64_t *h, size_t n)
 {
 	size_t fresh = 0;
-	bool ok;
 
-	*nnew = 0;
-	pthread_mutex_lock(&s->lock);
-	/* Distinct new series of this request (a duplicate in @h counts once). */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t k = key_of(h[i]);
 		bool dup = false;
@@ -93,20 +89,22 @@ bool server_series_admit(struct server_series_set *s, const uint64_t *h, size_t 
 			dup = key_of(h[j]) == k;
 		fresh += !dup;
 	}
+	return fresh;
+}
+
+bool server_series_admit(struct server_series_set *s, const uint64_t *h, size_t n, size_t limit,
+			 int64_t now_ns, size_t *nnew)
+{
+	size_t fresh;
+	bool ok;
+
+	*nnew = 0;
+	pthread_mutex_lock(&s->lock);
+	fresh = count_new(s, h, n);
 	if (fresh && s->n + fresh > limit && now_ns - s->swept_ns >= 60 * (int64_t)1000000000) {
 		s->swept_ns = now_ns;
 		rebuild(s, s->nslots, now_ns - SERVER_SERIES_IDLE_NS);
-		fresh = 0;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t k = key_of(h[i]);
-			bool dup = false;
-
-			if (find(s, k)->h)
-				continue;
-			for (size_t j = 0; j < i && !dup; j++)
-				dup = key_of(h[j]) == k;
-			fresh += !dup;
-		}
+		fresh = count_new(s, h, n);
 	}
 	ok = !fresh || s->n + fresh <= limit;
 	if (ok) {

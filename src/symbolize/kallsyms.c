@@ -18,6 +18,7 @@
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/mem.h"
+#include "base/parse.h"
 #include "symbolize/kallsyms.h"
 
 #define KALLSYMS_MAX_BYTES (512u << 20) /* refuse a larger "kallsyms" file */
@@ -35,17 +36,6 @@ struct sym_kallsyms {
 	bool hidden; /* all addresses were zero */
 };
 
-static int kallsyms_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Parse one line [p, end); returns true and fills the outputs when it is a text symbol. */
 static bool kallsyms_parse_line(const char *p, const char *end, uint64_t *addr, bool *global,
 				const char **name, size_t *namelen)
@@ -55,7 +45,7 @@ static bool kallsyms_parse_line(const char *p, const char *end, uint64_t *addr, 
 	char type;
 	const char *n;
 
-	while (p < end && (d = kallsyms_hexval(*p)) >= 0) {
+	while (p < end && (d = parse_hex_digit((unsigned char)*p)) >= 0) {
 		if (++ndig > 16)
 			return false;
 		a = (a << 4) | (uint64_t)d;

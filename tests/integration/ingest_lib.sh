@@ -20,7 +20,7 @@ CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 
 # $tmp, ok/fail/check/checkx, start_server (data in $tmp/data unless
 # given; sets server_pid, port, base, otlp_port, grpc_port), stop_server,
-# require_alive.
+# require_alive, rpc_status.
 source tests/integration/server_lib.sh
 
 # req METHOD PATH [curl args...]: sets code; body in $tmp/body, headers in $tmp/headers.
@@ -72,35 +72,6 @@ PY
 # types [curl args...]: the profile type list (JSON) over all time.
 types() {
 	curl -s --noproxy '*' -G --data-urlencode "from=0" "$@" "$base/api/v1/profile-types"
-}
-
-# rpc_status: $tmp/body as a protobuf google.rpc.Status -> "CODE MESSAGE".
-rpc_status() {
-	python3 - "$tmp/body" <<'PY'
-import sys
-b = open(sys.argv[1], "rb").read()
-i, code, msg = 0, 0, ""
-def varint():
-    global i
-    v = s = 0
-    while True:
-        c = b[i]; i += 1
-        v |= (c & 0x7F) << s; s += 7
-        if c < 0x80:
-            return v
-try:
-    while i < len(b):
-        key = varint()
-        if key == 8:
-            code = varint()
-        elif key == 18:
-            n = varint(); msg = b[i:i + n].decode(); i += n
-        else:
-            raise ValueError
-    print(code, msg)
-except Exception:
-    print("undecodable")
-PY
 }
 
 # finish: the sanitizer check and the exit status.

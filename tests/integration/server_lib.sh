@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # server_lib.sh - what the tests that run a `profd server` share (sourced,
-# not run; ingest_lib.sh builds on it):
+# not run; ingest_lib.sh builds on it; tests without a server use the
+# first two items):
 #   - $tmp, a temporary directory, removed at exit unless a check failed
 #     (then "logs kept in $tmp"); the server is killed at exit;
+#   - at_exit: a function the test may define to end processes of its
+#     own; called at exit before the server is killed;
 #   - ok / fail / check / checkx: print "ok - ..." or "FAIL - ...",
-#     counting failures in $nfail;
+#     counting passes in $npass and failures in $nfail;
 #   - start_server [profd server args...]: a server on loopback port 0,
 #     data in $tmp/data (unless the args give --data), explorer files from
 #     $SERVER_UI (default $tmp/ui, which does not exist: the built-in
@@ -16,23 +19,28 @@
 #     exits;
 #   - server_port OUT PID: wait for the server PID writing its stdout to
 #     OUT to name its port (for a server started by hand);
-#   - stop_server SIGNAL (sets stop_rc), require_alive WHEN.
+#   - stop_server SIGNAL (sets stop_rc), require_alive WHEN;
+#   - rpc_status: the google.rpc.Status in $tmp/body as "CODE MESSAGE".
 # Before sourcing: the repository root as working directory, PROFD set.
 set -uo pipefail
 
 tmp=$(mktemp -d -t "profd-$(basename "$0" .sh).XXXXXX")
 SERVER_ARGS=()
 server_pid=
-nfail=0
+nfail=0 npass=0
 n=0
 cleanup() {
+	declare -F at_exit >/dev/null && at_exit
 	[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
 	wait 2>/dev/null
 	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 
-ok() { echo "ok - $*"; }
+ok() {
+	echo "ok - $*"
+	npass=$((npass + 1))
+}
 fail() {
 	echo "FAIL - $*"
 	nfail=$((nfail + 1))
@@ -88,4 +96,34 @@ require_alive() { # require_alive WHEN: stop the test (with the log) if the serv
 		tail -n 20 "$tmp/log.$n"
 		exit 1
 	fi
+}
+
+# rpc_status: decode $tmp/body as a google.rpc.Status (1: code, 2: message)
+# and print "CODE MESSAGE"; prints "undecodable" when it is not one.
+rpc_status() {
+	python3 - "$tmp/body" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+i, code, msg = 0, 0, ""
+def varint():
+    global i
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7F) << s; s += 7
+        if c < 0x80:
+            return v
+try:
+    while i < len(b):
+        key = varint()
+        if key == 8:
+            code = varint()
+        elif key == 18:
+            n = varint(); msg = b[i:i + n].decode(); i += n
+        else:
+            raise ValueError
+    print(code, msg)
+except Exception:
+    print("undecodable")
+PY
 }

@@ -43,16 +43,11 @@ check "SIGTERM after the load stops cleanly" [ "$stop_rc" = 0 ]
 # --- kill -9 during load, 20 times -----------------------------------------------------------------
 # Each cycle: a fresh data directory, 4 clients, kill -9 after 0.2-0.7 s,
 # restart on the same directory (WAL replay), count.
-fast_start() { # fast_start DATA: like start_server, with $FAST
+fast_start() { # fast_start DATA: like start_server, with $FAST; fails rather than exits
 	n=$((n + 1))
 	"$FAST" server --listen 127.0.0.1:0 --data "$1" --ui "$tmp/ui" >"$tmp/out.$n" 2>"$tmp/log.$n" &
 	server_pid=$!
-	port=
-	for _ in $(seq 1 300); do
-		port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out.$n" 2>/dev/null)
-		[ -n "$port" ] && break
-		sleep 0.02
-	done
+	port=$(server_port "$tmp/out.$n" "$server_pid")
 	base="http://127.0.0.1:$port"
 	[ -n "$port" ]
 }

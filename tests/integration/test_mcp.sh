@@ -35,24 +35,10 @@ CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 [ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
 [ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built"; exit 1; }
 
-tmp=$(mktemp -d /tmp/profd-test-mcp.XXXXXX)
-server_pid= agent_pid= spin_pid=
-nfail=0 npass=0
-cleanup() {
-	for p in $spin_pid $agent_pid $server_pid; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-ok() {
-	echo "ok - $*"
-	npass=$((npass + 1))
-}
-fail() {
-	echo "FAIL - $*"
-	nfail=$((nfail + 1))
-}
-checkx() { if eval "$2"; then ok "$1"; else fail "$1"; fi; }
+# $tmp, ok/fail/checkx (counting $npass, $nfail), start_server, stop_server.
+source tests/integration/server_lib.sh
+agent_pid= spin_pid=
+at_exit() { for p in $spin_pid $agent_pid; do kill -9 "$p" 2>/dev/null; done; }
 
 WRITER=writer-0123456789abcdef
 READER=reader-0123456789abcdef
@@ -68,16 +54,7 @@ tokens:
 EOF
 export PROFD_TEST_WRITER=$WRITER PROFD_TEST_READER=$READER PROFD_TEST_OTHER=$OTHER
 
-"$PROFD" server --config "$tmp/profd.yaml" --listen 127.0.0.1:0 --data "$tmp/data" \
-	--ui "$tmp/ui" >"$tmp/out" 2>"$tmp/server.log" &
-server_pid=$!
-for _ in $(seq 1 200); do
-	port=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/out")
-	[ -n "$port" ] && break
-	sleep 0.05
-done
-[ -n "${port:-}" ] || { fail "server did not start: $(tail -n 3 "$tmp/server.log")"; exit 1; }
-base="http://127.0.0.1:$port"
+start_server --config "$tmp/profd.yaml"
 
 # --- data --------------------------------------------------------------------------------
 A=() B=()
@@ -240,9 +217,9 @@ if command -v node >/dev/null && [ -f tests/js/node_modules/@modelcontextprotoco
 			timeout 50 node tests/js/mcp_client.mjs http "$base/mcp" "$READER" >"$tmp/js.$mode" 2>&1
 		fi
 		rc=$?
-		n=$(grep -c '^ok - ' "$tmp/js.$mode")
-		if [ "$rc" = 0 ] && [ "$n" -ge 25 ]; then
-			ok "MCP SDK client over $mode: $n checks passed"
+		nok=$(grep -c '^ok - ' "$tmp/js.$mode")
+		if [ "$rc" = 0 ] && [ "$nok" -ge 25 ]; then
+			ok "MCP SDK client over $mode: $nok checks passed"
 		else
 			fail "MCP SDK client over $mode (exit $rc):"
 			grep -v '^ok - ' "$tmp/js.$mode" | head -n 40
@@ -300,10 +277,8 @@ PY
 agent_part
 
 # --- no sanitizer report -------------------------------------------------------------------
-kill -TERM "$server_pid"
-wait "$server_pid"
-server_pid=
+stop_server TERM
 checkx "no sanitizer report from the server or profd mcp" \
-	'! grep -qE "Sanitizer|runtime error|LeakSanitizer" "$tmp/server.log" "$tmp/mcp.err"'
+	'! grep -qE "Sanitizer|runtime error|LeakSanitizer" "$tmp/log.$n" "$tmp/mcp.err"'
 echo "$npass passed, $nfail failed"
 [ "$nfail" = 0 ]

@@ -77,36 +77,6 @@ PY
 
 body_has() { grep -qa -- "$1" "$tmp/body"; }
 
-# rpc_status: decode $tmp/body as a google.rpc.Status (1: code, 2: message)
-# and print "CODE MESSAGE"; prints "undecodable" when it is not one.
-rpc_status() {
-	python3 - "$tmp/body" <<'PY'
-import sys
-b = open(sys.argv[1], "rb").read()
-i, code, msg = 0, 0, None
-def varint():
-    global i
-    v = s = 0
-    while True:
-        c = b[i]; i += 1
-        v |= (c & 0x7F) << s; s += 7
-        if c < 0x80:
-            return v
-try:
-    while i < len(b):
-        key = varint()
-        if key == 0x08:
-            code = varint()
-        elif key == 0x12:
-            n = varint(); msg = b[i:i + n].decode(); i += n
-        else:
-            raise ValueError(key)
-    print(code, msg)
-except Exception:
-    print("undecodable")
-PY
-}
-
 # --- inputs --------------------------------------------------------------------
 mkdir -p "$tmp/ui/sub"
 echo '<!doctype html><title>profd</title>' >"$tmp/ui/index.html"

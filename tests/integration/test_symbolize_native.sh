@@ -28,21 +28,10 @@ FIX=$PWD/tests/integration/symbolize
 for t in gcc g++ objcopy strip addr2line nm python3; do
 	command -v $t >/dev/null || { echo "skip: $t not installed"; exit 0; }
 done
-tmp=$(mktemp -d /tmp/profd-test-symnat.XXXXXX)
+# $tmp and ok/fail/checkx (no server runs here).
+source tests/integration/server_lib.sh
 pids=()
-nfail=0
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-ok() { echo "ok - $*"; }
-fail() {
-	echo "FAIL - $*"
-	nfail=$((nfail + 1))
-}
-checkx() { if eval "$2"; then ok "$1"; else fail "$1"; fi; }
+at_exit() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; }
 line_of() { grep -n "$2" "$FIX/$1" | head -1 | cut -d: -f1; }
 # frames OUT: the "NAME FILE:LINE" list of symq output, one frame per line
 frames() { cut -f3,4 "$1" | tr '\t' ' '; }

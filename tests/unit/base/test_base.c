@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_base.c - checked parsing, string interning, buffers and gzip caps,
- * UTF-8 validation and JSON strings made from any bytes.
+ * UTF-8 validation and JSON strings made from any bytes, URL escaping, hex
+ * digits, log level names.
  */
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/compress.h"
+#include "base/log.h"
 #include "base/parse.h"
 #include "base/strtab.h"
 #include "base/utf8.h"
@@ -230,6 +232,61 @@ static void test_gzip_roundtrip_and_bomb(void **state)
 	buf_release(&out);
 }
 
+static void test_buf_url_escaped_rfc3986(void **state)
+{
+	struct buf b;
+
+	(void)state;
+	buf_init(&b, 1 << 10);
+	assert_int_equal(buf_add_url_escaped(&b, "AZaz09-._~"), 0);
+	assert_string_equal(b.p, "AZaz09-._~"); /* unreserved: as they are */
+	buf_reset(&b);
+	assert_int_equal(buf_add_url_escaped(&b, "{service.name=\"a b\"}/%&+\xc3\xa9\x7f"), 0);
+	assert_string_equal(b.p, "%7Bservice.name%3D%22a%20b%22%7D%2F%25%26%2B%C3%A9%7F");
+	buf_release(&b);
+	buf_init(&b, 4);
+	assert_int_equal(buf_add_url_escaped(&b, "ab c"), -PROF_ETOOBIG);
+	assert_int_equal(b.len, 2); /* what fitted: "ab", not half of "%20" */
+	assert_memory_equal(b.p, "ab", 2);
+	buf_release(&b);
+}
+
+static void test_parse_hex_digit_all_bytes(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 256; c++) {
+		int want = c >= '0' && c <= '9'	  ? c - '0'
+			   : c >= 'a' && c <= 'f' ? c - 'a' + 10
+			   : c >= 'A' && c <= 'F' ? c - 'A' + 10
+						  : -1;
+
+		assert_int_equal(parse_hex_digit(c), want);
+	}
+	assert_int_equal(parse_hex_digit('F'), 15);
+	assert_int_equal(parse_hex_digit('g'), -1);
+	assert_int_equal(parse_hex_digit('@'), -1); /* 0x40 | 0x20 is '`', not a digit */
+}
+
+static void test_log_level_parse_names(void **state)
+{
+	static const char *names[] = { "debug", "info", "warn", "error" };
+	enum prof_log_level lv;
+
+	(void)state;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(names); i++) {
+		lv = PROF_LOG_ERROR + 1;
+		assert_int_equal(prof_log_level_parse(names[i], &lv), 0);
+		assert_int_equal(lv, (int)i);
+	}
+	assert_int_equal(PROF_LOG_DEBUG, 0);
+	assert_int_equal(PROF_LOG_ERROR, 3);
+	lv = PROF_LOG_WARN;
+	assert_int_equal(prof_log_level_parse("INFO", &lv), -EINVAL); /* names are lower case */
+	assert_int_equal(prof_log_level_parse("warning", &lv), -EINVAL);
+	assert_int_equal(prof_log_level_parse("", &lv), -EINVAL);
+	assert_int_equal(lv, PROF_LOG_WARN); /* untouched on failure */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +299,9 @@ int main(void)
 		cmocka_unit_test(test_gzip_roundtrip_and_bomb),
 		cmocka_unit_test(test_utf8_seq_len_well_formed_table),
 		cmocka_unit_test(test_json_str_any_bytes_valid_utf8),
+		cmocka_unit_test(test_buf_url_escaped_rfc3986),
+		cmocka_unit_test(test_parse_hex_digit_all_bytes),
+		cmocka_unit_test(test_log_level_parse_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
