@@ -85,26 +85,32 @@ void query_flamegraph_from_stackset(const struct query_stackset *ss,
 	fg->filtered_rows = ss->filtered_rows;
 	fg->filtered_value = ss->filtered_value;
 	fg->inverted = o->invert;
-	name_of = query_flamegraph_names_of(fg, ss);
 	query_stackset_node_sums(ss, &self, &count);
 
 	if (!o->invert) {
 		struct query_flame_src src = { ss, self, count, NULL, NULL };
 
-		free(name_of);
 		query_flamegraph_shape(fg, &src, o->max_nodes, o->min_share);
 		free(self);
 		free(count);
 		return;
 	} else {
+		/* Names interned on first use (id + 1): a set may hold many more than it uses. */
+		name_of = xcalloc(ss->names.n + 1, sizeof(uint32_t));
 		for (size_t i = 0; i < ss->nodes.n; i++) {
 			if (!count[i] && !self[i])
 				continue;
 			uint32_t at = 0;
 
-			for (uint32_t n = (uint32_t)i; n; n = ss->nodes.v[n].parent)
-				at = query_flamegraph_child_id(fg, at,
-							       name_of[ss->nodes.v[n].name]);
+			for (uint32_t n = (uint32_t)i; n; n = ss->nodes.v[n].parent) {
+				uint32_t nm = ss->nodes.v[n].name;
+
+				if (!name_of[nm])
+					name_of[nm] = strtab_intern(&fg->names, ss->names.s[nm],
+								    ss->names.len[nm]) +
+						      1;
+				at = query_flamegraph_child_id(fg, at, name_of[nm] - 1);
+			}
 			fg->nodes.v[at].self += self[i];
 			fg->nodes.v[at].self_samples += count[i];
 		}

@@ -29,9 +29,6 @@ void query_sandwich_build(const struct query_stackset *ss, const char *function,
 		sw->found = true;
 		free(nself);
 		free(ntotal);
-		uint32_t *ncallers = query_flamegraph_names_of(&sw->callers, ss);
-		uint32_t *ncallees = query_flamegraph_names_of(&sw->callees, ss);
-
 		query_stackset_node_sums(ss, &self, &count);
 		for (size_t i = 1; i < ss->nodes.n; i++) {
 			if (!self[i] && !count[i])
@@ -64,8 +61,6 @@ void query_sandwich_build(const struct query_stackset *ss, const char *function,
 		free(self);
 		free(count);
 		free(path.v);
-		free(ncallers);
-		free(ncallees);
 	}
 	query_flamegraph_finish(&sw->callers, max_nodes, 0);
 	query_flamegraph_finish(&sw->callees, max_nodes, 0);

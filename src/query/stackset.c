@@ -30,7 +30,8 @@
  * That totals path, without a frame filter, skips steps (2)-(4): the
  * translation of a source's stacks is kept across queries in a shared
  * names trie (see "the translation cache" below), the totals are summed
- * per trie node, and the touched trie nodes are copied into the set.
+ * per trie node, and the touched trie nodes are copied into the set,
+ * which borrows the trie's names.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -42,6 +43,43 @@
 #include <xxhash.h>
 
 /* --- the set itself -------------------------------------------------------------- */
+
+/*
+ * A pin keeps one generation of the translation cache's name bytes alive
+ * while sets that borrowed them live (see xc_share_names): the cache
+ * holds a reference while it owns those string chunks; when it is
+ * emptied it hands the chunks to the pin and drops its reference; the
+ * last reference frees them.
+ */
+struct query_ss_pin {
+	unsigned long refs;
+	char *chunks; /* strtab chunk chain, set when the cache lets go of it */
+};
+
+static struct query_ss_pin *pin_new(void)
+{
+	struct query_ss_pin *p = xcalloc(1, sizeof(*p));
+
+	p->refs = 1;
+	return p;
+}
+
+static struct query_ss_pin *pin_get(struct query_ss_pin *p)
+{
+	__atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+static void pin_put(struct query_ss_pin *p)
+{
+	if (!p || __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	struct strtab t = { 0 };
+
+	t.chunk = p->chunks; /* strtab_release frees the chain, the rest is empty */
+	strtab_release(&t);
+	free(p);
+}
 
 void query_stackset_init(struct query_stackset *ss)
 {
@@ -68,11 +106,12 @@ void query_stackset_release(struct query_stackset *ss)
 		free(ss->group_by[i]);
 	free(ss->group_by);
 	qmap_release(&ss->child_idx);
-	qmap_release(&ss->raw_idx);
+	free(ss->raw_of);
 	VEC_FREE(&ss->raw);
-	qmap_release(&ss->src_idx);
+	free(ss->src_of);
 	VEC_FREE(&ss->srcs);
 	free(ss->entry_slots);
+	pin_put(ss->pin); /* after the names: their own chunks are freed, the shared ones kept */
 	memset(ss, 0, sizeof(*ss));
 }
 
@@ -219,11 +258,29 @@ const char *query_stackset_group_value(const struct query_stackset *ss, uint32_t
 	return k + at;
 }
 
+/* Per-name index arrays (raw_of, src_of): index + 1 of @name's record, 0 = none. */
+static uint32_t of_get(const uint32_t *of, size_t n, uint32_t name)
+{
+	return name < n ? of[name] : 0;
+}
+
+static void of_put(uint32_t **of, size_t *n, uint32_t name, uint32_t v)
+{
+	if (name >= *n) {
+		size_t want = PROF_MAX((size_t)name + 1, PROF_MAX(*n * 2, (size_t)64));
+
+		*of = xreallocarray(*of, want, sizeof(uint32_t));
+		memset(*of + *n, 0, (want - *n) * sizeof(uint32_t));
+		*n = want;
+	}
+	(*of)[name] = v;
+}
+
 const struct query_ss_srcloc *query_stackset_srcloc(const struct query_stackset *ss, uint32_t name)
 {
-	uint32_t i = ss->srcs.n ? qmap_get(&ss->src_idx, name) : QMAP_NONE;
+	uint32_t i = of_get(ss->src_of, ss->nsrc_of, name);
 
-	return i == QMAP_NONE ? NULL : &ss->srcs.v[i];
+	return i ? &ss->srcs.v[i - 1] : NULL;
 }
 
 /*
@@ -233,7 +290,7 @@ const struct query_ss_srcloc *query_stackset_srcloc(const struct query_stackset 
 static void srcloc_note(struct query_stackset *ss, uint32_t name, const char *file, int64_t line,
 			const char *build_id, const char *mapping)
 {
-	uint32_t i = ss->srcs.n ? qmap_get(&ss->src_idx, name) : QMAP_NONE;
+	uint32_t i = of_get(ss->src_of, ss->nsrc_of, name) - 1; /* QMAP_NONE when none */
 	struct query_ss_srcloc r = { 0 };
 
 	if ((i != QMAP_NONE && (ss->srcs.v[i].file || !*file)) ||
@@ -250,15 +307,15 @@ static void srcloc_note(struct query_stackset *ss, uint32_t name, const char *fi
 		ss->srcs.v[i] = r;
 		return;
 	}
-	qmap_put(&ss->src_idx, name, (uint32_t)ss->srcs.n);
 	VEC_PUSH(&ss->srcs, r);
+	of_put(&ss->src_of, &ss->nsrc_of, name, (uint32_t)ss->srcs.n);
 }
 
 const struct query_ss_raw *query_stackset_raw(const struct query_stackset *ss, uint32_t name)
 {
-	uint32_t i = ss->raw.n ? qmap_get(&ss->raw_idx, name) : QMAP_NONE;
+	uint32_t i = of_get(ss->raw_of, ss->nraw_of, name);
 
-	return i == QMAP_NONE ? NULL : &ss->raw.v[i];
+	return i ? &ss->raw.v[i - 1] : NULL;
 }
 
 void query_stackset_path(const struct query_stackset *ss, uint32_t node, struct query_ss_path *out)
@@ -303,7 +360,8 @@ struct xlator {
 	const struct query_filter *filter;
 	uint32_t kernel_type;	  /* string id of "kernel" in dict, or UINT32_MAX */
 	bool used_sym;		  /* a location was looked up in the symbolizer */
-	struct qmap loc_off;	  /* location -> offset in frames */
+	uint32_t *loc_off;	  /* [dict locations]: offset in frames + 1, 0 = not yet */
+	bool once;		  /* the caller asks once per location (xc_location): no memo */
 	VEC(uint32_t) frames;	  /* per location: n, then n x (name id, FR_* flags), outer first */
 	struct sym_frame *symbuf; /* SYM_FRAMES_MAX, allocated on first use */
 };
@@ -321,7 +379,7 @@ static void xlator_init(struct xlator *x, struct query_stackset *ss,
 
 static void xlator_release(struct xlator *x)
 {
-	qmap_release(&x->loc_off);
+	free(x->loc_off);
 	VEC_FREE(&x->frames);
 	free(x->symbuf);
 }
@@ -369,10 +427,13 @@ static const char *line_name(const struct model_profile *d, const struct model_l
 /* Frames of location @loc: offset of its record in x->frames. */
 static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 {
-	uint32_t off = qmap_get(&x->loc_off, loc);
+	PROF_ASSERT(loc < x->dict->locations.n);
+	if (!x->loc_off && !x->once)
+		x->loc_off = xcalloc(x->dict->locations.n + 1, sizeof(uint32_t));
+	uint32_t off = x->once ? 0 : x->loc_off[loc];
 
-	if (off != QMAP_NONE)
-		return off;
+	if (off)
+		return off - 1;
 	const struct model_profile *d = x->dict;
 	const struct model_location *l = &d->locations.v[loc];
 	bool kernel = l->frame_type && l->frame_type == x->kernel_type;
@@ -384,7 +445,8 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 	const char *module = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
 	off = (uint32_t)x->frames.n;
-	qmap_put(&x->loc_off, loc, off);
+	if (!x->once)
+		x->loc_off[loc] = off + 1;
 	if (l->nlines) {
 		VEC_PUSH(&x->frames, l->nlines);
 		for (uint32_t j = l->nlines; j-- > 0;) {
@@ -427,7 +489,7 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 	x->ss->unsymbolized++;
 	uint32_t id = push_frame(x, tmp, strlen(tmp), kernel, module);
 	srcloc_note(x->ss, id, "", 0, bid, path);
-	if (qmap_get(&x->ss->raw_idx, id) == QMAP_NONE) {
+	if (!of_get(x->ss->raw_of, x->ss->nraw_of, id)) {
 		struct query_ss_raw r = { l->address, 0, 0 };
 
 		if (*path) {
@@ -437,8 +499,8 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 			snprintf(tmp, sizeof(tmp), "<unknown>");
 		}
 		r.fn_name = query_stackset_name(x->ss, tmp, strlen(tmp));
-		qmap_put(&x->ss->raw_idx, id, (uint32_t)x->ss->raw.n);
 		VEC_PUSH(&x->ss->raw, r);
+		of_put(&x->ss->raw_of, &x->ss->nraw_of, id, (uint32_t)x->ss->raw.n);
 	}
 	return off;
 }
@@ -608,10 +670,19 @@ static double snaps_weight(const struct snaps *sn, uint32_t series, uint32_t buc
  * moves) when it would pass its cap; a query that saw the epoch move
  * falls back to translating on its own.
  *
+ * Translating a source goes through the location cache (see there): a
+ * location another source already named costs a hash lookup, and a
+ * location met again under the same trie node (the same call path in the
+ * next block) no trie lookup at all.
+ *
  * A query in the cached path (no group_by, step or kept samples, no frame
- * filter) sums the store's per-stack totals per trie node, then copies
- * the touched trie nodes and their ancestors into its own set in id order
- * (parents first: no hashing), see xc_extract.
+ * filter) sums the store's per-stack totals per trie node (an array over
+ * the trie's ids), then copies the touched trie nodes and their ancestors
+ * into its own set in id order (parents first: no hashing), see
+ * xc_extract. It does not copy names: the set shares the trie's name
+ * strings and ids (xc_share_names; a pin keeps the strings alive after
+ * the cache lets go of them), so an answer over a month of blocks with a
+ * few hundred thousand distinct frames interns none of them again.
  */
 #define XC_MAX_NODES   ((size_t)16 << 20)
 #define XC_MAX_MAPPED  ((size_t)64 << 20)
@@ -631,77 +702,106 @@ struct xc_src {
 	uint64_t used;				    /* LRU clock */
 };
 
+/*
+ * A location translated for the trie, by content (see "the location
+ * cache" in xc_location): its key and frame record in lwords; a record
+ * that asked the symbolizer holds for that symbolizer at that generation.
+ */
+struct xc_loc {
+	uint32_t key, klen, frames;
+	bool used_sym;
+	const struct symbolizer *sym;
+	uint64_t sym_gen;
+};
+
 static struct {
 	pthread_mutex_t mu;
 	bool ready;
 	uint64_t epoch, clock;
 	struct query_stackset trie;
+	struct query_ss_pin *pin; /* keeps the trie's name bytes alive for sets sharing them */
 	VEC(struct xc_src) src;
+	struct qmap lidx; /* the location cache: hash of a location key -> index in lrec */
+	VEC(struct xc_loc) lrec;
+	VEC(uint32_t) lwords; /* location keys and frame records ([n, name, flags, ...]) */
 	size_t mapped;
 	struct query_ss_cache_stats stats;
 } xc = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
+/* Fingerprint input, buffered: XXH3's streaming update has a cost per call. */
 struct fpbuf {
 	XXH3_state_t *st;
-	uint64_t w[512];
 	size_t n;
+	unsigned char b[16384];
 };
-
-static void fp_word(struct fpbuf *f, uint64_t v)
-{
-	if (f->n == sizeof(f->w) / sizeof(f->w[0])) {
-		XXH3_64bits_update(f->st, f->w, sizeof(f->w));
-		f->n = 0;
-	}
-	f->w[f->n++] = v;
-}
 
 static void fp_flush(struct fpbuf *f)
 {
-	XXH3_64bits_update(f->st, f->w, f->n * sizeof(uint64_t));
+	XXH3_64bits_update(f->st, f->b, f->n);
 	f->n = 0;
+}
+
+static void fp_bytes(struct fpbuf *f, const void *p, size_t n)
+{
+	if (f->n + n > sizeof(f->b)) {
+		fp_flush(f);
+		if (n > sizeof(f->b)) {
+			XXH3_64bits_update(f->st, p, n);
+			return;
+		}
+	}
+	memcpy(f->b + f->n, p, n);
+	f->n += n;
+}
+
+static void fp_word(struct fpbuf *f, uint64_t v)
+{
+	fp_bytes(f, &v, sizeof(v));
 }
 
 /* Fingerprint of what a source's map was computed from (its first @n stacks, dictionary prefixes). */
 static uint64_t xc_fingerprint(const struct store_stack_node *stacks, const struct xc_src *e)
 {
 	const struct model_profile *d = e->dict;
-	struct fpbuf f = { XXH3_createState(), { 0 }, 0 };
+	struct fpbuf *f = xmalloc(sizeof(*f)); /* 16 KiB: not on a thread's stack */
 	uint64_t h;
 
-	PROF_ASSERT(f.st);
-	XXH3_64bits_reset(f.st);
-	XXH3_64bits_update(f.st, stacks, e->n * sizeof(*stacks));
+	f->st = XXH3_createState();
+	f->n = 0;
+	PROF_ASSERT(f->st);
+	XXH3_64bits_reset(f->st);
+	XXH3_64bits_update(f->st, stacks, e->n * sizeof(*stacks));
 	for (size_t i = 0; i < e->nlocs; i++) {
 		const struct model_location *l = &d->locations.v[i];
 
-		fp_word(&f, l->mapping);
-		fp_word(&f, l->address);
-		fp_word(&f, (uint64_t)l->line_off << 32 | l->nlines);
-		fp_word(&f, (uint64_t)l->frame_type << 1 | l->is_folded);
+		fp_word(f, l->mapping);
+		fp_word(f, l->address);
+		fp_word(f, (uint64_t)l->line_off << 32 | l->nlines);
+		fp_word(f, (uint64_t)l->frame_type << 1 | l->is_folded);
 	}
 	for (size_t i = 0; i < e->nlines; i++) {
-		fp_word(&f, d->lines.v[i].function);
-		fp_word(&f, (uint64_t)d->lines.v[i].line);
+		fp_word(f, d->lines.v[i].function);
+		fp_word(f, (uint64_t)d->lines.v[i].line);
 	}
 	for (size_t i = 0; i < e->nfuncs; i++) {
 		const struct model_function *fn = &d->functions.v[i];
 
-		fp_word(&f, (uint64_t)fn->name << 32 | fn->system_name);
-		fp_word(&f, fn->filename);
-		fp_word(&f, (uint64_t)fn->start_line);
+		fp_word(f, (uint64_t)fn->name << 32 | fn->system_name);
+		fp_word(f, fn->filename);
+		fp_word(f, (uint64_t)fn->start_line);
 	}
 	for (size_t i = 0; i < e->nmaps; i++)
-		fp_word(&f, (uint64_t)d->mappings.v[i].filename << 32 | d->mappings.v[i].build_id);
-	fp_flush(&f);
+		fp_word(f, (uint64_t)d->mappings.v[i].filename << 32 | d->mappings.v[i].build_id);
 	for (size_t i = 0; i < e->nstrs; i++) {
 		uint32_t len = d->strings.len[i];
 
-		XXH3_64bits_update(f.st, &len, sizeof(len));
-		XXH3_64bits_update(f.st, d->strings.s[i], len);
+		fp_bytes(f, &len, sizeof(len));
+		fp_bytes(f, d->strings.s[i], len);
 	}
-	h = XXH3_64bits_digest(f.st);
-	XXH3_freeState(f.st);
+	fp_flush(f);
+	h = XXH3_64bits_digest(f->st);
+	XXH3_freeState(f->st);
+	free(f);
 	return h;
 }
 
@@ -730,6 +830,14 @@ static void xc_reset(void)
 		free(xc.src.v[i].node);
 	xc.src.n = 0;
 	xc.mapped = 0;
+	qmap_release(&xc.lidx);
+	VEC_FREE(&xc.lrec);
+	VEC_FREE(&xc.lwords);
+	/* Sets built earlier may still read the names: the pin takes the bytes. */
+	xc.pin->chunks = xc.trie.names.chunk;
+	xc.trie.names.chunk = NULL;
+	pin_put(xc.pin);
+	xc.pin = pin_new();
 	query_stackset_release(&xc.trie);
 	query_stackset_init(&xc.trie);
 	xc.epoch++;
@@ -756,6 +864,266 @@ static bool xc_make_room(size_t need, const struct xc_src *keep)
 }
 
 /*
+ * The location cache. Each source (block, head) has its own dictionary,
+ * so the same code address or function comes with other ids in every
+ * block, and translating a block means naming each of its locations
+ * again: for a month of day blocks of one fleet, the same few hundred
+ * thousand locations thirty times. So the trie's translations are also
+ * kept by content: a location's key is what its frames are made of,
+ * with strings as trie name ids (the mapping's path and build ID; then
+ * either the address, for a location without lines, or per line its
+ * function name, file and line as srcloc_note takes them), and a source
+ * finds a location it has not seen through one hash of its key (checked
+ * word for word: a colliding key is translated directly) instead of
+ * formatting and interning its names. A record made through the
+ * symbolizer is used again only while that symbolizer's generation is
+ * the one it saw. Emptied with the trie.
+ */
+#define XC_LOCAL     0x80000000u /* xc_memo.loc: an offset in the xlator's own frames */
+#define XC_MAX_LOCS  ((size_t)16 << 20)
+#define XC_MAX_LINES 64 /* longer inline chains are not keyed */
+
+/* Per source, while it is translated: its dictionary ids -> trie name ids. */
+struct xc_memo {
+	uint32_t *map_path, *map_bid; /* [mappings]: path id + 1, build ID id */
+	uint32_t *fn_name,
+		*fn_file; /* [functions]: name id + 1 (UINT32_MAX: not keyable), file id */
+	uint32_t *loc;	  /* [locations]: frame record offset + 1 (| XC_LOCAL) */
+	VEC(uint32_t) key;
+};
+
+static void xc_memo_init(struct xc_memo *m, const struct model_profile *d)
+{
+	memset(m, 0, sizeof(*m));
+	m->map_path = xcalloc(d->mappings.n + 1, sizeof(uint32_t));
+	m->map_bid = xcalloc(d->mappings.n + 1, sizeof(uint32_t));
+	m->fn_name = xcalloc(d->functions.n + 1, sizeof(uint32_t));
+	m->fn_file = xcalloc(d->functions.n + 1, sizeof(uint32_t));
+	m->loc = xcalloc(d->locations.n + 1, sizeof(uint32_t));
+}
+
+static void xc_memo_release(struct xc_memo *m)
+{
+	free(m->map_path);
+	free(m->map_bid);
+	free(m->fn_name);
+	free(m->fn_file);
+	free(m->loc);
+	VEC_FREE(&m->key);
+}
+
+static uint32_t trie_name(const char *s, size_t n)
+{
+	return strtab_intern(&xc.trie.names, s, n);
+}
+
+/* The key of location @loc into m->key; false when it has none (translated directly). */
+static bool xc_location_key(struct xc_memo *m, const struct model_profile *d, uint32_t loc)
+{
+	const struct model_location *l = &d->locations.v[loc];
+	uint32_t path = 0, bid = 0;
+
+	m->key.n = 0;
+	if (l->nlines > XC_MAX_LINES)
+		return false;
+	if (l->mapping) {
+		if (!m->map_path[l->mapping]) {
+			const struct model_mapping *mp = &d->mappings.v[l->mapping];
+			const char *ps = model_str(d, mp->filename),
+				   *bs = model_str(d, mp->build_id);
+
+			m->map_path[l->mapping] = trie_name(ps, strlen(ps)) + 1;
+			m->map_bid[l->mapping] = trie_name(bs, strlen(bs));
+		}
+		path = m->map_path[l->mapping] - 1;
+		bid = m->map_bid[l->mapping];
+	}
+	VEC_RESERVE(&m->key, 5 + 4 * (size_t)l->nlines);
+	uint32_t *k = m->key.v;
+	size_t n = 0;
+	k[n++] = path;
+	k[n++] = bid;
+	k[n++] = l->nlines;
+	if (!l->nlines) {
+		k[n++] = (uint32_t)l->address;
+		k[n++] = (uint32_t)(l->address >> 32);
+	}
+	for (uint32_t j = 0; j < l->nlines; j++) {
+		const struct model_line *ln = &d->lines.v[l->line_off + j];
+		const struct model_function *f = &d->functions.v[ln->function];
+
+		if (!ln->function)
+			return false; /* named by the location's fallback: not keyed */
+		if (!m->fn_name[ln->function]) {
+			uint32_t sid = f->name ? f->name : f->system_name;
+			const char *file = model_str(d, f->filename);
+
+			if (!sid) {
+				m->fn_name[ln->function] = UINT32_MAX;
+			} else {
+				m->fn_name[ln->function] =
+					trie_name(model_str(d, sid), d->strings.len[sid]) + 1;
+				m->fn_file[ln->function] = trie_name(file, strlen(file));
+			}
+		}
+		if (m->fn_name[ln->function] == UINT32_MAX)
+			return false;
+		int64_t line = f->start_line > 0 ? f->start_line : ln->line;
+
+		k[n++] = m->fn_name[ln->function] - 1;
+		k[n++] = m->fn_file[ln->function];
+		k[n++] = (uint32_t)line;
+		k[n++] = (uint32_t)((uint64_t)line >> 32);
+	}
+	m->key.n = n;
+	return true;
+}
+
+/*
+ * Frame record ([n, name, flags, ...], see xlator) of location @loc of
+ * the source being translated by @x into the trie: from the location
+ * cache, else translated by @x (and kept when keyed). A cached record is
+ * followed by two words, *@last: the trie node it was last applied under
+ * (UINT32_MAX: none yet) and the node that gave, so a location met again
+ * under the same caller (the next block of the same program) costs no
+ * trie lookup; *@last is NULL for a record of @x's own. Sets x->used_sym
+ * when the record depends on the symbolizer. The pointers are valid until
+ * the next call. Called with xc.mu held.
+ */
+static const uint32_t *xc_location(struct xlator *x, struct xc_memo *m, uint32_t loc, uint64_t gen,
+				   uint32_t **last)
+{
+	uint32_t r = m->loc[loc];
+
+	*last = NULL;
+	if (r && (r & XC_LOCAL))
+		return &x->frames.v[(r & ~XC_LOCAL) - 1];
+	if (r) {
+		uint32_t *fr = &xc.lwords.v[r - 1];
+
+		*last = fr + 1 + 2 * fr[0];
+		return fr;
+	}
+	bool keyed = xc.lrec.n < XC_MAX_LOCS && xc_location_key(m, x->dict, loc);
+	uint64_t h = keyed ? XXH3_64bits(m->key.v, m->key.n * sizeof(uint32_t)) : 0;
+	uint32_t li = keyed ? qmap_get(&xc.lidx, h) : QMAP_NONE;
+
+	if (li != QMAP_NONE) {
+		const struct xc_loc *c = &xc.lrec.v[li];
+
+		if (c->klen != m->key.n ||
+		    memcmp(&xc.lwords.v[c->key], m->key.v, m->key.n * sizeof(uint32_t))) {
+			keyed = false; /* another key with the same hash */
+		} else if (!c->used_sym || (c->sym == x->sym && c->sym_gen == gen)) {
+			uint32_t *fr = &xc.lwords.v[c->frames];
+
+			x->used_sym |= c->used_sym;
+			xc.stats.loc_hits++;
+			m->loc[loc] = c->frames + 1;
+			*last = fr + 1 + 2 * fr[0];
+			return fr;
+		}
+	}
+	bool was = x->used_sym;
+	x->used_sym = false;
+	uint32_t off = xlator_location(x, loc);
+	bool used = x->used_sym;
+	x->used_sym |= was;
+	if (!keyed) {
+		PROF_ASSERT(off + 1 < XC_LOCAL);
+		m->loc[loc] = (off + 1) | XC_LOCAL;
+		return &x->frames.v[off];
+	}
+	uint32_t nf = x->frames.v[off];
+	PROF_ASSERT(xc.lwords.n + m->key.n + 2 * nf + 3 < XC_LOCAL);
+	struct xc_loc c = { (uint32_t)xc.lwords.n, (uint32_t)m->key.n, 0, used, x->sym, gen };
+
+	if (li == QMAP_NONE) {
+		VEC_RESERVE(&xc.lwords, m->key.n);
+		memcpy(xc.lwords.v + xc.lwords.n, m->key.v, m->key.n * sizeof(uint32_t));
+		xc.lwords.n += m->key.n;
+	} else {
+		c.key = xc.lrec.v[li].key; /* a stale record: the same key, new frames */
+	}
+	c.frames = (uint32_t)xc.lwords.n;
+	VEC_RESERVE(&xc.lwords, 3 + 2 * (size_t)nf);
+	memcpy(xc.lwords.v + xc.lwords.n, x->frames.v + off,
+	       (1 + 2 * (size_t)nf) * sizeof(uint32_t));
+	xc.lwords.n += 1 + 2 * (size_t)nf;
+	xc.lwords.v[xc.lwords.n++] = UINT32_MAX; /* *last: applied under no node yet */
+	xc.lwords.v[xc.lwords.n++] = 0;
+	x->frames.n = off; /* the copy is the record now (m->loc answers @loc from here on) */
+	if (li == QMAP_NONE) {
+		VEC_PUSH(&xc.lrec, c);
+		qmap_put(&xc.lidx, h, (uint32_t)xc.lrec.n - 1);
+	} else {
+		xc.lrec.v[li] = c;
+	}
+	m->loc[loc] = c.frames + 1;
+	*last = &xc.lwords.v[c.frames + 1 + 2 * nf];
+	return &xc.lwords.v[c.frames];
+}
+
+/*
+ * Before a source's stacks are translated: find its locations in the
+ * location cache in batches, so that the memory reads of one batch
+ * (hash slot, record, key words) overlap instead of waiting one by one;
+ * m->loc gets the records found (the rest xc_location translates).
+ * Called with xc.mu held.
+ */
+static void xc_prefill(struct xlator *x, struct xc_memo *m, uint64_t gen)
+{
+	enum { BATCH = 64 };
+	const struct model_profile *d = x->dict;
+	VEC(uint32_t) keys = { 0 };
+	uint64_t h[BATCH];
+	uint32_t koff[BATCH], klen[BATCH], li[BATCH];
+
+	for (size_t base = 0; base < d->locations.n; base += BATCH) {
+		size_t n = PROF_MIN((size_t)BATCH, d->locations.n - base);
+
+		keys.n = 0;
+		for (size_t i = 0; i < n; i++) {
+			li[i] = QMAP_NONE;
+			klen[i] = 0;
+			if (m->loc[base + i] || !xc_location_key(m, d, (uint32_t)(base + i)))
+				continue;
+			koff[i] = (uint32_t)keys.n;
+			klen[i] = (uint32_t)m->key.n;
+			VEC_RESERVE(&keys, m->key.n);
+			memcpy(keys.v + keys.n, m->key.v, m->key.n * sizeof(uint32_t));
+			keys.n += m->key.n;
+			h[i] = XXH3_64bits(m->key.v, m->key.n * sizeof(uint32_t));
+			__builtin_prefetch(&xc.lidx.slots[qmap_hash(h[i]) & (xc.lidx.nslots - 1)]);
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (klen[i])
+				li[i] = qmap_get(&xc.lidx, h[i]);
+			if (li[i] != QMAP_NONE)
+				__builtin_prefetch(&xc.lrec.v[li[i]]);
+		}
+		for (size_t i = 0; i < n; i++)
+			if (li[i] != QMAP_NONE)
+				__builtin_prefetch(&xc.lwords.v[xc.lrec.v[li[i]].key]);
+		for (size_t i = 0; i < n; i++) {
+			if (li[i] == QMAP_NONE)
+				continue;
+			const struct xc_loc *c = &xc.lrec.v[li[i]];
+
+			if (c->klen != klen[i] ||
+			    memcmp(&xc.lwords.v[c->key], keys.v + koff[i],
+				   klen[i] * sizeof(uint32_t)) ||
+			    (c->used_sym && (c->sym != x->sym || c->sym_gen != gen)))
+				continue; /* xc_location sorts it out */
+			x->used_sym |= c->used_sym;
+			xc.stats.loc_hits++;
+			m->loc[base + i] = c->frames + 1;
+		}
+	}
+	VEC_FREE(&keys);
+}
+
+/*
  * The map of @src, valid and covering all its stacks, translating what is
  * missing; NULL when it cannot be cached (too big). May empty the trie
  * (xc.epoch moves). Called with xc.mu held.
@@ -767,9 +1135,11 @@ static struct xc_src *xc_source(const struct store_source *src, struct symbolize
 	struct xc_src *e = NULL;
 	struct query_stackset_params np = { 0 };
 	struct xlator x;
+	struct xc_memo memo;
 
 	if (!xc.ready) {
 		query_stackset_init(&xc.trie);
+		xc.pin = pin_new();
 		xc.ready = true;
 	}
 	if (src->nstacks > XC_MAX_MAPPED || src->nstacks > XC_MAX_NODES)
@@ -838,15 +1208,43 @@ static struct xc_src *xc_source(const struct store_source *src, struct symbolize
 	e->node[0] = 0;
 	np.sym = sym;
 	xlator_init(&x, &xc.trie, d, &np);
+	x.once = true;
+	xc_memo_init(&memo, d);
+	if (from == 1 && xc.lrec.n)
+		xc_prefill(&x, &memo, gen);
 	qmap_reserve(&xc.trie.child_idx, xc.trie.nodes.n + add);
 	for (size_t s = from; s < src->nstacks; s++) {
-		uint32_t p = src->stacks[s].parent;
-		bool match = false;
+		uint32_t p = src->stacks[s].parent, at = e->node[p];
 
-		PROF_ASSERT(p < s);
-		e->node[s] = xlator_apply(&x, e->node[p], src->stacks[s].loc, &match);
+		if (s + 8 < src->nstacks) { /* the record a few nodes on: its read overlaps */
+			uint32_t ahead = src->stacks[s + 8].loc < d->locations.n
+						 ? memo.loc[src->stacks[s + 8].loc]
+						 : 0;
+
+			if (ahead && !(ahead & XC_LOCAL))
+				__builtin_prefetch(&xc.lwords.v[ahead - 1]);
+		}
+
+		PROF_ASSERT(p < s && src->stacks[s].loc < d->locations.n);
+		uint32_t *last;
+		const uint32_t *fr = xc_location(&x, &memo, src->stacks[s].loc, gen, &last);
+
+		if (last && last[0] == at) {
+			e->node[s] = last[1];
+			continue;
+		}
+		uint32_t under = at;
+		/* No frame filter here: every frame is a trie level (xlator_apply's loop). */
+		for (uint32_t f = 0; f < fr[0]; f++)
+			at = query_stackset_child(&xc.trie, at, fr[1 + 2 * f]);
+		if (last) {
+			last[0] = under;
+			last[1] = at;
+		}
+		e->node[s] = at;
 	}
 	e->uses_sym |= x.used_sym;
+	xc_memo_release(&memo);
 	xlator_release(&x);
 	xc.mapped += src->nstacks - e->n;
 	e->n = src->nstacks;
@@ -868,6 +1266,7 @@ void query_stackset_cache_stats(struct query_ss_cache_stats *st)
 	*st = xc.stats;
 	st->nodes = xc.ready ? xc.trie.nodes.n : 0;
 	st->mapped = xc.mapped;
+	st->locs = xc.lrec.n;
 	pthread_mutex_unlock(&xc.mu);
 }
 
@@ -899,40 +1298,126 @@ static uint32_t copy_name(struct query_stackset *to, const struct query_stackset
 	memo[name] = id + 1;
 
 	const struct query_ss_raw *r = query_stackset_raw(from, name);
-	if (r && qmap_get(&to->raw_idx, id) == QMAP_NONE) {
+	if (r && !of_get(to->raw_of, to->nraw_of, id)) {
 		struct query_ss_raw nr = { r->address, 0, 0 };
 
 		if (r->mapping)
 			nr.mapping = copy_name(to, from, memo, r->mapping);
 		nr.fn_name = copy_name(to, from, memo, r->fn_name);
-		qmap_put(&to->raw_idx, id, (uint32_t)to->raw.n);
 		VEC_PUSH(&to->raw, nr);
+		of_put(&to->raw_of, &to->nraw_of, id, (uint32_t)to->raw.n);
 		to->unsymbolized++;
 	}
 	const struct query_ss_srcloc *sl = query_stackset_srcloc(from, name);
-	if (sl && qmap_get(&to->src_idx, id) == QMAP_NONE) {
+	if (sl && !of_get(to->src_of, to->nsrc_of, id)) {
 		struct query_ss_srcloc n = *sl;
 
 		n.file = sl->file ? copy_name(to, from, memo, sl->file) : 0;
 		n.build_id = sl->build_id ? copy_name(to, from, memo, sl->build_id) : 0;
 		n.mapping = sl->mapping ? copy_name(to, from, memo, sl->mapping) : 0;
-		qmap_put(&to->src_idx, id, (uint32_t)to->srcs.n);
 		VEC_PUSH(&to->srcs, n);
+		of_put(&to->src_of, &to->nsrc_of, id, (uint32_t)to->srcs.n);
 	}
 	return id;
 }
 
 /*
+ * Give @ss (an empty set) the trie's names with the same ids, without
+ * interning them again: its own copies of the id -> string and length
+ * arrays and of the hash index, pointing into the trie's string chunks,
+ * which the pin keeps alive; names @ss interns later go to chunks of its
+ * own (struct strtab: chunk is NULL here, so its release frees only
+ * those). Called with xc.mu held.
+ */
+static void *memdup_n(const void *p, size_t n)
+{
+	void *q = xmalloc(n ? n : 1);
+
+	if (n)
+		memcpy(q, p, n);
+	return q;
+}
+
+static void xc_share_names(struct query_stackset *ss)
+{
+	const struct strtab *t = &xc.trie.names;
+	struct strtab *n = &ss->names;
+
+	strtab_release(n);
+	n->n = n->cap = t->n;
+	n->s = memdup_n(t->s, t->n * sizeof(*t->s));
+	n->len = memdup_n(t->len, t->n * sizeof(*t->len));
+	n->nslots = t->nslots;
+	n->slots = memdup_n(t->slots, t->nslots * sizeof(*t->slots));
+	ss->pin = pin_get(xc.pin);
+}
+
+/*
+ * The raw-frame and source-location records of the names @ss's nodes
+ * use, copied from the trie (ids are shared), with the names those
+ * records name in turn (what copy_name does name by name); each raw
+ * record counts as an unsymbolized frame. Called with xc.mu held.
+ */
+static void xc_copy_records(struct query_stackset *ss)
+{
+	const struct query_stackset *t = &xc.trie;
+	uint8_t *seen = xcalloc(t->names.n + 1, 1);
+	VEC(uint32_t) work = { 0 };
+
+	if (!t->raw.n && !t->srcs.n)
+		goto out;
+	for (size_t i = 1; i < ss->nodes.n; i++) {
+		uint32_t nm = ss->nodes.v[i].name;
+
+		if (!seen[nm]) {
+			seen[nm] = 1;
+			VEC_PUSH(&work, nm);
+		}
+	}
+	while (work.n) {
+		uint32_t nm = work.v[--work.n], next[5];
+		size_t nnext = 0;
+		const struct query_ss_raw *r = query_stackset_raw(t, nm);
+		const struct query_ss_srcloc *sl = query_stackset_srcloc(t, nm);
+
+		if (r) {
+			VEC_PUSH(&ss->raw, *r);
+			of_put(&ss->raw_of, &ss->nraw_of, nm, (uint32_t)ss->raw.n);
+			ss->unsymbolized++;
+			next[nnext++] = r->mapping;
+			next[nnext++] = r->fn_name;
+		}
+		if (sl) {
+			VEC_PUSH(&ss->srcs, *sl);
+			of_put(&ss->src_of, &ss->nsrc_of, nm, (uint32_t)ss->srcs.n);
+			next[nnext++] = sl->file;
+			next[nnext++] = sl->build_id;
+			next[nnext++] = sl->mapping;
+		}
+		for (size_t k = 0; k < nnext; k++) {
+			if (next[k] && !seen[next[k]]) {
+				seen[next[k]] = 1;
+				VEC_PUSH(&work, next[k]);
+			}
+		}
+	}
+out:
+	VEC_FREE(&work);
+	free(seen);
+}
+
+/*
  * Copy the touched trie nodes @acc[@n] and their ancestors into @ss (an
  * empty set) in trie id order, with their entries (side s in bucket s),
- * and apply the stack filter @f. Called with xc.mu held.
+ * and apply the stack filter @f. Names are shared with the trie
+ * (xc_share_names), so a node keeps its trie name id. Called with xc.mu
+ * held.
  */
 static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct query_filter *f,
 		      struct query_stackset *ss)
 {
 	const struct query_stackset *t = &xc.trie;
 	uint32_t *newid = xcalloc(t->nodes.n + 1, sizeof(uint32_t));
-	uint32_t *memo = xcalloc(t->names.n + 1, sizeof(uint32_t));
 	uint8_t *mark = xcalloc(t->nodes.n + 1, 1); /* small: stays in cache */
 	uint32_t hi = 0;
 	size_t count = 1;
@@ -948,6 +1433,7 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 			count++;
 		}
 	}
+	xc_share_names(ss);
 	VEC_RESERVE(&ss->nodes, count);
 	for (size_t i = 1; i <= hi; i++) {
 		if (!mark[i])
@@ -956,13 +1442,14 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 		struct query_ss_node nd;
 
 		nd.parent = tn->parent ? newid[tn->parent] : 0;
-		nd.name = copy_name(ss, t, memo, tn->name);
+		nd.name = tn->name;
 		nd.depth = ss->nodes.v[nd.parent].depth + 1;
 		newid[i] = (uint32_t)ss->nodes.n;
 		ss->nodes.v[ss->nodes.n++] = nd;
 	}
 	ss->child_idx_stale = true;
 	free(mark);
+	xc_copy_records(ss);
 
 	/* The stack filter: a node matches when a frame on its path does (parents first). */
 	uint8_t *match = NULL;
@@ -986,7 +1473,6 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 	if (ss->max_entries && want > ss->max_entries) {
 		free(match);
 		free(newid);
-		free(memo);
 		return -PROF_ETOOBIG;
 	}
 	VEC_RESERVE(&ss->entries, want);
@@ -1020,7 +1506,6 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 	ss->entry_nslots = 0;
 	free(match);
 	free(newid);
-	free(memo);
 	return 0;
 }
 
@@ -1052,7 +1537,8 @@ struct collector {
 	bool cached, epoch_set, xc_lost;
 	uint32_t side; /* 0, or 1 for side B of a pair */
 	uint64_t epoch;
-	struct qmap qidx; /* trie node -> index in qacc */
+	uint32_t *qslot; /* [nqslot]: trie node -> index in qacc + 1, 0 = none yet */
+	size_t nqslot;
 	VEC(struct qacc) qacc;
 };
 
@@ -1411,19 +1897,26 @@ static int source_end_cached(struct collector *c, const struct store_source *src
 	}
 	c->epoch = xc.epoch;
 	c->epoch_set = true;
+	if (c->nqslot < xc.trie.nodes.n) {
+		size_t want = xc.trie.nodes.n + xc.trie.nodes.n / 4 + 1;
+
+		c->qslot = xreallocarray(c->qslot, want, sizeof(uint32_t));
+		memset(c->qslot + c->nqslot, 0, (want - c->nqslot) * sizeof(uint32_t));
+		c->nqslot = want;
+	}
 	for (size_t i = 0; i < c->totals.n; i++) {
 		const struct store_stack_total *t = &c->totals.v[i];
 
 		PROF_ASSERT(t->stack < e->n);
 		uint32_t node = e->node[t->stack];
-		uint32_t k = qmap_get(&c->qidx, node);
-		if (k == QMAP_NONE) {
+		uint32_t k = c->qslot[node];
+		if (!k) {
 			struct qacc a = { node, { 0, 0 }, { 0, 0 } };
 
-			k = (uint32_t)c->qacc.n;
 			VEC_PUSH(&c->qacc, a);
-			qmap_put(&c->qidx, node, k);
+			k = c->qslot[node] = (uint32_t)c->qacc.n;
 		}
+		k--;
 		c->qacc.v[k].value[c->side] = prof_add_sat(c->qacc.v[k].value[c->side], t->total);
 		c->qacc.v[k].count[c->side] += t->rows;
 	}
@@ -1561,7 +2054,7 @@ static void collector_release(struct collector *c)
 	VEC_FREE(&c->snaps.v);
 	strtab_release(&c->series_keys);
 	buf_release(&c->key);
-	qmap_release(&c->qidx);
+	free(c->qslot);
 	VEC_FREE(&c->qacc);
 }
 

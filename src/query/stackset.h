@@ -50,7 +50,11 @@
  * out of the names path.
  *
  * Ownership: a stack set owns everything in it; it does not point into the
- * store. Not thread-safe; independent sets may be built in parallel.
+ * store. A set collected through the translation cache shares the bytes
+ * of its names with the cache (its own id arrays and hash index point
+ * into the cache's string chunks, which a reference keeps alive until
+ * query_stackset_release); names it interns later are its own.
+ * Not thread-safe; independent sets may be built in parallel.
  * Nothing here recurses (30000-deep stacks work on a small thread stack).
  */
 #ifndef PROF_QUERY_STACKSET_H
@@ -73,6 +77,8 @@
 #define QUERY_SS_MAX_SAMPLES  ((size_t)10 << 20)
 #define QUERY_SS_MAX_BUCKETS  11000
 #define QUERY_SS_MAX_GROUP_BY 8
+
+struct query_ss_pin;
 
 struct query_ss_node {
 	uint32_t parent; /* node id, < this id; the root's is 0 */
@@ -155,13 +161,16 @@ struct query_stackset {
 	/* private */
 	struct qmap child_idx; /* (parent << 32 | name) -> node */
 	bool child_idx_stale;  /* nodes were set without it: rebuilt on first use */
-	struct qmap raw_idx;   /* name id -> index in raw */
+	uint32_t *raw_of;      /* [nraw_of]: name id -> index in raw + 1, 0 = none */
+	size_t nraw_of;
 	VEC(struct query_ss_raw) raw;
-	struct qmap src_idx; /* name id -> index in srcs */
+	uint32_t *src_of; /* [nsrc_of]: name id -> index in srcs + 1, 0 = none */
+	size_t nsrc_of;
 	VEC(struct query_ss_srcloc) srcs;
-	uint32_t *entry_slots; /* entry index + 1, 0 = empty */
-	size_t entry_nslots;   /* power of two */
-	size_t max_entries;    /* 0 = no cap */
+	uint32_t *entry_slots;	  /* entry index + 1, 0 = empty */
+	size_t entry_nslots;	  /* power of two */
+	size_t max_entries;	  /* 0 = no cap */
+	struct query_ss_pin *pin; /* names borrowed from the translation cache (stackset.c) */
 };
 
 /** struct query_stackset_params - what query_stackset_collect aggregates. */
@@ -302,10 +311,13 @@ int query_stackset_collect_pair(struct store *st, const struct query_stackset_pa
  * process-wide store-stack -> names-trie translation kept across queries,
  * see stackset.c): @hits sources whose translation was reused, @misses
  * sources translated (again), @nodes names-trie nodes held, @mapped store
- * stack ids held, @resets times the cache was emptied for its caps.
+ * stack ids held, @resets times the cache was emptied for its caps,
+ * @loc_hits locations of a source being translated that another source
+ * (or an earlier pass) had translated with the same content, @locs such
+ * translated locations held (the location cache).
  */
 struct query_ss_cache_stats {
-	uint64_t hits, misses, nodes, mapped, resets;
+	uint64_t hits, misses, nodes, mapped, resets, loc_hits, locs;
 };
 void query_stackset_cache_stats(struct query_ss_cache_stats *st);
 

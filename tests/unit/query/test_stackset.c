@@ -801,6 +801,96 @@ static void test_translation_cache(void **state)
 	}
 }
 
+/* A head of two processes' worth of frames: @lib's unsymbolized addresses under main(). */
+static struct store_head *lib_head(const char *lib)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct model_mapping mp = { 0 };
+
+	qh_init(&p, "raw", false);
+	mp.memory_limit = UINT64_MAX;
+	mp.filename = model_intern(&p, lib);
+	uint32_t ml = model_mapping_add(&p, &mp);
+	uint32_t a1 = model_location_add(&p, ml, 0x10, NULL, 0);
+	uint32_t a2 = model_location_add(&p, ml, 0x20, NULL, 0);
+	uint32_t bare = model_location_add(&p, 0, 0x99, NULL, 0);
+	uint32_t m = qh_fn_loc(&p, "main", 4);
+	uint32_t s1[3] = { m, a1, a2 }, s2[2] = { m, bare };
+	qh_add_locs(&p, s1, 3, 5, T0, NULL, 0);
+	qh_add_locs(&p, s2, 2, 1, T0, NULL, 0);
+	qh_head_add(h, &p);
+	return h;
+}
+
+static uint32_t name_id(const struct query_stackset *ss, const char *s)
+{
+	return strtab_find(&ss->names, s, strlen(s));
+}
+
+/*
+ * The location cache (sources with the same locations translate them
+ * once, a different mapping is not confused with it) and sets that share
+ * the cache's names outliving it (run under ASan by `make test`).
+ */
+static void test_translation_cache_locations_and_shared_names(void **state)
+{
+	struct store_head *h1 = lib_head("/nonexistent/libfoo.so.1");
+	struct store_head *h2 = lib_head("/nonexistent/libfoo.so.1");
+	struct store_head *h3 = lib_head("/nonexistent/libbar.so");
+	struct query_stackset ss, ss2;
+	struct query_ss_cache_stats c0, c1;
+	struct query_table t;
+	struct query_table_opts o = { 0 };
+	struct prof_err err;
+
+	(void)state;
+	query_stackset_cache_clear();
+	collect_ok(h1, NULL, &ss);
+	query_stackset_cache_stats(&c0);
+	assert_int_equal(c0.locs, 4);
+	collect_ok(h2, NULL, &ss2);
+	query_stackset_cache_stats(&c1);
+	/* h2's four locations (main, two addresses, a bare address) come from h1's. */
+	assert_int_equal(c1.loc_hits - c0.loc_hits, 4);
+	assert_int_equal(c1.locs, 4);
+	assert_int_equal(c1.misses, c0.misses + 1);
+	assert_true(stack_value(&ss2, "main;libfoo.so.1+0x10;libfoo.so.1+0x20") == 5 &&
+		    stack_value(&ss2, "main;0x99") == 1);
+	assert_int_equal(ss2.unsymbolized, 3);
+	query_stackset_release(&ss2);
+
+	/* Same addresses in another file: other names, other raw records. */
+	collect_ok(h3, NULL, &ss2);
+	assert_true(stack_value(&ss2, "main;libbar.so+0x10;libbar.so+0x20") == 5);
+	assert_int_equal(query_stackset_fn_name(&ss2, name_id(&ss2, "libbar.so+0x20")),
+			 name_id(&ss2, "[libbar.so]"));
+	assert_int_equal(ss2.unsymbolized, 3);
+	query_stackset_release(&ss2);
+
+	/* @ss borrowed h1's names from the cache: emptying the cache leaves them readable. */
+	query_stackset_cache_clear();
+	collect_ok(h3, NULL, &ss2); /* refills the cache: new trie, new string chunks */
+	assert_true(stack_value(&ss, "main;libfoo.so.1+0x10;libfoo.so.1+0x20") == 5);
+	assert_int_equal(query_stackset_fn_name(&ss, name_id(&ss, "libfoo.so.1+0x10")),
+			 name_id(&ss, "[libfoo.so.1]"));
+	uint32_t fresh = query_stackset_name(&ss, "fresh", 5);
+	assert_int_equal(name_id(&ss, "fresh"), fresh);
+	assert_string_equal(ss.names.s[name_id(&ss, "main")], "main");
+	prof_err_init(&err);
+	assert_int_equal(query_table_build(&ss, &o, &t, &err), 0);
+	assert_int_equal(t.total, 6);
+	const struct query_table_row *r = row_of(&t, &ss, "[libfoo.so.1]");
+	assert_non_null(r);
+	assert_int_equal(r->total, 5);
+	query_table_release(&t);
+	query_stackset_release(&ss);
+	query_stackset_release(&ss2);
+	store_head_free(h1);
+	store_head_free(h2);
+	store_head_free(h3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -814,6 +904,7 @@ int main(void)
 		cmocka_unit_test(test_stackset_from_profile_groups_by_sample_labels),
 		cmocka_unit_test(test_views_30000_deep_on_a_small_stack),
 		cmocka_unit_test(test_translation_cache),
+		cmocka_unit_test(test_translation_cache_locations_and_shared_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
