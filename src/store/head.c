@@ -683,6 +683,9 @@ int store_head_check(const struct model_profile *p, struct prof_err *err)
 
 	CHECK(ns >= 1 && p->mappings.n >= 1 && p->functions.n >= 1 && p->locations.n >= 1,
 	      "profile: dictionary tables lack their zero entry");
+	CHECK(p->time_ns >= 0 && p->time_ns <= STORE_HEAD_MAX_TIME_NS,
+	      "profile: time %" PRId64 " ns out of range (0 .. %" PRId64 " unix ns)", p->time_ns,
+	      (int64_t)STORE_HEAD_MAX_TIME_NS);
 	for (size_t i = 0; i < p->sample_types.n; i++)
 		CHECK(p->sample_types.v[i].type < ns && p->sample_types.v[i].unit < ns,
 		      "sample type %zu: string index out of range", i);
@@ -728,6 +731,10 @@ int store_head_check(const struct model_profile *p, struct prof_err *err)
 		      "sample %zu: attributes out of bounds", i);
 		CHECK(s->link == 0 || s->link < p->links.n, "sample %zu: link %u out of range", i,
 		      s->link);
+		CHECK(s->timestamp_ns >= 0 && s->timestamp_ns <= STORE_HEAD_MAX_TIME_NS,
+		      "sample %zu: timestamp %" PRId64 " ns out of range (0 .. %" PRId64
+		      " unix ns)",
+		      i, s->timestamp_ns, (int64_t)STORE_HEAD_MAX_TIME_NS);
 	}
 	for (size_t i = 0; i < p->labels.n; i++)
 		CHECK(p->labels.v[i].key < ns && p->labels.v[i].str < ns,

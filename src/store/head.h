@@ -129,9 +129,16 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
 /**
  * store_head_check() - the bounds checks store_head_add does first, alone,
  * so a caller can refuse bad input before logging it. 0 or -PROF_ECORRUPT
- * with @err naming the entry. Needs no lock.
+ * with @err naming the entry. Sample and profile times must lie in
+ * 0..STORE_HEAD_MAX_TIME_NS (an OTLP fixed64 time of 2^63 or more would
+ * turn negative, and a time past the maximum no query range can reach).
+ * Needs no lock.
  */
 int store_head_check(const struct model_profile *p, struct prof_err *err);
+
+/* The latest sample time stored, in unix ns: the end of the last millisecond a
+ * query's `to` can name (INT64_MAX / 10^6 - 1 ms). */
+#define STORE_HEAD_MAX_TIME_NS ((INT64_MAX / 1000000 - 1) * 1000000 + 999999)
 
 void store_head_rdlock(struct store_head *h);
 void store_head_rdunlock(struct store_head *h);

@@ -224,12 +224,51 @@ static void test_head_rejects_stack_entry_out_of_range(void **state)
 	store_head_free(h);
 }
 
+/* Times outside 0 .. STORE_HEAD_MAX_TIME_NS are refused (an OTLP fixed64 of
+ * 2^63 arrives as INT64_MIN), the bounds themselves accepted. */
+static void test_head_rejects_time_out_of_range(void **state)
+{
+	static const struct {
+		int64_t ts, time;
+		bool ok;
+		const char *what;
+	} cases[] = {
+		{ INT64_MIN, 0, false, "sample 0: timestamp" },
+		{ -1, 0, false, "sample 0: timestamp" },
+		{ STORE_HEAD_MAX_TIME_NS + 1, 0, false, "sample 0: timestamp" },
+		{ T0, -5, false, "profile: time" },
+		{ T0, INT64_MAX, false, "profile: time" },
+		{ 0, 0, true, NULL },
+		{ STORE_HEAD_MAX_TIME_NS, 0, true, NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model_profile p;
+		struct prof_err err;
+
+		profile_init(&p);
+		add_stack(&p, base3, 3, 1, false);
+		p.samples.v[0].timestamp_ns = cases[i].ts;
+		p.time_ns = cases[i].time;
+		prof_err_init(&err);
+		if (cases[i].ok) {
+			assert_int_equal(store_head_check(&p, &err), 0);
+		} else {
+			assert_int_equal(store_head_check(&p, &err), -PROF_ECORRUPT);
+			assert_non_null(strstr(err.msg, cases[i].what));
+		}
+		model_profile_release(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_head_same_stack_later_profile_reuses_ids),
 		cmocka_unit_test(test_head_any_location_field_splits_stacks),
 		cmocka_unit_test(test_head_rejects_stack_entry_out_of_range),
+		cmocka_unit_test(test_head_rejects_time_out_of_range),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
