@@ -3,6 +3,13 @@
  * wal.c - write-ahead log with checksummed records, torn-tail repair and
  * group commit; the format and its rationale are in wal.h and
  * docs/storage-format.md.
+ *
+ * Group commit wakes each waiter once: a waiter whose record the sync in
+ * progress covers sleeps on that sync's condition variable, one that wrote
+ * after the sync began sleeps on the next generation's, and the finishing
+ * syncer wakes all of its own generation but only one of the next (which
+ * then runs the next sync). With one condition variable every finished
+ * sync woke every waiter, and those it did not cover went back to sleep.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -25,7 +32,10 @@ _Static_assert(STORE_WAL_REC_HDR == 4 + 4 + 1 + 1 + 2 + 8, "WAL record header la
 
 struct store_wal {
 	pthread_mutex_t mu;
-	pthread_cond_t synced_cond;
+	pthread_cond_t done[2]; /* done[g & 1]: waiters for the end of sync g */
+	unsigned nwait[2];	/* threads waiting on done[0], done[1] */
+	uint64_t gen;		/* syncs finished; the one running is number gen */
+	uint64_t sync_target;	/* position the running sync makes durable */
 	int fd;
 	char *dir;
 	char *path;	    /* current segment */
@@ -61,6 +71,7 @@ static uint64_t get_le64(const unsigned char *p)
 	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
+/* zlib's crc32() of @n bytes at @p continuing from @crc (0 to start). */
 static uint32_t crc32_of(uint32_t crc, const void *p, size_t n)
 {
 	const unsigned char *b = p;
@@ -631,7 +642,8 @@ int store_wal_open_at(const char *dir, uint64_t covered, store_wal_replay_fn fn,
 				    strerror(errno));
 	w = xcalloc(1, sizeof(*w));
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->synced_cond, NULL);
+	pthread_cond_init(&w->done[0], NULL);
+	pthread_cond_init(&w->done[1], NULL);
 	w->fd = -1;
 	w->ro = read_only;
 	w->dir = xstrdup(dir);
@@ -734,6 +746,17 @@ int store_wal_open(const char *dir, store_wal_replay_fn fn, void *arg, struct st
 	return store_wal_open_at(dir, 0, fn, arg, false, out, err);
 }
 
+/*
+ * Sleep (w->mu held) until the end of sync number @g: the running one
+ * (@g == w->gen) or the next. Callers recheck their condition on return.
+ */
+static void wait_for_sync(struct store_wal *w, uint64_t g)
+{
+	w->nwait[g & 1]++;
+	pthread_cond_wait(&w->done[g & 1], &w->mu);
+	w->nwait[g & 1]--;
+}
+
 int store_wal_rotate_if_over(struct store_wal *w, uint64_t max_bytes, struct prof_err *err)
 {
 	uint64_t sealed;
@@ -751,7 +774,7 @@ int store_wal_rotate(struct store_wal *w, uint64_t *sealed, struct prof_err *err
 
 	pthread_mutex_lock(&w->mu);
 	while (w->syncing)
-		pthread_cond_wait(&w->synced_cond, &w->mu);
+		wait_for_sync(w, w->gen);
 	if (w->failed) {
 		rc = w->failed;
 		pthread_mutex_unlock(&w->mu);
@@ -766,6 +789,9 @@ int store_wal_rotate(struct store_wal *w, uint64_t *sealed, struct prof_err *err
 	w->synced = w->end;
 	uint64_t old = w->seq;
 	rc = start_segment(w, old + 1, err);
+	/* Waiters of the next sync are covered now and only one was woken. */
+	pthread_cond_broadcast(&w->done[0]);
+	pthread_cond_broadcast(&w->done[1]);
 	pthread_mutex_unlock(&w->mu);
 	if (rc)
 		return rc;
@@ -986,29 +1012,38 @@ int store_wal_append(struct store_wal *w, enum store_wal_type type, int64_t time
 	w->st.bytes += sizeof(hdr) + len;
 	my_end = w->end;
 
-	/* Group commit: one fdatasync covers every record written before it began. */
+	/* Group commit: one fdatasync covers every record written before it
+	 * began; a record written during a sync waits for the next one. */
 	while (w->synced < my_end && !w->failed) {
 		if (w->syncing) {
-			pthread_cond_wait(&w->synced_cond, &w->mu);
+			wait_for_sync(w, my_end <= w->sync_target ? w->gen : w->gen + 1);
 			continue;
 		}
-		uint64_t target = w->end;
+		uint64_t g = w->gen;
 
 		w->syncing = true;
+		w->sync_target = w->end;
 		pthread_mutex_unlock(&w->mu);
 		int64_t t0 = prof_now_ns();
 		int src = fdatasync(w->fd) ? -errno : 0;
 		int64_t dt = prof_now_ns() - t0;
 		pthread_mutex_lock(&w->mu);
 		w->syncing = false;
+		w->gen = g + 1;
 		w->st.syncs++;
 		w->st.sync_ns += dt > 0 ? (uint64_t)dt : 0;
 		w->st.sync_ns_max = PROF_MAX(w->st.sync_ns_max, dt > 0 ? (uint64_t)dt : 0);
 		if (src)
 			w->failed = src;
 		else
-			w->synced = PROF_MAX(w->synced, target);
-		pthread_cond_broadcast(&w->synced_cond);
+			w->synced = PROF_MAX(w->synced, w->sync_target);
+		pthread_cond_broadcast(&w->done[g & 1]);
+		/* One waiter of the next generation runs its sync; after a
+		 * failure all of them return the error. */
+		if (src)
+			pthread_cond_broadcast(&w->done[(g + 1) & 1]);
+		else if (w->nwait[(g + 1) & 1])
+			pthread_cond_signal(&w->done[(g + 1) & 1]);
 	}
 	rc = w->synced >= my_end ? 0 : w->failed;
 	pthread_mutex_unlock(&w->mu);
@@ -1033,7 +1068,8 @@ void store_wal_close(struct store_wal *w)
 			log_error("wal: fdatasync at close: %s", strerror(errno));
 		close(w->fd);
 	}
-	pthread_cond_destroy(&w->synced_cond);
+	pthread_cond_destroy(&w->done[0]);
+	pthread_cond_destroy(&w->done[1]);
 	pthread_mutex_destroy(&w->mu);
 	free(w->path);
 	free(w->dir);

@@ -8,7 +8,9 @@
  * .corrupt-<offset> file (a damaged last record is saved and truncated);
  * rotation, checkpoint and covered segments; read-only replay; a foreign file is refused untouched; a record
  * the replay callback refuses is skipped, not fatal; concurrent appenders
- * all get durable, distinct records (group commit).
+ * all get durable, distinct records (group commit); record CRCs are
+ * zlib's crc32() at every length (the accelerated path included), and a
+ * segment written byte by byte with zlib's CRCs replays.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -19,6 +21,7 @@
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -515,6 +518,128 @@ static void test_wal_concurrent_appends_share_syncs(void **state)
 	free(dir);
 }
 
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Lengths around the 16- and 64-byte steps of the folding CRC, and large. */
+static size_t crc_len(int i)
+{
+	static const size_t big[] = { 4096 + 7, 65536 + 13, 1000003 };
+
+	return i < 200 ? (size_t)i + 1 : big[i - 200];
+}
+#define NCRC (200 + 3)
+
+/* Non-zero bytes (the collector keeps payloads as strings). */
+static void fill(char *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (char)(1 + (seed >> 16) % 255);
+	}
+}
+
+static void test_wal_record_crc_is_zlib_crc32_at_every_length(void **state)
+{
+	char *dir = make_dir(), *path = seg_path(dir);
+	struct seen s = { .refuse_from = -1 };
+	struct store_wal *w;
+	struct prof_err err;
+	struct buf b;
+	char *p = xmalloc(crc_len(NCRC - 1));
+
+	(void)state;
+	w = open_ok(dir, &s);
+	for (int i = 0; i < NCRC; i++) {
+		fill(p, crc_len(i), (uint32_t)i);
+		prof_err_init(&err);
+		assert_int_equal(store_wal_append(w, STORE_WAL_OTLP, i, p, crc_len(i), &err), 0);
+	}
+	store_wal_close(w);
+	buf_init(&b, (size_t)1 << 24);
+	assert_int_equal(buf_read_file(&b, path), 0);
+	const unsigned char *u = (const unsigned char *)b.p;
+	size_t off = STORE_WAL_FILE_HDR;
+	for (int i = 0; i < NCRC; i++) {
+		uint32_t len = get32(u + off);
+
+		assert_int_equal(len, crc_len(i));
+		uint32_t want = (uint32_t)crc32(0, u + off + 8, STORE_WAL_REC_HDR - 8);
+		want = (uint32_t)crc32(want, u + off + STORE_WAL_REC_HDR, len);
+		assert_int_equal(get32(u + off + 4), want);
+		off += STORE_WAL_REC_HDR + len;
+	}
+	assert_int_equal(off, b.len);
+	buf_release(&b);
+	seen_reset(&s);
+	remove_dir(dir);
+	free(p);
+	free(path);
+	free(dir);
+}
+
+static void test_wal_segment_with_zlib_crcs_replays(void **state)
+{
+	char *dir = make_dir(), *path = seg_path(dir);
+	struct seen s = { .refuse_from = -1 };
+	struct store_wal_stats st;
+	struct store_wal *w;
+	struct buf b;
+	unsigned char h[STORE_WAL_REC_HDR];
+
+	(void)state;
+	buf_init(&b, (size_t)1 << 24);
+	memcpy(h, STORE_WAL_MAGIC, 8);
+	put32(h + 8, STORE_WAL_VERSION);
+	put32(h + 12, (uint32_t)crc32(0, h, 12));
+	assert_int_equal(buf_add(&b, h, STORE_WAL_FILE_HDR), 0);
+	for (int i = 0; i < NCRC; i++) {
+		size_t n = crc_len(i);
+		char *p = xmalloc(n);
+
+		fill(p, n, (uint32_t)i + 7);
+		memset(h, 0, sizeof(h));
+		put32(h, (uint32_t)n);
+		h[8] = STORE_WAL_OTLP;
+		h[12] = (unsigned char)i; /* ingest time i */
+		put32(h + 4, (uint32_t)crc32(crc32(0, h + 8, STORE_WAL_REC_HDR - 8),
+					     (const unsigned char *)p, (uInt)n));
+		assert_int_equal(buf_add(&b, h, sizeof(h)), 0);
+		assert_int_equal(buf_add(&b, p, n), 0);
+		free(p);
+	}
+	assert_int_equal(buf_write_file(path, b.p, b.len), 0);
+	buf_release(&b);
+
+	w = open_ok(dir, &s);
+	store_wal_get_stats(w, &st);
+	assert_int_equal(st.replayed, NCRC);
+	assert_int_equal(st.dropped_bytes + st.corrupt_bytes, 0);
+	assert_int_equal(s.payloads.n, NCRC);
+	for (int i = 0; i < NCRC; i++) {
+		char *p = xmalloc(crc_len(i) + 1);
+
+		fill(p, crc_len(i), (uint32_t)i + 7);
+		p[crc_len(i)] = 0;
+		assert_string_equal(s.payloads.v[i], p);
+		assert_int_equal(s.times.v[i], i);
+		free(p);
+	}
+	store_wal_close(w);
+	seen_reset(&s);
+	remove_dir(dir);
+	free(path);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +651,8 @@ int main(void)
 		cmocka_unit_test(test_wal_refused_record_is_skipped_not_fatal),
 		cmocka_unit_test(test_wal_rejects_empty_and_oversized_records),
 		cmocka_unit_test(test_wal_concurrent_appends_share_syncs),
+		cmocka_unit_test(test_wal_record_crc_is_zlib_crc32_at_every_length),
+		cmocka_unit_test(test_wal_segment_with_zlib_crcs_replays),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
