@@ -91,9 +91,11 @@ int buf_add_json_str(struct buf *b, const char *s, size_t n)
 		unsigned char c = u[i];
 		size_t k = 0; /* bytes that go out as they are */
 
-		if (c >= 0x80)
+		bool sep = c == 0xe2 && n - i >= 3 && u[i + 1] == 0x80 && (u[i + 2] & 0xfe) == 0xa8;
+
+		if (c >= 0x80 && !sep)
 			k = utf8_seq_len(u + i, n - i);
-		else if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\')
+		else if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
 			k = 1;
 		if (k) {
 			i += k;
@@ -109,6 +111,9 @@ int buf_add_json_str(struct buf *b, const char *s, size_t n)
 			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 
 			rc = buf_add(b, e, 6);
+		} else if (sep) { /* U+2028, U+2029: JavaScript line ends (Go's encoding/json) */
+			rc = buf_add(b, u[i + 2] == 0xa8 ? "\\u2028" : "\\u2029", 6);
+			i += 2;
 		} else {
 			rc = buf_add(b, "\\ufffd", 6); /* not UTF-8: U+REPLACEMENT CHARACTER */
 		}

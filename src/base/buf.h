@@ -32,9 +32,9 @@ int buf_addf(struct buf *b, const char *fmt, ...) PROF_PRINTF(2, 3);
  * buf_add_json_str() - append the @n bytes of @s (any bytes, NULs too) as
  * a quoted JSON string that is valid UTF-8 (RFC 8259 section 8.1): '"' and
  * '\\' escaped, control characters (U+0000..U+001F, U+007F) as \u00XX,
- * valid UTF-8 sequences as they are, and each byte that does not start one
- * as \ufffd, as Go's encoding/json does (base/utf8.h). 0, or
- * -PROF_ETOOBIG with @b unchanged.
+ * U+2028 and U+2029 as \u2028 and \u2029, other valid UTF-8 sequences as
+ * they are, and each byte that does not start one as \ufffd, as Go's
+ * encoding/json does (base/utf8.h). 0, or -PROF_ETOOBIG with @b unchanged.
  */
 int buf_add_json_str(struct buf *b, const char *s, size_t n);
 /**

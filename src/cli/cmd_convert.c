@@ -29,6 +29,7 @@
 #include "base/compress.h"
 #include "cli/cli.h"
 #include "cli/load.h"
+#include "cli/termtext.h"
 #include "format/folded.h"
 #include "format/otlp.h"
 #include "format/otlp_json.h"
@@ -92,17 +93,20 @@ static void convert_usage(FILE *f)
 static long folded_column(const struct model_profile *p, const char *want, const char *out)
 {
 	if (!p->sample_types.n) {
-		fprintf(stderr, "profd convert: %s: the profile has no sample types\n", out);
+		fprintf(stderr, "profd convert: %s: the profile has no sample types\n",
+			cli_term_name(out));
 		return -1;
 	}
 	for (size_t t = 0; want && t < p->sample_types.n; t++)
 		if (cli_type_matches(p, t, want))
 			return (long)t;
 	if (want) {
-		fprintf(stderr, "profd convert: --type: no sample type '%s' (it has:", want);
+		fprintf(stderr,
+			"profd convert: --type: no sample type '%s' (it has:", cli_term_name(want));
 		for (size_t t = 0; t < p->sample_types.n; t++)
-			fprintf(stderr, " %s/%s", model_str(p, p->sample_types.v[t].type),
-				model_str(p, p->sample_types.v[t].unit));
+			fprintf(stderr, " %s/%s",
+				cli_term_name(model_str(p, p->sample_types.v[t].type)),
+				cli_term_name(model_str(p, p->sample_types.v[t].unit)));
 		fprintf(stderr, ")\n");
 		return -1;
 	}
@@ -192,7 +196,8 @@ int cmd_convert(int argc, char **argv)
 		}
 		if (!strcmp(a, "--event") || !strcmp(a, "--type") || !strcmp(a, "--format")) {
 			if (i + 1 >= argc) {
-				fprintf(stderr, "profd convert: %s needs a value\n", a);
+				fprintf(stderr, "profd convert: %s needs a value\n",
+					cli_term_name(a));
 				return 2;
 			}
 			if (!strcmp(a, "--event")) {
@@ -201,11 +206,11 @@ int cmd_convert(int argc, char **argv)
 				want = argv[++i];
 			} else if (fmt_kind_parse(argv[++i], &opts.kind)) {
 				fprintf(stderr, "profd convert: --format: unknown format '%s'\n",
-					argv[i]);
+					cli_term_name(argv[i]));
 				return 2;
 			}
 		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "profd convert: unknown option '%s'\n", a);
+			fprintf(stderr, "profd convert: unknown option '%s'\n", cli_term_name(a));
 			convert_usage(stderr);
 			return 2;
 		} else if (!in) {
@@ -226,14 +231,14 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr,
 			"profd convert: %s: unknown output format (use .pb.gz, .pprof, .pb, "
 			".otlp.pb, .otlp.pb.gz, .otlp.json, .folded or .txt)\n",
-			outpath);
+			cli_term_name(outpath));
 		return 2;
 	}
 	if (want && ok != OUT_FOLDED) {
 		fprintf(stderr,
 			"profd convert: --type applies to folded output only (%s keeps "
 			"every sample type)\n",
-			outpath);
+			cli_term_name(outpath));
 		return 2;
 	}
 	buf_init(&data, CLI_MAX_FILE);
@@ -243,8 +248,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	kind = opts.kind ? opts.kind : fmt_detect(data.p ? data.p : "", data.len, in);
 	if (opts.event && kind != FMT_KIND_JFR) {
-		fprintf(stderr, "profd convert: --event applies to JFR input; %s is %s\n", in,
-			fmt_kind_name(kind));
+		fprintf(stderr, "profd convert: --event applies to JFR input; %s is %s\n",
+			cli_term_name(in), fmt_kind_name(kind));
 		buf_release(&data);
 		return 2;
 	}
@@ -261,8 +266,8 @@ int cmd_convert(int argc, char **argv)
 		if (!rc && ok == OUT_FOLDED && (col = folded_column(&p, want, outpath)) < 0)
 			rc = -EINVAL;
 		else if (!rc && (rc = encode(&p, ok, col, &out)) != 0)
-			fprintf(stderr, "profd convert: %s: cannot encode: %s\n", outpath,
-				prof_strerror(rc));
+			fprintf(stderr, "profd convert: %s: cannot encode: %s\n",
+				cli_term_name(outpath), prof_strerror(rc));
 		model_profile_release(&p);
 		if (rc)
 			goto done;
@@ -272,14 +277,15 @@ int cmd_convert(int argc, char **argv)
 		buf_release(&out);
 		out = gz;
 		if (rc) {
-			fprintf(stderr, "profd convert: %s: cannot compress: %s\n", outpath,
-				prof_strerror(rc));
+			fprintf(stderr, "profd convert: %s: cannot compress: %s\n",
+				cli_term_name(outpath), prof_strerror(rc));
 			goto done;
 		}
 	}
 	rc = buf_write_file(outpath, out.p ? out.p : "", out.len);
 	if (rc)
-		fprintf(stderr, "profd convert: %s: %s\n", outpath, prof_strerror(rc));
+		fprintf(stderr, "profd convert: %s: %s\n", cli_term_name(outpath),
+			prof_strerror(rc));
 done:
 	buf_release(&out);
 	if (rc == -EINVAL)

@@ -16,6 +16,7 @@
 #include "base/parse.h"
 #include "cli/cli.h"
 #include "cli/load.h"
+#include "cli/termtext.h"
 #include "model/profile.h"
 #include "query/export.h"
 #include "query/filter.h"
@@ -111,7 +112,7 @@ int cmd_flamegraph(int argc, char **argv)
 				fprintf(stderr,
 					"profd flamegraph: --max-nodes: expected 1 to 10000000, "
 					"got '%s'\n",
-					argv[i]);
+					cli_term_name(argv[i]));
 				return 2;
 			}
 		} else if (!strcmp(a, "--invert")) {
@@ -120,13 +121,14 @@ int cmd_flamegraph(int argc, char **argv)
 			symbolize = false;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "profd flamegraph: unknown or incomplete option '%s'\n\n",
-				a);
+				cli_term_name(a));
 			flamegraph_usage(stderr);
 			return 2;
 		} else if (!file) {
 			file = a;
 		} else {
-			fprintf(stderr, "profd flamegraph: one input file only ('%s')\n", a);
+			fprintf(stderr, "profd flamegraph: one input file only ('%s')\n",
+				cli_term_name(a));
 			return 2;
 		}
 	}
@@ -142,7 +144,7 @@ int cmd_flamegraph(int argc, char **argv)
 	prof_err_init(&err);
 	if (query_filter_init(&f, stack_filter, frame_filter, hide, &err)) {
 		/* "parameter 'hide'" reads as the option of the same name here. */
-		fprintf(stderr, "profd flamegraph: %s\n", err.msg);
+		fprintf(stderr, "profd flamegraph: %s\n", cli_term_name(err.msg));
 		query_filter_release(&f);
 		return 2;
 	}
@@ -151,7 +153,8 @@ int cmd_flamegraph(int argc, char **argv)
 	if (cli_load_profile("flamegraph", file, &p, NULL))
 		goto done;
 	if (!p.sample_types.n) {
-		fprintf(stderr, "profd flamegraph: %s: the profile has no sample types\n", file);
+		fprintf(stderr, "profd flamegraph: %s: the profile has no sample types\n",
+			cli_term_name(file));
 		goto done;
 	}
 	ti = type ? find_type(&p, type) : default_type(&p);
@@ -160,7 +163,8 @@ int cmd_flamegraph(int argc, char **argv)
 			"profd flamegraph: --type: the profile has no sample type '%s' (it has:",
 			type);
 		for (size_t i = 0; i < p.sample_types.n; i++)
-			fprintf(stderr, " %s", model_str(&p, p.sample_types.v[i].type));
+			fprintf(stderr, " %s",
+				cli_term_name(model_str(&p, p.sample_types.v[i].type)));
 		fprintf(stderr, ")\n");
 		goto done;
 	}
@@ -169,7 +173,8 @@ int cmd_flamegraph(int argc, char **argv)
 	struct query_stackset_params sp = { .filter = &f, .sym = sym };
 	rc = query_stackset_from_profile(&p, (uint32_t)ti, &sp, &ss, &err);
 	if (rc) {
-		fprintf(stderr, "profd flamegraph: %s: %s\n", file, err.msg);
+		fprintf(stderr, "profd flamegraph: %s: %s\n", cli_term_name(file),
+			cli_term_name(err.msg));
 		query_stackset_release(&ss);
 		goto done;
 	}
@@ -195,7 +200,8 @@ int cmd_flamegraph(int argc, char **argv)
 	else
 		rc = buf_write_file(out_path, out.p, out.len);
 	if (rc) {
-		fprintf(stderr, "profd flamegraph: writing %s: %s\n", out_path, prof_strerror(rc));
+		fprintf(stderr, "profd flamegraph: writing %s: %s\n", cli_term_name(out_path),
+			prof_strerror(rc));
 		goto done;
 	}
 	status = 0;

@@ -318,7 +318,7 @@ int cmd_query(int argc, char **argv)
 		if (!strcmp(view, views[i].view))
 			path = views[i].path ? views[i].path : "";
 	if (!path) {
-		fprintf(stderr, "profd query: unknown view '%s'\n\n", view);
+		fprintf(stderr, "profd query: unknown view '%s'\n\n", cli_term_name(view));
 		query_usage(stderr);
 		return 2;
 	}
@@ -328,7 +328,7 @@ int cmd_query(int argc, char **argv)
 	struct prof_err err;
 	prof_err_init(&err);
 	if (prof_curl_load(&err)) {
-		fprintf(stderr, "profd query: %s\n", err.msg);
+		fprintf(stderr, "profd query: %s\n", cli_term_name(err.msg));
 		goto out;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -358,12 +358,13 @@ int cmd_query(int argc, char **argv)
 		} else if (strncmp(a, "--", 2) || !a[2]) {
 			fprintf(stderr,
 				"profd query: unexpected argument '%s' (parameters are --NAME VALUE)\n",
-				a);
+				cli_term_name(a));
 			rc = 2;
 			goto out;
 		} else if (!strchr(a, '=')) {
 			if (i + 1 >= argc) {
-				fprintf(stderr, "profd query: %s needs a value\n", a);
+				fprintf(stderr, "profd query: %s needs a value\n",
+					cli_term_name(a));
 				rc = 2;
 				goto out;
 			}
@@ -404,7 +405,8 @@ int cmd_query(int argc, char **argv)
 		size_t k = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
 
 		if (k >= sizeof(name)) {
-			fprintf(stderr, "profd query: parameter name too long: %s\n", a);
+			fprintf(stderr, "profd query: parameter name too long: %s\n",
+				cli_term_name(a));
 			rc = 2;
 			goto out;
 		}
@@ -435,7 +437,7 @@ int cmd_query(int argc, char **argv)
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, "profd-query");
 	CURLcode cc = curl_easy_perform(curl);
 	if (cc != CURLE_OK) {
-		fprintf(stderr, "profd query: %s: %s\n", server,
+		fprintf(stderr, "profd query: %s: %s\n", cli_term_name(server),
 			cc == CURLE_WRITE_ERROR ? "answer larger than 512 MiB"
 						: curl_easy_strerror(cc));
 		goto out;
@@ -445,9 +447,12 @@ int cmd_query(int argc, char **argv)
 		json_t *j = json_loadb(body.p ? body.p : "", body.len, 0, NULL);
 		const char *msg = j ? json_string_value(json_object_get(j, "error")) : NULL;
 
-		fprintf(stderr, "profd query: server answered %ld: %.*s\n", status,
-			msg ? (int)strlen(msg) : (int)PROF_MIN(body.len, 2000),
-			msg ? msg : (body.p ? body.p : ""));
+		struct buf txt = BUF_INIT;
+
+		fprintf(stderr, "profd query: server answered %ld: %s\n", status,
+			cli_term_str(&txt, msg ? msg : (body.p ? body.p : ""),
+				     msg ? strlen(msg) : PROF_MIN(body.len, 2000)));
+		buf_release(&txt);
 		json_decref(j);
 		goto out;
 	}
@@ -458,7 +463,7 @@ int cmd_query(int argc, char **argv)
 					     : -EIO)
 				  : buf_write_file(out_path, body.p ? body.p : "", body.len);
 		if (wrc) {
-			fprintf(stderr, "profd query: writing %s: %s\n", out_path,
+			fprintf(stderr, "profd query: writing %s: %s\n", cli_term_name(out_path),
 				prof_strerror(wrc));
 			goto out;
 		}

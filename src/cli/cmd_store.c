@@ -17,6 +17,7 @@
 #include "base/parse.h"
 #include "base/strtab.h"
 #include "cli/cli.h"
+#include "cli/termtext.h"
 #include "store/store.h"
 
 #include <getopt.h>
@@ -59,9 +60,10 @@ static void check_report(void *arg, enum store_check_level lvl, const char *path
 	if (quiet && lvl == STORE_CHECK_OK)
 		return;
 	if (off >= 0)
-		printf("%-7s %s offset %" PRId64 ": %s\n", level_name(lvl), path, off, msg);
+		printf("%-7s %s offset %" PRId64 ": %s\n", level_name(lvl), cli_term_name(path),
+		       off, cli_term_name(msg));
 	else
-		printf("%-7s %s: %s\n", level_name(lvl), path, msg);
+		printf("%-7s %s: %s\n", level_name(lvl), cli_term_name(path), cli_term_name(msg));
 }
 
 static int store_check(int argc, char **argv)
@@ -85,7 +87,8 @@ static int store_check(int argc, char **argv)
 	}
 	int rc = store_check_dir(dir, check_report, &quiet, &r);
 	if (rc && rc != -PROF_ECORRUPT) {
-		fprintf(stderr, "profd store check: %s: %s\n", dir, prof_strerror(rc));
+		fprintf(stderr, "profd store check: %s: %s\n", cli_term_name(dir),
+			prof_strerror(rc));
 		return 1;
 	}
 	printf("check: %" PRIu64 " blocks (%" PRIu64 " rows), %" PRIu64 " WAL segments (%" PRIu64
@@ -150,7 +153,7 @@ static int store_stats(int argc, char **argv)
 	o.read_only = true;
 	prof_err_init(&err);
 	if (store_open_opts(dir, &o, &st, &err)) {
-		fprintf(stderr, "profd store stats: %s\n", err.msg);
+		fprintf(stderr, "profd store stats: %s\n", cli_term_name(err.msg));
 		return 1;
 	}
 	store_get_stats(st, &s);
@@ -184,7 +187,7 @@ static int store_stats(int argc, char **argv)
 		       samples ? s.min_ts_ns : 0, samples ? s.max_ts_ns : 0);
 		buf_release(&d);
 	} else {
-		printf("directory        %s\n", dir);
+		printf("directory        %s\n", cli_term_name(dir));
 		printf("series           %" PRIu64 " (distinct label sets, all types)\n", nseries);
 		printf("samples          %" PRIu64 " rows (%" PRIu64 " in %" PRIu64
 		       " blocks, %" PRIu64 " in the WAL)\n",
@@ -227,7 +230,7 @@ static int store_compact_cmd(int argc, char **argv)
 				fprintf(stderr,
 					"profd store compact: --retention: expected a duration such "
 					"as 30d or 720h, got '%s'\n",
-					argv[i]);
+					cli_term_name(argv[i]));
 				return 2;
 			}
 		} else if (argv[i][0] == '-' || dir) {
@@ -243,7 +246,7 @@ static int store_compact_cmd(int argc, char **argv)
 	}
 	prof_err_init(&err);
 	if (store_open_opts(dir, &o, &st, &err)) {
-		fprintf(stderr, "profd store compact: %s\n", err.msg);
+		fprintf(stderr, "profd store compact: %s\n", cli_term_name(err.msg));
 		return 1;
 	}
 	struct store_stats before;
@@ -260,7 +263,7 @@ static int store_compact_cmd(int argc, char **argv)
 	store_close(st);
 	if (rc) {
 		fprintf(stderr, "profd store compact: %s\n",
-			err.msg[0] ? err.msg : prof_strerror(rc));
+			err.msg[0] ? cli_term_name(err.msg) : prof_strerror(rc));
 		return 1;
 	}
 	printf("compact: %" PRIu64 " rows flushed from the WAL, %u blocks merged, %u deleted by "
@@ -282,7 +285,7 @@ int cmd_store(int argc, char **argv)
 		return store_stats(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "compact"))
 		return store_compact_cmd(argc - 1, argv + 1);
-	fprintf(stderr, "profd store: unknown subcommand '%s'\n", argv[1]);
+	fprintf(stderr, "profd store: unknown subcommand '%s'\n", cli_term_name(argv[1]));
 	usage(stderr);
 	return 2;
 }

@@ -190,7 +190,7 @@ static void print_text(const char *file, const struct model_profile *p, const st
 {
 	struct buf tb = BUF_INIT, ub = BUF_INIT; /* names as cli_term_str prints them */
 
-	printf("File: %s\n", file);
+	printf("File: %s\n", cli_term_name(file));
 	if (p->time_ns) {
 		time_t sec = (time_t)(p->time_ns / 1000000000);
 		struct tm tm;
@@ -273,7 +273,7 @@ int cmd_top(int argc, char **argv)
 		} else if (!strcmp(a, "--type") || !strcmp(a, "-n") || !strcmp(a, "--event") ||
 			   !strcmp(a, "--format")) {
 			if (i + 1 >= argc) {
-				fprintf(stderr, "profd top: %s needs a value\n", a);
+				fprintf(stderr, "profd top: %s needs a value\n", cli_term_name(a));
 				return 2;
 			}
 			if (!strcmp(a, "--event")) {
@@ -282,13 +282,13 @@ int cmd_top(int argc, char **argv)
 				if (fmt_kind_parse(argv[++i], &opts.kind)) {
 					fprintf(stderr,
 						"profd top: --format: unknown format '%s'\n",
-						argv[i]);
+						cli_term_name(argv[i]));
 					return 2;
 				}
 			} else if (a[1] == 'n') {
 				if (parse_u64(argv[++i], &nrows)) {
 					fprintf(stderr, "profd top: -n: not a number: '%s'\n",
-						argv[i]);
+						cli_term_name(argv[i]));
 					return 2;
 				}
 			} else {
@@ -298,7 +298,7 @@ int cmd_top(int argc, char **argv)
 			top_usage(stdout);
 			return 0;
 		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "profd top: unknown option '%s'\n", a);
+			fprintf(stderr, "profd top: unknown option '%s'\n", cli_term_name(a));
 			top_usage(stderr);
 			return 2;
 		} else if (!file) {
@@ -318,8 +318,8 @@ int cmd_top(int argc, char **argv)
 		return 1;
 	}
 	if (opts.event && kind != FMT_KIND_JFR) {
-		fprintf(stderr, "profd top: --event applies to JFR input; %s is %s\n", file,
-			fmt_kind_name(kind));
+		fprintf(stderr, "profd top: --event applies to JFR input; %s is %s\n",
+			cli_term_name(file), fmt_kind_name(kind));
 		model_profile_release(&p);
 		return 2;
 	}
@@ -329,10 +329,13 @@ int cmd_top(int argc, char **argv)
 		for (size_t t = 0; t < p.sample_types.n && !found; t++)
 			found = cli_type_matches(&p, t, want);
 		if (!found) {
-			fprintf(stderr, "profd top: %s: no sample type '%s' (it has:", file, want);
+			fprintf(stderr,
+				"profd top: %s: no sample type '%s' (it has:", cli_term_name(file),
+				cli_term_name(want));
 			for (size_t t = 0; t < p.sample_types.n; t++)
-				fprintf(stderr, " %s/%s", model_str(&p, p.sample_types.v[t].type),
-					model_str(&p, p.sample_types.v[t].unit));
+				fprintf(stderr, " %s/%s",
+					cli_term_name(model_str(&p, p.sample_types.v[t].type)),
+					cli_term_name(model_str(&p, p.sample_types.v[t].unit)));
 			fprintf(stderr, ")\n");
 			model_profile_release(&p);
 			return 1;

@@ -5,17 +5,19 @@
 #include "base/compat.h"
 #include "base/buf.h"
 #include "cli/load.h"
+#include "cli/termtext.h"
 
 /* Prints a decode error the way every subcommand does: file, reason, offset. */
 void cli_print_decode_error(const char *cmd, const char *file, int rc, const struct prof_err *err)
 {
 	if (err->code && err->msg[0]) {
-		fprintf(stderr, "profd %s: %s: %s", cmd, file, err->msg);
+		fprintf(stderr, "profd %s: %s: %s", cmd, cli_term_name(file),
+			cli_term_name(err->msg));
 		if (err->offset >= 0 && !strstr(err->msg, "byte"))
 			fprintf(stderr, " (at byte %" PRId64 ")", err->offset);
 		fprintf(stderr, "\n");
 	} else {
-		fprintf(stderr, "profd %s: %s: %s\n", cmd, file, prof_strerror(rc));
+		fprintf(stderr, "profd %s: %s: %s\n", cmd, cli_term_name(file), prof_strerror(rc));
 	}
 }
 
@@ -24,7 +26,7 @@ int cli_read_file(const char *cmd, const char *file, struct buf *data)
 	int rc = buf_read_file(data, file);
 
 	if (rc)
-		fprintf(stderr, "profd %s: %s: %s\n", cmd, file,
+		fprintf(stderr, "profd %s: %s: %s\n", cmd, cli_term_name(file),
 			rc == -PROF_ETOOBIG ? "file larger than 1 GiB" : prof_strerror(rc));
 	return rc;
 }
@@ -66,7 +68,8 @@ int cli_load_profile_opts(const char *cmd, const char *file, const struct fmt_de
 		const char *c = model_str(p, p->comments.v[i]);
 
 		if (!strncmp(c, "folded: skipped ", 16))
-			fprintf(stderr, "profd %s: %s: note: %s\n", cmd, file, c);
+			fprintf(stderr, "profd %s: %s: note: %s\n", cmd, cli_term_name(file),
+				cli_term_name(c));
 	}
 	return rc;
 }

@@ -25,3 +25,14 @@ const char *cli_term_str(struct buf *b, const char *s, size_t n)
 	}
 	return rc || !b->p ? "" : b->p;
 }
+
+const char *cli_term_name(const char *s)
+{
+	static struct buf ring[CLI_TERM_NAME_RING];
+	static unsigned next;
+	struct buf *b = &ring[next++ % CLI_TERM_NAME_RING];
+
+	if (!b->max)
+		buf_init(b, 1u << 20);
+	return cli_term_str(b, s ? s : "", s ? strlen(s) : 0);
+}

@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/parse.h"
+#include "base/utf8.h"
 #include "server/grpc.h"
 #include "server/pipeline.h"
 #include "server/local.h"
@@ -237,6 +238,27 @@ static void reply_start(struct server_reply *rp, unsigned status, const char *ms
 	buf_reset(&rp->body);
 }
 
+int server_text_add(struct buf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc;) {
+		size_t k = utf8_seq_len(u + i, n - i);
+
+		if (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))
+			rc = buf_addf(b, "\\x%02x", u[i]);
+		else if (k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)
+			rc = buf_addf(b, "\\u%04x", u[i + 1]); /* C1 controls U+0080..U+009F */
+		else if (k == 0)
+			rc = buf_add(b, "\xef\xbf\xbd", 3); /* U+FFFD, one per byte (Go's rule) */
+		else
+			rc = buf_add(b, s + i, k);
+		i += k ? k : 1;
+	}
+	return rc;
+}
+
 void server_reply_text(struct server_reply *rp, unsigned status, const char *fmt, ...)
 {
 	va_list ap;
@@ -246,7 +268,8 @@ void server_reply_text(struct server_reply *rp, unsigned status, const char *fmt
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	reply_start(rp, status, msg, "text/plain; charset=utf-8");
-	(void)buf_addf(&rp->body, "%s\n", msg);
+	if (!server_text_add(&rp->body, msg, strlen(msg)))
+		(void)buf_add(&rp->body, "\n", 1);
 }
 
 void server_reply_json_error(struct server_reply *rp, unsigned status, const char *fmt, ...)

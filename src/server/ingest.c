@@ -99,6 +99,7 @@ void server_ingest_reply(struct server_req *rq, struct server_reply *rp,
 			 const struct server_ingest_out *out)
 {
 	unsigned status = server_fail_http(out->fail);
+	const char *text;
 
 	buf_reset(&rp->body);
 	rp->status = status;
@@ -127,10 +128,9 @@ void server_ingest_reply(struct server_req *rq, struct server_reply *rp,
 	}
 	/* Pyroscope's /ingest answers text (formats.md 4.5). */
 	rp->content_type = "text/plain; charset=utf-8";
-	if (out->fail != SERVER_OK)
-		(void)buf_addf(&rp->body, "%s\n", out->msg);
-	else if (out->partial[0])
-		(void)buf_addf(&rp->body, "%s\n", out->partial);
+	text = out->fail != SERVER_OK ? out->msg : out->partial;
+	if ((out->fail != SERVER_OK || text[0]) && !server_text_add(&rp->body, text, strlen(text)))
+		(void)buf_add(&rp->body, "\n", 1); /* messages quote the request: any bytes */
 }
 
 void server_handle_otlp(struct server_req *rq, struct server_reply *rp)

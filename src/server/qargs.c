@@ -2,6 +2,7 @@
 /* qargs.c - repeated query parameters combined per docs/api.md; see qargs.h. */
 #include "base/compat.h"
 #include "server/qargs.h"
+#include "query/filter.h"
 
 enum qarg_kind { QARG_ONE, QARG_COMMA, QARG_REGEX };
 
@@ -14,14 +15,103 @@ static enum qarg_kind qarg_kind(const char *key)
 	return QARG_ONE;
 }
 
-/* Append @v (non-empty) to the list @a of kind @k. */
-static int qarg_join(struct server_qarg *a, enum qarg_kind k, const char *v)
+/* @s (@n bytes) without its leading and trailing spaces, as request.c reads items. */
+static void qarg_trim(const char **s, size_t *n)
 {
-	bool first = a->joined.len == 0;
+	while (*n && **s == ' ')
+		(*s)++, (*n)--;
+	while (*n && (*s)[*n - 1] == ' ')
+		(*n)--;
+}
 
-	if (k == QARG_COMMA)
-		return buf_addf(&a->joined, "%s%s", first ? "" : ",", v);
-	return buf_addf(&a->joined, "%s(?:%s)", first ? "" : "|", v);
+/* Is @item (@n bytes, trimmed) one of the items of the comma list @list? */
+static bool qarg_list_has(const char *list, const char *item, size_t n)
+{
+	while (list && *list) {
+		size_t k = strcspn(list, ",");
+		const char *t = list;
+
+		qarg_trim(&t, &k);
+		if (k == n && !memcmp(t, item, n))
+			return true;
+		list += strcspn(list, ",");
+		list += *list == ',';
+	}
+	return false;
+}
+
+/*
+ * Append the items of @v (non-empty) to the comma list @a, each label or
+ * preset once: group_by=x&group_by=x is group_by=x. Empty items are kept
+ * for request.c to refuse.
+ */
+static int qarg_join_comma(struct server_qarg *a, const char *v)
+{
+	int rc = 0;
+
+	for (const char *s = v; !rc;) {
+		size_t k = strcspn(s, ","), n = k;
+		const char *t = s;
+
+		qarg_trim(&t, &n);
+		if (!n || !qarg_list_has(a->joined.p, t, n)) {
+			rc = buf_addf(&a->joined, "%s%.*s", a->items ? "," : "", (int)k, s);
+			a->items++;
+		}
+		if (!s[k])
+			break;
+		s += k + 1;
+	}
+	return rc;
+}
+
+/*
+ * Append the regex @v (non-empty) to the alternation @a as (?:v\E): @v
+ * must compile alone, and the \E ends a \Q that @v leaves open (PCRE2
+ * ignores a stray \E), so each value means what it means alone. The
+ * result must compile too: a value that is valid only at the start of a
+ * pattern ((*UCP)) or that comments out the rest ((?x)a#) is refused.
+ */
+static int qarg_join_regex(struct server_qarg *a, const char *key, const char *v,
+			   struct prof_err *err)
+{
+	struct prof_err e;
+	void *re, *md;
+	size_t len = a->joined.len;
+	int rc;
+
+	rc = query_regex_compile(key, v, &re, &md, err);
+	query_regex_free(re, md);
+	if (rc)
+		return rc;
+	rc = buf_addf(&a->joined, "%s(?:%s\\E)", a->items ? "|" : "", v);
+	if (rc)
+		return rc;
+	prof_err_init(&e);
+	rc = query_regex_compile(key, a->joined.p, &re, &md, &e);
+	query_regex_free(re, md);
+	if (rc) {
+		a->joined.len = len;
+		a->joined.p[len] = '\0';
+		return prof_err_set(err, rc, -1,
+				    "parameter '%.100s': value '%.200s' does not combine with "
+				    "the others (%s)",
+				    key, v, e.msg);
+	}
+	a->items++;
+	return 0;
+}
+
+/* Append @v (non-empty) to the list @a of kind @k. */
+static int qarg_join(struct server_qarg *a, const char *key, enum qarg_kind k, const char *v,
+		     struct prof_err *err)
+{
+	int rc = k == QARG_COMMA ? qarg_join_comma(a, v) : qarg_join_regex(a, key, v, err);
+
+	if (rc == -PROF_ETOOBIG)
+		return prof_err_set(err, rc, -1, "parameter '%.100s': the values are too long",
+				    key);
+	return rc;
 }
 
 int server_qargs_add(struct server_qargs *q, const char *key, const char *value,
@@ -43,6 +133,7 @@ int server_qargs_add(struct server_qargs *q, const char *key, const char *value,
 		a->key = key;
 		a->value = value;
 		a->count = 1;
+		a->items = 0;
 		buf_init(&a->joined, SERVER_QARGS_MAX_JOINED);
 		return 0;
 	}
@@ -55,12 +146,11 @@ int server_qargs_add(struct server_qargs *q, const char *key, const char *value,
 	first = a->count == 1 ? a->value : NULL;
 	a->count++;
 	if (first && *first)
-		rc = qarg_join(a, k, first);
+		rc = qarg_join(a, key, k, first, err);
 	if (!rc && value && *value)
-		rc = qarg_join(a, k, value);
+		rc = qarg_join(a, key, k, value, err);
 	if (rc)
-		return prof_err_set(err, rc, -1, "parameter '%.100s': the values are too long",
-				    key);
+		return rc;
 	a->value = a->joined.p ? a->joined.p : "";
 	return 0;
 }

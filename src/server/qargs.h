@@ -7,11 +7,14 @@
  * server_local_arg hand out the first value only, which would silently
  * drop the rest. docs/api.md says which parameters are lists, and so how
  * their repeats combine:
- *   - comma lists (group_by, hide): the values' items together, in order
- *     (group_by=a&group_by=b is group_by=a,b);
+ *   - comma lists (group_by, hide): the values' items together, in order,
+ *     each once (group_by=a&group_by=b,a is group_by=a,b);
  *   - frame regexes (stack_filter, frame_filter): any of them, as the
  *     explorer joins its filter chips: stack_filter=a&stack_filter=b is
- *     stack_filter=(?:a)|(?:b), a stack with a frame matching a or b;
+ *     stack_filter=(?:a\E)|(?:b\E), a stack with a frame matching a or b.
+ *     Each value must compile alone (PCRE2, as query/filter.h), and the
+ *     \E closes a \Q it leaves open (PCRE2 ignores a stray \E), so no
+ *     value changes the meaning of the next;
  *   - for both, an empty value adds nothing (as one empty value means no
  *     filter and no grouping);
  *   - any other parameter given twice is an error (two types, two ranges:
@@ -36,6 +39,7 @@ struct server_qarg {
 	const char *key;   /* lent */
 	const char *value; /* lent (count 1) or @joined.p; NULL for "key" without '=' */
 	size_t count;	   /* times given */
+	size_t items;	   /* items (comma) or regexes in @joined */
 	struct buf joined; /* owned: the combined value once a list repeats */
 };
 
@@ -48,8 +52,12 @@ struct server_qargs {
 /**
  * server_qargs_add() - record parameter @key = @value (NULL: no '=').
  * -EINVAL, with @err naming the parameter, when @key repeats and is not
- * a list, or past SERVER_QARGS_MAX distinct keys; -PROF_ETOOBIG when a
- * combined value would pass SERVER_QARGS_MAX_JOINED bytes.
+ * a list, or past SERVER_QARGS_MAX distinct keys; when a repeated regex
+ * does not compile alone (@err as query_regex_compile: the value, and the
+ * error's offset in it in @err->offset and the message) or does not
+ * combine with the others (an item such as (*UCP) that may only start a
+ * pattern, or an (?x) comment that hides the closing parenthesis); -PROF_ETOOBIG
+ * when a combined value would pass SERVER_QARGS_MAX_JOINED bytes; -ENOMEM.
  */
 int server_qargs_add(struct server_qargs *q, const char *key, const char *value,
 		     struct prof_err *err);

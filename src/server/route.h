@@ -117,7 +117,19 @@ size_t server_args_foreach(const struct server_req *rq,
 /** server_header() - request header @name (case-insensitive) or NULL. Lent. */
 const char *server_header(const struct server_req *rq, const char *name);
 
-/** server_reply_text() - @status with a text/plain body (a trailing newline is added). */
+/**
+ * server_text_add() - append the @n bytes of @s (any bytes: messages quote
+ * request input) to @b as text/plain; charset=utf-8 that is valid UTF-8
+ * and safe on a terminal: C0 controls and DEL as \xNN, C1 controls as
+ * \u00NN (Go's strconv.Quote), each byte that does not start a valid
+ * UTF-8 sequence (base/utf8.h) as U+FFFD, as Go's encoding/json does; the
+ * rest as it is. 0, or -PROF_ETOOBIG with what fitted appended.
+ */
+int server_text_add(struct buf *b, const char *s, size_t n);
+/**
+ * server_reply_text() - @status with a text/plain body, the message
+ * written by server_text_add (a trailing newline is added).
+ */
 void server_reply_text(struct server_reply *rp, unsigned status, const char *fmt, ...)
 	PROF_PRINTF(3, 4);
 /** server_reply_json_error() - @status with {"error":"<message>"}. */

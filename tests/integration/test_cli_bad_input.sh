@@ -5,7 +5,8 @@
 # a truncated pprof, random bytes, a gzip bomb expanding past the 256 MiB
 # cap, a sample pointing at a missing location, a string index out of
 # range, and an OTLP request whose sample points past the stack table;
-# `profd agent` with unusable server/kubelet URLs exits 2 before any BPF.
+# `profd agent` with unusable server/kubelet URLs exits 2 before any BPF;
+# file names with terminal escapes in them are printed escaped.
 # Inputs are made here (python3, stdlib only), not taken from the corpus.
 # Environment: PROFD (binary under test).
 set -uo pipefail
@@ -96,6 +97,36 @@ else
 	echo "FAIL top on folded input with bad lines: $(head -c 300 "$tmp/err")"
 	bad=$((bad + 1))
 fi
+
+# File names are text for a terminal (cli/termtext.h): an ESC or 0x9b in
+# one is printed escaped, in the header and in the errors alike.
+esc=$(printf 'x\033[31m\233y')
+cp "$tmp/good.pb" "$tmp/$esc.pb"
+names_escaped() { # DESCRIPTION WANT-FIXED-STRING FILE...
+	local what=$1 want=$2
+	shift 2
+	if grep -qF -- "$want" "$@" && ! grep -q "$(printf '\033')" "$@" &&
+		! LC_ALL=C grep -q "$(printf '\233')" "$@"; then
+		echo "ok   $what"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $what: $(head -c 300 "$@" | od -c | head -5)"
+		bad=$((bad + 1))
+	fi
+}
+"$PROFD" top "$tmp/$esc.pb" >"$tmp/out" 2>"$tmp/err"
+names_escaped "top: the File: line escapes the name" 'File: '"$tmp"'/x\x1b[31m\x9by.pb' "$tmp/out" "$tmp/err"
+"$PROFD" top "$tmp/no-$esc.pb" >"$tmp/out" 2>"$tmp/err"
+names_escaped "top: the no-such-file error escapes the name" \
+	'no-x\x1b[31m\x9by.pb: No such file' "$tmp/err"
+"$PROFD" top --type "$esc" "$tmp/good.pb" >"$tmp/out" 2>"$tmp/err"
+names_escaped "top: --type echoed escaped" "no sample type 'x\x1b[31m\x9by'" "$tmp/err"
+"$PROFD" convert "$tmp/no-$esc.pb" "$tmp/out.pb.gz" >"$tmp/out" 2>"$tmp/err"
+names_escaped "convert: the input name escaped" 'no-x\x1b[31m\x9by.pb: No such file' "$tmp/err"
+"$PROFD" convert "$tmp/good.pb" "$tmp/$esc.unknown" >"$tmp/out" 2>"$tmp/err"
+names_escaped "convert: the output name escaped" 'x\x1b[31m\x9by.unknown: unknown output format' "$tmp/err"
+"$PROFD" store check "$tmp/no-$esc" >"$tmp/out" 2>"$tmp/err"
+names_escaped "store check: the directory escaped" 'no-x\x1b[31m\x9by' "$tmp/out" "$tmp/err"
 
 # The agent checks its URLs before it touches BPF (usage error: exit 2).
 agent_url() { # ARGS... PATTERN

@@ -9,7 +9,8 @@
 #   - every JSON answer is UTF-8 JSON with each bad byte as \ufffd (Go's
 #     rule): `profd top --json`, `profd store stats --json` (a directory
 #     name), the query views, labels, label values, profile types, usage,
-#     400 errors that quote a bad parameter, MCP;
+#     400 errors that quote a bad parameter, MCP; the text 400 of
+#     /api/v1/ingest/pprof quoting a bad label name (U+FFFD, \xNN);
 #   - `profd top --json` marks the inlined function as the text does;
 #   - the text reports (`profd top`, `profd query`) print no raw control
 #     character: \x01 and ESC as \xNN;
@@ -94,6 +95,12 @@ for f in bad badtype; do
 		"$base/api/v1/ingest/pprof?service.name=b%FFad&k=v%01x")
 	[ "$c" = 200 ] || fail "ingest $f.pb answered $c"
 done
+# Text error bodies (text/plain; charset=utf-8) quoting request bytes: valid UTF-8, controls escaped.
+code=$(curl -s --noproxy '*' -o "$tmp/ingest.err" -w '%{http_code}' --data-binary "@$tmp/bad.pb" \
+	"$base/api/v1/ingest/pprof?service.name=x&a%1B%FFb=v")
+checkx "ingest 400 text naming a bad label name: UTF-8, ESC as \\x1b, 0xff as U+FFFD" \
+	'[ "$code" = 400 ] && no_controls "$tmp/ingest.err" &&
+	python3 -c "import sys; t=open(sys.argv[1],\"rb\").read().decode(\"utf-8\"); sys.exit(0 if \"a\\\\x1b\\ufffdb\" in t else 1)" "$tmp/ingest.err"'
 # get NAME PATH?QUERY [PYEXPR]: 200 (400 for names starting "400") and UTF-8 JSON.
 get() {
 	local want=200 what=$1 path=$2 expr=${3:-True}

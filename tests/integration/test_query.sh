@@ -134,6 +134,21 @@ api /api/v1/series --data-urlencode "type=$CPU" --data-urlencode "from=$T0" \
 expect "group_by twice groups by both labels" \
 	"sorted(j['series'][0]['labels'].items())" \
 	"[('process.executable.name', 'spin'), ('service.name', 'api')]"
+api /api/v1/series --data-urlencode "type=$CPU" --data-urlencode "from=$T0" \
+	--data-urlencode "to=$((T0 + 59999))" --data-urlencode "step=60s" \
+	--data-urlencode 'query={service.name="api"}' --data-urlencode "group_by=service.name" \
+	--data-urlencode "group_by=service.name"
+expect "group_by=x twice groups by x once" \
+	"(j['group_by'], [sorted(s['labels']) for s in j['series']])" \
+	"(['service.name'], [['service.name']])"
+# each regex means what it means alone: ho\Q quotes nothing past its own value
+api /api/v1/flamegraph "${A[@]}" --data-urlencode 'stack_filter=ho\Q' --data-urlencode 'stack_filter=\Et'
+expect "stack_filter=ho\\Q and =\\Et: stacks with hot or a 't' (70 + 8 of 113)" \
+	"(j['total'], j['filtered_total'])" \
+	"(78, 35)"
+api /api/v1/flamegraph "${A[@]}" --data-urlencode 'stack_filter=a)|(?:b' --data-urlencode 'stack_filter=b'
+checkx "a repeated stack_filter that is no regex alone -> 400 naming it and the offset in it" \
+	'[ "$code" = 400 ] && grep -q "parameter .stack_filter.: regex error: .* at offset 1 of .a)|(?:b." "$tmp/body"'
 api /api/v1/table "${A[@]}" --data-urlencode "type=$CPU"
 checkx "type twice -> 400 naming it" \
 	'[ "$code" = 400 ] && grep -q "parameter .type. given more than once" "$tmp/body"'

@@ -179,6 +179,13 @@ static void test_json_str_any_bytes_valid_utf8(void **state)
 		"x",
 		3, "\"\\ufffd\\ufffdx\"");
 	json_is("\xe2\x82\xac\x80", 4, "\"\xe2\x82\xac\\ufffd\"");
+	/* U+2028, U+2029 escaped as Go does (JavaScript line ends); their
+	 * neighbours U+2027, U+202A and a cut separator are not special */
+	json_is("a\xe2\x80\xa8"
+		"b\xe2\x80\xa9",
+		8, "\"a\\u2028b\\u2029\"");
+	json_is("\xe2\x80\xa7\xe2\x80\xaa", 6, "\"\xe2\x80\xa7\xe2\x80\xaa\"");
+	json_is("\xe2\x80", 2, "\"\\ufffd\\ufffd\"");
 	/* a cap: all or nothing */
 	buf_init(&b, 12);
 	assert_int_equal(buf_addstr(&b, "[x,"), 0);

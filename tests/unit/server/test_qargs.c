@@ -8,6 +8,7 @@
  */
 #include "base/compat.h"
 #include "server/qargs.h"
+#include "query/filter.h"
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -35,20 +36,118 @@ static void test_qargs_lists_combine(void **state)
 	assert_int_equal(server_qargs_add(&q, "stack_filter", "^main$", &err), 0);
 	assert_string_equal(server_qargs_get(&q, "stack_filter"), "^main$");
 	assert_int_equal(server_qargs_add(&q, "stack_filter", "a|b", &err), 0);
-	assert_string_equal(server_qargs_get(&q, "stack_filter"), "(?:^main$)|(?:a|b)");
+	assert_string_equal(server_qargs_get(&q, "stack_filter"), "(?:^main$\\E)|(?:a|b\\E)");
 	assert_int_equal(server_qargs_add(&q, "stack_filter", "hot", &err), 0);
-	assert_string_equal(server_qargs_get(&q, "stack_filter"), "(?:^main$)|(?:a|b)|(?:hot)");
+	assert_string_equal(server_qargs_get(&q, "stack_filter"),
+			    "(?:^main$\\E)|(?:a|b\\E)|(?:hot\\E)");
 	/* an empty first value, a key without '=' */
 	assert_int_equal(server_qargs_add(&q, "frame_filter", "", &err), 0);
 	assert_int_equal(server_qargs_add(&q, "frame_filter", NULL, &err), 0);
 	assert_string_equal(server_qargs_get(&q, "frame_filter"), "");
 	assert_int_equal(server_qargs_add(&q, "frame_filter", "runtime\\.", &err), 0);
-	assert_string_equal(server_qargs_get(&q, "frame_filter"), "(?:runtime\\.)");
+	assert_string_equal(server_qargs_get(&q, "frame_filter"), "(?:runtime\\.\\E)");
 	assert_int_equal(q.n, 5);
 	assert_null(server_qargs_get(&q, "query"));
 	assert_int_equal(err.code, 0);
 	server_qargs_release(&q);
 	assert_int_equal(q.n, 0);
+}
+
+/* Does @re (a combined filter) match somewhere in @s? */
+static bool regex_matches(const char *re, const char *s)
+{
+	struct prof_err err;
+	void *c, *md;
+	bool m;
+
+	prof_err_init(&err);
+	assert_int_equal(query_regex_compile("t", re, &c, &md, &err), 0);
+	m = query_regex_match(c, md, s, strlen(s));
+	query_regex_free(c, md);
+	return m;
+}
+
+static void test_qargs_regex_values_stay_apart(void **state)
+{
+	struct server_qargs q = { 0 };
+	struct prof_err err;
+	const char *v;
+
+	(void)state;
+	/* a \Q left open ends inside its own value: "ho\Q" is "ho" then nothing quoted */
+	prof_err_init(&err);
+	assert_int_equal(server_qargs_add(&q, "stack_filter", "ho\\Q", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "stack_filter", "\\Et", &err), 0);
+	v = server_qargs_get(&q, "stack_filter");
+	assert_string_equal(v, "(?:ho\\Q\\E)|(?:\\Et\\E)");
+	assert_true(regex_matches(v, "shop"));
+	assert_true(regex_matches(v, "t"));
+	assert_false(regex_matches(v, "xyz"));
+	assert_false(regex_matches(v, ")|(?:"));
+	server_qargs_release(&q);
+	/* a quoted literal stays quoted */
+	prof_err_init(&err);
+	assert_int_equal(server_qargs_add(&q, "frame_filter", "\\Qa.b", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "frame_filter", "c", &err), 0);
+	v = server_qargs_get(&q, "frame_filter");
+	assert_true(regex_matches(v, "a.b"));
+	assert_false(regex_matches(v, "axb"));
+	assert_true(regex_matches(v, "c"));
+	server_qargs_release(&q);
+	/* a value that is no regex alone is refused, named, offset within it */
+	for (int order = 0; order < 2; order++) {
+		prof_err_init(&err);
+		assert_int_equal(
+			server_qargs_add(&q, "stack_filter", order ? "b" : "a)|(?:b", &err), 0);
+		assert_int_equal(
+			server_qargs_add(&q, "stack_filter", order ? "a)|(?:b" : "b", &err),
+			-EINVAL);
+		assert_non_null(strstr(err.msg, "parameter 'stack_filter'"));
+		assert_non_null(strstr(err.msg, "at offset 1 of 'a)|(?:b'"));
+		assert_int_equal(err.offset, 1);
+		server_qargs_release(&q);
+	}
+	/* valid alone, but only at the start of a pattern: refused on combining */
+	prof_err_init(&err);
+	assert_int_equal(server_qargs_add(&q, "frame_filter", "x", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "frame_filter", "(*UCP)y", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "value '(*UCP)y' does not combine"));
+	assert_string_equal(server_qargs_get(&q, "frame_filter"), "x");
+	server_qargs_release(&q);
+	prof_err_init(&err);
+	assert_int_equal(server_qargs_add(&q, "frame_filter", "(?x)a#", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "frame_filter", "b", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "value '(?x)a#' does not combine"));
+	server_qargs_release(&q);
+}
+
+static void test_qargs_comma_items_once(void **state)
+{
+	struct server_qargs q = { 0 };
+	struct prof_err err;
+
+	(void)state;
+	prof_err_init(&err);
+	assert_int_equal(server_qargs_add(&q, "group_by", "x", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "group_by", "x", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "group_by"), "x");
+	assert_int_equal(server_qargs_add(&q, "group_by", "y, x", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "group_by"), "x,y");
+	assert_int_equal(server_qargs_add(&q, "group_by", " y ,z,x", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "group_by"), "x,y,z");
+	/* empty items stay, for the view to refuse */
+	assert_int_equal(server_qargs_add(&q, "group_by", ",w", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "group_by"), "x,y,z,,w");
+	assert_int_equal(server_qargs_add(&q, "hide", "go,libc", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "hide", "libc,go,kernel", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "hide"), "go,libc,kernel");
+	assert_int_equal(err.code, 0);
+	server_qargs_release(&q);
+	/* an empty first item is kept as the first */
+	assert_int_equal(server_qargs_add(&q, "group_by", ",a", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "group_by", "a", &err), 0);
+	assert_string_equal(server_qargs_get(&q, "group_by"), ",a");
+	server_qargs_release(&q);
 }
 
 static void test_qargs_single_value_repeated_refused(void **state)
@@ -101,6 +200,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qargs_lists_combine),
+		cmocka_unit_test(test_qargs_regex_values_stay_apart),
+		cmocka_unit_test(test_qargs_comma_items_once),
 		cmocka_unit_test(test_qargs_single_value_repeated_refused),
 		cmocka_unit_test(test_qargs_caps),
 	};
