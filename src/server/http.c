@@ -486,11 +486,41 @@ static void dispatch(struct server_req *rq, enum route r, struct server_reply *r
 	}
 }
 
+/*
+ * @s as the value of a key="value" log field, in @b (reset first): what
+ * server_text_add escapes (control bytes, invalid UTF-8) plus \" and \\, so
+ * a request cannot forge a field or a log line. "(too long to log)" past
+ * @b's cap.
+ */
+static const char *log_field(struct buf *b, const char *s)
+{
+	size_t i = 0, n = strlen(s);
+	int rc = 0;
+
+	buf_reset(b);
+	while (i < n && !rc) {
+		size_t k = strcspn(s + i, "\"\\");
+
+		rc = server_text_add(b, s + i, k);
+		i += k;
+		if (i < n && !rc) {
+			rc = buf_add(b, "\\", 1);
+			if (!rc)
+				rc = buf_add(b, s + i, 1);
+			i++;
+		}
+	}
+	if (rc || buf_add(b, "", 1))
+		return "(too long to log)";
+	return b->p;
+}
+
 static void access_log(struct server *srv, struct MHD_Connection *c, const char *method,
 		       const char *url, const struct server_reply *rp, size_t body_len,
 		       int64_t start_ns, enum route r, const struct server_req *rq)
 {
 	char lbl[96];
+	struct buf fm, fu, fd, fr;
 	const char *ds = rq && rq->dataset ? rq->dataset : "-";
 	const char *tok = rq && rq->token ? rq->token : "-";
 
@@ -508,7 +538,15 @@ static void access_log(struct server *srv, struct MHD_Connection *c, const char 
 	server_metrics_inc(srv->metrics, "profd_http_requests_total", lbl, 1);
 	snprintf(lbl, sizeof(lbl), "route=\"%s\"", route_name(r));
 	server_metrics_inc(srv->metrics, "profd_http_request_bytes_total", lbl, body_len);
-	/* Structured: key=value, the token by its configured name, never its secret. */
+	/* Structured: key=value, the token by its configured name, never its secret;
+	 * what the request chose is escaped (log_field). */
+	buf_init(&fm, 64);
+	buf_init(&fu, 4096);
+	buf_init(&fd, 256);
+	buf_init(&fr, 2048);
+	method = log_field(&fm, method);
+	url = log_field(&fu, url);
+	ds = log_field(&fd, ds);
 	if ((r == ROUTE_UI || r == ROUTE_METRICS || r == ROUTE_HEALTHZ || r == ROUTE_READYZ) &&
 	    rp->status < 400)
 		log_debug("http method=%s path=%s status=%u client=%s ms=%.1f", method, url,
@@ -517,12 +555,18 @@ static void access_log(struct server *srv, struct MHD_Connection *c, const char 
 		 !(rp->status == 404 && !strcmp(method, "HEAD"))) /* "do you have X?": no */
 		log_warn("http method=%s path=%s status=%u client=%s dataset=%s token=%s "
 			 "body_bytes=%zu ms=%.1f reason=\"%s\"",
-			 method, url, rp->status, host, ds, tok, body_len, ms, rp->reason);
+			 method, url, rp->status, host, ds, tok, body_len, ms,
+			 log_field(&fr, rp->reason));
 	else
 		log_info("http method=%s path=%s status=%u client=%s dataset=%s token=%s "
 			 "body_bytes=%zu samples=%" PRIu64 " ms=%.1f%s%s%s",
 			 method, url, rp->status, host, ds, tok, body_len, rq ? rq->samples : 0, ms,
-			 rp->reason[0] ? " note=\"" : "", rp->reason, rp->reason[0] ? "\"" : "");
+			 rp->reason[0] ? " note=\"" : "", log_field(&fr, rp->reason),
+			 rp->reason[0] ? "\"" : "");
+	buf_release(&fm);
+	buf_release(&fu);
+	buf_release(&fd);
+	buf_release(&fr);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,

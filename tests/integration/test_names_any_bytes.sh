@@ -141,6 +141,24 @@ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t
 checkx "MCP top_functions: a UTF-8 JSON answer with the names" \
 	"utf8_json '$tmp/mcp.out' \"not j['result']['isError'] and 'bad\\ufffdname' in j['result']['content'][0]['text']\""
 
+# The access log: a request cannot forge a line or a field. The path holds
+# a newline, a quote and a bad byte (decoded by the HTTP library); the
+# second request's 400 reason quotes its unknown parameter's name.
+curl -s -o /dev/null "$base/api/v1/table%0Aforged=1%22x%FF" || true
+curl -s -o /dev/null "$base/api/v1/table?%22q%0Aforged2%3D1=1" || true
+sleep 0.2
+logok=0
+python3 - "$tmp/log.$n" <<'PY' && logok=1
+import sys
+lines = open(sys.argv[1], 'rb').read().decode('utf-8').splitlines()
+bad = [l for l in lines if l.startswith('forged')]
+path = [l for l in lines if 'path=/api/v1/table\\x0aforged=1\\"x\ufffd status=404' in l]
+reason = [l for l in lines if 'status=400' in l and '\\"q\\x0aforged2=1' in l]
+if bad or not path or not reason:
+    sys.exit(f"forged lines {bad}, escaped path {len(path)}, escaped reason {len(reason)}")
+PY
+checkx "access log: no forged line; newline, quote and bad byte escaped" '[ "$logok" = 1 ]'
+
 stop_server TERM
 checkx "server stops cleanly (exit $stop_rc)" '[ "$stop_rc" = 0 ]'
 if grep -l "ERROR: AddressSanitizer\|runtime error:\|LeakSanitizer" "$tmp"/log.* "$tmp/mcp.err" >/dev/null 2>&1; then
