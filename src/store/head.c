@@ -24,10 +24,25 @@
 #include <pthread.h>
 #include <xxhash.h>
 
+/*
+ * Rows of a series come in arrival order, which is nearly but not quite
+ * time order; each run of SPAN_ROWS rows (rows [i * SPAN_ROWS, (i + 1) *
+ * SPAN_ROWS)) keeps the time range of its rows, so a scan of part of the
+ * series' range skips the runs wholly outside it and hands the runs
+ * wholly inside it out in place, testing rows only in the runs that
+ * straddle a bound. 16 bytes per 256 rows (of 24 bytes): 0.3 %.
+ */
+#define SPAN_ROWS 256
+
+struct span {
+	int64_t min_ts, max_ts;
+};
+
 struct series {
 	struct store_series pub;
 	VEC(struct store_label) labels;
 	VEC(struct store_row) rows;
+	VEC(struct span) spans; /* rows.n / SPAN_ROWS rounded up */
 };
 
 /* A stack node slot carries its key, so a probe touches one cache line. */
@@ -145,6 +160,7 @@ void store_head_free(struct store_head *h)
 	for (size_t i = 0; i < h->series.n; i++) {
 		VEC_FREE(&h->series.v[i]->labels);
 		VEC_FREE(&h->series.v[i]->rows);
+		VEC_FREE(&h->series.v[i]->spans);
 		free(h->series.v[i]);
 	}
 	VEC_FREE(&h->series);
@@ -1034,6 +1050,18 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
 			size_t cap = se->rows.cap;
 			VEC_PUSH(&se->rows, r);
 			h->row_bytes += (se->rows.cap - cap) * sizeof(r);
+			if ((se->rows.n - 1) % SPAN_ROWS == 0) {
+				struct span sp = { ts, ts };
+
+				cap = se->spans.cap;
+				VEC_PUSH(&se->spans, sp);
+				h->row_bytes += (se->spans.cap - cap) * sizeof(sp);
+			} else {
+				struct span *sp = &se->spans.v[se->spans.n - 1];
+
+				sp->min_ts = PROF_MIN(sp->min_ts, ts);
+				sp->max_ts = PROF_MAX(sp->max_ts, ts);
+			}
 			se->pub.nrows = se->rows.n;
 			se->pub.min_ts_ns = PROF_MIN(se->pub.min_ts_ns, ts);
 			se->pub.max_ts_ns = PROF_MAX(se->pub.max_ts_ns, ts);
@@ -1117,18 +1145,44 @@ int store_head_scan(struct store_head *h, const char *type, const struct store_m
 				return rc;
 			continue;
 		}
+		/* Part of it: by spans (see SPAN_ROWS); the batch keeps arrival order. */
 		size_t nb = 0;
-		for (size_t j = 0; j < s->rows.n; j++) {
-			const struct store_row *r = &s->rows.v[j];
+		for (size_t k = 0; k < s->spans.n; k++) {
+			const struct span *sp = &s->spans.v[k];
+			size_t lo = k * SPAN_ROWS, hi = PROF_MIN(lo + SPAN_ROWS, s->rows.n);
 
-			if (r->ts_ns < from_ns || r->ts_ns > to_ns)
+			if (sp->max_ts < from_ns || sp->min_ts > to_ns)
 				continue;
-			batch[nb++] = *r;
-			if (nb == PROF_ARRAY_SIZE(batch)) {
-				rc = fn(arg, &s->pub, batch, nb);
+			if (sp->min_ts >= from_ns && sp->max_ts <= to_ns) {
+				/* A run of spans wholly in range: in place. */
+				while (k + 1 < s->spans.n && s->spans.v[k + 1].min_ts >= from_ns &&
+				       s->spans.v[k + 1].max_ts <= to_ns) {
+					k++;
+					hi = PROF_MIN(hi + SPAN_ROWS, s->rows.n);
+				}
+				if (nb) {
+					rc = fn(arg, &s->pub, batch, nb);
+					if (rc)
+						return rc;
+					nb = 0;
+				}
+				rc = fn(arg, &s->pub, s->rows.v + lo, hi - lo);
 				if (rc)
 					return rc;
-				nb = 0;
+				continue;
+			}
+			for (size_t j = lo; j < hi; j++) {
+				const struct store_row *r = &s->rows.v[j];
+
+				if (r->ts_ns < from_ns || r->ts_ns > to_ns)
+					continue;
+				batch[nb++] = *r;
+				if (nb == PROF_ARRAY_SIZE(batch)) {
+					rc = fn(arg, &s->pub, batch, nb);
+					if (rc)
+						return rc;
+					nb = 0;
+				}
 			}
 		}
 		if (nb) {

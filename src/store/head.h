@@ -186,7 +186,10 @@ typedef int (*store_scan_fn)(void *arg, const struct store_series *s, const stru
  * @type (NULL = any) whose labels satisfy all @nm matchers, with
  * from_ns <= ts_ns <= to_ns (rdlock held). The matchers' regex match data
  * is used, so they must not be shared with another thread meanwhile.
- * Returns 0 or the visitor's non-zero return.
+ * Rows are lent in place where a whole run of them is in range (a series
+ * wholly in range is one call); a series partly in range skips the runs
+ * of 256 rows whose time range lies outside, so a short range costs its
+ * rows, not the series'. Returns 0 or the visitor's non-zero return.
  */
 int store_head_scan(struct store_head *h, const char *type, const struct store_matcher *m,
 		    size_t nm, int64_t from_ns, int64_t to_ns, store_scan_fn fn, void *arg);

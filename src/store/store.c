@@ -564,6 +564,7 @@ void store_close(struct store *s)
 	for (size_t i = 0; i < s->blocks.n; i++)
 		store_blk_put(s, s->blocks.v[i]);
 	VEC_FREE(&s->blocks);
+	free(s->head_acc);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd); /* releases the flock */
 	pthread_cond_destroy(&s->view_cond);

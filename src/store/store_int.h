@@ -68,6 +68,10 @@ struct store {
 	bool stopping;
 	bool mem;	     /* store_open_mem: no directory, nothing durable */
 	uint64_t replay_seg; /* open: the segment the replay is in */
+	/* under view_mu: a zeroed head totals accumulator kept between scans
+	 * (scan.c acc_take/acc_put), so a query does not fault in fresh pages */
+	struct store_leaf_acc *head_acc;
+	size_t head_acc_n;
 
 	pthread_t thread;
 	bool thread_running;

@@ -4,7 +4,8 @@
  * again in a later profile (its dictionary numbered differently) reuses
  * the same stack node, location and function ids, by the whole-stack memo
  * keyed on location content; any field that tells two locations apart
- * also tells their stacks apart.
+ * also tells their stacks apart. A scan of part of a series' time range
+ * hands out exactly its rows in range, in arrival order.
  */
 #include "base/compat.h"
 #include "base/mem.h"
@@ -262,6 +263,117 @@ static void test_head_rejects_time_out_of_range(void **state)
 	}
 }
 
+/* Visitor state of test_head_scan_range_matches_every_row: what the scan handed out. */
+struct scanned {
+	uint64_t rows, calls;
+	int64_t sum;
+	int64_t last_value; /* values grow with arrival order */
+	int64_t from, to;
+	uint64_t stop_after; /* calls; 0 = never */
+};
+
+static int scanned_rows(void *arg, const struct store_series *s, const struct store_row *rows,
+			size_t n)
+{
+	struct scanned *sc = arg;
+
+	(void)s;
+	assert_true(n >= 1);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(rows[i].ts_ns >= sc->from && rows[i].ts_ns <= sc->to);
+		assert_true(rows[i].value > sc->last_value);
+		sc->last_value = rows[i].value;
+		sc->sum += rows[i].value;
+	}
+	sc->rows += n;
+	sc->calls++;
+	return sc->stop_after && sc->calls == sc->stop_after ? 7 : 0;
+}
+
+/*
+ * A scan of part of a series' range (pruned by runs of rows' time spans)
+ * hands out exactly the rows in range, each once, in arrival order: rows
+ * whose times are shuffled within runs of 256 (run k holds times 256 k ..
+ * 256 k + 255 ms), and rows 100 and 600 far out of order (at 899 and
+ * 399 ms), so runs 0 and 2 overlap others in time.
+ */
+static void test_head_scan_range_matches_every_row(void **state)
+{
+	const int64_t ms = 1000000;
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct prof_err err;
+	const uint32_t nrows = 1000;
+
+	(void)state;
+	profile_init(&p);
+	add_stack(&p, base3, 3, 1, false);
+	for (uint32_t i = 1; i < nrows; i++) {
+		int64_t v = i + 1;
+		int64_t t = i == 100 || i == 600 ? (int64_t)(nrows - 1 - i)
+						 : i / 256 * 256 + i * 37 % 256;
+
+		model_sample_add(&p, p.samples.v[0].stack_off, 3, &v, NULL, 0, T0 + t * ms, 0);
+	}
+	prof_err_init(&err);
+	assert_int_equal(model_profile_validate(&p, &err), 0);
+	assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+	model_profile_release(&p);
+
+	const struct store_row *rows;
+	const struct store_series *se = store_head_series_at(h, 0, &rows);
+	assert_int_equal(se->nrows, nrows);
+	static const int64_t ranges[][2] = {
+		{ 0, 999 },   { 0, 0 },	     { 5, 5 },	    { 100, 300 },
+		{ 255, 256 }, { 256, 511 },  { 300, 700 },  { 512, 767 },
+		{ 768, 999 }, { 998, 1010 }, { -50, -1 },   { 1000, 1200 },
+		{ 0, 255 },   { 257, 510 },  { 256, 1100 }, { 1, 1100 },
+	};
+	for (size_t r = 0; r < PROF_ARRAY_SIZE(ranges); r++) {
+		struct scanned sc = { .from = T0 + ranges[r][0] * ms,
+				      .to = T0 + ranges[r][1] * ms };
+		uint64_t want = 0;
+		int64_t want_sum = 0;
+
+		for (uint32_t i = 0; i < nrows; i++)
+			if (rows[i].ts_ns >= sc.from && rows[i].ts_ns <= sc.to) {
+				want++;
+				want_sum += rows[i].value;
+			}
+		store_head_rdlock(h);
+		assert_int_equal(
+			store_head_scan(h, NULL, NULL, 0, sc.from, sc.to, scanned_rows, &sc), 0);
+		store_head_rdunlock(h);
+		assert_int_equal(sc.rows, want);
+		assert_int_equal(sc.sum, want_sum);
+		if (ranges[r][0] == 1 && ranges[r][1] == 1100)
+			assert_int_equal(sc.calls, 2); /* run 0 filtered, runs 1-3 in place */
+	}
+	/* A range holding the whole series: one call, all values 1 .. 1000. */
+	{
+		struct scanned sc = { .from = se->min_ts_ns, .to = se->max_ts_ns };
+
+		store_head_rdlock(h);
+		assert_int_equal(
+			store_head_scan(h, NULL, NULL, 0, sc.from, sc.to, scanned_rows, &sc), 0);
+		store_head_rdunlock(h);
+		assert_int_equal(sc.calls, 1);
+		assert_int_equal(sc.rows, nrows);
+		assert_int_equal(sc.sum, 1000 * 1001 / 2);
+	}
+	/* A visitor's non-zero return stops the scan and is returned. */
+	{
+		struct scanned sc = { .from = T0 + 100 * ms, .to = T0 + 900 * ms, .stop_after = 1 };
+
+		store_head_rdlock(h);
+		assert_int_equal(
+			store_head_scan(h, NULL, NULL, 0, sc.from, sc.to, scanned_rows, &sc), 7);
+		store_head_rdunlock(h);
+		assert_int_equal(sc.calls, 1);
+	}
+	store_head_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_head_any_location_field_splits_stacks),
 		cmocka_unit_test(test_head_rejects_stack_entry_out_of_range),
 		cmocka_unit_test(test_head_rejects_time_out_of_range),
+		cmocka_unit_test(test_head_scan_range_matches_every_row),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
