@@ -2437,26 +2437,28 @@ static int page_corrupt(const struct store_block *b, const struct store_block_pa
 }
 
 /*
- * Decode the STK column of page @pg (see encode_stk) into leaf ranks in
- * sc->ranks. Every index and rank is checked against the page dictionary
- * and the block's leaf table.
+ * Read the STK column header and page dictionary of @pg (see encode_stk)
+ * into sc->ranks.v[@at .. @at + *@nd): leaf ranks, each checked against the
+ * block's leaf table. *@width is the bytes per row index, *@planes the
+ * first byte plane (nrows bytes per plane follow it).
  */
-static int decode_stk(const struct store_block *b, const struct store_block_page *pg, uint32_t r0,
-		      uint32_t r1, struct store_block_scratch *sc, struct prof_err *err)
+static int read_stk_dict(const struct store_block *b, const struct store_block_page *pg,
+			 struct store_block_scratch *sc, uint32_t at, uint8_t *width, uint32_t *nd,
+			 const uint8_t **planes, struct prof_err *err)
 {
 	const struct buf *col = &sc->col[STORE_COL_STK];
-	uint32_t n = pg->nrows, m = r1 - r0;
+	uint32_t n = pg->nrows;
 	struct varint_rd r;
 
 	varint_rd_init(&r, col->p, col->len);
-	uint8_t width = varint_rd_byte(&r);
-	uint64_t nd = varint_rd_u64(&r);
-	if (r.bad || width < 1 || width > 3 || nd == 0 || nd > n)
+	uint8_t w = varint_rd_byte(&r);
+	uint64_t k, nk = varint_rd_u64(&r);
+	if (r.bad || w < 1 || w > 3 || nk == 0 || nk > n)
 		return page_corrupt(b, pg, "bad stack column header", err);
-	VEC_RESERVE(&sc->ranks, m + nd);
-	uint32_t *dict = sc->ranks.v + m;
-	for (uint64_t k = 0; k < nd; k++) {
-		uint64_t d = varint_rd_u64(&r), v = k ? (uint64_t)dict[k - 1] + 1 + d : d;
+	VEC_RESERVE(&sc->ranks, (size_t)at + nk);
+	uint32_t *dict = sc->ranks.v + at;
+	for (k = 0; k < nk; k++) {
+		uint64_t d = RD_U64(&r), v = k ? (uint64_t)dict[k - 1] + 1 + d : d;
 
 		if (v >= b->meta.nleaves) {
 			r.bad = true;
@@ -2464,10 +2466,32 @@ static int decode_stk(const struct store_block *b, const struct store_block_page
 		}
 		dict[k] = (uint32_t)v;
 	}
-	if (r.bad || varint_rd_left(&r) != (size_t)width * n)
+	if (r.bad || varint_rd_left(&r) != (size_t)w * n)
 		return page_corrupt(b, pg, "bad stack dictionary", err);
+	*width = w;
+	*nd = (uint32_t)nk;
+	*planes = r.p;
+	return 0;
+}
+
+/*
+ * Decode the STK column of page @pg (see encode_stk) into leaf ranks in
+ * sc->ranks. Every index and rank is checked against the page dictionary
+ * and the block's leaf table.
+ */
+static int decode_stk(const struct store_block *b, const struct store_block_page *pg, uint32_t r0,
+		      uint32_t r1, struct store_block_scratch *sc, struct prof_err *err)
+{
+	uint32_t n = pg->nrows, m = r1 - r0, nd;
+	const uint8_t *pl;
+	uint8_t width;
+	int rc = read_stk_dict(b, pg, sc, m, &width, &nd, &pl, err);
+
+	if (rc)
+		return rc;
+	uint32_t *dict = sc->ranks.v + m;
 	/* Only rows [r0, r1): the planes allow random access by row. */
-	const uint8_t *pl = r.p + r0;
+	pl += r0;
 	uint32_t *out = sc->ranks.v, max = 0;
 	if (width == 1) {
 		for (uint32_t i = 0; i < m; i++) {
@@ -2666,28 +2690,14 @@ static int totals_uniform(const struct store_block *b, const struct store_block_
 			  uint32_t lo, uint32_t hi, int64_t v, struct store_leaf_acc *acc,
 			  struct store_block_scratch *sc, struct prof_err *err)
 {
-	const struct buf *col = &sc->col[STORE_COL_STK];
-	uint32_t n = pg->nrows, m = hi - lo;
-	struct varint_rd r;
+	uint32_t n = pg->nrows, m = hi - lo, nd;
+	const uint8_t *planes;
+	uint8_t width;
+	int rc = read_stk_dict(b, pg, sc, 0, &width, &nd, &planes, err);
 
-	varint_rd_init(&r, col->p, col->len);
-	uint8_t width = varint_rd_byte(&r);
-	uint64_t nd = varint_rd_u64(&r);
-	if (r.bad || width < 1 || width > 3 || nd == 0 || nd > n)
-		return page_corrupt(b, pg, "bad stack column header", err);
-	VEC_RESERVE(&sc->ranks, nd);
+	if (rc)
+		return rc;
 	uint32_t *dict = sc->ranks.v;
-	for (uint64_t k = 0; k < nd; k++) {
-		uint64_t d = RD_U64(&r), x = k ? (uint64_t)dict[k - 1] + 1 + d : d;
-
-		if (x >= b->meta.nleaves) {
-			r.bad = true;
-			break;
-		}
-		dict[k] = (uint32_t)x;
-	}
-	if (r.bad || varint_rd_left(&r) != (size_t)width * n)
-		return page_corrupt(b, pg, "bad stack dictionary", err);
 	/* The histogram: zero between calls; 4 x 256 counters for width 1
 	 * (four interleaved copies, so repeats of a hot stack do not wait on
 	 * each other's increments), 65 536 for width 2, nd for width 3. */
@@ -2698,7 +2708,7 @@ static int totals_uniform(const struct store_block *b, const struct store_block_
 		sc->hist.n = hn;
 	}
 	uint32_t *h = sc->hist.v;
-	const uint8_t *p0 = r.p + lo;
+	const uint8_t *p0 = planes + lo;
 	bool bad = false;
 	if (width == 1) {
 		uint32_t k = 0;
