@@ -109,10 +109,17 @@
 		healthTable: $('health-table'),
 		healthMsg: $('health-message'),
 		exports: {
+			main: $('exports'),
 			pprof: $('export-pprof'),
 			svg: $('export-svg'),
 			folded: $('export-folded'),
 			speedscope: $('export-speedscope'),
+			cmp: $('cmp-exports'),
+			sides: {
+				a: { pprof: $('cmp-export-a-pprof'), folded: $('cmp-export-a-folded'), svg: $('cmp-export-a-svg') },
+				b: { pprof: $('cmp-export-b-pprof'), folded: $('cmp-export-b-folded'), svg: $('cmp-export-b-svg') },
+			},
+			diff: $('cmp-export-diff'),
 		},
 	};
 
@@ -354,10 +361,14 @@
 		return { from: `now-${state.range}`, to: 'now' };
 	}
 
-	function alternation(list) {
-		if (!list.length) return '';
-		if (list.length === 1) return list[0];
-		return list.map((s) => `(?:${s})`).join('|');
+	/*
+	 * The view filters as API parameters. The chips go as repeated
+	 * stack_filter / frame_filter parameters, which the server joins so
+	 * that each means what it means alone (docs/api.md); joining them here
+	 * would let one chip's \Q or group numbers reach into the next.
+	 */
+	function filterParams() {
+		return { stack_filter: state.sf.slice(), frame_filter: state.ff.slice(), hide: state.hide.join(',') };
 	}
 
 	/* The selection and the view filters, as API parameters. */
@@ -367,17 +378,18 @@
 			type: state.type,
 			query: state.query,
 			...timeParams(),
-			stack_filter: alternation(state.sf),
-			frame_filter: alternation(state.ff),
-			hide: state.hide.join(','),
+			...filterParams(),
 			...(extra || {}),
 		};
 	}
 
+	/* @params: values, or arrays of values for a repeated parameter; empty ones are left out. */
 	function apiUrl(path, params) {
 		const url = new URL(path, location.href);
 		for (const [k, v] of Object.entries(params)) {
-			if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, v);
+			for (const x of Array.isArray(v) ? v : [v]) {
+				if (x !== undefined && x !== null && x !== '') url.searchParams.append(k, x);
+			}
 		}
 		return url;
 	}
@@ -1446,6 +1458,25 @@
 		return { type: c[`${side}Type`] || state.type, query: c[`${side}Query`] || state.query, from: String(c[`${side}From`]), to: String(c[`${side}To`]) };
 	}
 
+	/* /api/v1/diff's parameters for sides @a and @b (sideParams), with the view filters. */
+	function diffParams(a, b) {
+		return {
+			dataset: state.dataset,
+			type: a.type,
+			a_type: a.type,
+			b_type: b.type,
+			a_query: a.query,
+			b_query: b.query,
+			a_from: a.from,
+			a_to: a.to,
+			b_from: b.from,
+			b_to: b.to,
+			mode: state.cmp.mode,
+			max_nodes: 8192,
+			...filterParams(),
+		};
+	}
+
 	async function loadCompare(seq) {
 		compareSides();
 		fillCompareInputs();
@@ -1466,23 +1497,7 @@
 		}
 		let data;
 		try {
-			data = await api('api/v1/diff', {
-				dataset: state.dataset,
-				type: a.type,
-				a_type: a.type,
-				b_type: b.type,
-				a_query: a.query,
-				b_query: b.query,
-				a_from: a.from,
-				a_to: a.to,
-				b_from: b.from,
-				b_to: b.to,
-				mode: state.cmp.mode,
-				max_nodes: 8192,
-				stack_filter: alternation(state.sf),
-				frame_filter: alternation(state.ff),
-				hide: state.hide.join(','),
-			});
+			data = await api('api/v1/diff', diffParams(a, b));
 		} catch (e) {
 			if (seq !== state.seq) return;
 			diffView.clear();
@@ -1764,12 +1779,47 @@
 
 	/* ---------- exports ---------- */
 
+	function fileBase(type) {
+		return (parseType(type).name || 'profile').replace(/[^A-Za-z0-9_.-]/g, '_');
+	}
+
+	/*
+	 * The Download links. Compare has its own: each side's selection
+	 * (baseline A, comparison B: its type, selector and range, with the view
+	 * filters) as pprof, folded and SVG, and the diff as JSON, the answer
+	 * of /api/v1/diff the view draws (the server renders no diff SVG).
+	 */
 	function updateExports() {
+		const cmp = state.view === 'compare';
+		el.exports.main.hidden = cmp;
+		el.exports.cmp.hidden = !cmp;
+		if (cmp) {
+			compareSides();
+			const sides = { a: sideParams('a'), b: sideParams('b') };
+			for (const side of ['a', 'b']) {
+				const s = sides[side];
+				const p = { dataset: state.dataset, ...s, ...filterParams() };
+				const words = `${side === 'a' ? 'A (baseline)' : 'B (comparison)'}: ${parseType(s.type).label} · ${fmtTime(+s.from)} – ${fmtTime(+s.to)}`;
+				const base = `${fileBase(s.type)}.${side.toUpperCase()}`;
+				const links = el.exports.sides[side];
+				links.pprof.href = apiUrl('api/v1/export/pprof', p).toString();
+				links.folded.href = apiUrl('api/v1/export/folded', p).toString();
+				links.svg.href = apiUrl('api/v1/export/svg', { ...p, title: words }).toString();
+				links.pprof.download = `${base}.pb.gz`;
+				links.folded.download = `${base}.folded.txt`;
+				links.svg.download = `${base}.svg`;
+				for (const [fmt, a] of Object.entries(links)) a.title = `${words}, as ${fmt === 'svg' ? 'an SVG flame graph' : fmt}`;
+			}
+			el.exports.diff.href = apiUrl('api/v1/diff', diffParams(sides.a, sides.b)).toString();
+			el.exports.diff.download = `${fileBase(sides.a.type)}.diff.json`;
+			el.exports.diff.title = 'The comparison: B minus A per frame (/api/v1/diff), as JSON';
+			return;
+		}
 		const p = selection();
 		el.exports.pprof.href = apiUrl('api/v1/export/pprof', p).toString();
 		el.exports.folded.href = apiUrl('api/v1/export/folded', p).toString();
 		el.exports.svg.href = apiUrl('api/v1/export/svg', { ...p, invert: state.invert ? 'true' : '', title: `${parseType(state.type).label} · ${rangeWords()}` }).toString();
-		const base = (parseType(state.type).name || 'profile').replace(/[^A-Za-z0-9_.-]/g, '_');
+		const base = fileBase(state.type);
 		el.exports.pprof.download = `${base}.pb.gz`;
 		el.exports.folded.download = `${base}.folded.txt`;
 		el.exports.svg.download = `${base}.svg`;

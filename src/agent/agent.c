@@ -591,6 +591,7 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	xo.max_backoff_ms = (long)(opts->max_backoff_ns / 1000000);
 	xo.bearer_token = opts->bearer_token;
 	xo.dataset = opts->dataset;
+	xo.ca_file = opts->ca_file;
 	rc = agent_export_new(&xo, &a.x, err);
 	if (rc)
 		goto out;
@@ -607,6 +608,7 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 		dio.server_url = di_url;
 		dio.bearer_token = opts->bearer_token;
 		dio.dataset = opts->dataset;
+		dio.ca_file = opts->ca_file;
 		dio.proc_root = po.proc_root;
 		dio.debug_dir = opts->debug_dir;
 		dio.max_file_bytes = opts->debuginfo_max_bytes;

@@ -43,6 +43,9 @@
  * @include_cgroup, @exclude_cgroup: cgroup v2 directories (paths)
  * @command_line:   add process.command_line
  * @bearer_token, @dataset: sent with every request, or NULL
+ * @ca_file:        CA certificates (PEM) that sign the https:// / grpcs://
+ *                  server's certificate (export and debuginfo upload),
+ *                  instead of the system's; NULL = the system's
  * @max_buffer_bytes: export queue cap (0 = 32 MiB)
  * @max_backoff_ns: longest wait between export retries (0 = 30 s)
  * @metrics_listen: "HOST:PORT" for /metrics, or NULL
@@ -76,6 +79,7 @@ struct agent_opts {
 	bool command_line;
 	const char *bearer_token;
 	const char *dataset;
+	const char *ca_file;
 	size_t max_buffer_bytes;
 	int64_t max_backoff_ns;
 	const char *metrics_listen;

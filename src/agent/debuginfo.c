@@ -50,6 +50,7 @@ struct agent_debuginfo {
 	char *base;	   /* server_url + DI_PATH */
 	char *auth_hdr;	   /* "Authorization: Bearer ..." or NULL */
 	char *dataset_hdr; /* "X-Profd-Dataset: ..." or NULL */
+	char *ca_file;	   /* CA certificates (PEM) for TLS, or NULL: the system's */
 	char *proc_root, *debug_dir;
 
 	pthread_mutex_t mu;
@@ -207,6 +208,8 @@ static CURL *di_curl(struct agent_debuginfo *d, const char *url, struct buf *rep
 	if (d->dataset_hdr)
 		*hdrs = curl_slist_append(*hdrs, d->dataset_hdr);
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (d->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, d->ca_file);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "profd-agent");
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, PROF_MIN(d->o.timeout_ms, 10000L));
@@ -519,7 +522,9 @@ int agent_debuginfo_new(const struct agent_debuginfo_opts *opts, struct agent_de
 	if (d->o.timeout_ms <= 0)
 		d->o.timeout_ms = DI_DEFAULT_TIMEOUT;
 	d->o.server_url = d->o.bearer_token = d->o.dataset = NULL; /* not kept */
-	d->o.proc_root = d->o.debug_dir = NULL;
+	d->o.proc_root = d->o.debug_dir = d->o.ca_file = NULL;
+	if (opts->ca_file)
+		d->ca_file = xstrdup(opts->ca_file);
 	{
 		size_t n = strlen(opts->server_url);
 
@@ -579,6 +584,7 @@ void agent_debuginfo_close(struct agent_debuginfo *d)
 	free(d->base);
 	free(d->auth_hdr);
 	free(d->dataset_hdr);
+	free(d->ca_file);
 	free(d->proc_root);
 	free(d->debug_dir);
 	free(d);

@@ -49,7 +49,8 @@
  * (0 = 4 MiB/s); @max_files_per_min: uploads a minute (0 = 30);
  * @max_queue: build IDs waiting (0 = 64); @max_known: build IDs
  * remembered (0 = 4096); @timeout_ms: HEAD limit, and the longest a POST
- * may make no progress (0 = 30000).
+ * may make no progress (0 = 30000); @ca_file: CA certificates (PEM) for
+ * an https:// server instead of the system's, or NULL (copied).
  */
 struct agent_debuginfo_opts {
 	const char *server_url;
@@ -63,6 +64,7 @@ struct agent_debuginfo_opts {
 	size_t max_queue;
 	size_t max_known;
 	long timeout_ms;
+	const char *ca_file;
 };
 
 /** struct agent_debuginfo_stats - totals since _new (gauges: queued). */

@@ -40,6 +40,7 @@ struct agent_export {
 	bool grpc;	   /* OTLP/gRPC (grpc:// h2c, grpcs:// TLS) instead of OTLP/HTTP */
 	char *auth_hdr;	   /* "Authorization: Bearer ..." or NULL */
 	char *dataset_hdr; /* "X-Profd-Dataset: ..." or NULL */
+	char *ca_file;	   /* CA certificates (PEM) for TLS, or NULL: the system's */
 	uint64_t rng;	   /* xorshift state for backoff jitter (sender thread) */
 	uint64_t seq;
 
@@ -189,6 +190,8 @@ static int export_post(struct agent_export *x, CURL *curl, const struct export_r
 	if (x->dataset_hdr)
 		hdrs = curl_slist_append(hdrs, x->dataset_hdr);
 	curl_easy_setopt(curl, CURLOPT_URL, x->url);
+	if (x->ca_file)
+		curl_easy_setopt(curl, CURLOPT_CAINFO, x->ca_file);
 	curl_easy_setopt(curl, CURLOPT_POST, 1L);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, r->data);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
@@ -407,6 +410,9 @@ int agent_export_new(const struct agent_export_opts *opts, struct agent_export *
 		return prof_err_set(
 			err, -EINVAL, -1,
 			"the bearer token and the dataset must not contain line breaks");
+	if (opts->ca_file && access(opts->ca_file, R_OK))
+		return prof_err_set(err, -errno, -1, "CA file '%s': %s", opts->ca_file,
+				    strerror(errno));
 	if (opts->server_url && (rc = prof_curl_load(err)))
 		return rc;
 	x = xcalloc(1, sizeof(*x));
@@ -418,7 +424,9 @@ int agent_export_new(const struct agent_export_opts *opts, struct agent_export *
 	if (x->o.max_backoff_ms <= 0)
 		x->o.max_backoff_ms = EXPORT_BACKOFF_MAX_MS;
 	x->st.max_queue_bytes = x->o.max_queue_bytes;
-	x->o.bearer_token = x->o.dataset = NULL; /* not kept: only the headers below */
+	x->o.bearer_token = x->o.dataset = x->o.ca_file = NULL; /* kept as the fields below */
+	if (opts->ca_file)
+		x->ca_file = xstrdup(opts->ca_file);
 	if (opts->bearer_token && opts->bearer_token[0])
 		x->auth_hdr = xasprintf("Authorization: Bearer %s", opts->bearer_token);
 	if (opts->dataset && opts->dataset[0])
@@ -583,6 +591,7 @@ void agent_export_close(struct agent_export *x, long drain_ms)
 	if (x->auth_hdr) /* a secret: do not leave it in freed memory */
 		explicit_bzero(x->auth_hdr, strlen(x->auth_hdr));
 	free(x->auth_hdr);
+	free(x->ca_file);
 	free(x->dataset_hdr);
 	free(x);
 }

@@ -52,7 +52,10 @@
  * @max_queue_bytes: cap on compressed bytes waiting to be sent (0 = 32
  * MiB); @timeout_ms: per-request limit (0 = 10000); @max_backoff_ms:
  * longest wait between retries (0 = 30000); @bearer_token, @dataset:
- * header values or NULL (copied; must not contain CR or LF).
+ * header values or NULL (copied; must not contain CR or LF); @ca_file: a
+ * PEM file of the CA certificates that sign an https:// or grpcs://
+ * server's certificate, trusted instead of the system's store (libcurl
+ * CURLOPT_CAINFO), or NULL (copied; must be readable at _new).
  */
 struct agent_export_opts {
 	const char *server_url;
@@ -62,6 +65,7 @@ struct agent_export_opts {
 	long max_backoff_ms;
 	const char *bearer_token;
 	const char *dataset;
+	const char *ca_file;
 };
 
 /** struct agent_export_stats - totals since _new. */

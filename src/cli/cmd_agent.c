@@ -55,6 +55,8 @@ static void agent_usage(FILE *f)
 		"  --bearer-token TOKEN       send Authorization: Bearer TOKEN\n"
 		"  --bearer-token-file FILE   read the token from FILE (keeps it out of ps)\n"
 		"  --dataset NAME     send X-Profd-Dataset: NAME (the server's dataset)\n"
+		"  --ca-file FILE     trust the CA certificates in FILE (PEM) for an https:// or\n"
+		"                     grpcs:// server (and debuginfo uploads) instead of the system's\n"
 		"  --max-buffer SIZE  cap on compressed data waiting for the server (default 32MiB;\n"
 		"                     oldest dropped first and counted), e.g. 8MiB, 512KiB\n"
 		"  --max-backoff DUR  longest wait between retries to the server (default 30s)\n"
@@ -365,6 +367,15 @@ int cmd_agent(int argc, char **argv)
 		} else if (agent_opt(argc, argv, &i, "--dataset", &v, &missing)) {
 			if (!missing)
 				o.dataset = v;
+		} else if (agent_opt(argc, argv, &i, "--ca-file", &v, &missing)) {
+			if (!missing && access(v, R_OK)) {
+				fprintf(stderr, "profd agent: --ca-file '%s': %s\n", v,
+					strerror(errno));
+				free(token);
+				return 2;
+			}
+			if (!missing)
+				o.ca_file = v;
 		} else if (agent_opt(argc, argv, &i, "--max-buffer", &v, &missing)) {
 			if (!missing && (agent_parse_size(v, &u) || u < 4096 || u > (4ull << 30))) {
 				fprintf(stderr,

@@ -3,7 +3,8 @@
  * cmd_store.c - `profd store`: look after a data directory offline.
  *
  *   profd store check DIR     verify every block and WAL record; exit 1 on damage
- *   profd store stats DIR     series, samples, bytes per sample, stacks, locations
+ *   profd store stats DIR     series, samples, bytes per sample, stacks, locations,
+ *                             each block and the bytes of its rollup (RHRS)
  *   profd store compact DIR   flush the head, compact every window, apply retention
  *
  * check and stats change nothing and take no lock (stats replays the WAL
@@ -31,7 +32,8 @@ static void usage(FILE *f)
 		   "  check    verify checksums and structure of every block and WAL record;\n"
 		   "           prints each problem with its file and byte offset, exits 1 on\n"
 		   "           damage (a torn WAL tail is a warning: it was never acknowledged)\n"
-		   "  stats    series, samples, bytes per sample, stack and location counts\n"
+		   "  stats    series, samples, bytes per sample, stack and location counts;\n"
+		   "           each block with the bytes of its rollup (RHRS) and their share\n"
 		   "  compact  flush the head to a block, merge the blocks of each time window,\n"
 		   "           delete blocks older than --retention (e.g. 30d); the directory\n"
 		   "           must not be in use by a server\n");
@@ -126,6 +128,66 @@ static void fmt_time(int64_t ns, char *out, size_t n)
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* @part of @whole in percent; 0 when @whole is 0. */
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/*
+ * The blocks and the bytes of their rollup chunk (RHRS; RSER in blocks of
+ * older versions; docs/storage-format.md): each block's, and the total
+ * over all blocks with its share of the blocks' bytes. A block written
+ * without one (rollups off, or a flush of a version that left it to
+ * compaction) shows "-".
+ */
+static void stats_blocks(const struct store_block_sizes *bi, size_t n, uint64_t block_bytes,
+			 bool json)
+{
+	uint64_t rb = 0, raw = 0, with = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		rb += bi[i].rollup_bytes;
+		raw += bi[i].rollup_raw_bytes;
+		with += bi[i].rollup[0] != '\0';
+	}
+	if (json) {
+		printf(",\"rollup_bytes\":%" PRIu64 ",\"rollup_raw_bytes\":%" PRIu64
+		       ",\"rollup_share\":%.4f,\"block_list\":[",
+		       rb, raw, block_bytes ? (double)rb / (double)block_bytes : 0.0);
+		for (size_t i = 0; i < n; i++)
+			printf("%s{\"id\":\"%016" PRIx64 "\",\"level\":%u,\"min_ts_ns\":%" PRId64
+			       ",\"max_ts_ns\":%" PRId64 ",\"rows\":%" PRIu64 ",\"series\":%" PRIu64
+			       ",\"bytes\":%" PRIu64 ",\"rollup\":\"%s\",\"rollup_bytes\":%" PRIu64
+			       ",\"rollup_raw_bytes\":%" PRIu64 ",\"rollup_share\":%.4f}",
+			       i ? "," : "", bi[i].id, bi[i].level, bi[i].min_ts_ns,
+			       bi[i].max_ts_ns, bi[i].rows, bi[i].series, bi[i].bytes, bi[i].rollup,
+			       bi[i].rollup_bytes, bi[i].rollup_raw_bytes,
+			       bi[i].bytes ? (double)bi[i].rollup_bytes / (double)bi[i].bytes
+					   : 0.0);
+		printf("]");
+		return;
+	}
+	printf("rollups          %" PRIu64 " bytes in %" PRIu64 " of %zu blocks, %.1f%% of the "
+	       "block bytes (%" PRIu64 " before zstd)\n",
+	       rb, with, n, pct(rb, block_bytes), raw);
+	if (!n)
+		return;
+	printf("\n%-16s %5s %-20s %-20s %10s %7s %12s %6s %12s %6s\n", "block", "level", "from",
+	       "to", "rows", "series", "bytes", "rollup", "rollup bytes", "share");
+	for (size_t i = 0; i < n; i++) {
+		char from[32], to[32];
+
+		fmt_time(bi[i].min_ts_ns, from, sizeof(from));
+		fmt_time(bi[i].max_ts_ns, to, sizeof(to));
+		printf("%016" PRIx64 " %5u %-20s %-20s %10" PRIu64 " %7" PRIu64 " %12" PRIu64
+		       " %6s %12" PRIu64 " %5.1f%%\n",
+		       bi[i].id, bi[i].level, from, to, bi[i].rows, bi[i].series, bi[i].bytes,
+		       bi[i].rollup[0] ? bi[i].rollup : "-", bi[i].rollup_bytes,
+		       pct(bi[i].rollup_bytes, bi[i].bytes));
+	}
+}
+
 static int store_stats(int argc, char **argv)
 {
 	struct store_options o;
@@ -157,6 +219,13 @@ static int store_stats(int argc, char **argv)
 		return 1;
 	}
 	store_get_stats(st, &s);
+	struct store_block_sizes *bi = NULL;
+	size_t nbi = 0;
+	if (store_blocks_sizes(st, &bi, &nbi)) {
+		fprintf(stderr, "profd store stats: out of memory\n");
+		store_close(st);
+		return 1;
+	}
 	strtab_init(&series);
 	struct store_query q = { NULL, NULL, 0, INT64_MIN, INT64_MAX };
 	struct store_visitor v = { .arg = &series, .series = count_series };
@@ -178,13 +247,15 @@ static int store_stats(int argc, char **argv)
 		       ",\"bytes_per_sample\":%.3f,\"block_bytes_per_sample\":%.3f"
 		       ",\"block_stacks\":%" PRIu64 ",\"block_locations\":%" PRIu64
 		       ",\"head_stacks\":%" PRIu64 ",\"head_locations\":%" PRIu64
-		       ",\"min_ts_ns\":%" PRId64 ",\"max_ts_ns\":%" PRId64 "}\n",
+		       ",\"min_ts_ns\":%" PRId64 ",\"max_ts_ns\":%" PRId64,
 		       d.p ? d.p : "\"\"", nseries, samples, s.blocks, s.blocks_broken,
 		       s.block_rows, s.head.rows, s.block_bytes, s.wal.bytes,
 		       samples ? (double)bytes / (double)samples : 0.0,
 		       s.block_rows ? (double)s.block_bytes / (double)s.block_rows : 0.0,
 		       s.block_stacks, s.block_locations, s.head.stack_nodes, s.head.locations,
 		       samples ? s.min_ts_ns : 0, samples ? s.max_ts_ns : 0);
+		stats_blocks(bi, nbi, s.block_bytes, true);
+		printf("}\n");
 		buf_release(&d);
 	} else {
 		printf("directory        %s\n", cli_term_name(dir));
@@ -207,7 +278,9 @@ static int store_stats(int argc, char **argv)
 		       s.block_stacks, s.head.stack_nodes);
 		printf("locations        %" PRIu64 " in blocks (summed), %" PRIu64 " in the head\n",
 		       s.block_locations, s.head.locations);
+		stats_blocks(bi, nbi, s.block_bytes, false);
 	}
+	free(bi);
 	strtab_release(&series);
 	store_close(st);
 	return 0;

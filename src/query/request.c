@@ -277,7 +277,11 @@ static int get_filter(const struct req *r, struct query_filter *f)
 				 r->err);
 }
 
-/* Comma-separated label names into @names (pointers into @buf). */
+/*
+ * Comma-separated label names into @names (pointers into @buf), each once:
+ * group_by=x,x is group_by=x, as repeated group_by parameters are
+ * (server/qargs.c).
+ */
 static int get_group_by(const struct req *r, char *buf, size_t bufsz, const char **names, size_t *n)
 {
 	const char *v = arg(r, "group_by");
@@ -299,10 +303,15 @@ static int get_group_by(const struct req *r, char *buf, size_t bufsz, const char
 			s[--e] = '\0';
 		if (!*s)
 			return bad(r, "parameter 'group_by': empty label name in '%s'", v);
-		if (*n == QUERY_SS_MAX_GROUP_BY)
+		size_t i = 0;
+
+		while (i < *n && strcmp(names[i], s))
+			i++;
+		if (i == *n && *n == QUERY_SS_MAX_GROUP_BY)
 			return bad(r, "parameter 'group_by': at most %d labels, got '%s'",
 				   QUERY_SS_MAX_GROUP_BY, v);
-		names[(*n)++] = s;
+		if (i == *n)
+			names[(*n)++] = s;
 		s = next;
 	}
 	return 0;

@@ -345,12 +345,49 @@ static void reply_release(struct server_reply *rp)
 	rp->fd = -1;
 }
 
+/*
+ * libmicrohttpd keeps a request's line and headers, and a 64-byte record
+ * per query parameter and header, in one pool per connection (32 KiB by
+ * default). When a record no longer fits, 0.9.75 queues a 431 but goes on
+ * parsing and closes the connection without a reply (about 500 query
+ * parameters at the default). HTTP_POOL_BYTES fits HTTP_MAX_ARGS
+ * parameters and HTTP_MAX_HEADERS headers with a 64 KiB URL; past those
+ * counts profd answers 414 / 431 itself, naming the limit. A request line
+ * or header block that outgrows the pool is libmicrohttpd's own 414 / 431;
+ * only a URL of more than about 1,500 very short parameters still fills
+ * the pool with records and gets no reply. Why not larger: the zeroing
+ * costs every keep-alive request (an ingest request too) a memset of the
+ * pool; bench/results/ingest.md.
+ * The pool is mapped lazily but zeroed between keep-alive requests, so an
+ * idle keep-alive connection holds up to HTTP_POOL_BYTES. See docs/api.md.
+ */
+#define HTTP_POOL_BYTES	 ((size_t)128 << 10)
+#define HTTP_MAX_ARGS	 512
+#define HTTP_MAX_HEADERS 128
+
 /* Checks that need only the request line and headers. 0 = go on. */
 static bool early_reply(struct server *srv, struct MHD_Connection *c, enum route r,
 			const char *method, struct server_reply *rp)
 {
 	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+	int nargs = MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL);
+	int nhdrs = MHD_get_connection_values(c, MHD_HEADER_KIND, NULL, NULL);
 
+	if (nargs > HTTP_MAX_ARGS) {
+		server_reply_json_error(
+			rp, 414,
+			"the URL has %d query parameters; the server takes at most "
+			"%d (combine list values with commas or narrow the request)",
+			nargs, HTTP_MAX_ARGS);
+		return true;
+	}
+	if (nhdrs > HTTP_MAX_HEADERS) {
+		server_reply_json_error(rp, 431,
+					"the request has %d header fields; the server takes at "
+					"most %d",
+					nhdrs, HTTP_MAX_HEADERS);
+		return true;
+	}
 	switch (r) {
 	case ROUTE_OTLP:
 	case ROUTE_PYROSCOPE:
@@ -769,6 +806,7 @@ static struct MHD_Daemon *start_daemon(struct server *srv, const struct sockaddr
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
 				mhd_logger, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
 				MHD_OPTION_CONNECTION_LIMIT, max_connections,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_POOL_BYTES,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
 }

@@ -65,10 +65,84 @@ static int qarg_join_comma(struct server_qarg *a, const char *v)
 	return rc;
 }
 
+/* Is the "(?" construct at @p (just after the "(?") a group reference? */
+static bool qarg_paren_ref(const char *p)
+{
+	bool digit = p[0] >= '0' && p[0] <= '9';
+	bool sdigit = (p[0] == '+' || p[0] == '-') && p[1] >= '0' && p[1] <= '9';
+
+	if (p[0] == '(') /* a condition: only an assertion refers to no group */
+		return p[1] != '?' && p[1] != '*';
+	return digit || sdigit || p[0] == '&' || (p[0] == 'R' && p[1] == ')') ||
+	       (p[0] == 'P' && (p[1] == '=' || p[1] == '>'));
+}
+
+/*
+ * Offset in the regex @v of its first reference to a capture group or to
+ * the whole pattern, or -1 if there is none. Per pcre2pattern(3):
+ * backreferences \1..\9.., \g.., \k.., (?P=name); subroutine calls and
+ * recursion (?R), (?1), (?+1), (?-1), (?&name), (?P>name), \g<..>;
+ * conditions on a group or on recursion (?(1)..), (?(<name>)..), (?(R)..),
+ * (?(DEFINE)..). Skipped: \Q..\E literals, character classes (where \1 is
+ * an octal escape) and (?#..) comments. A value compiled alone has its
+ * groups numbered from 1; joined after another value its numbers would
+ * point into that value's groups, so such a value cannot be combined.
+ * Names are refused with numbers: one rule is easier to state.
+ */
+static long qarg_regex_ref(const char *v)
+{
+	const char *p = v;
+
+	while (*p) {
+		if (p[0] == '\\') {
+			if ((p[1] >= '1' && p[1] <= '9') || p[1] == 'g' || p[1] == 'k')
+				return p - v;
+			if (p[1] == 'Q') {
+				const char *e = strstr(p + 2, "\\E");
+
+				p = e ? e + 2 : p + strlen(p);
+				continue;
+			}
+			/* \cX: X is data, even a '(' */
+			p += !p[1] ? 1 : p[1] == 'c' && p[2] ? 3 : 2;
+		} else if (p[0] == '[') {
+			/* a class: "[]..]" and "[^]..]" hold a ']' first; "[:alpha:]" nests */
+			p += 1 + (p[1] == '^');
+			p += *p == ']';
+			while (*p && *p != ']') {
+				if (p[0] == '\\' && p[1] == 'Q') {
+					const char *e = strstr(p + 2, "\\E");
+
+					p = e ? e + 2 : p + strlen(p);
+				} else if (p[0] == '\\') {
+					p += p[1] ? 2 : 1;
+				} else if (p[0] == '[' && p[1] == ':') {
+					size_t k = 2 + (p[2] == '^');
+
+					while (p[k] >= 'a' && p[k] <= 'z')
+						k++;
+					p += p[k] == ':' && p[k + 1] == ']' ? k + 2 : 1;
+				} else {
+					p++;
+				}
+			}
+			p += *p == ']';
+		} else if (p[0] == '(' && p[1] == '?' && p[2] == '#') {
+			p += strcspn(p, ")");
+		} else if (p[0] == '(' && p[1] == '?' && qarg_paren_ref(p + 2)) {
+			return p - v;
+		} else {
+			p++;
+		}
+	}
+	return -1;
+}
+
 /*
  * Append the regex @v (non-empty) to the alternation @a as (?:v\E): @v
  * must compile alone, and the \E ends a \Q that @v leaves open (PCRE2
- * ignores a stray \E), so each value means what it means alone. The
+ * ignores a stray \E), so each value means what it means alone; a value
+ * that refers to a group (qarg_regex_ref) is refused. The
  * result must compile too: a value that is valid only at the start of a
  * pattern ((*UCP)) or that comments out the rest ((?x)a#) is refused.
  */
@@ -78,12 +152,22 @@ static int qarg_join_regex(struct server_qarg *a, const char *key, const char *v
 	struct prof_err e;
 	void *re, *md;
 	size_t len = a->joined.len;
+	long off;
 	int rc;
 
 	rc = query_regex_compile(key, v, &re, &md, err);
 	query_regex_free(re, md);
 	if (rc)
 		return rc;
+	off = qarg_regex_ref(v);
+	if (off >= 0)
+		return prof_err_set(err, -EINVAL, off,
+				    "parameter '%.100s': value '%.200s' refers to a capture group "
+				    "or to the whole pattern at offset %ld (a backreference, "
+				    "subroutine call or condition); it cannot be combined with "
+				    "other %s values, whose groups would take its numbers: give it "
+				    "alone",
+				    key, v, off, key);
 	rc = buf_addf(&a->joined, "%s(?:%s\\E)", a->items ? "|" : "", v);
 	if (rc)
 		return rc;

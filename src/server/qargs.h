@@ -14,7 +14,9 @@
  *     stack_filter=(?:a\E)|(?:b\E), a stack with a frame matching a or b.
  *     Each value must compile alone (PCRE2, as query/filter.h), and the
  *     \E closes a \Q it leaves open (PCRE2 ignores a stray \E), so no
- *     value changes the meaning of the next;
+ *     value changes the meaning of the next; a value that refers to a
+ *     group (\1, \g{1}, \k<n>, (?1), (?R), (?(1)..)) is refused when
+ *     there are several, as its numbers would point into another value;
  *   - for both, an empty value adds nothing (as one empty value means no
  *     filter and no grouping);
  *   - any other parameter given twice is an error (two types, two ranges:

@@ -803,3 +803,46 @@ void store_get_stats(struct store *s, struct store_stats *st)
 	if (s->wal)
 		store_wal_get_stats(s->wal, &st->wal);
 }
+
+/* `profd store stats`: sizes from the chunk tables the open blocks hold. */
+int store_blocks_sizes(struct store *s, struct store_block_sizes **out, size_t *n)
+{
+	struct store_block_sizes *v = NULL;
+
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&s->view_mu);
+	if (s->blocks.n) {
+		v = calloc(s->blocks.n, sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&s->view_mu);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < s->blocks.n; i++) {
+		const struct store_block *b = s->blocks.v[i]->b;
+		struct store_block_sizes *o = &v[i];
+
+		o->id = b->meta.id;
+		o->level = b->meta.level;
+		o->min_ts_ns = b->meta.min_ts_ns;
+		o->max_ts_ns = b->meta.max_ts_ns;
+		o->rows = b->meta.nrows;
+		o->series = b->meta.nseries;
+		o->bytes = b->bytes_on_disk;
+		for (uint32_t k = 0; k < b->samples.nents; k++) {
+			const struct store_chunkfile_entry *e = &b->samples.ents[k];
+			bool rhrs = !strcmp(e->id, "RHRS");
+
+			if (!rhrs && (strcmp(e->id, "RSER") || !strcmp(o->rollup, "RHRS")))
+				continue;
+			memcpy(o->rollup, e->id, sizeof(o->rollup));
+			o->rollup_bytes = e->stored_len;
+			o->rollup_raw_bytes = e->raw_len;
+		}
+	}
+	*n = s->blocks.n;
+	pthread_mutex_unlock(&s->view_mu);
+	*out = v;
+	return 0;
+}

@@ -371,4 +371,28 @@ int store_check_dir(const char *dir,
 				   int64_t offset, const char *msg),
 		    void *arg, struct store_check_result *res);
 
+/* --- per-block sizes (`profd store stats`) ---------------------------------------- */
+
+/** struct store_block_sizes - one block of the view: what it holds and what its rollup costs. */
+struct store_block_sizes {
+	uint64_t id;
+	uint32_t level; /* 1 = flushed from a head; more = compacted */
+	int64_t min_ts_ns, max_ts_ns;
+	uint64_t rows, series;
+	uint64_t bytes;		   /* the block's four files */
+	char rollup[5];		   /* "RHRS", "RSER" (older blocks) or "" (no rollup) */
+	uint64_t rollup_bytes;	   /* that chunk in the samples file (after zstd) */
+	uint64_t rollup_raw_bytes; /* the same before zstd */
+};
+
+/**
+ * store_blocks_sizes() - a snapshot of the blocks in @s's view, in view
+ * order (min_ts, id), into a new array @*out of @*n entries that the
+ * caller frees (NULL when there are none). The sizes come from the
+ * files' chunk tables read at open: nothing is read from disk. A block
+ * with both RHRS and RSER reports RHRS (the one scans use).
+ * Thread-safe. Errors: -ENOMEM.
+ */
+int store_blocks_sizes(struct store *s, struct store_block_sizes **out, size_t *n);
+
 #endif

@@ -4,18 +4,25 @@
     python3 export_peer.py record PORT OUT   answer 200 to every POST and
                                              append its path and headers
                                              to OUT (one JSON per line)
+    python3 export_peer.py record-tls PORT OUT CERT KEY
+                                             the same over TLS (HTTPS) with
+                                             the certificate chain CERT and
+                                             its key KEY (PEM files); failed
+                                             handshakes are appended to
+                                             OUT.tls as one line each
     python3 export_peer.py hang PORT         accept connections, read the
                                              request, never answer
 """
 import http.server
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
 
 
-def record(port, out):
+def record(port, out, cert=None, key=None):
     class H(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
             n = int(self.headers.get("Content-Length", 0))
@@ -30,7 +37,23 @@ def record(port, out):
         def log_message(self, *a):
             pass
 
-    http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+    class TLSServer(http.server.ThreadingHTTPServer):
+        def get_request(self):
+            c, addr = self.socket.accept()
+            try:  # the handshake here: one that fails is recorded, not served
+                return ctx.wrap_socket(c, server_side=True), addr
+            except (ssl.SSLError, OSError) as e:
+                with open(out + ".tls", "a") as f:
+                    f.write(f"handshake failed: {e}\n")
+                c.close()
+                raise OSError("handshake failed")
+
+    if cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        TLSServer(("127.0.0.1", port), H).serve_forever()
+    else:
+        http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 
 
 def hang(port):
@@ -56,8 +79,10 @@ def hang(port):
 if __name__ == "__main__":
     if sys.argv[1] == "record":
         record(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "record-tls":
+        record(int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5])
     elif sys.argv[1] == "hang":
         hang(int(sys.argv[2]))
     else:
         time.sleep(0)
-        sys.exit("usage: export_peer.py record PORT OUT | hang PORT")
+        sys.exit("usage: export_peer.py record PORT OUT | record-tls PORT OUT CERT KEY | hang PORT")

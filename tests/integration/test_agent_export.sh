@@ -3,7 +3,12 @@
 # test_agent_export.sh - the agent's export path under trouble:
 #   1. credentials: with --bearer-token-file and --dataset every request
 #      carries "Authorization: Bearer <token>" and "X-Profd-Dataset", and
-#      the token never shows in the agent's log;
+#      the token never shows in the agent's log; TLS: an https:// receiver
+#      (export_peer.py record-tls) with a certificate signed by a CA made
+#      here by openssl gets nothing while the agent does not know the CA
+#      (a certificate error in its log, a refused handshake at the
+#      receiver) and every request with --ca-file; a missing --ca-file is
+#      a usage error (exit 2);
 #   2. a server that goes away: the server is stopped for GAP_SECONDS (8;
 #      the issue's 30 s shortened for make test) while tests/workloads/
 #      spin.c runs, then restarted on the same port and data; the samples
@@ -48,6 +53,50 @@ PY
 ! grep -qF "$(head -n 1 "$tmp/token")" "$tmp/agent.log" || fail "the token is in the agent's log"
 kill "$extra_pids" 2>/dev/null || true
 extra_pids=
+
+# --- 1b. TLS: an https:// receiver whose certificate a CA made here signs
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=profd test CA" \
+	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+	-keyout "$tmp/ca.key" -out "$tmp/ca.pem" 2>/dev/null || fail "openssl: the CA"
+openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$tmp/srv.key" \
+	-out "$tmp/srv.csr" 2>/dev/null || fail "openssl: the server key"
+printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$tmp/srv.ext"
+openssl x509 -req -in "$tmp/srv.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca.key" -CAcreateserial \
+	-days 1 -extfile "$tmp/srv.ext" -out "$tmp/srv.pem" 2>/dev/null || fail "openssl: the server certificate"
+tport=$(agent_free_port)
+python3 tests/integration/export_peer.py record-tls "$tport" "$tmp/tls.jsonl" "$tmp/srv.pem" "$tmp/srv.key" &
+extra_pids=$!
+# without the CA the certificate is refused: nothing arrives, the log says why
+agent_start --server "https://127.0.0.1:$tport" --interval 300ms --include-exe spin --no-upload-debuginfo
+"$tmp/spin" 1 >/dev/null
+agent_stop
+[ ! -s "$tmp/tls.jsonl" ] || fail "an export reached the TLS receiver without the CA"
+grep -q "agent export failed url=https://127.0.0.1:$tport/v1development/profiles .*certificate" \
+	"$tmp/agent.log" || fail "no certificate error in the agent's log"
+grep -qs "handshake failed" "$tmp/tls.jsonl.tls" || fail "the receiver saw no refused handshake"
+echo "ok TLS without the CA: nothing sent, $(grep -c "agent export failed" "$tmp/agent.log") failed attempts naming the certificate"
+# with --ca-file it is trusted
+agent_start --server "https://127.0.0.1:$tport" --interval 300ms --include-exe spin --no-upload-debuginfo \
+	--ca-file "$tmp/ca.pem"
+"$tmp/spin" 1.5 >/dev/null
+agent_stop
+python3 - "$tmp/tls.jsonl" <<'PY' || fail "requests over TLS"
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+bad = [r for r in reqs if r["path"] != "/v1development/profiles" or r["bytes"] <= 0
+       or r["headers"].get("Content-Encoding") != "gzip"
+       or r["headers"].get("Content-Type") != "application/x-protobuf"]
+print(f"ok {len(reqs)} requests over TLS with --ca-file, all OTLP protobuf, gzip"
+      if reqs and not bad else f"bad requests: {bad[:2]} of {len(reqs)}")
+sys.exit(0 if reqs and not bad else 1)
+PY
+kill "$extra_pids" 2>/dev/null || true
+extra_pids=
+rc=0
+"$PROFD" agent --server "https://127.0.0.1:$tport" --ca-file "$tmp/no-such.pem" >"$tmp/ca.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--ca-file '$tmp/no-such.pem': No such file or directory" "$tmp/ca.out" ||
+	fail "a missing --ca-file: exit $rc, $(cat "$tmp/ca.out")"
+echo "ok a missing --ca-file is a usage error: $(cat "$tmp/ca.out")"
 
 # --- 2. the server goes away and comes back
 sport=$(agent_free_port)

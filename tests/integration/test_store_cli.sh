@@ -10,7 +10,11 @@
 #     the file and the offset, the server still starts and answers (the
 #     damaged page left out, logged);
 #   - a byte flipped in a WAL record: `store check` names the segment and
-#     offset; bad usage exits 2, a missing directory 1.
+#     offset; bad usage exits 2, a missing directory 1;
+#   - `store stats` lists each block with its rollup (RHRS; a compacted
+#     block has one) with the bytes the samples file's chunk table gives
+#     it (read here in python), its share of the block's bytes, and the
+#     totals, in text and --json, after a flush and after a compaction.
 source "$(dirname "$0")/ingest_lib.sh"
 
 for i in 1 2 3; do
@@ -104,4 +108,60 @@ checkx "store check of a directory that is not a store exits 1 and says so" \
 checkx "profd --version names the version" '"$PROFD" --version | grep -qE "^profd [0-9]+\.[0-9]+ \("'
 "$PROFD" store compact "$tmp/data/default" --retention bogus >/dev/null 2>&1
 check "store compact with a bad --retention exits 2" [ $? = 2 ]
+
+# Rollup sizes, after a flush and after compaction merged two blocks:
+# `store stats` agrees with the chunk table of the block's samples file.
+ds2=$tmp/data2/default
+# block_rollup: "STORED RAW BLOCK-BYTES ID LEVEL" of the one block of $ds2 (RHRS; 0 0 when none)
+block_rollup() {
+	python3 - "$(find "$ds2/blocks" -mindepth 1 -maxdepth 1 -type d | head -1)" <<'PY'
+import os, struct, sys
+d = sys.argv[1]
+f = open(os.path.join(d, "samples"), "rb").read()
+toff, n, _ = struct.unpack("<QII", f[-16:])
+ents = [f[toff + 40 * i: toff + 40 * i + 40] for i in range(n)]
+rh = [struct.unpack("<QQ", e[24:40]) for e in ents if e[:4] == b"RHRS"] or [(0, 0)]
+size = sum(os.path.getsize(os.path.join(d, x)) for x in ("meta", "symbols", "index", "samples"))
+print(rh[0][0], rh[0][1], size, os.path.basename(d))
+PY
+}
+# check_rollup LEVEL: the text and JSON of `store stats` against block_rollup
+check_rollup() {
+	local rb rraw bbytes bid share with rname lvl=$1 # checkx evaluates in its own $1
+	read -r rb rraw bbytes bid <<<"$(block_rollup)"
+	share=$(python3 -c "print('%.1f' % (100 * $rb / $bbytes))")
+	with=$((rb > 0)) rname=RHRS
+	[ "$rb" = 0 ] && rname=-
+	"$PROFD" store stats "$ds2" >"$tmp/stats2.out" 2>&1
+	checkx "store stats, level $1 block: RHRS of $rb bytes ($rraw raw) of $bbytes, $share%" \
+		'grep -q "^rollups *$rb bytes in $with of 1 blocks, $share% of the block bytes ($rraw before zstd)" "$tmp/stats2.out" &&
+		 grep -qE "^$bid +$lvl .* $bbytes +$rname +$rb +$share%$" "$tmp/stats2.out"'
+	"$PROFD" store stats --json "$ds2" >"$tmp/stats2.json" 2>/dev/null
+	checkx "store stats --json, level $1 block: rollup bytes, raw bytes and share, in total and per block" \
+		'python3 - "$tmp/stats2.json" "$rb" "$rraw" "$bbytes" "$bid" "$lvl" <<'"'"'PY'"'"'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rb, raw, size, bid, lvl = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
+b = d["block_list"]
+assert d["rollup_bytes"] == rb and d["rollup_raw_bytes"] == raw, d
+assert abs(d["rollup_share"] - rb / size) < 1e-4 and d["block_bytes"] == size, d
+assert len(b) == 1 and b[0]["id"] == bid and b[0]["level"] == lvl, b
+assert b[0]["rollup"] == ("RHRS" if rb else "") and b[0]["rollup_bytes"] == rb, b
+assert b[0]["bytes"] == size and b[0]["rows"] == d["samples"], b
+assert abs(b[0]["rollup_share"] - rb / size) < 1e-4, b
+PY'
+}
+start_server --data "$tmp/data2"
+otlp "$tmp/req1.pb"
+stop_server TERM
+"$PROFD" store compact "$ds2" >/dev/null 2>&1
+check_rollup 1
+start_server --data "$tmp/data2"
+otlp "$tmp/req2.pb"
+stop_server TERM
+"$PROFD" store compact "$ds2" >"$tmp/compact2.out" 2>&1
+checkx "compaction merged the two blocks: $(cat "$tmp/compact2.out")" \
+	'grep -q "2 blocks merged" "$tmp/compact2.out"'
+check_rollup 2
+checkx "the compacted block has an RHRS chunk" '[ "$(block_rollup | cut -d" " -f1)" -gt 0 ]'
 finish

@@ -13,7 +13,8 @@
  *   (changed function red, the other changed one green, unchanged ones
  *   neutral, in both modes; mismatched types refused in words); stack
  *   health (per binary, API's shares); exports (pprof, SVG, folded,
- *   speedscope); a copied link restores the whole state; dark theme;
+ *   speedscope; in Compare: each side's pprof, folded and SVG and the
+ *   diff's JSON, labelled as such); a copied link restores the whole state; dark theme;
  *   empty and error states; the 16 000-leaf flame graph's render and
  *   hover times (reported, not asserted); the corpus Go CPU profile.
  * Screenshots go to $PROFD_ARTIFACTS (default tests/artifacts/ui).
@@ -291,6 +292,39 @@ async function workload(page) {
 	}));
 	check(sides.canvases >= 2 && sides.totals.every((t) => t === 8400000000), `compare: both sides have their own chart (totals ${sides.totals.join(', ')} ns)`, sides);
 	await shot(page, 'compare');
+	/* Compare's downloads: each side's selection and the diff, not the main selection. */
+	const cx = await page.evaluate(() => {
+		const q = (id) => document.getElementById(id);
+		const link = (id) => ({ href: q(id).href, download: q(id).download, title: q(id).title, label: q(id).getAttribute('aria-label'), text: q(id).textContent });
+		const out = { mainHidden: q('exports').hidden, cmpHidden: q('cmp-exports').hidden, visible: !!q('cmp-exports').offsetParent, diff: link('cmp-export-diff') };
+		for (const side of ['a', 'b']) for (const f of ['pprof', 'folded', 'svg']) out[`${side}_${f}`] = link(`cmp-export-${side}-${f}`);
+		return out;
+	});
+	check(cx.mainHidden && !cx.cmpHidden && cx.visible, 'compare: the main Download links give way to the comparison\'s', cx);
+	const sideOf = (href) => Object.fromEntries(['type', 'query', 'from', 'to'].map((k) => [k, new URL(href).searchParams.get(k)]));
+	const sa = sideOf(cx.a_folded.href);
+	const sb = sideOf(cx.b_folded.href);
+	check(sa.type === CPU && sa.query === SHOP && +sa.from === T0 && +sa.to === T0 + 599000 && +sb.from === T0 + 600000 && +sb.to === T0 + 1200000 &&
+		['pprof', 'svg'].every((f) => JSON.stringify(sideOf(cx[`a_${f}`].href)) === JSON.stringify(sa) && JSON.stringify(sideOf(cx[`b_${f}`].href)) === JSON.stringify(sb)),
+	`compare downloads: A's links select A (${sa.from}..${sa.to}), B's select B (${sb.from}..${sb.to})`, { sa, sb });
+	check(/^A \(baseline\)/.test(cx.a_pprof.title) && /^B \(comparison\)/.test(cx.b_svg.title) && /^Baseline A/.test(cx.a_folded.label) && /^Comparison B/.test(cx.b_pprof.label) &&
+		/B minus A/.test(cx.diff.title) && cx.diff.text.trim() === 'diff JSON' && /\.A\.pb\.gz$/.test(cx.a_pprof.download) && /\.B\.svg$/.test(cx.b_svg.download) && /\.diff\.json$/.test(cx.diff.download),
+	`compare downloads say what they export: "${cx.a_pprof.title}", "${cx.diff.title}"`, cx);
+	/* 30 profiles per period: computePrice under handle has 4 samples each in A, 8 in B */
+	const foldedLine = (text) => (text.match(/^main;serve;handle;computePrice (\d+)$/m) || [])[1];
+	const fa = foldedLine(await (await fetch(cx.a_folded.href)).text());
+	const fb = foldedLine(await (await fetch(cx.b_folded.href)).text());
+	check(+fa === 4 * 30 * 10000000 && +fb === 8 * 30 * 10000000, `compare downloads: folded A has computePrice ${fa} ns, B ${fb} ns (want 1.2e9, 2.4e9)`);
+	const asvg = await fetch(cx.a_svg.href);
+	const asvgText = await asvg.text();
+	const bpb = Buffer.from(await (await fetch(cx.b_pprof.href)).arrayBuffer());
+	check(asvg.ok && /<svg/.test(asvgText) && /computePrice/.test(asvgText) && /A \(baseline\)/.test(asvgText) && bpb[0] === 0x1f && bpb[1] === 0x8b,
+		'compare downloads: A\'s SVG is a flame graph titled as the baseline, B\'s pprof is gzip');
+	const dres = await fetch(cx.diff.href);
+	const dj = dres.ok ? await dres.json() : {};
+	const shown = await page.evaluate(() => ({ a: window.profd.views.compare.data.a.total, b: window.profd.views.compare.data.b.total, mode: window.profd.views.compare.data.mode }));
+	check(dres.ok && dj.root && dj.a.total === shown.a && dj.b.total === shown.b && dj.mode === shown.mode && dj.a.total === 14 * 30 * 10000000,
+		`compare downloads: the diff JSON is the view's diff (A ${dj.a && dj.a.total}, B ${dj.b && dj.b.total}, ${dj.mode})`, { dj: dj.a, shown });
 	await page.check('[data-testid="cmp-absolute"]');
 	await page.waitForFunction(() => window.profd.views.compare.state === 'ready' && window.profd.views.compare.mode === 'absolute', null, { timeout: 20000 });
 	dc = await diffClasses();
@@ -325,6 +359,7 @@ async function workload(page) {
 	/* Exports from the current selection. */
 	await page.goto(pageUrl({ type: CPU, query: SHOP, from: FROM, to: TO, view: 'flame' }));
 	await settled(page, 'flame');
+	check(await page.evaluate(() => !document.getElementById('exports').hidden && document.getElementById('cmp-exports').hidden), 'outside Compare the Download links are the selection\'s');
 	const hrefs = await page.evaluate(() => ({ pprof: document.querySelector('#export-pprof').href, svg: document.querySelector('#export-svg').href, folded: document.querySelector('#export-folded').href }));
 	const folded = await (await fetch(hrefs.folded)).text();
 	check(/^main;serve;handle;computePrice \d+$/m.test(folded), 'folded export link: the selection\'s stacks');

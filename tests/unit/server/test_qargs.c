@@ -121,6 +121,76 @@ static void test_qargs_regex_values_stay_apart(void **state)
 	server_qargs_release(&q);
 }
 
+/*
+ * A value that refers to a capture group would, after the first value,
+ * point into that value's groups ("(a)" then "(b)\1": \1 is a's group):
+ * refused naming the value and the offset of the reference, in either
+ * order; alone it is taken as it is. Escapes, classes, quoted text and
+ * comments that only look like references pass.
+ */
+static void test_qargs_group_refs_refused(void **state)
+{
+	static const struct {
+		const char *v;
+		long off;
+	} refs[] = {
+		{ "(b)\\1", 3 },
+		{ "(b)\\g{1}", 3 },
+		{ "(b)\\g1", 3 },
+		{ "(b)\\g{-1}", 3 },
+		{ "(?<n>b)\\k<n>", 7 },
+		{ "(?<n>b)\\k{n}", 7 },
+		{ "(?P<n>b)(?P=n)", 8 },
+		{ "(b(?1)?)", 2 },
+		{ "x(b(?-1)?)", 3 },
+		{ "(b(?R)?c)", 2 },
+		{ "(?<n>b(?&n)?)", 6 },
+		{ "(b)(?(1)c|d)", 3 },
+		{ "(?(DEFINE)(?<d>x))y", 0 },
+		{ "a[x](b)\\2?(c)", 7 },
+		{ "\\Q(\\E(b)\\1", 8 },
+	};
+	static const char *const plain[] = {
+		"(b)c",		 "a\\0\\x{31}", "[\\1(?1)]x",  "[]\\1]",      "[[:alpha:]\\1]",
+		"\\Q\\1(?R)\\E", "(?#\\1)x",	"(?(?=a)a|b)", "(?i)x(?-i)y", "(\\c(?R)",
+	};
+	struct server_qargs q = { 0 };
+	struct prof_err err;
+
+	(void)state;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(refs); i++) {
+		for (int order = 0; order < 2; order++) {
+			prof_err_init(&err);
+			assert_int_equal(server_qargs_add(&q, "stack_filter",
+							  order ? refs[i].v : "(a)", &err),
+					 0);
+			assert_int_equal(server_qargs_add(&q, "stack_filter",
+							  order ? "(a)" : refs[i].v, &err),
+					 -EINVAL);
+			assert_non_null(strstr(err.msg, "parameter 'stack_filter'"));
+			assert_non_null(strstr(err.msg, refs[i].v));
+			assert_non_null(strstr(err.msg, "refers to a capture group"));
+			assert_int_equal(err.offset, refs[i].off);
+			server_qargs_release(&q);
+		}
+		/* alone it is the whole pattern: its numbers are its own */
+		prof_err_init(&err);
+		assert_int_equal(server_qargs_add(&q, "frame_filter", refs[i].v, &err), 0);
+		assert_string_equal(server_qargs_get(&q, "frame_filter"), refs[i].v);
+		server_qargs_release(&q);
+	}
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(plain); i++) {
+		prof_err_init(&err);
+		assert_int_equal(server_qargs_add(&q, "frame_filter", "(a)", &err), 0);
+		assert_int_equal(server_qargs_add(&q, "frame_filter", plain[i], &err), 0);
+		assert_int_equal(err.code, 0);
+		server_qargs_release(&q);
+	}
+	/* why: joined after "(a)", "(b)\1" no longer matches "bb" (its \1 is a's group) */
+	assert_true(regex_matches("(?:(b)\\1\\E)", "bb"));
+	assert_false(regex_matches("(?:(a)\\E)|(?:(b)\\1\\E)", "bb"));
+}
+
 static void test_qargs_comma_items_once(void **state)
 {
 	struct server_qargs q = { 0 };
@@ -201,6 +271,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qargs_lists_combine),
 		cmocka_unit_test(test_qargs_regex_values_stay_apart),
+		cmocka_unit_test(test_qargs_group_refs_refused),
 		cmocka_unit_test(test_qargs_comma_items_once),
 		cmocka_unit_test(test_qargs_single_value_repeated_refused),
 		cmocka_unit_test(test_qargs_caps),
