@@ -29,7 +29,7 @@ CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-
 LDFLAGS_SAN := -fsanitize=$(SANITIZE)
 endif
 CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS)
-LIBS := -lbpf -lelf -ldw -lprotobuf-c -lz -lzstd -lnghttp2 -ljansson \
+LIBS := -lbpf -lelf -ldw -lprotobuf-c -lz -lisal -lzstd -lnghttp2 -ljansson \
 	-lyaml -lpcre2-8 -lxxhash -liberty -lpthread -lm -ldl
 
 # Protobuf: our own .proto files (shared/formats.md 1.4, 2.1) compiled by protobuf-c.

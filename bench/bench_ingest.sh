@@ -4,19 +4,32 @@
 # fsync on (every acknowledged request is in the WAL on disk):
 #   1. agent-shaped OTLP/HTTP protobuf: 8 keep-alive clients for SECONDS
 #      (default 60), each request 200 samples over 50 stacks 24 frames deep;
-#   2. Pyroscope pprof pushes (POST /ingest?format=pprof, gzipped pprof)
-#      of the same shape, same clients, SECONDS / 4.
+#   2. what our agent really sends: `profd agent --dump` with its default
+#      settings (19 Hz, one request per 10 s) records a few requests on
+#      this host first (AGENT_SECONDS, default 31: three requests and the
+#      one it sends when it stops; needs root and BPF, else the row says
+#      why it is missing),
+#      and the same clients replay them, gzipped as the agent sends them,
+#      for SECONDS (ingestload --replay); the files are not kept;
+#   3. Pyroscope pprof pushes (POST /ingest?format=pprof, gzipped pprof)
+#      of the first shape, same clients, SECONDS / 4.
 # For each: requests/s, samples/s, p50/p99/max latency as the clients see
 # it, the server's CPU seconds (utime + stime from /proc) and samples per
 # server CPU-second ("per core"), its peak RSS, and a check that every
-# acknowledged sample is in the store (flame graph total == acknowledged).
-#   3. the OTLP decoders alone on the same request (tests/tools/otlpdecode):
-#      the direct decoder (src/format/otlp_direct.c) and the protobuf-c
-#      one, in model samples per CPU-second of one thread.
+# acknowledged sample is in the store (flame graph total == acknowledged;
+# for the agent's requests, the total of process_cpu:cpu:nanoseconds over
+# {} == the nanoseconds acknowledged). A sample is a stored row: the
+# agent sends each eBPF sample twice, as CPU time and as a sample count.
+#   4. the OTLP decoders alone on the first shape's request and on the
+#      largest recorded agent request (tests/tools/otlpdecode): the direct decoder
+#      (src/format/otlp_direct.c), the protobuf-c one, and the direct one
+#      followed by the store's checks and head insert (no WAL, no HTTP),
+#      in model samples per CPU-second of one thread.
 # The load generator (tests/tools/ingestload) runs on the same machine and
 # competes for its cores. Writes bench/results/ingest.md.
 # Environment: PROFD_FAST (default build/profd), SECONDS_OTLP (60),
-# CLIENTS (8), BENCH_DIR (a disk-backed scratch directory, default /tmp).
+# CLIENTS (8), AGENT_SECONDS (31), BENCH_DIR (a disk-backed scratch
+# directory, default /tmp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFD=${PROFD_FAST:-build/profd}
@@ -24,6 +37,7 @@ LOAD=${LOAD:-$(dirname "$PROFD")/tests/tools/ingestload}
 DECODE=${DECODE:-$(dirname "$PROFD")/tests/tools/otlpdecode}
 SECS=${SECONDS_OTLP:-60}
 CLIENTS=${CLIENTS:-8}
+AGENT_SECS=${AGENT_SECONDS:-31}
 OUTMD=bench/results/ingest.md
 [ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
 [ -x "$LOAD" ] || { echo "FAIL: $LOAD is not built"; exit 1; }
@@ -71,7 +85,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 cpu = float(sys.argv[3]) - float(sys.argv[2])
 hwm, stored, syncs, name = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7]
-ok = "yes" if stored == d["acked_samples"] else f"NO ({stored} stored)"
+want = d.get("acked_value", d["acked_samples"])
+ok = "yes" if stored == want else f"NO ({stored} stored, {want} acknowledged)"
 per_core = d["acked_samples"] / cpu if cpu > 0 else 0
 print(f"| {name} | {d['seconds']:.0f} s | {d['clients']} | {d['acked_requests']} | "
       f"{d['requests_per_s']:.0f} | {d['samples_per_s']:,.0f} | {per_core:,.0f} | "
@@ -81,10 +96,79 @@ PY
 	tail -n 1 "$tmp/rows"
 }
 
+# The agent's requests, recorded while nothing else of ours runs.
+replay=()
+agent_note=
+mkdir "$tmp/agent"
+if "$PROFD" agent --dump "$tmp/agent" --duration "${AGENT_SECS}s" >"$tmp/agent.log" 2>&1; then
+	for f in "$tmp"/agent/*.otlp.pb; do
+		if [ -s "$f" ]; then
+			replay+=(--replay "$f")
+		fi
+	done
+fi
+if [ ${#replay[@]} -eq 0 ]; then
+	agent_note="(no recorded agent requests: \`profd agent\` needs root and BPF; $(tail -n 1 "$tmp/agent.log" | cut -c1-120))"
+	echo "note: $agent_note"
+fi
+
 "$DECODE" --samples 200 --stacks 50 --depth 24 --seconds 3 >"$tmp/decode.json"
+echo '{}' >"$tmp/decode_agent.json"
+if [ ${#replay[@]} -gt 0 ]; then
+	# the largest recorded request (the last one, sent at stop, is partial)
+	"$DECODE" --seconds 3 "$(ls -S "$tmp"/agent/*.otlp.pb | head -n 1)" >"$tmp/decode_agent.json"
+fi
 : >"$tmp/rows"
 run "OTLP/HTTP protobuf" process_cpu:samples:count:cpu:nanoseconds '{service.name="bench"}' "$SECS" \
 	--service bench --samples 200
+agent_name="OTLP/HTTP protobuf, recorded agent requests ($((${#replay[@]} / 2)))"
+if [ ${#replay[@]} -gt 0 ]; then
+	run "$agent_name" process_cpu:cpu:nanoseconds:cpu:nanoseconds '{}' "$SECS" "${replay[@]}"
+	# What the recorded requests held: it depends on what ran on the host then.
+	agent_note=$(python3 - "$tmp/run.$(echo "$agent_name" | tr -c 'A-Za-z0-9\n' _).json" \
+		"$tmp"/agent/*.otlp.pb <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def fields(b):
+    i = 0
+    while i < len(b):
+        t = s = 0
+        while True:
+            c = b[i]; i += 1; t |= (c & 0x7f) << s; s += 7
+            if c < 0x80:
+                break
+        w = t & 7
+        if w == 0:
+            while b[i] & 0x80:
+                i += 1
+            i += 1; yield t >> 3, None
+        elif w == 1:
+            i += 8; yield t >> 3, None
+        elif w == 5:
+            i += 4; yield t >> 3, None
+        else:
+            n = s = 0
+            while True:
+                c = b[i]; i += 1; n |= (c & 0x7f) << s; s += 7
+                if c < 0x80:
+                    break
+            yield t >> 3, b[i:i + n]; i += n
+procs = profs = locs = 0
+for path in sys.argv[2:]:
+    for f, v in fields(open(path, "rb").read()):
+        if f == 1:
+            procs += 1
+            profs += sum(1 for g, sp in fields(v) if g == 2 for h, _ in fields(sp) if h == 2)
+        elif f == 2:
+            locs += sum(1 for g, _ in fields(v) if g == 2)
+k = len(sys.argv) - 2
+print(f"The recorded agent requests held {procs / k:.0f} processes, {profs / k:.0f} profiles, "
+      f"{locs / k:.0f} locations and {d['samples_per_request']:.0f} rows on average "
+      f"({d['replay_bytes']} bytes gzipped): what the agent sends depends on what runs "
+      "on the host while it records, so this row varies from run to run.")
+PY
+)
+fi
 run "Pyroscope /ingest pprof" process_cpu:samples:count:cpu:nanoseconds '{service_name="benchp"}' \
 	$((SECS / 4 > 5 ? SECS / 4 : 5)) --service benchp --samples 200 --pprof
 
@@ -94,51 +178,126 @@ run "Pyroscope /ingest pprof" process_cpu:samples:count:cpu:nanoseconds '{servic
 	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) CPU(s) ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))," \
 		"loopback, fsync on; the load generator shares the machine (load average" \
 		"$(cut -d' ' -f1 /proc/loadavg) when the report was written). Each request:"
-	echo "one profile of 200 samples (value 1) over 50 stacks 24 frames deep; the"
-	echo "flame graph total after the run is compared with the samples acknowledged."
+	echo "one profile of 200 samples (value 1) over 50 stacks 24 frames deep (1200"
+	echo "locations, none shared between stacks), or one of the requests \`profd agent\`"
+	echo "sent on this host just before (a profile per process and profile type, real"
+	echo "stacks, thread attributes; gzipped), replayed in turn. The flame graph total"
+	echo "after the run is compared with what was acknowledged. Samples are stored"
+	echo "rows: the agent sends each eBPF sample twice (CPU time and sample count)."
+	[ -z "$agent_note" ] || echo "$agent_note"
 	echo
 	echo "| workload | duration | clients | requests | requests/s | samples/s | samples per server CPU-second | latency p50 / p99 / max (ms) | server CPU | peak RSS | WAL fsyncs | all acknowledged samples stored |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	cat "$tmp/rows"
 	echo
-	python3 - "$tmp/decode.json" <<'PY'
+	python3 - "$tmp/decode.json" "$tmp/decode_agent.json" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
-print("The OTLP decoders alone on one such request (%d bytes, %d model samples;" % (d["bytes"], d["samples"]))
-print("tests/tools/otlpdecode, one thread, CPU time):")
+print("The OTLP decoders alone on one request of each kind (tests/tools/otlpdecode,")
+print("one thread, CPU time, best of 5 rounds); \"+ store\" adds what the store does")
+print("around its WAL: model_profile_validate, store_head_check_validated and the")
+print("head insert (store_head_add_checked):")
 print()
-print("| decoder | samples per CPU-second | us per request |")
-print("|---|---|---|")
-print(f"| direct (src/format/otlp_direct.c) | {d['direct_samples_per_cpu_s']:,.0f} | {d['direct_us_per_request']:.1f} |")
-print(f"| protobuf-c (fmt_otlp_decode_pbc) | {d['pbc_samples_per_cpu_s']:,.0f} | {d['pbc_us_per_request']:.1f} |")
+print("| request | decoder | samples per CPU-second | us per request |")
+print("|---|---|---|---|")
+for path, what in ((sys.argv[1], "synthetic"), (sys.argv[2], "recorded agent")):
+    d = json.load(open(path))
+    if not d:
+        continue
+    req = f"{what} ({d['bytes']} bytes, {d['samples']} samples)"
+    st = d["samples"] / (d["store_us_per_request"] / 1e6)
+    print(f"| {req} | direct (src/format/otlp_direct.c) | {d['direct_samples_per_cpu_s']:,.0f} | {d['direct_us_per_request']:.1f} |")
+    print(f"| {req} | protobuf-c (fmt_otlp_decode_pbc) | {d['pbc_samples_per_cpu_s']:,.0f} | {d['pbc_us_per_request']:.1f} |")
+    print(f"| {req} | direct + store | {st:,.0f} | {d['store_us_per_request']:.1f} |")
 PY
 	echo
-	echo "Before / after the head and decoder work of 2026-11-30 (15 s runs of the OTLP"
-	echo "workload alternating the two builds, load average 7.7-8.5 from other work):"
-	echo "before 455,233 / 436,692 / 415,126 samples per server CPU-second, p50 3.7-3.9"
-	echo "ms; after 661,911 / 639,857 / 658,026, p50 2.5-2.7 ms (+50%). Decode + store"
-	echo "alone (one thread, no HTTP, no WAL; best of 8 half-second rounds) went from"
-	echo "220-260 to 115-130 us per request. What changed: the head's whole-stack memo"
-	echo "keys a stack by the content of its locations (128-bit hashes of their fields"
-	echo "and strings, each computed once per profile), so a stack seen before costs no"
-	echo "dictionary lookups; locations with lines get their own hash table (no key"
-	echo "blobs, no allocation per location); the store checks a profile once, each"
-	echo "stack entry once instead of once per sample; the direct decoder sizes the"
-	echo "model's tables up front. Earlier, the direct decoder took the protobuf-c path's"
-	echo "224,099 / 224,726 to 402,769 / 410,688 samples per server CPU-second."
-	echo
-	echo "Where the server's time goes now (perf record --call-graph dwarf on the server"
-	echo "during the OTLP run, share of server CPU): decoding ~39% (wire parse ~20%,"
-	echo "building the model ~19%, a quarter of it interning strings), storing ~44%"
-	echo "(WAL append with fdatasync and group-commit waits ~21%, head insert ~20%, most"
-	echo "of it hashing the 1200 locations each request carries, checks ~4%), HTTP and"
-	echo "the rest ~15%. The load generator does not share locations between stacks, so"
-	echo "every request has 1200 locations for 200 samples; agents that do share them"
-	echo "cost less. 1 M per core needs about 1.5x more: a decoder feeding the head"
-	echo "directly (no intermediate model, one validation), a faster WAL checksum (zlib"
-	echo "crc32 ~2.6%) and fewer wake-ups per group commit. Per-core figures drop when"
-	echo "other work shares the two cores (cache and hyperthread contention): compare"
-	echo "runs at a similar load average. Group commit keeps fsyncs far below the"
-	echo "request count."
+	cat <<'TXT'
+Before / after the ingest-path work of 2026-11-30, second round (15 s runs
+alternating a build of the previous commit and one with the change, load
+average 3.8-4.8 for the first workload, 5.7-6.3 for the agent's requests;
+samples per server CPU-second): synthetic before 652,262 / 585,038 / 552,826,
+after 692,250 / 636,600 / 675,273 (+12% on the means, 597 k to 668 k; p50
+1.6-2.1 ms before, 1.5-2.3 ms after); agent requests recorded at 99 Hz every
+2 s while the host was busy compiling (25 processes, about 800 rows each)
+before 304,081 / 321,981 / 340,186, after 523,222 / 491,431 / 484,630 (+55%,
+322 k to 500 k; p50 18-20 ms to 11-13 ms); agent requests recorded with the
+default settings like the table's row (up to 75 processes, 150 profiles and
+about 350 rows each) before 111,116 / 125,928 / 109,957, after 141,200 /
+128,284 / 134,544 (+16%, 116 k to 135 k). Decode + store alone
+(tests/tools/otlpdecode, instructions per request counted by callgrind,
+which other load does not disturb): synthetic 1.31 M to 1.14 M (decoder
+alone 856 k to 718 k), the 99 Hz agent request 10.8 M to 5.5 M (decoder
+alone 4.9 M to 3.2 M). What changed: the head
+memoizes a profile's attribute sets (samples whose labels and link are the
+same (key, string, number) triples share the set without rendering, sorting
+or interning it again: agents repeat a thread's attributes on each of its
+samples) and keys frames without lines (unsymbolized native frames) in the
+whole-stack memo by (frame type, mapping, address) instead of a content
+hash; the direct decoder memoizes attribute values and which Location
+attribute key an attribute has per request, keeps its parse pools per
+thread between requests (no growth by doubling each time), sizes every
+profile's tables (not only a request's single profile), and no longer
+re-validates what it built (valid by construction; the unit test checks it);
+the store runs model_profile_validate and then only the head checks that one
+lacks (store_head_check_validated) instead of both in full; the pipeline
+computes a profile's type ids, labels and row counts once per request instead
+of four times; the WAL's CRC-32 (zlib's, the same values) is
+computed by ISA-L (crc32_gzip_refl, PCLMULQDQ), 1.3 us per 17 KiB request instead of zlib's 9-10 us;
+strtab_reserve sizes its index in one step.
+
+Earlier the same day (first round): the head's whole-stack memo keyed by
+location content, locations with lines in their own hash table, one check
+per stack entry and a direct decoder sizing its tables took the first
+workload from 455,233 / 436,692 / 415,126 to 661,911 / 639,857 / 658,026
+samples per server CPU-second (load 7.7-8.5); before that the direct decoder
+took the protobuf-c path's 224,099 / 224,726 to 402,769 / 410,688.
+
+Where the server's time goes now (perf record --call-graph dwarf on the
+server, share of server CPU). Synthetic requests: decoding 35% (wire parse
+16%, building the model 19%), head insert 25% (17% the content hashes of the
+612 locations with lines each request carries, XXH3-128 of every function
+name and location: the whole-stack memo needs them to find a stack seen
+before), WAL 18% (fdatasync 7%, the write 5%, group-commit waits 3%; the CRC
+is under 0.5% now), HTTP, the access log (3%) and the rest ~20%. The agent's
+requests (25 processes, two profiles each, about 800 rows, 50 KiB raw and
+17 KiB gzipped): decoding 34% (parse 8%, building 50 models 25%), head insert
+31% (stack keys 16%), gzip inflate 15%, WAL 5%, HTTP and the rest ~15%.
+The default agent's requests (150 profiles, 900-2700 locations, about 350
+rows): decoding 32%, head insert 34% (location content hashes 14%: few
+samples per stack, so nearly every location is new to the request and is
+built and hashed once per profile, twice per process), gzip inflate 10%,
+the pipeline's per-profile work (type ids, labels, series admission) 4%,
+WAL 4%.
+
+What is left for 1 M per server CPU-second on the synthetic row (about 1.5x):
+a decode path that feeds the head straight from the wire tables (no model
+per profile, strings interned and hashed once, one validation: about a
+quarter of decode + store by the instruction counts), fewer system calls in
+the WAL (one write per group commit instead of one per request) and a
+cheaper HTTP layer and access log. The agent's requests cost more per row than the
+synthetic ones because each carries many small profiles (two per process,
+the CPU time and the sample count over the same stacks): each gets its own
+model, tables and head translation of the same locations, and the same
+decode path, translating the request's dictionary once for all its
+profiles, would remove most of that.
+
+Per-core figures depend on the load from other work (cache and hyperthread
+contention) and on how many requests each fsync covers (more when the cores
+are busy): compare runs at a similar load average; the A/B pairs above
+alternate builds for that reason.
+
+HTTP connection pool (2026-11-30; src/server/http.c). libmicrohttpd's
+per-connection pool went from its 32 KiB default to 128 KiB so that a URL
+with a few hundred query parameters is answered (an empty reply before; past
+512 parameters it is now a 414 naming the limit, docs/api.md). The pool is
+zeroed between keep-alive requests, so every ingest request pays a memset of
+it. 15 s runs of the OTLP workload (8 clients, the table's request shape),
+alternating the two builds, load average 5.9-9.1 from other work, samples per
+server CPU-second: 32 KiB 723,232 / 622,779 / 751,706 / 765,978 / 788,974 /
+854,565, p50 1.6-2.5 ms; 128 KiB 626,344 / 802,326 / 704,416 / 764,949 /
+833,134 / 906,509, p50 1.7-2.8 ms: no difference above the noise (means 751 k
+and 773 k). A 256 KiB pool measured 571,280 / 563,472 / 577,032 against
+571,949 / 627,605 / 619,544 for 32 KiB in the same way (load 6.2-9.3), about
+6% less (noisy, but the memset is twice as long), so the pool stops at 128 KiB.
+TXT
 } >"$OUTMD"
 echo "wrote $OUTMD"

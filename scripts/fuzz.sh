@@ -37,7 +37,7 @@ OUT=${FUZZ_OUT:-build-fuzz}
 CLANG=${CLANG:-clang}
 FLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=gnu11 -Wall -Wextra -Isrc -I$OUT/gen -D_GNU_SOURCE"
-LIBS="-lprotobuf-c -ljansson -lz -lzstd -lxxhash -lelf -ldw -liberty -lpcre2-8 -lyaml -lpthread -lm"
+LIBS="-lprotobuf-c -ljansson -lz -lisal -lzstd -lxxhash -lelf -ldw -liberty -lpcre2-8 -lyaml -lpthread -lm"
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
 SEED_PROFD=${PROFD_FAST:-build/profd} # converts pprof seeds to OTLP
 

@@ -74,10 +74,13 @@ static char *strtab_copy(struct strtab *t, const char *s, size_t n)
 	return dst;
 }
 
-static void strtab_rehash(struct strtab *t)
+/* Rebuild the index with at least twice the slots, and enough for @want ids. */
+static void strtab_rehash_for(struct strtab *t, uint32_t want)
 {
 	uint32_t ns = t->nslots ? t->nslots * 2 : 64;
 
+	while ((want + 1) * 2 > ns)
+		ns *= 2;
 	free(t->slots);
 	t->slots = xcalloc(ns, sizeof(uint32_t));
 	t->nslots = ns;
@@ -99,8 +102,8 @@ void strtab_reserve(struct strtab *t, uint32_t n)
 		t->s = xreallocarray(t->s, t->cap, sizeof(*t->s));
 		t->len = xreallocarray(t->len, t->cap, sizeof(*t->len));
 	}
-	while ((n + 1) * 2 > t->nslots)
-		strtab_rehash(t);
+	if ((n + 1) * 2 > t->nslots)
+		strtab_rehash_for(t, n); /* one rebuild, not one per doubling */
 }
 
 /* Id of @s with hash @hash, or UINT32_MAX; *slot gets the free slot probed last. */
@@ -142,7 +145,7 @@ uint32_t strtab_intern(struct strtab *t, const char *s, size_t n)
 	}
 	PROF_ASSERT(n < UINT32_MAX);
 	if ((t->n + 1) * 2 > t->nslots) {
-		strtab_rehash(t);
+		strtab_rehash_for(t, 0);
 		slot = (uint32_t)hash & (t->nslots - 1);
 		while (t->slots[slot])
 			slot = (slot + 1) & (t->nslots - 1);

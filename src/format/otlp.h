@@ -72,7 +72,8 @@ int fmt_otlp_decode_pbc(const void *data, size_t n, size_t max_samples, struct f
  * when the input is malformed, over a limit, or uses a shape it leaves to
  * protobuf-c (a singular message field repeated, kvlist or nested array attribute
  * values, over-long tags or length prefixes, requests over 1 GiB).
- * Never reads outside @data. Thread-safe.
+ * Never reads outside @data. Thread-safe: each thread keeps its own parse
+ * pools between calls (up to 4 MiB of capacity, freed when it exits).
  */
 int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
 			   struct fmt_otlp_batch *out);

@@ -26,6 +26,8 @@
 #include "base/mem.h"
 #include "format/otlp.h"
 
+#include <pthread.h>
+
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 /* Sizes protobuf-c allocates per message (pbcheck.c adds 16 per sub-message). */
@@ -179,7 +181,9 @@ struct dd {
 	uint32_t epoch;
 	uint32_t *memo; /* val/epoch pairs for each table, see memo_at */
 	uint32_t *stack_len;
-	size_t base_str, base_map, base_fn, base_loc, base_link, base_stack;
+	struct model_label *attr_lab; /* c_attr_memo's results, by attribute index */
+	uint8_t *attr_loc_key;	      /* loc_attr_key's answers, by attribute index */
+	size_t base_str, base_map, base_fn, base_loc, base_link, base_stack, base_attr;
 	VEC(struct model_line) mlines;
 	VEC(uint32_t) mlocs;
 	VEC(struct model_label) labels;
@@ -1194,6 +1198,23 @@ static bool c_attr(struct dd *d, int32_t ai, struct model_label *l)
 	       c_value(d, &a->v, a->has_value, l);
 }
 
+/*
+ * c_attr of attribute @ai, once per profile: samples repeat their
+ * threads' attributes, locations their frame type.
+ */
+static bool c_attr_memo(struct dd *d, int32_t ai, struct model_label *l)
+{
+	uint32_t *m = memo_val(d, d->base_attr, (size_t)ai);
+
+	if (m[1] != d->epoch) {
+		if (!c_attr(d, ai, &d->attr_lab[ai]))
+			return false;
+		m[1] = d->epoch;
+	}
+	*l = d->attr_lab[ai];
+	return true;
+}
+
 static bool a_bool(const struct dattr *a)
 {
 	return a->has_value && a->v.kase == AV_BOOL && a->v.b;
@@ -1265,6 +1286,20 @@ static bool c_function(struct dd *d, int32_t fi, uint32_t *out)
 	return true;
 }
 
+enum { LOC_KEY_UNKNOWN, LOC_KEY_FRAME_TYPE, LOC_KEY_FOLDED, LOC_KEY_OTHER };
+
+/* Which Location attribute key attribute @a (index @ai) has, once per request. */
+static int loc_attr_key(struct dd *d, int32_t ai, const struct dattr *a)
+{
+	uint8_t *k = &d->attr_loc_key[ai];
+
+	if (*k == LOC_KEY_UNKNOWN)
+		*k = c_str_is(d, a->key, KEY_FRAME_TYPE)  ? LOC_KEY_FRAME_TYPE
+		     : c_str_is(d, a->key, KEY_IS_FOLDED) ? LOC_KEY_FOLDED
+							  : LOC_KEY_OTHER;
+	return *k;
+}
+
 static bool c_location(struct dd *d, int32_t li, uint32_t *out)
 {
 	uint32_t *m = memo_val(d, d->base_loc, (size_t)li);
@@ -1301,13 +1336,13 @@ static bool c_location(struct dd *d, int32_t li, uint32_t *out)
 		if (ai < 0 || (size_t)ai >= d->attrs.n)
 			return false;
 		a = &d->attrs.v[ai];
-		if (c_str_is(d, a->key, KEY_FRAME_TYPE)) {
+		if (loc_attr_key(d, ai, a) == LOC_KEY_FRAME_TYPE) {
 			struct model_label lab;
 
-			if (!c_attr(d, ai, &lab))
+			if (!c_attr_memo(d, ai, &lab))
 				return false;
 			frame_type = lab.str;
-		} else if (c_str_is(d, a->key, KEY_IS_FOLDED)) {
+		} else if (loc_attr_key(d, ai, a) == LOC_KEY_FOLDED) {
 			folded = a_bool(a);
 		}
 	}
@@ -1449,7 +1484,7 @@ static bool c_samples(struct dd *d, const struct dprof *pr)
 			int32_t ai = d->samp_ai.v[s->ai_off + k];
 
 			if (ai < 0 || (size_t)ai >= d->attrs.n ||
-			    !c_attr(d, ai, &d->labels.v[d->labels.n]))
+			    !c_attr_memo(d, ai, &d->labels.v[d->labels.n]))
 				return false;
 			d->labels.n++;
 		}
@@ -1500,32 +1535,55 @@ static bool c_profile(struct dd *d, const struct drp *rp, const struct dsp *sp,
 	for (uint32_t k = 0; k < sp->nkv; k++)
 		if (!c_keyvalue(d, &d->kvs.v[sp->kv_off + k]))
 			return false;
-	return c_profile_attrs(d, pr) && c_samples(d, pr) && model_profile_validate(p, NULL) == 0;
+	/* No model_profile_validate here: every index is made by the steps above
+	 * from a checked one, so the profile holds the invariants by construction
+	 * (the unit test and the fuzz target check it), and the store validates
+	 * what it is given anyway. */
+	return c_profile_attrs(d, pr) && c_samples(d, pr);
 }
 
 /*
- * Size the tables of d->p for profile @pr when it is the request's only
- * one: it then takes at most the whole dictionary, and growing by
- * doubling would copy every table several times.
+ * Size the tables of d->p for profile @pr, so growing by doubling does
+ * not copy every table several times: samples, values and sample labels
+ * exactly; locations and stack entries for at most what the profile's
+ * stacks can reach (their summed lengths, counted per sample, capped by
+ * the request's tables), lines for one per location; a request's only
+ * profile takes at most the whole dictionary, so it gets every table
+ * sized for that.
  */
 static void reserve(struct dd *d, const struct dprof *pr)
 {
 	struct model_profile *p = d->p;
-	size_t nobs = 0;
+	size_t nobs = 0, nlab = 0, frames = 0, nloc, nline;
 
 	for (uint32_t i = 0; i < pr->ns; i++) {
 		const struct dsample *s = &d->samples.v[pr->s_off + i];
+		size_t k = PROF_MAX(PROF_MAX(s->nv, s->nt), 1u);
 
-		nobs += PROF_MAX(PROF_MAX(s->nv, s->nt), 1u);
+		nobs += k;
+		nlab += (size_t)s->nai * k;
+		if (s->stack > 0 && (size_t)s->stack < d->stacks.n)
+			frames += d->stacks.v[s->stack].n;
 	}
-	strtab_reserve(&p->strings, (uint32_t)PROF_MIN(d->strs.n + 8, UINT32_MAX / 8));
-	VEC_RESERVE(&p->mappings, d->maps.n);
-	VEC_RESERVE(&p->functions, d->fns.n);
-	VEC_RESERVE(&p->locations, d->locs.n);
-	VEC_RESERVE(&p->lines, d->lines.n);
-	VEC_RESERVE(&p->stack_locs, d->stack_li.n);
+	frames = PROF_MIN(frames, d->stack_li.n);
+	/* a product of two counts from the input: bounded by the input's size */
+	nlab = PROF_MIN(nlab, 4 * (d->samp_ai.n + nobs));
+	nloc = PROF_MIN(frames, d->locs.n);
+	nline = PROF_MIN(nloc, d->lines.n);
+	if (d->profs.n == 1) {
+		/* The string table's hash index is worth sizing only here: with
+		 * several profiles, each takes a small part of the dictionary. */
+		strtab_reserve(&p->strings, (uint32_t)PROF_MIN(d->strs.n + 8, UINT32_MAX / 8));
+		VEC_RESERVE(&p->mappings, d->maps.n);
+		VEC_RESERVE(&p->functions, d->fns.n);
+		nline = d->lines.n;
+	}
+	VEC_RESERVE(&p->locations, nloc + 1);
+	VEC_RESERVE(&p->lines, nline);
+	VEC_RESERVE(&p->stack_locs, frames);
 	VEC_RESERVE(&p->samples, nobs);
 	VEC_RESERVE(&p->values, nobs);
+	VEC_RESERVE(&p->labels, nlab);
 }
 
 static bool convert(struct dd *d, struct fmt_otlp_batch *out)
@@ -1542,9 +1600,12 @@ static bool convert(struct dd *d, struct fmt_otlp_batch *out)
 	d->base_loc = d->base_fn + d->fns.n + 1;
 	d->base_link = d->base_loc + d->locs.n + 1;
 	d->base_stack = d->base_link + d->links.n + 1;
-	total = d->base_stack + d->stacks.n + 1;
+	d->base_attr = d->base_stack + d->stacks.n + 1;
+	total = d->base_attr + d->attrs.n + 1;
 	d->memo = xcalloc(total, 2 * sizeof(*d->memo));
 	d->stack_len = xcalloc(d->stacks.n + 1, sizeof(*d->stack_len));
+	d->attr_lab = xcalloc(d->attrs.n + 1, sizeof(*d->attr_lab));
+	d->attr_loc_key = xcalloc(d->attrs.n + 1, sizeof(*d->attr_loc_key));
 	out->profiles = xcalloc(d->profs.n ? d->profs.n : 1, sizeof(*out->profiles));
 	/* Profiles in wire order: resource, then scope, then profile. */
 	for (size_t r = 0; r < d->rps.n; r++) {
@@ -1557,8 +1618,7 @@ static bool convert(struct dd *d, struct fmt_otlp_batch *out)
 				model_profile_init(&out->profiles[pi]);
 				out->n = pi + 1;
 				d->p = &out->profiles[pi];
-				if (d->profs.n == 1)
-					reserve(d, &d->profs.v[0]);
+				reserve(d, &d->profs.v[sp->pr_off + k]);
 				d->epoch = (uint32_t)pi + 1;
 				if (!c_profile(d, rp, sp, &d->profs.v[sp->pr_off + k]))
 					return false;
@@ -1568,53 +1628,112 @@ static bool convert(struct dd *d, struct fmt_otlp_batch *out)
 	return true;
 }
 
+/* Every pool of struct dd, for dd_release and dd_put. */
+/* clang-format off */
+#define DD_POOLS(X)                                                                   \
+	X(strs) X(maps) X(locs) X(lines) X(fns) X(links) X(attrs) X(stacks) X(ai)       \
+	X(stack_li) X(prof_ai) X(samp_ai) X(vals) X(tss) X(kvs) X(rps) X(sps) X(profs)  \
+	X(samples) X(arr) X(mlines) X(mlocs) X(labels)
+/* clang-format on */
+
 static void dd_release(struct dd *d)
 {
-	VEC_FREE(&d->strs);
-	VEC_FREE(&d->maps);
-	VEC_FREE(&d->locs);
-	VEC_FREE(&d->lines);
-	VEC_FREE(&d->fns);
-	VEC_FREE(&d->links);
-	VEC_FREE(&d->attrs);
-	VEC_FREE(&d->stacks);
-	VEC_FREE(&d->ai);
-	VEC_FREE(&d->stack_li);
-	VEC_FREE(&d->prof_ai);
-	VEC_FREE(&d->samp_ai);
-	VEC_FREE(&d->vals);
-	VEC_FREE(&d->tss);
-	VEC_FREE(&d->kvs);
-	VEC_FREE(&d->rps);
-	VEC_FREE(&d->sps);
-	VEC_FREE(&d->profs);
-	VEC_FREE(&d->samples);
-	VEC_FREE(&d->arr);
+#define X(f) VEC_FREE(&d->f);
+	DD_POOLS(X)
+#undef X
 	buf_release(&d->tmp);
-	VEC_FREE(&d->mlines);
-	VEC_FREE(&d->mlocs);
-	VEC_FREE(&d->labels);
 	free(d->memo);
 	free(d->stack_len);
+	free(d->attr_lab);
+	free(d->attr_loc_key);
+}
+
+/*
+ * The parse pools of one thread, kept between requests so a server
+ * thread decoding request after request does not grow them by doubling
+ * each time (a few dozen reallocations and copies per request). A thread
+ * keeps at most DD_KEEP_BYTES of pool capacity; the rest is freed after
+ * the request, all of it when the thread exits.
+ */
+#define DD_KEEP_BYTES (4u << 20)
+
+static pthread_key_t dd_key;
+static pthread_once_t dd_once = PTHREAD_ONCE_INIT;
+static bool dd_key_ok;
+
+static void dd_free(void *arg)
+{
+	struct dd *d = arg;
+
+	if (d) {
+		dd_release(d);
+		free(d);
+	}
+}
+
+static void dd_key_init(void)
+{
+	dd_key_ok = pthread_key_create(&dd_key, dd_free) == 0;
+}
+
+/* A zeroed decoder state with this thread's pools (empty, capacity kept). */
+static struct dd *dd_get(void)
+{
+	struct dd *d;
+
+	pthread_once(&dd_once, dd_key_init);
+	d = dd_key_ok ? pthread_getspecific(dd_key) : NULL;
+	if (!d)
+		return xcalloc(1, sizeof(*d));
+	(void)pthread_setspecific(dd_key, NULL); /* in use: a nested call gets its own */
+	return d;
+}
+
+/* Empties @d's pools and gives it back to the thread, or frees it. */
+static void dd_put(struct dd *d)
+{
+	struct dd keep = { 0 };
+	size_t bytes = 0;
+
+#define X(f) bytes += d->f.cap * sizeof(*d->f.v);
+	DD_POOLS(X)
+#undef X
+	if (!dd_key_ok || bytes > DD_KEEP_BYTES || pthread_getspecific(dd_key)) {
+		dd_free(d);
+		return;
+	}
+	buf_release(&d->tmp);
+	free(d->memo);
+	free(d->stack_len);
+	free(d->attr_lab);
+	free(d->attr_loc_key);
+#define X(f)               \
+	keep.f.v = d->f.v; \
+	keep.f.cap = d->f.cap;
+	DD_POOLS(X)
+#undef X
+	*d = keep;
+	if (pthread_setspecific(dd_key, d))
+		dd_free(d);
 }
 
 int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
 			   struct fmt_otlp_batch *out)
 {
-	struct dd d;
+	struct dd *d;
 	bool ok;
 
 	memset(out, 0, sizeof(*out));
 	/* Offsets into the pools are 32-bit; bigger requests take the other path. */
 	if (n > (1u << 30))
 		return FMT_OTLP_FALLBACK;
-	memset(&d, 0, sizeof(d));
-	d.max_samples = max_samples;
-	buf_init(&d.tmp, 1u << 20);
-	ok = p_request(&d, data, (const uint8_t *)data + n) &&
-	     d.alloc <= 24 * n + (1u << 20) && /* otlp.c: fmt_pb_check's cap */
-	     convert(&d, out);
-	dd_release(&d);
+	d = dd_get();
+	d->max_samples = max_samples;
+	buf_init(&d->tmp, 1u << 20);
+	ok = p_request(d, data, (const uint8_t *)data + n) &&
+	     d->alloc <= 24 * n + (1u << 20) && /* otlp.c: fmt_pb_check's cap */
+	     convert(d, out);
+	dd_put(d);
 	if (!ok) {
 		fmt_otlp_batch_release(out);
 		return FMT_OTLP_FALLBACK;

@@ -180,23 +180,52 @@ static uint64_t column_rows(const struct model_profile *p, size_t t)
 	return n;
 }
 
-static char **type_ids(const struct model_profile *p)
-{
-	char **t = xcalloc(p->sample_types.n + 1, sizeof(*t));
-	char buf[512];
+/*
+ * What the limits, signal control, series admission and accounting need
+ * of one profile, computed once per request (and again only when signal
+ * control changed the profile): its type ids, its label set and the rows
+ * of each column.
+ */
+struct prof_info {
+	char **types;		  /* sample_types.n + 1, NULL-terminated, owned */
+	struct server_label *lab; /* server_profile_labels, owned */
+	size_t nl;
+	uint64_t *rows; /* per column */
+	uint64_t total; /* sum of rows */
+};
 
-	for (size_t k = 0; k < p->sample_types.n; k++) {
-		model_profile_type_id(p, (uint32_t)k, buf, sizeof(buf));
-		t[k] = xstrdup(buf);
-	}
-	return t;
+static void info_release(struct prof_info *in)
+{
+	for (size_t k = 0; in->types && in->types[k]; k++)
+		free(in->types[k]);
+	free(in->types);
+	free(in->lab);
+	free(in->rows);
+	memset(in, 0, sizeof(*in));
 }
 
-static void free_types(char **t)
+static void info_fill(struct prof_info *in, const struct model_profile *p)
 {
-	for (size_t k = 0; t && t[k]; k++)
-		free(t[k]);
-	free(t);
+	char buf[512];
+
+	info_release(in);
+	in->types = xcalloc(p->sample_types.n + 1, sizeof(*in->types));
+	in->rows = xcalloc(p->sample_types.n + 1, sizeof(*in->rows));
+	for (size_t k = 0; k < p->sample_types.n; k++) {
+		model_profile_type_id(p, (uint32_t)k, buf, sizeof(buf));
+		in->types[k] = xstrdup(buf);
+	}
+	if (p->sample_types.n == 1) {
+		in->rows[0] = column_rows(p, 0);
+	} else {
+		for (size_t i = 0; i < p->samples.n; i++)
+			for (size_t k = 0; k < p->sample_types.n; k++)
+				in->rows[k] += p->values.v[p->samples.v[i].value_off + k] != 0;
+	}
+	in->total = 0;
+	for (size_t k = 0; k < p->sample_types.n; k++)
+		in->total += in->rows[k];
+	in->nl = server_profile_labels(p, &in->lab);
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -207,43 +236,42 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /*
- * max_active_series: may profile @p (after signal control) store into its
- * series? Series of columns without rows do not count. *@nnew gets the
- * new series refused.
+ * max_active_series: may profile @p (after signal control; @in describes
+ * it) store into its series? Series of columns without rows do not count.
+ * *@nnew gets the new series refused.
  */
 static bool admit_series(struct server *srv, struct server_dataset *ds,
-			 const struct model_profile *p, int64_t now_ns, size_t *nnew)
+			 const struct model_profile *p, const struct prof_info *in, int64_t now_ns,
+			 size_t *nnew)
 {
-	struct server_label *lab;
-	size_t nl = server_profile_labels(p, &lab), nh = 0;
-	uint64_t *h = xcalloc(p->sample_types.n + 1, sizeof(*h));
-	char **types = type_ids(p);
+	uint64_t hs[8], *h = p->sample_types.n <= 8 ? hs : xcalloc(p->sample_types.n, sizeof(*h));
+	size_t nh = 0;
 	bool ok;
 
 	for (size_t t = 0; t < p->sample_types.n; t++)
-		if (column_rows(p, t))
-			h[nh++] = server_series_hash(types[t], lab, nl);
+		if (in->rows[t])
+			h[nh++] = server_series_hash(in->types[t], in->lab, in->nl);
 	ok = !nh ||
 	     server_series_admit(ds->series, h, nh, srv->limits.max_active_series, now_ns, nnew);
-	free_types(types);
-	free(lab);
-	free(h);
+	if (h != hs)
+		free(h);
 	return ok;
 }
 
-/* Label and size limits; false after filling @out. */
-static bool check_limits(struct server *srv, struct model_profile *const *p, size_t n,
-			 struct server_ingest_out *out)
+/* Label and size limits of the @n profiles described by @in; false after filling @out. */
+static bool check_limits(struct server *srv, struct model_profile *const *p,
+			 const struct prof_info *in, size_t n, struct server_ingest_out *out)
 {
 	const struct server_limits *l = &srv->limits;
 	VEC(uint64_t) series = { 0 };
-	uint64_t rows = 0;
+	uint64_t rows = 0, columns = 0;
 	bool ok = true;
 
+	for (size_t i = 0; i < n; i++)
+		columns += p[i]->sample_types.n;
 	for (size_t i = 0; i < n && ok; i++) {
-		struct server_label *lab;
-		size_t nl = server_profile_labels(p[i], &lab);
-		char **types;
+		const struct server_label *lab = in[i].lab;
+		size_t nl = in[i].nl;
 
 		if (nl > l->max_labels) {
 			ok = server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "max_labels",
@@ -267,18 +295,11 @@ static bool check_limits(struct server *srv, struct model_profile *const *p, siz
 					"label '%.64s' has a value of %zu bytes",
 					l->max_label_value, i, lab[k].key, vn);
 		}
-		if (ok && p[i]->sample_types.n) {
-			types = type_ids(p[i]);
-			for (size_t t = 0; t < p[i]->sample_types.n; t++) {
-				uint64_t r = column_rows(p[i], t);
-
-				rows += r;
-				if (r)
-					VEC_PUSH(&series, server_series_hash(types[t], lab, nl));
-			}
-			free_types(types);
-		}
-		free(lab);
+		rows += in[i].total;
+		/* Distinct series are counted only when the request could exceed the limit. */
+		for (size_t t = 0; ok && columns > l->max_series && t < p[i]->sample_types.n; t++)
+			if (in[i].rows[t])
+				VEC_PUSH(&series, server_series_hash(in[i].types[t], lab, nl));
 	}
 	if (ok && rows > l->max_samples)
 		ok = server_ingest_fail(srv, out, SERVER_FAIL_TOO_LARGE, "max_samples",
@@ -308,6 +329,7 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 	const struct server_dataset_conf *dc = ds->conf;
 	struct type_counts counts = { 0 };
 	struct model_profile const **live = xcalloc(n + 1, sizeof(*live));
+	struct prof_info *info = xcalloc(n + 1, sizeof(*info));
 	struct store_ingest_result res;
 	struct prof_err err;
 	int64_t t0 = prof_now_ns();
@@ -316,56 +338,43 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 	char lbl[256], dsn[SERVER_DATASET_NAME_MAX * 2 + 8];
 	int rc;
 
-	if (!check_limits(srv, p, n, out)) {
-		free(live);
-		return false;
+	for (size_t i = 0; i < n; i++)
+		info_fill(&info[i], p[i]);
+	if (!check_limits(srv, p, info, n, out)) {
+		ok = false;
+		goto done;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char **types = type_ids(p[i]);
-		uint64_t before = 0, after = 0;
+		struct prof_info *in = &info[i];
+		uint64_t before = in->total, after;
 		bool ch = false;
 
-		for (size_t t = 0; t < p[i]->sample_types.n; t++) {
-			uint64_t r = column_rows(p[i], t);
-
-			before += r;
-			count_add(&counts, types[t], r, 0);
-		}
+		for (size_t t = 0; t < p[i]->sample_types.n; t++)
+			count_add(&counts, in->types[t], in->rows[t], 0);
 		if (dc->nrules && before) {
-			server_rules_apply(dc->rules, dc->nrules, &ds->rules_lock, p[i], types,
+			server_rules_apply(dc->rules, dc->nrules, &ds->rules_lock, p[i], in->types,
 					   &ch);
 			changed |= ch;
+			if (ch)
+				info_fill(in, p[i]);
 		}
-		free_types(types);
 		if (p[i]->samples.n && p[i]->sample_types.n) {
 			size_t nnew = 0;
 
-			if (!admit_series(srv, ds, p[i], t0, &nnew)) {
+			if (!admit_series(srv, ds, p[i], in, t0, &nnew)) {
 				/* The whole profile goes; it is counted as dropped. */
 				p[i]->samples.n = 0;
 				series_refused += nnew;
 				profiles_refused++;
 				ch = changed = true;
+				info_fill(in, p[i]);
 			}
 		}
-		if (ch) {
-			types = type_ids(p[i]);
-			for (size_t t = 0; t < p[i]->sample_types.n; t++) {
-				uint64_t r = column_rows(p[i], t);
-
-				after += r;
-				count_add(&counts, types[t], 0, r);
-			}
-			free_types(types);
-			if (before && !after)
-				out->rejected_profiles++;
-		} else {
-			after = before;
-			types = type_ids(p[i]);
-			for (size_t t = 0; t < p[i]->sample_types.n; t++)
-				count_add(&counts, types[t], 0, column_rows(p[i], t));
-			free_types(types);
-		}
+		after = in->total;
+		for (size_t t = 0; t < p[i]->sample_types.n; t++)
+			count_add(&counts, in->types[t], 0, in->rows[t]);
+		if (ch && before && !after)
+			out->rejected_profiles++;
 		out->received += before;
 		out->accepted += after;
 		if (p[i]->samples.n && p[i]->sample_types.n)
@@ -437,6 +446,9 @@ done:
 	for (size_t i = 0; i < counts.n; i++)
 		free(counts.v[i].type);
 	VEC_FREE(&counts);
+	for (size_t i = 0; i < n; i++)
+		info_release(&info[i]);
+	free(info);
 	free(live);
 	return ok;
 }

@@ -12,7 +12,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <isa-l/crc.h>
 #include <zstd.h>
 
 _Static_assert(STORE_CHUNKFILE_HDR == 8 + 4 + 4, "chunk file header layout");
@@ -23,16 +23,10 @@ _Static_assert(STORE_CHUNKFILE_FOOTER == 8 + 4 + 4, "chunk file footer layout");
 
 uint32_t store_chunkfile_crc32(uint32_t crc, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-
-	while (n) {
-		uInt k = (uInt)PROF_MIN(n, (size_t)1 << 30);
-
-		crc = (uint32_t)crc32(crc, b, k);
-		b += k;
-		n -= k;
-	}
-	return crc;
+	/* ISA-L's crc32_gzip_refl is zlib's crc32 (same polynomial, same
+	 * inversions, so it chains with it), computed with PCLMULQDQ folding
+	 * where the CPU has it: about 7x zlib's table-driven loop. */
+	return crc32_gzip_refl(crc, p, n);
 }
 
 int store_chunkfile_pread(int fd, void *p, size_t n, uint64_t off)

@@ -182,7 +182,12 @@ int store_chunkfile_read_frame(const struct store_chunkfile *f, uint64_t off, ui
  */
 int store_chunkfile_verify(const struct store_chunkfile *f, struct prof_err *err);
 
-/** store_chunkfile_crc32() - CRC-32 as zlib's crc32() (any length). */
+/**
+ * store_chunkfile_crc32() - CRC-32 exactly as zlib's crc32(@crc, @p, @n)
+ * (0 to start; chains with zlib), of any length: the checksum of block
+ * chunks and of the WAL's headers and records. Computed by ISA-L
+ * (crc32_gzip_refl, PCLMULQDQ where the CPU has it). Thread-safe.
+ */
 uint32_t store_chunkfile_crc32(uint32_t crc, const void *p, size_t n);
 
 /** store_chunkfile_pread() - read exactly @n bytes at @off; 0, -errno or -EIO at EOF. */

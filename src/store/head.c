@@ -518,7 +518,12 @@ static struct h128 xh_str(struct xlate *x, uint32_t id)
 	return x->str_h[id];
 }
 
-/* Content hash of location @id of the profile, which is not plain_location. */
+/*
+ * The key of location @id of the profile in the whole-stack memo, once
+ * per profile: a frame without lines and not folded (an unsymbolized
+ * native frame) is named by (head frame type string + 1, head mapping)
+ * and its address, the others by their content hash.
+ */
 static struct h128 xh_location(struct store_head *h, struct xlate *x, uint32_t id)
 {
 	if (!x->loc_h)
@@ -526,6 +531,14 @@ static struct h128 xh_location(struct store_head *h, struct xlate *x, uint32_t i
 	if (x->loc_h[id].lo || x->loc_h[id].hi)
 		return x->loc_h[id];
 	const struct model_location *l = &x->p->locations.v[id];
+	if (!l->nlines && !l->is_folded) {
+		uint32_t m = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
+		uint64_t ft = l->frame_type ? xl_str(h, x, l->frame_type) : 0;
+
+		/* lo >= 2^32, so never {0, 0}; a content hash equals it with p 2^-128 */
+		x->loc_h[id] = (struct h128){ (ft + 1) << 32 | m, l->address };
+		return x->loc_h[id];
+	}
 	struct h128 ft = xh_str(x, l->frame_type);
 
 	x->hkey.n = 0;
@@ -639,10 +652,10 @@ static void stack_rehash(struct store_head *h)
 
 /*
  * Leaf node of the stack @locs[@n] (profile location ids, leaf first).
- * The stack's key is built without looking locations up in the head:
- * plain native frames by (head mapping, address), the others by their
- * content hash (xh_location), so a stack seen before costs one probe in
- * all.
+ * The stack's key is built without looking locations up in the head
+ * (xh_location: frames without lines by head mapping, frame type and
+ * address, the others by their content hash), so a stack seen before
+ * costs one probe in all.
  */
 static uint32_t stack_node(struct store_head *h, struct xlate *x, const uint32_t *locs, uint32_t n,
 			   struct locpath *path)
@@ -654,19 +667,10 @@ static uint32_t stack_node(struct store_head *h, struct xlate *x, const uint32_t
 	VEC_RESERVE(path, 2 * (size_t)n);
 	uint64_t *key = path->v;
 	for (uint32_t j = 0; j < n; j++) {
-		const struct model_location *l = &x->p->locations.v[locs[n - 1 - j]];
+		struct h128 c = xh_location(h, x, locs[n - 1 - j]);
 
-		if (plain_location(l)) {
-			uint32_t m = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
-
-			key[2 * j] = (uint64_t)1 << 32 | m;
-			key[2 * j + 1] = l->address;
-		} else {
-			struct h128 c = xh_location(h, x, locs[n - 1 - j]);
-
-			key[2 * j] = c.lo;
-			key[2 * j + 1] = c.hi;
-		}
+		key[2 * j] = c.lo;
+		key[2 * j + 1] = c.hi;
 	}
 	XXH128_hash_t hh = XXH3_128bits(key, sizeof(uint64_t) * 2 * n);
 	if ((h->stack_n + 1) * 2 > h->stack_nslots)
@@ -758,6 +762,36 @@ int store_head_check(const struct model_profile *p, struct prof_err *err)
 	return 0;
 }
 
+int store_head_check_validated(const struct model_profile *p, struct prof_err *err)
+{
+	uint32_t ns = p->strings.n;
+
+	CHECK(ns >= 1 && p->mappings.n >= 1 && p->functions.n >= 1 && p->locations.n >= 1,
+	      "profile: dictionary tables lack their zero entry");
+	CHECK(p->time_ns >= 0 && p->time_ns <= STORE_HEAD_MAX_TIME_NS,
+	      "profile: time %" PRId64 " ns out of range (0 .. %" PRId64 " unix ns)", p->time_ns,
+	      (int64_t)STORE_HEAD_MAX_TIME_NS);
+	CHECK(p->period_type.type < ns && p->period_type.unit < ns && p->name < ns,
+	      "profile: period type or name string index out of range");
+	for (size_t i = 0; i < p->locations.n; i++)
+		CHECK(p->locations.v[i].frame_type < ns,
+		      "location %zu: frame type string out of range", i);
+	for (size_t i = 0; i < p->attrs.n; i++)
+		CHECK(p->attrs.v[i].key < ns && p->attrs.v[i].str < ns,
+		      "attribute %zu: string index out of range", i);
+	for (size_t i = 0; i < p->samples.n; i++) {
+		const struct model_sample *s = &p->samples.v[i];
+
+		CHECK((uint64_t)s->value_off + p->sample_types.n <= p->values.n,
+		      "sample %zu: values out of bounds", i);
+		CHECK(s->timestamp_ns >= 0 && s->timestamp_ns <= STORE_HEAD_MAX_TIME_NS,
+		      "sample %zu: timestamp %" PRId64 " ns out of range (0 .. %" PRId64
+		      " unix ns)",
+		      i, s->timestamp_ns, (int64_t)STORE_HEAD_MAX_TIME_NS);
+	}
+	return 0;
+}
+
 /* --- series -------------------------------------------------------------- */
 
 struct attr_ref {
@@ -816,20 +850,17 @@ static const char *attr_val(const struct attr_ref *r)
 static struct series *series_get(struct store_head *h, const char *type,
 				 const struct attr_ref *labels, size_t nlabels)
 {
-	struct buf key;
+	struct blob key = { .n = 0 };
 	uint32_t id;
+	bool is_new;
 
-	buf_init(&key, 0);
-	PROF_ASSERT(buf_add(&key, type, strlen(type) + 1) == 0);
+	blob_add(&key, type, strlen(type) + 1);
 	for (size_t i = 0; i < nlabels; i++) {
-		PROF_ASSERT(buf_add(&key, labels[i].key, strlen(labels[i].key) + 1) == 0);
-		PROF_ASSERT(buf_add(&key, attr_val(&labels[i]), strlen(attr_val(&labels[i])) + 1) ==
-			    0);
+		blob_add(&key, labels[i].key, strlen(labels[i].key) + 1);
+		blob_add(&key, attr_val(&labels[i]), strlen(attr_val(&labels[i])) + 1);
 	}
-	uint32_t before = h->series_keys.n;
-	id = h_intern(h, &h->series_keys, key.p, key.len);
-	buf_release(&key);
-	if (h->series_keys.n == before)
+	id = blob_intern(h, &h->series_keys, &key, &is_new);
+	if (!is_new)
 		return h->series.v[id - 1];
 
 	struct series *s = xcalloc(1, sizeof(*s));
@@ -867,29 +898,29 @@ static struct series *series_get(struct store_head *h, const char *type,
 static uint32_t set_intern(struct store_head *h, const struct store_label *labels, uint32_t n,
 			   const struct model_link *link)
 {
-	struct buf key;
+	struct blob key = { .n = 0 };
 	uint32_t id;
+	bool is_new;
 
 	if (!n && !link)
 		return 0;
-	buf_init(&key, 0);
-	PROF_ASSERT(buf_add(&key, &n, 4) == 0);
+	blob_u32(&key, n);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t ln = (uint32_t)strlen(labels[i].name),
 			 lv = (uint32_t)strlen(labels[i].value);
 
-		PROF_ASSERT(buf_add(&key, &ln, 4) == 0 && buf_add(&key, labels[i].name, ln) == 0);
-		PROF_ASSERT(buf_add(&key, &lv, 4) == 0 && buf_add(&key, labels[i].value, lv) == 0);
+		blob_u32(&key, ln);
+		blob_add(&key, labels[i].name, ln);
+		blob_u32(&key, lv);
+		blob_add(&key, labels[i].value, lv);
 	}
 	if (link) {
-		PROF_ASSERT(buf_add(&key, "\xff", 1) == 0);
-		PROF_ASSERT(buf_add(&key, link->trace_id, 16) == 0);
-		PROF_ASSERT(buf_add(&key, link->span_id, 8) == 0);
+		blob_add(&key, "\xff", 1);
+		blob_add(&key, link->trace_id, 16);
+		blob_add(&key, link->span_id, 8);
 	}
-	uint32_t before = h->set_keys.n;
-	id = h_intern(h, &h->set_keys, key.p, key.len);
-	buf_release(&key);
-	if (h->set_keys.n == before)
+	id = blob_intern(h, &h->set_keys, &key, &is_new);
+	if (!is_new)
 		return id;
 	PROF_ASSERT(id == h->sets.n);
 	struct store_attr_set st = { 0 };
@@ -953,6 +984,74 @@ static uint32_t sample_set(struct store_head *h, const struct model_profile *p,
 	return set_intern(h, tmp, n, s->link ? &p->links.v[s->link] : NULL);
 }
 
+/*
+ * Per-profile memo of attribute sets: samples of one profile whose label
+ * ranges hold the same (key, string, number) triples and the same link
+ * get the same set, so only the first of them is rendered, sorted and
+ * interned (agents repeat a thread's attributes on all its samples).
+ * Open addressing on a hash of the triples and the link; an entry names
+ * the sample it came from, whose labels are compared on a hash match.
+ */
+struct set_memo_slot {
+	uint64_t hash;
+	uint32_t sample1; /* sample index + 1, 0 = empty */
+	uint32_t set;
+};
+
+struct set_memo {
+	struct set_memo_slot *v;
+	uint32_t nslots; /* power of two, >= 2 * samples */
+};
+
+static uint64_t sample_labels_hash(const struct model_profile *p, const struct model_sample *s)
+{
+	uint64_t z = (uint64_t)s->nlabels * 0x9e3779b97f4a7c15ULL ^ s->link;
+
+	for (uint32_t k = 0; k < s->nlabels; k++) {
+		const struct model_label *l = &p->labels.v[s->label_off + k];
+
+		z ^= ((uint64_t)l->key << 32 | l->str) + 0x632be59bd9b4e019ULL;
+		z = (z ^ (z >> 31)) * 0x94d049bb133111ebULL;
+		z ^= (uint64_t)l->num * 0xff51afd7ed558ccdULL;
+		z = (z ^ (z >> 29)) * 0xbf58476d1ce4e5b9ULL;
+	}
+	return z ^ (z >> 32);
+}
+
+/* Same labels (key, string, number; the unit does not reach a set) and link. */
+static bool sample_labels_equal(const struct model_profile *p, const struct model_sample *a,
+				const struct model_sample *b)
+{
+	if (a->nlabels != b->nlabels || a->link != b->link)
+		return false;
+	for (uint32_t k = 0; k < a->nlabels; k++) {
+		const struct model_label *x = &p->labels.v[a->label_off + k],
+					 *y = &p->labels.v[b->label_off + k];
+
+		if (x->key != y->key || x->str != y->str || x->num != y->num)
+			return false;
+	}
+	return true;
+}
+
+/* sample_set through the memo @m (write lock held). */
+static uint32_t sample_set_memo(struct store_head *h, const struct model_profile *p, size_t i,
+				struct set_memo *m, struct store_label *tmp, char (*num)[24])
+{
+	const struct model_sample *s = &p->samples.v[i];
+	uint64_t hash = sample_labels_hash(p, s);
+	uint32_t at = (uint32_t)hash & (m->nslots - 1);
+	struct set_memo_slot *sl;
+
+	while ((sl = &m->v[at])->sample1) {
+		if (sl->hash == hash && sample_labels_equal(p, &p->samples.v[sl->sample1 - 1], s))
+			return sl->set;
+		at = (at + 1) & (m->nslots - 1);
+	}
+	*sl = (struct set_memo_slot){ hash, (uint32_t)i + 1, sample_set(h, p, s, tmp, num) };
+	return sl->set;
+}
+
 void store_head_import_attrs(struct store_head *h, const struct store_attr_set *sets, size_t n,
 			     uint32_t *map)
 {
@@ -1001,10 +1100,17 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
 	struct series **ser = NULL;
 	uint32_t *stack_cache = NULL, *stack_cache_n = NULL;
 	struct locpath path = { 0 };
+	struct set_memo memo = { NULL, 0 };
 	char type[512];
 
 	if (p->samples.n == 0 || p->sample_types.n == 0)
 		return;
+	/* The memo is sized for all samples at half load; huge profiles go without. */
+	if (p->samples.n <= (1u << 28)) {
+		memo.nslots = 16;
+		while (memo.nslots < 2 * p->samples.n)
+			memo.nslots *= 2;
+	}
 
 	stack_cache = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
 	stack_cache_n = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
@@ -1039,7 +1145,15 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
 		}
 		int64_t ts = s->timestamp_ns ? s->timestamp_ns
 					     : (p->time_ns ? p->time_ns : default_ts_ns);
-		uint32_t set = s->nlabels || s->link ? sample_set(h, p, s, sl, slnum) : 0;
+		uint32_t set = 0;
+
+		if ((s->nlabels || s->link) && memo.nslots) {
+			if (!memo.v)
+				memo.v = xcalloc(memo.nslots, sizeof(*memo.v));
+			set = sample_set_memo(h, p, i, &memo, sl, slnum);
+		} else if (s->nlabels || s->link) {
+			set = sample_set(h, p, s, sl, slnum);
+		}
 		for (size_t t = 0; t < p->sample_types.n; t++) {
 			int64_t v = p->values.v[s->value_off + t];
 			struct series *se = ser[t];
@@ -1079,6 +1193,7 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
 	free(slnum);
 	free(stack_cache);
 	free(stack_cache_n);
+	free(memo.v);
 	VEC_FREE(&path);
 	xlate_release(&x);
 }

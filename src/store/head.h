@@ -136,6 +136,15 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
  */
 int store_head_check(const struct model_profile *p, struct prof_err *err);
 
+/**
+ * store_head_check_validated() - store_head_check for a profile that has
+ * passed model_profile_validate: only the checks that one does not make
+ * (zero entries, times, period type, name, frame type and attribute
+ * strings, value ranges), so a caller that runs both pays for each check
+ * once. Same errors as store_head_check for such a profile. Needs no lock.
+ */
+int store_head_check_validated(const struct model_profile *p, struct prof_err *err);
+
 /* The latest sample time stored, in unix ns: the end of the last millisecond a
  * query's `to` can name (INT64_MAX / 10^6 - 1 ms). */
 #define STORE_HEAD_MAX_TIME_NS ((INT64_MAX / 1000000 - 1) * 1000000 + 999999)

@@ -57,7 +57,7 @@ static int decode_otlp(const void *data, size_t n, size_t max_samples, struct fm
 	for (size_t i = 0; i < batch->n; i++) {
 		rc = model_profile_validate(&batch->profiles[i], err);
 		if (!rc)
-			rc = store_head_check(&batch->profiles[i], err);
+			rc = store_head_check_validated(&batch->profiles[i], err);
 		if (rc) {
 			fmt_otlp_batch_release(batch);
 			return rc;
@@ -705,7 +705,7 @@ int store_ingest_profiles(struct store *s, const struct model_profile *const *p,
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = model_profile_validate(p[i], err);
 		if (!rc)
-			rc = store_head_check(p[i], err);
+			rc = store_head_check_validated(p[i], err);
 		if (!rc && p[i]->samples.n && p[i]->sample_types.n) {
 			live[nlive++] = p[i];
 			nsamples += p[i]->samples.n;

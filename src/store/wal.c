@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
+#include "store/chunkfile.h"
 
 _Static_assert(sizeof(STORE_WAL_MAGIC) - 1 == 8, "WAL magic is 8 bytes");
 _Static_assert(STORE_WAL_FILE_HDR == 8 + 4 + 4, "WAL file header layout");
@@ -71,20 +71,10 @@ static uint64_t get_le64(const unsigned char *p)
 	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
-/* zlib's crc32() of @n bytes at @p continuing from @crc (0 to start). */
+/* The CRC-32 of the log's formats: zlib's crc32 (store_chunkfile_crc32). */
 static uint32_t crc32_of(uint32_t crc, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-
-	/* zlib's crc32 takes a uInt length; feed large buffers in pieces. */
-	while (n) {
-		uInt k = (uInt)PROF_MIN(n, (size_t)1 << 30);
-
-		crc = (uint32_t)crc32(crc, b, k);
-		b += k;
-		n -= k;
-	}
-	return crc;
+	return store_chunkfile_crc32(crc, p, n);
 }
 
 static int write_full_at(int fd, const struct iovec *iov_in, int iovcnt, uint64_t off)

@@ -7,6 +7,7 @@
  *   ingestload --port P [--host 127.0.0.1] [--clients 8] [--seconds 10]
  *              [--samples 200] [--stacks 50] [--depth 24] [--token T]
  *              [--dataset D] [--service NAME] [--acked-file F] [--pprof]
+ *              [--replay FILE]... [--check-type TYPE]
  *
  * With --pprof the same profile goes to Pyroscope's /ingest as pprof
  * (name=NAME{client=<i>}, format=pprof; labels service_name and client).
@@ -20,6 +21,16 @@
  * request is either wholly stored or not at all: the total is a multiple
  * of --samples.
  *
+ * With --replay (repeatable) the requests are the given files instead:
+ * uncompressed OTLP request bodies as `profd agent --dump DIR` writes
+ * them, sent gzipped (Content-Encoding: gzip) as the agent sends them,
+ * each client cycling through the files from its own starting point. A
+ * request then counts the rows it holds (model samples with a non-zero
+ * value, what the server reports as accepted) as its samples, and
+ * acked_value sums the values of its profiles of type --check-type
+ * (default process_cpu:cpu:nanoseconds:cpu:nanoseconds), so the flame
+ * graph total of that type over {} can be compared with it.
+ *
  * The client speaks HTTP/1.1 with keep-alive over a plain socket (no
  * library, so it measures the server, not a client stack). A request
  * counts as acknowledged on a 200 answer; 429/503 are counted apart and
@@ -28,10 +39,12 @@
  * there after every answer (for crash tests that kill the server).
  *
  * Prints one JSON object: requests, acked_samples, errors, retries,
- * seconds, requests_per_s, samples_per_s, p50_ms, p99_ms, max_ms.
+ * seconds, requests_per_s, samples_per_s, p50_ms, p99_ms, max_ms, and
+ * with --replay acked_value and replay_bytes (mean body bytes, gzipped).
  */
 #include "base/compat.h"
 #include "base/buf.h"
+#include "base/compress.h"
 #include "base/mem.h"
 #include "base/parse.h"
 #include "format/otlp.h"
@@ -48,19 +61,35 @@
 #include <unistd.h>
 
 struct opts {
-	const char *host, *token, *dataset, *service, *acked_file;
+	const char *host, *token, *dataset, *service, *acked_file, *check_type;
 	unsigned port, clients, seconds, samples, stacks, depth;
 	bool pprof;
 };
 
-static struct opts o = { "127.0.0.1", NULL, NULL, "load", NULL, 0, 8, 10, 200, 50, 24, false };
+static struct opts o = { .host = "127.0.0.1",
+			 .service = "load",
+			 .check_type = "process_cpu:cpu:nanoseconds:cpu:nanoseconds",
+			 .clients = 8,
+			 .seconds = 10,
+			 .samples = 200,
+			 .stacks = 50,
+			 .depth = 24 };
+
+/* --replay: the recorded requests, gzipped, with what each one holds. */
+struct replay {
+	struct buf body;
+	uint64_t rows;	/* model samples with a non-zero value */
+	uint64_t value; /* sum of the values of profiles of type o.check_type */
+};
+static VEC(struct replay) replays;
+static VEC(const char *) replay_paths;
 static uint64_t acked_total; /* atomic */
 static pthread_mutex_t acked_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct client {
 	unsigned id;
 	pthread_t th;
-	uint64_t requests, acked, errors, retries;
+	uint64_t requests, acked, acked_value, errors, retries;
 	VEC(double) lat_ms;
 };
 
@@ -158,9 +187,10 @@ static unsigned post(int *fd, const struct buf *body, unsigned client)
 		snprintf(path, sizeof(path), "/v1development/profiles");
 	n = snprintf(hdr, sizeof(hdr),
 		     "POST %s HTTP/1.1\r\nHost: %s:%u\r\n"
-		     "Content-Type: %s\r\nContent-Length: %zu\r\n%s%s%s%s%s%s\r\n",
+		     "Content-Type: %s\r\nContent-Length: %zu\r\n%s%s%s%s%s%s%s\r\n",
 		     path, o.host, o.port,
 		     o.pprof ? "application/octet-stream" : "application/x-protobuf", body->len,
+		     replays.n ? "Content-Encoding: gzip\r\n" : "",
 		     o.token ? "Authorization: Bearer " : "", o.token ? o.token : "",
 		     o.token ? "\r\n" : "", o.dataset ? "X-Profd-Dataset: " : "",
 		     o.dataset ? o.dataset : "", o.dataset ? "\r\n" : "");
@@ -251,18 +281,23 @@ static void *client_main(void *arg)
 	buf_init(&body, 0);
 	/* One request per client, sent again and again: the client's CPU goes
 	 * to the network, not to encoding (the server decodes each anew). */
-	build_request(c->id, seq, &body);
+	if (!replays.n)
+		build_request(c->id, seq, &body);
 	while (prof_now_ns() < end) {
+		const struct replay *rp = replays.n ? &replays.v[(c->id + seq) % replays.n] : NULL;
+		uint64_t rows = rp ? rp->rows : o.samples;
+
 		for (;;) {
 			int64_t t0 = prof_now_ns();
-			unsigned st = post(&fd, &body, c->id);
+			unsigned st = post(&fd, rp ? &rp->body : &body, c->id);
 			double ms = (double)(prof_now_ns() - t0) / 1e6;
 
 			c->requests++;
 			if (st == 200) {
 				VEC_PUSH(&c->lat_ms, ms);
-				c->acked += o.samples;
-				record_acked(o.samples);
+				c->acked += rows;
+				c->acked_value += rp ? rp->value : 0;
+				record_acked(rows);
 				break;
 			}
 			if ((st == 429 || st == 503 || st == 0) && prof_now_ns() < end) {
@@ -281,6 +316,48 @@ static void *client_main(void *arg)
 		close(fd);
 	buf_release(&body);
 	return NULL;
+}
+
+/* Read, count and gzip the --replay files; exits on a bad one. */
+static void load_replays(void)
+{
+	for (size_t i = 0; i < replay_paths.n; i++) {
+		struct replay r = { 0 };
+		struct fmt_otlp_batch b;
+		struct prof_err err;
+		struct buf raw;
+		char type[512];
+
+		buf_init(&raw, 0);
+		buf_init(&r.body, 0);
+		prof_err_init(&err);
+		if (buf_read_file(&raw, replay_paths.v[i]) ||
+		    fmt_otlp_decode(raw.p ? raw.p : "", raw.len, 0, &b, &err)) {
+			fprintf(stderr, "ingestload: --replay %s: cannot read or decode: %s\n",
+				replay_paths.v[i], err.msg);
+			exit(2);
+		}
+		for (size_t k = 0; k < b.n; k++) {
+			const struct model_profile *p = &b.profiles[k];
+
+			for (size_t t = 0; t < p->sample_types.n; t++) {
+				bool check;
+
+				model_profile_type_id(p, (uint32_t)t, type, sizeof(type));
+				check = !strcmp(type, o.check_type);
+				for (size_t j = 0; j < p->samples.n; j++) {
+					int64_t v = p->values.v[p->samples.v[j].value_off + t];
+
+					r.rows += v != 0;
+					r.value += check ? (uint64_t)v : 0;
+				}
+			}
+		}
+		fmt_otlp_batch_release(&b);
+		PROF_ASSERT(gzip_deflate(raw.p ? raw.p : "", raw.len, &r.body) == 0);
+		buf_release(&raw);
+		VEC_PUSH(&replays, r);
+	}
 }
 
 static int dbl_cmp(const void *a, const void *b)
@@ -316,6 +393,8 @@ int main(int argc, char **argv)
 		{ "service", required_argument, NULL, 'S' },
 		{ "acked-file", required_argument, NULL, 'a' },
 		{ "pprof", no_argument, NULL, 'P' },
+		{ "replay", required_argument, NULL, 'R' },
+		{ "check-type", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct client *cl;
@@ -359,6 +438,12 @@ int main(int argc, char **argv)
 		case 'P':
 			o.pprof = true;
 			break;
+		case 'R':
+			VEC_PUSH(&replay_paths, optarg);
+			break;
+		case 'T':
+			o.check_type = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: ingestload --port P [options]; see the source\n");
 			return 2;
@@ -368,18 +453,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ingestload: --port is required\n");
 		return 2;
 	}
+	if (replay_paths.n && o.pprof) {
+		fprintf(stderr, "ingestload: --replay sends OTLP; it does not go with --pprof\n");
+		return 2;
+	}
+	load_replays();
 	cl = xcalloc(o.clients, sizeof(*cl));
 	int64_t t0 = prof_now_ns();
 	for (unsigned i = 0; i < o.clients; i++) {
 		cl[i].id = i;
 		PROF_ASSERT(pthread_create(&cl[i].th, NULL, client_main, &cl[i]) == 0);
 	}
-	uint64_t req = 0, acked = 0, errs = 0, retries = 0;
+	uint64_t req = 0, acked = 0, acked_value = 0, errs = 0, retries = 0, rbytes = 0;
 	VEC(double) all = { 0 };
 	for (unsigned i = 0; i < o.clients; i++) {
 		pthread_join(cl[i].th, NULL);
 		req += cl[i].requests;
 		acked += cl[i].acked;
+		acked_value += cl[i].acked_value;
 		errs += cl[i].errors;
 		retries += cl[i].retries;
 		for (size_t k = 0; k < cl[i].lat_ms.n; k++)
@@ -394,10 +485,20 @@ int main(int argc, char **argv)
 	printf("{\"requests\":%" PRIu64 ",\"acked_requests\":%zu,\"acked_samples\":%" PRIu64
 	       ",\"errors\":%" PRIu64 ",\"retries\":%" PRIu64 ",\"seconds\":%.2f,"
 	       "\"requests_per_s\":%.1f,\"samples_per_s\":%.0f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
-	       "\"max_ms\":%.2f,\"clients\":%u,\"samples_per_request\":%u}\n",
+	       "\"max_ms\":%.2f,\"clients\":%u,\"samples_per_request\":%.1f",
 	       req, all.n, acked, errs, retries, secs, (double)all.n / secs, (double)acked / secs,
-	       p50, p99, mx, o.clients, o.samples);
+	       p50, p99, mx, o.clients, all.n ? (double)acked / (double)all.n : (double)o.samples);
+	for (size_t i = 0; i < replays.n; i++)
+		rbytes += replays.v[i].body.len;
+	if (replays.n)
+		printf(",\"acked_value\":%" PRIu64 ",\"replay_bytes\":%" PRIu64, acked_value,
+		       rbytes / replays.n);
+	printf("}\n");
 	VEC_FREE(&all);
+	for (size_t i = 0; i < replays.n; i++)
+		buf_release(&replays.v[i].body);
+	VEC_FREE(&replays);
+	VEC_FREE(&replay_paths);
 	free(cl);
 	return errs ? 1 : 0;
 }

@@ -4,20 +4,31 @@
  * (fmt_otlp_decode_direct and fmt_otlp_decode_pbc) on one request, in
  * model samples per CPU-second of the calling thread.
  *
- *   otlpdecode [--samples 200] [--stacks 50] [--depth 24] [--seconds 2] [FILE]
+ *   otlpdecode [--samples 200] [--stacks 50] [--depth 24] [--seconds 2]
+ *              [--only direct|pbc|store] [--requests N] [FILE]
  *
  * Without FILE the request is ingestload's agent shape (one profile,
  * --samples samples of value 1 over --stacks stacks --depth frames deep,
  * 4 timestamps per stack); FILE is a raw ExportProfilesServiceRequest.
  * Each decoder runs for about --seconds of CPU. Prints one JSON object:
  * bytes, samples, direct_samples_per_cpu_s, pbc_samples_per_cpu_s,
- * direct_us_per_request, pbc_us_per_request.
+ * direct_us_per_request, pbc_us_per_request, and store_us_per_request:
+ * decoding plus what the store does with the profiles before and after
+ * its WAL (model_profile_validate, store_head_check_validated,
+ * store_head_add_checked into one head that lives across requests, as in
+ * the server; a fresh head every 2000 requests bounds the memory). Each figure is the best
+ * of several rounds, which other load on the machine disturbs least.
+ * --only runs one of the three (for a profiler); the others print as 0.
+ * --requests N decodes exactly N requests per round instead (for
+ * `perf stat -e instructions`, which other load does not disturb).
  */
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/mem.h"
+#include "base/parse.h"
 #include "format/otlp.h"
 #include "model/profile.h"
+#include "store/head.h"
 
 #include <getopt.h>
 #include <time.h>
@@ -66,32 +77,64 @@ static void build(unsigned samples, unsigned stacks, unsigned depth, struct buf 
 	model_profile_release(&p);
 }
 
-/* Runs @direct or the protobuf-c decoder for ~@secs CPU seconds; returns s per call. */
-static double run(const struct buf *req, bool direct, double secs, size_t *samples)
+enum mode { DIRECT, PBC, STORE };
+
+static unsigned long fixed_calls; /* --requests */
+
+/* Decodes with @mode's decoder (STORE: direct, then into a head) ~@secs CPU seconds. */
+static double round_(const struct buf *req, enum mode mode, double secs, size_t *samples)
 {
+	static struct store_head *h;
+	static size_t added;
 	double t0 = cpu_s(), t;
 	size_t calls = 0;
 
 	do {
-		for (int k = 0; k < 20; k++) {
+		for (int k = 0; k < 20 && (!fixed_calls || calls < fixed_calls); k++) {
 			struct fmt_otlp_batch b;
-			int rc = direct ? fmt_otlp_decode_direct(req->p, req->len, 0, &b)
-					: fmt_otlp_decode_pbc(req->p, req->len, 0, &b, NULL);
+			int rc = mode != PBC ? fmt_otlp_decode_direct(req->p, req->len, 0, &b)
+					     : fmt_otlp_decode_pbc(req->p, req->len, 0, &b, NULL);
 
 			if (rc) {
 				fprintf(stderr, "otlpdecode: %s decoder returned %d\n",
-					direct ? "direct" : "protobuf-c", rc);
+					mode != PBC ? "direct" : "protobuf-c", rc);
 				exit(1);
 			}
 			*samples = 0;
 			for (size_t i = 0; i < b.n; i++)
 				*samples += b.profiles[i].samples.n;
+			if (mode == STORE) {
+				if (!h || added++ % 2000 == 1999) {
+					store_head_free(h);
+					h = store_head_new();
+				}
+				for (size_t i = 0; i < b.n; i++) {
+					const struct model_profile *p = &b.profiles[i];
+
+					PROF_ASSERT(model_profile_validate(p, NULL) == 0 &&
+						    store_head_check_validated(p, NULL) == 0);
+					store_head_add_checked(h, p, 1);
+				}
+			}
 			fmt_otlp_batch_release(&b);
 			calls++;
 		}
 		t = cpu_s() - t0;
-	} while (t < secs);
+	} while (fixed_calls ? calls < fixed_calls : t < secs);
 	return t / (double)calls;
+}
+
+/* The best of 5 rounds of @secs / 5 CPU seconds; returns s per call. */
+static double run(const struct buf *req, enum mode mode, double secs, size_t *samples)
+{
+	double best = 0;
+
+	for (int r = 0; r < 5; r++) {
+		double t = round_(req, mode, secs / 5, samples);
+
+		best = r == 0 || t < best ? t : best;
+	}
+	return best;
 }
 
 int main(int argc, char **argv)
@@ -100,9 +143,12 @@ int main(int argc, char **argv)
 					    { "stacks", 1, 0, 'k' },
 					    { "depth", 1, 0, 'd' },
 					    { "seconds", 1, 0, 't' },
+					    { "only", 1, 0, 'o' },
+					    { "requests", 1, 0, 'r' },
 					    { 0, 0, 0, 0 } };
 	unsigned samples = 200, stacks = 50, depth = 24;
-	double secs = 2, td, tp;
+	double secs = 2, td = 0, tp = 0, tst = 0;
+	const char *only = NULL;
 	struct buf req = BUF_INIT;
 	size_t ns = 0;
 	int c;
@@ -121,9 +167,23 @@ int main(int argc, char **argv)
 		case 't':
 			secs = atof(optarg);
 			break;
+		case 'o':
+			only = optarg;
+			break;
+		case 'r': {
+			uint64_t v;
+
+			if (parse_u64(optarg, &v) || v == 0 || v > 100000000) {
+				fprintf(stderr, "otlpdecode: --requests: expected a count\n");
+				return 2;
+			}
+			fixed_calls = (unsigned long)v;
+			break;
+		}
 		default:
 			fprintf(stderr, "usage: otlpdecode [--samples N] [--stacks N] [--depth N] "
-					"[--seconds S] [FILE]\n");
+					"[--seconds S] [--only direct|pbc|store] [--requests N] "
+					"[FILE]\n");
 			return 2;
 		}
 	}
@@ -136,12 +196,17 @@ int main(int argc, char **argv)
 	} else {
 		build(samples, stacks ? stacks : 1, depth ? depth : 1, &req);
 	}
-	td = run(&req, true, secs, &ns);
-	tp = run(&req, false, secs, &ns);
+	if (!only || !strcmp(only, "direct"))
+		td = run(&req, DIRECT, secs, &ns);
+	if (!only || !strcmp(only, "pbc"))
+		tp = run(&req, PBC, secs, &ns);
+	if (!only || !strcmp(only, "store"))
+		tst = run(&req, STORE, secs, &ns);
 	printf("{\"bytes\":%zu,\"samples\":%zu,\"direct_samples_per_cpu_s\":%.0f,"
 	       "\"pbc_samples_per_cpu_s\":%.0f,\"direct_us_per_request\":%.1f,"
-	       "\"pbc_us_per_request\":%.1f}\n",
-	       req.len, ns, (double)ns / td, (double)ns / tp, td * 1e6, tp * 1e6);
+	       "\"pbc_us_per_request\":%.1f,\"store_us_per_request\":%.1f}\n",
+	       req.len, ns, td > 0 ? (double)ns / td : 0, tp > 0 ? (double)ns / tp : 0, td * 1e6,
+	       tp * 1e6, tst * 1e6);
 	buf_release(&req);
 	return 0;
 }

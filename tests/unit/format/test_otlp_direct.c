@@ -133,8 +133,11 @@ static bool differential(const void *data, size_t n, size_t max_samples)
 		if (rr != 0)
 			fail_msg("direct decoder accepted what protobuf-c rejects: %s", err.msg);
 		assert_int_equal(d.n, r.n);
-		for (size_t i = 0; i < d.n; i++)
+		for (size_t i = 0; i < d.n; i++) {
+			/* valid by construction: the decoder does not check it itself */
+			assert_int_equal(model_profile_validate(&d.profiles[i], NULL), 0);
 			eq_profile(&d.profiles[i], &r.profiles[i]);
+		}
 	} else {
 		assert_int_equal(d.n, 0);
 	}

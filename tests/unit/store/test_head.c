@@ -4,8 +4,11 @@
  * again in a later profile (its dictionary numbered differently) reuses
  * the same stack node, location and function ids, by the whole-stack memo
  * keyed on location content; any field that tells two locations apart
- * also tells their stacks apart. A scan of part of a series' time range
- * hands out exactly its rows in range, in arrival order.
+ * also tells their stacks apart, for frames without lines (unsymbolized
+ * native frames: mapping, address, frame type) too. Samples of a profile
+ * with the same attributes share one attribute set, whatever label
+ * ranges they use. A scan of part of a series' time range hands out
+ * exactly its rows in range, in arrival order.
  */
 #include "base/compat.h"
 #include "base/mem.h"
@@ -203,6 +206,184 @@ static void test_head_any_location_field_splits_stacks(void **state)
 	store_head_free(h);
 }
 
+/* A frame without lines: what an eBPF agent sends for native code. */
+struct bare {
+	const char *file; /* mapping file, NULL = no mapping */
+	uint64_t addr;
+	const char *frame_type;
+	bool folded;
+};
+
+/* Add a profile of one two-frame stack (@root, then @leaf); returns its leaf node. */
+static uint32_t add_bare(struct store_head *h, const struct bare *root, const struct bare *leaf,
+			 bool pad)
+{
+	const struct bare *f[2] = { root, leaf };
+	struct model_profile p;
+	struct prof_err err;
+	const struct store_row *rows;
+	uint32_t locs[2];
+	int64_t one = 1;
+
+	profile_init(&p);
+	if (pad) {
+		struct model_mapping m = { .filename = model_intern(&p, "/pad") };
+
+		model_location_add(&p, model_mapping_add(&p, &m), 0x77, NULL, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		uint32_t map = 0, id;
+
+		if (f[i]->file) {
+			struct model_mapping m = { .memory_start = 0x400000,
+						   .memory_limit = 0x500000,
+						   .filename = model_intern(&p, f[i]->file) };
+
+			map = model_mapping_add(&p, &m);
+		}
+		id = model_location_add(&p, map, f[i]->addr, NULL, 0);
+		p.locations.v[id].is_folded = f[i]->folded;
+		if (f[i]->frame_type)
+			p.locations.v[id].frame_type = model_intern(&p, f[i]->frame_type);
+		locs[1 - i] = id; /* leaf first */
+	}
+	model_sample_add(&p, model_stack_add(&p, locs, 2), 2, &one, NULL, 0, T0, 0);
+	prof_err_init(&err);
+	assert_int_equal(model_profile_validate(&p, &err), 0);
+	assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+	model_profile_release(&p);
+	const struct store_series *s = store_head_series_at(h, 0, &rows);
+	return rows[s->nrows - 1].stack;
+}
+
+static void test_head_frames_without_lines_split_by_mapping_address_and_type(void **state)
+{
+	static const struct bare root = { "/bin/app", 0x401000, "native", false };
+	static const struct bare leaves[] = {
+		{ "/bin/app", 0x402000, "native", false },
+		{ "/bin/app", 0x402000, "kernel", false },
+		{ "/bin/app", 0x402000, NULL, false },
+		{ "/bin/app", 0x402000, "native", true },
+		{ "/bin/app", 0x402001, "native", false },
+		{ "/lib/libc.so.6", 0x402000, "native", false },
+		{ NULL, 0x402000, "native", false },
+	};
+	struct store_head *h = store_head_new();
+	uint32_t leaf[PROF_ARRAY_SIZE(leaves)];
+	struct store_head_stats st;
+
+	(void)state;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(leaves); i++) {
+		leaf[i] = add_bare(h, &root, &leaves[i], i % 2);
+		/* the same frames again, ids shuffled: the same node */
+		assert_int_equal(add_bare(h, &root, &leaves[i], !(i % 2)), leaf[i]);
+		for (size_t j = 0; j < i; j++)
+			assert_int_not_equal(leaf[i], leaf[j]);
+	}
+	store_head_get_stats(h, &st);
+	assert_int_equal(st.stack_nodes, 1 + 1 + PROF_ARRAY_SIZE(leaves));
+	assert_int_equal(st.locations, 1 + 1 + PROF_ARRAY_SIZE(leaves));
+	/* the leaf's location is the frame as sent */
+	store_head_rdlock(h);
+	size_t nn;
+	const struct store_stack_node *nodes = store_head_stacks(h, &nn);
+	const struct model_profile *d = store_head_dict(h);
+	const struct model_location *l = &d->locations.v[nodes[leaf[1]].loc];
+	assert_int_equal(l->address, 0x402000);
+	assert_int_equal(l->nlines, 0);
+	assert_string_equal(model_str(d, l->frame_type), "kernel");
+	assert_string_equal(model_str(d, d->mappings.v[l->mapping].filename), "/bin/app");
+	store_head_rdunlock(h);
+	store_head_free(h);
+}
+
+/* The attribute set of each row of series 0, in arrival order, as "k=v,k=v[+link]". */
+static void row_sets(struct store_head *h, char out[][64], size_t n)
+{
+	const struct store_row *rows;
+	const struct store_series *s;
+	const struct store_attr_set *sets;
+	size_t nsets;
+
+	store_head_rdlock(h);
+	s = store_head_series_at(h, 0, &rows);
+	sets = store_head_attrs(h, &nsets);
+	assert_int_equal(s->nrows, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct store_attr_set *a = &sets[rows[i].attrs];
+		size_t k = 0;
+
+		assert_true(rows[i].attrs < nsets);
+		out[i][0] = '\0';
+		for (uint32_t j = 0; j < a->nlabels; j++)
+			k += (size_t)snprintf(out[i] + k, 64 - k, "%s%s=%s", j ? "," : "",
+					      a->labels[j].name, a->labels[j].value);
+		if (a->has_link)
+			snprintf(out[i] + k, 64 - k, "+link%02x", a->span_id[0]);
+	}
+	store_head_rdunlock(h);
+}
+
+static void test_head_samples_with_equal_attributes_share_a_set(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct model_link ln = { { 1 }, { 0xab } };
+	struct prof_err err;
+	uint32_t tn = 0, tid = 0, a = 0, b = 0;
+	int64_t one = 1;
+	char got[8][64];
+	const struct store_row *rows;
+
+	(void)state;
+	profile_init(&p);
+	tn = model_intern(&p, "thread.name");
+	tid = model_intern(&p, "thread.id");
+	a = model_intern(&p, "worker-1");
+	b = model_intern(&p, "worker-2");
+	VEC_PUSH(&p.links, ln);
+	const struct model_label l0[] = { { tn, a, 0, 0 }, { tid, 0, 7, 0 } };
+	const struct model_label l1[] = { { tid, 0, 8, 0 }, { tn, a, 0, 0 } };
+	const struct model_label l2[] = { { tn, b, 0, 0 }, { tid, 0, 7, 0 } };
+	const struct model_label l3[] = { { tid, model_intern(&p, "7"), 0, 0 }, { tn, a, 0, 0 } };
+	const struct model_label l4[] = { { tn, a, 0, 0 }, { tn, b, 0, 0 } };
+	uint32_t st = 0; /* samples without a stack */
+
+	model_sample_add(&p, st, 0, &one, l0, 2, T0 + 1, 0);
+	model_sample_add(&p, st, 0, &one, l1, 2, T0 + 2, 0);
+	model_sample_add(&p, st, 0, &one, l0, 2, T0 + 3, 0); /* l0 again, own label range */
+	model_sample_add(&p, st, 0, &one, l2, 2, T0 + 4, 0);
+	model_sample_add(&p, st, 0, &one, l3, 2, T0 + 5, 0); /* "7" as a string: l0's set */
+	model_sample_add(&p, st, 0, &one, l0, 2, T0 + 6, 1); /* with a link */
+	model_sample_add(&p, st, 0, &one, l4, 2, T0 + 7, 0); /* the first value of a key wins */
+	model_sample_add(&p, st, 0, &one, NULL, 0, T0 + 8, 0);
+	prof_err_init(&err);
+	assert_int_equal(model_profile_validate(&p, &err), 0);
+	assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+	model_profile_release(&p);
+	row_sets(h, got, 8);
+	assert_string_equal(got[0], "thread.id=7,thread.name=worker-1");
+	assert_string_equal(got[1], "thread.id=8,thread.name=worker-1");
+	assert_string_equal(got[2], "thread.id=7,thread.name=worker-1");
+	assert_string_equal(got[3], "thread.id=7,thread.name=worker-2");
+	assert_string_equal(got[4], "thread.id=7,thread.name=worker-1");
+	assert_string_equal(got[5], "thread.id=7,thread.name=worker-1+linkab");
+	assert_string_equal(got[6], "thread.name=worker-1");
+	assert_string_equal(got[7], "");
+	store_head_rdlock(h);
+	store_head_series_at(h, 0, &rows);
+	assert_int_equal(rows[2].attrs, rows[0].attrs);
+	assert_int_equal(rows[4].attrs, rows[0].attrs);
+	assert_int_not_equal(rows[1].attrs, rows[0].attrs);
+	assert_int_not_equal(rows[5].attrs, rows[0].attrs);
+	assert_int_equal(rows[7].attrs, 0);
+	size_t nsets;
+	store_head_attrs(h, &nsets);
+	assert_int_equal(nsets, 1 + 5); /* the empty set and five others */
+	store_head_rdunlock(h);
+	store_head_free(h);
+}
+
 static void test_head_rejects_stack_entry_out_of_range(void **state)
 {
 	struct store_head *h = store_head_new();
@@ -379,6 +560,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_head_same_stack_later_profile_reuses_ids),
 		cmocka_unit_test(test_head_any_location_field_splits_stacks),
+		cmocka_unit_test(test_head_frames_without_lines_split_by_mapping_address_and_type),
+		cmocka_unit_test(test_head_samples_with_equal_attributes_share_a_set),
 		cmocka_unit_test(test_head_rejects_stack_entry_out_of_range),
 		cmocka_unit_test(test_head_rejects_time_out_of_range),
 		cmocka_unit_test(test_head_scan_range_matches_every_row),

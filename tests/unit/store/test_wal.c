@@ -15,6 +15,7 @@
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/mem.h"
+#include "store/chunkfile.h"
 #include "store/wal.h"
 
 #include <fcntl.h>
@@ -640,6 +641,29 @@ static void test_wal_segment_with_zlib_crcs_replays(void **state)
 	free(dir);
 }
 
+/* store_chunkfile_crc32 equals zlib's crc32 at every length, alignment and start value. */
+static void test_wal_crc32_equals_zlib(void **state)
+{
+	unsigned char *p = xmalloc(5000 + 16);
+
+	(void)state;
+	fill((char *)p, 5000 + 16, 99);
+	for (size_t n = 0; n <= 5000; n += n < 300 ? 1 : 97) {
+		for (size_t at = 0; at < 16; at += 5) {
+			uint32_t start = (uint32_t)(n * 2654435761u);
+
+			assert_int_equal(store_chunkfile_crc32(0, p + at, n),
+					 (uint32_t)crc32(0, p + at, (uInt)n));
+			assert_int_equal(store_chunkfile_crc32(start, p + at, n),
+					 (uint32_t)crc32(start, p + at, (uInt)n));
+		}
+	}
+	/* a CRC continued piece by piece is the CRC of the whole */
+	assert_int_equal(store_chunkfile_crc32(store_chunkfile_crc32(0, p, 1000), p + 1000, 3000),
+			 (uint32_t)crc32(0, p, 4000));
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -653,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_wal_concurrent_appends_share_syncs),
 		cmocka_unit_test(test_wal_record_crc_is_zlib_crc32_at_every_length),
 		cmocka_unit_test(test_wal_segment_with_zlib_crcs_replays),
+		cmocka_unit_test(test_wal_crc32_equals_zlib),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
