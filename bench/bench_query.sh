@@ -11,7 +11,9 @@
 # QBENCH_ARGS adds qbench options (e.g. --flush to query blocks on disk,
 # --small for a quick look). Then, unless QBENCH_LONG=0, the fleet over
 # 24 h (about 260 M samples) flushed to blocks on disk, the long
-# range (it takes a while: the data is generated and compressed first).
+# range (the data is generated into the head and flushed an hour at a
+# time: 15-20 minutes on a busy 2-core machine; QBENCH_DIR keeps it there
+# for the next run, see qbench --dir).
 # Then, unless QBENCH_DAYS=0, the month-long flame graph: QBENCH_DAYS
 # (default 30) day blocks with rollups as compaction writes them, of a
 # reduced fleet (tests/tools/storebench --days N --small), queried through
@@ -48,13 +50,20 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 	echo "translation every query paid before the cache)."
 } >"$out"
 runs="20:$HOURS 200:$HOURS"
-[ "${QBENCH_LONG:-1}" = 0 ] || runs="$runs 20:24:--flush"
+if [ "${QBENCH_LONG:-1}" != 0 ]; then
+	if [ -n "${QBENCH_DIR:-}" ]; then
+		runs="$runs 20:24:--dir:$QBENCH_DIR"
+	else
+		runs="$runs 20:24:--flush"
+	fi
+fi
 for run in $runs; do
 	programs=${run%%:*}
 	rest=${run#*:}
 	hours=${rest%%:*}
 	extra=
 	[ "$rest" = "$hours" ] || extra=${rest#*:}
+	extra=${extra/:/ } # --dir:D -> --dir D
 	# shellcheck disable=SC2086
 	if ! "$QBENCH" --hours "$hours" --programs "$programs" --repeat 3 $extra ${QBENCH_ARGS:-} >"$log" 2>&1; then
 		echo "FAIL: qbench"

@@ -726,6 +726,19 @@ static struct {
 	VEC(uint32_t) lwords; /* location keys and frame records ([n, name, flags, ...]) */
 	size_t mapped;
 	struct query_ss_cache_stats stats;
+	/*
+	 * Per-query arrays over the trie's nodes, kept between queries (a
+	 * fresh one costs a page fault and a page clear per 4 KiB; over the
+	 * 861 k nodes of the fleet of bench/bench_query.sh that was a fifth
+	 * of a warm flame graph): xc_extract's ids and marks (used with mu
+	 * held; marks all zero between uses), and one spare of a collector's
+	 * slot map (all zero while spare).
+	 */
+	uint32_t *ex_newid;
+	uint8_t *ex_mark;
+	size_t nex;
+	uint32_t *qslot_spare;
+	size_t nqslot_spare;
 } xc = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* Fingerprint input, buffered: XXH3's streaming update has a cost per call. */
@@ -1417,8 +1430,16 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 		      struct query_stackset *ss)
 {
 	const struct query_stackset *t = &xc.trie;
-	uint32_t *newid = xcalloc(t->nodes.n + 1, sizeof(uint32_t));
-	uint8_t *mark = xcalloc(t->nodes.n + 1, 1); /* small: stays in cache */
+	if (xc.nex < t->nodes.n + 1) {
+		size_t want = t->nodes.n + t->nodes.n / 4 + 1;
+
+		xc.ex_newid = xreallocarray(xc.ex_newid, want, sizeof(uint32_t));
+		xc.ex_mark = xrealloc(xc.ex_mark, want);
+		memset(xc.ex_mark + xc.nex, 0, want - xc.nex);
+		xc.nex = want;
+	}
+	uint32_t *newid = xc.ex_newid; /* read only where written below (0: the root) */
+	uint8_t *mark = xc.ex_mark;    /* small: stays in cache */
 	uint32_t hi = 0;
 	size_t count = 1;
 
@@ -1435,9 +1456,12 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 	}
 	xc_share_names(ss);
 	VEC_RESERVE(&ss->nodes, count);
+	mark[0] = 0;
+	newid[0] = 0;
 	for (size_t i = 1; i <= hi; i++) {
 		if (!mark[i])
 			continue;
+		mark[i] = 0; /* all zero again for the next query */
 		const struct query_ss_node *tn = &t->nodes.v[i];
 		struct query_ss_node nd;
 
@@ -1448,7 +1472,6 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 		ss->nodes.v[ss->nodes.n++] = nd;
 	}
 	ss->child_idx_stale = true;
-	free(mark);
 	xc_copy_records(ss);
 
 	/* The stack filter: a node matches when a frame on its path does (parents first). */
@@ -1472,7 +1495,6 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 	size_t want = n * (pair ? 2 : 1);
 	if (ss->max_entries && want > ss->max_entries) {
 		free(match);
-		free(newid);
 		return -PROF_ETOOBIG;
 	}
 	VEC_RESERVE(&ss->entries, want);
@@ -1505,7 +1527,6 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 	ss->entry_slots = NULL;
 	ss->entry_nslots = 0;
 	free(match);
-	free(newid);
 	return 0;
 }
 
@@ -1678,6 +1699,75 @@ static int scan_totals(void *arg, const struct store_source *src, const struct s
 	return 0;
 }
 
+/*
+ * scan_rows for a series of group @g whose rows all count at the root
+ * (merge_stacks, cumulative, no per-row group): one entry add per run of
+ * consecutive rows in one step bucket instead of one per row (a page of a
+ * block is sorted by time, so a run is every row of the series in the
+ * bucket: 760 rows per minute on the fleet of bench/bench_query.sh). The
+ * sums are the same as the row by row adds: a run is summed only while
+ * its values are >= 0 and their sum does not overflow (then saturating
+ * adds of it and of its rows one by one agree); a row that breaks that
+ * is added on its own. The gauge sum (only read for gauges, which do not
+ * come here) gets the run's sum.
+ */
+static int add_runs(struct collector *c, uint32_t g, const struct store_row *rows, size_t n)
+{
+	struct query_stackset *ss = c->ss;
+	int64_t step = ss->step_ns, lo = 0, hi = -1; /* the run's bucket: [lo, hi] */
+	uint32_t b = 0;
+
+	for (size_t i = 0; i < n;) {
+		int64_t ts = rows[i].ts_ns, sum = 0;
+		size_t j = i;
+
+		if (ts < lo || ts > hi) {
+			b = bucket_of(ss, ts);
+			if (step > 0) {
+				lo = (int64_t)((__int128)ss->from_ns + (__int128)b * step);
+				hi = (int64_t)((__int128)lo + step - 1);
+			} else {
+				lo = INT64_MIN;
+				hi = INT64_MAX;
+			}
+		}
+		for (int64_t t;
+		     j < n && rows[j].ts_ns >= lo && rows[j].ts_ns <= hi && rows[j].value >= 0 &&
+		     !__builtin_add_overflow(sum, rows[j].value, &t);
+		     j++)
+			sum = t;
+		if (j == i) {
+			sum = rows[i].value; /* negative, or past the run's overflow: alone */
+			j = i + 1;
+		}
+		if (query_stackset_add(&c->raw, 0, g, b, sum, j - i, (double)sum)) {
+			c->over_entries = true;
+			return 1;
+		}
+		i = j;
+	}
+	return 0;
+}
+
+/* The steps form of the same (blocks' pages summed per step; see add_runs). */
+static int scan_steps(void *arg, const struct store_source *src, const struct store_series *s,
+		      const struct store_step_sum *v, size_t n)
+{
+	struct collector *c = arg;
+	uint32_t g = series_group(c, s);
+
+	(void)src;
+	for (size_t i = 0; i < n; i++) {
+		PROF_ASSERT(v[i].step < c->ss->nbuckets);
+		if (query_stackset_add(&c->raw, 0, g, v[i].step, v[i].value, v[i].rows,
+				       (double)v[i].value)) {
+			c->over_entries = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int scan_rows(void *arg, const struct store_source *src, const struct store_series *s,
 		     const struct store_row *rows, size_t n)
 {
@@ -1713,6 +1803,8 @@ static int scan_rows(void *arg, const struct store_source *src, const struct sto
 		}
 		return 0;
 	}
+	if (c->p->merge_stacks && !c->gauge && !per_row && ss->cumulative)
+		return add_runs(c, g, rows, n);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t b = bucket_of(ss, rows[i].ts_ns);
 		double w = c->gauge ? snaps_weight(&c->snaps, gid, b) : 1.0;
@@ -1897,6 +1989,12 @@ static int source_end_cached(struct collector *c, const struct store_source *src
 	}
 	c->epoch = xc.epoch;
 	c->epoch_set = true;
+	if (!c->qslot && xc.qslot_spare) {
+		c->qslot = xc.qslot_spare; /* all zero */
+		c->nqslot = xc.nqslot_spare;
+		xc.qslot_spare = NULL;
+		xc.nqslot_spare = 0;
+	}
 	if (c->nqslot < xc.trie.nodes.n) {
 		size_t want = xc.trie.nodes.n + xc.trie.nodes.n / 4 + 1;
 
@@ -2032,6 +2130,15 @@ static int collect_scan(struct store *st, const struct query_stackset_params *p,
 	v.rows = totals ? NULL : scan_rows;
 	v.totals = totals ? scan_totals : NULL;
 	v.source_end = source_end;
+	/* scan_rows reads no stack then (add_runs; the row path counts at 0) */
+	v.rows_no_stacks = !totals && p->merge_stacks && !p->keep_samples && !c->gauge;
+	/* and blocks may sum a page per step (pages with per-row attribute
+	 * sets, which may name groups, still come as rows) */
+	if (v.rows_no_stacks && ss->cumulative && ss->step_ns > 0) {
+		v.steps = scan_steps;
+		v.step_from_ns = ss->from_ns;
+		v.step_ns = ss->step_ns;
+	}
 	if (!rc)
 		rc = store_scan_ex(st, &q, &lf, &v, NULL, err);
 	if (c->rc)
@@ -2054,7 +2161,22 @@ static void collector_release(struct collector *c)
 	VEC_FREE(&c->snaps.v);
 	strtab_release(&c->series_keys);
 	buf_release(&c->key);
-	free(c->qslot);
+	if (c->qslot) {
+		/* Zero again where used, and keep it as the spare if it is the larger. */
+		for (size_t i = 0; i < c->qacc.n; i++)
+			c->qslot[c->qacc.v[i].node] = 0;
+		pthread_mutex_lock(&xc.mu);
+		if (c->nqslot > xc.nqslot_spare) {
+			uint32_t *old = xc.qslot_spare;
+
+			xc.qslot_spare = c->qslot;
+			xc.nqslot_spare = c->nqslot;
+			c->qslot = old;
+		}
+		pthread_mutex_unlock(&xc.mu);
+		free(c->qslot);
+		c->qslot = NULL;
+	}
 	VEC_FREE(&c->qacc);
 }
 

@@ -199,16 +199,22 @@ static void hours_encode(struct hours_enc *e, struct buf *out, int64_t width)
 	VEC_RESERVE(&e->tot, nd + 1);
 	memset(e->cnt.v, 0, nd * sizeof(uint64_t));
 	memset(e->tot.v, 0, nd * sizeof(int64_t));
+	/* The rows are sorted by time: a bucket ends at the first row past its
+	 * last ns (a compare per row, not a division). */
 	uint64_t nb = 0;
-	for (size_t i = 0; i < n; i++)
-		if (i == 0 || floor_div(e->ts.v[i], width) != floor_div(e->ts.v[i - 1], width))
-			nb++;
+	for (size_t i = 0; i < n; nb++) {
+		__int128 end = (__int128)floor_div(e->ts.v[i], width) * width + width - 1;
+
+		while (i < n && e->ts.v[i] <= end)
+			i++;
+	}
 	buf_add_uvarint(out, nb);
 	int64_t prev = 0;
 	for (size_t i = 0, j; i < n; i = j) {
 		int64_t bk = floor_div(e->ts.v[i], width), u = e->val.v[i];
+		__int128 end = (__int128)bk * width + width - 1;
 
-		for (j = i; j < n && floor_div(e->ts.v[j], width) == bk; j++) {
+		for (j = i; j < n && e->ts.v[j] <= end; j++) {
 			uint32_t k = e->local[e->rank.v[j]] - 1;
 
 			e->cnt.v[k]++;
@@ -2654,6 +2660,196 @@ int store_block_page_rows(const struct store_block *b, uint32_t p,
 	if (run || varint_rd_left(&rt) || varint_rd_left(&rv) || ts != pg->last_ts_ns)
 		return page_corrupt(b, pg, "columns disagree with the page directory", err);
 	return 0;
+}
+
+int store_block_page_times(const struct store_block *b, uint32_t p,
+			   const struct store_block_syms *sy, int64_t from_ns, int64_t to_ns,
+			   struct store_block_scratch *sc, struct prof_err *err)
+{
+	const struct store_block_page *pg = &b->pages[p];
+	struct varint_rd rt, rv;
+	int64_t res = b->meta.ts_resolution_ns, ts = pg->first_ts_ns, v = 0;
+	uint64_t run = 0;
+	int rc;
+
+	sc->rows.n = 0;
+	rc = read_col(b, pg, STORE_COL_TS, sc, err);
+	if (!rc)
+		rc = read_col(b, pg, STORE_COL_VAL, sc, err);
+	if (rc)
+		return rc;
+	bool has_atr;
+	rc = decode_atr(b, p, sy, sc, &has_atr, NULL, err);
+	if (rc)
+		return rc;
+	const uint32_t *asets = has_atr ? sc->asets.v : NULL;
+	VEC_RESERVE(&sc->rows, pg->nrows);
+	if (read_marks(&sc->col[STORE_COL_TS], pg->nrows, sc, &rt) < 0)
+		return page_corrupt(b, pg, "bad time marks", err);
+	varint_rd_init(&rv, sc->col[STORE_COL_VAL].p, sc->col[STORE_COL_VAL].len);
+	struct store_row *out = sc->rows.v;
+	size_t k = 0;
+	/* By stretches of one value (a VAL run) up to the next time mark. */
+	for (uint32_t i = 0, n = pg->nrows; i < n;) {
+		if (!run) {
+			v = varint_rd_s64(&rv);
+			run = varint_rd_u64(&rv);
+			if (!run || rv.bad)
+				return page_corrupt(b, pg, "bad column data", err);
+		}
+		uint32_t stop = PROF_MIN(n, (i / STORE_BLOCK_TS_MARK + 1) * STORE_BLOCK_TS_MARK);
+		uint32_t m = (uint32_t)PROF_MIN((uint64_t)(stop - i), run);
+
+		run -= m;
+		for (uint32_t e = i + m; i < e; i++) {
+			if (i)
+				ts = (int64_t)((uint64_t)ts + RD_U64(&rt) * (uint64_t)res);
+			if (i % STORE_BLOCK_TS_MARK == 0 && i) {
+				const uint64_t *mk =
+					sc->marks.v + 2 * (i / STORE_BLOCK_TS_MARK - 1);
+
+				if (mk[0] != varint_rd_offset(&rt) ||
+				    mk[1] != ((uint64_t)ts - (uint64_t)pg->first_ts_ns) /
+						     (uint64_t)res)
+					return page_corrupt(
+						b, pg, "time marks disagree with the times", err);
+			}
+			struct store_row r = { ts, v, 0, asets ? asets[i] : 0 };
+
+			out[k] = r;
+			k += ts >= from_ns && ts <= to_ns;
+		}
+	}
+	sc->rows.n = k;
+	if (rt.bad || run || varint_rd_left(&rt) || varint_rd_left(&rv) || ts != pg->last_ts_ns)
+		return page_corrupt(b, pg, "columns disagree with the page directory", err);
+	return 0;
+}
+
+/*
+ * Add @c rows of value @v to a step's (*@sum, *@cnt) and zero @c; false
+ * when @v < 0 or the sum overflows (then the rows added one by one might
+ * saturate: the caller reads the page as rows). With values >= 0 the sum
+ * of c rows is c * v, and no partial sum overflows if the whole does not.
+ */
+static bool step_add(int64_t *sum, uint64_t *cnt, uint64_t *c, int64_t v)
+{
+	int64_t t;
+
+	if (!*c)
+		return true;
+	if (v < 0 || __builtin_mul_overflow((int64_t)*c, v, &t) ||
+	    __builtin_add_overflow(*sum, t, sum))
+		return false;
+	*cnt += *c;
+	*c = 0;
+	return true;
+}
+
+int store_block_page_steps(const struct store_block *b, uint32_t p, int64_t from_ns, int64_t to_ns,
+			   int64_t step_from_ns, int64_t step_ns, void *out_vec,
+			   struct store_block_scratch *sc, struct prof_err *err)
+{
+	VEC(struct store_step_sum) *out = out_vec;
+	const struct store_block_page *pg = &b->pages[p];
+	const struct store_block_col_ref *ar = b->attr_cols ? &b->attr_cols[p] : NULL;
+	struct varint_rd rt, rv;
+	int64_t res = b->meta.ts_resolution_ns, ts = pg->first_ts_ns, v = 0;
+	int64_t lo = 0, hi = -1, sum = 0; /* the current step: [lo, hi] */
+	uint64_t run = 0, cnt = 0, c = 0; /* c: rows of the step at value v, not yet in sum */
+	uint32_t k = 0;
+	size_t n0 = out->n;
+	int rc;
+
+	PROF_ASSERT(step_ns > 0 && from_ns >= step_from_ns);
+	if (ar && (ar->raw_len || ar->stored_len || ar->offset))
+		return 1; /* per-row attribute sets: the caller groups by them */
+	rc = read_col(b, pg, STORE_COL_TS, sc, err);
+	if (!rc)
+		rc = read_col(b, pg, STORE_COL_VAL, sc, err);
+	if (rc)
+		return rc;
+	if (read_marks(&sc->col[STORE_COL_TS], pg->nrows, sc, &rt) < 0)
+		return page_corrupt(b, pg, "bad time marks", err);
+	varint_rd_init(&rv, sc->col[STORE_COL_VAL].p, sc->col[STORE_COL_VAL].len);
+	/* The deltas through a local cursor (1- and 2-byte varints inline: a
+	 * delta under 16 s at 1 ms resolution), so the loop stays in registers. */
+	const uint8_t *tp = rt.p, *te = rt.end;
+	for (uint32_t i = 0, n = pg->nrows; i < n;) {
+		if (!run) {
+			v = varint_rd_s64(&rv);
+			run = varint_rd_u64(&rv);
+			if (!run || rv.bad)
+				return page_corrupt(b, pg, "bad column data", err);
+		}
+		uint32_t stop = PROF_MIN(n, (i / STORE_BLOCK_TS_MARK + 1) * STORE_BLOCK_TS_MARK);
+		uint32_t m = (uint32_t)PROF_MIN((uint64_t)(stop - i), run);
+
+		run -= m;
+		for (uint32_t e = i + m; i < e; i++) {
+			if (i) {
+				uint64_t d;
+
+				if (tp < te && tp[0] < 0x80) {
+					d = tp[0];
+					tp++;
+				} else if (te - tp >= 2 && tp[1] < 0x80) {
+					d = (uint64_t)(tp[0] & 0x7f) | (uint64_t)tp[1] << 7;
+					tp += 2;
+				} else {
+					rt.p = tp;
+					d = varint_rd_u64(&rt);
+					tp = rt.p;
+				}
+				ts = (int64_t)((uint64_t)ts + d * (uint64_t)res);
+			}
+			if (i % STORE_BLOCK_TS_MARK == 0 && i) {
+				const uint64_t *mk =
+					sc->marks.v + 2 * (i / STORE_BLOCK_TS_MARK - 1);
+
+				if (mk[0] != (uint64_t)(tp - rt.start) ||
+				    mk[1] != ((uint64_t)ts - (uint64_t)pg->first_ts_ns) /
+						     (uint64_t)res)
+					return page_corrupt(
+						b, pg, "time marks disagree with the times", err);
+			}
+			if (ts < from_ns || ts > to_ns)
+				continue;
+			if (ts < lo || ts > hi) {
+				if (!step_add(&sum, &cnt, &c, v))
+					goto not_here;
+				if (cnt) {
+					struct store_step_sum x = { k, sum, cnt };
+
+					VEC_PUSH(out, x);
+				}
+				uint64_t q =
+					(uint64_t)((__int128)ts - step_from_ns) / (uint64_t)step_ns;
+
+				if (q > UINT32_MAX)
+					goto not_here;
+				k = (uint32_t)q;
+				lo = (int64_t)((__int128)step_from_ns + (__int128)k * step_ns);
+				hi = (int64_t)((__int128)lo + step_ns - 1);
+				sum = 0;
+				cnt = 0;
+			}
+			c++;
+		}
+		if (!step_add(&sum, &cnt, &c, v)) /* the value may change */
+			goto not_here;
+	}
+	if (rt.bad || run || tp != te || varint_rd_left(&rv) || ts != pg->last_ts_ns)
+		return page_corrupt(b, pg, "columns disagree with the page directory", err);
+	if (cnt) {
+		struct store_step_sum x = { k, sum, cnt };
+
+		VEC_PUSH(out, x);
+	}
+	return 0;
+not_here:
+	out->n = n0;
+	return 1;
 }
 
 static int page_totals(const struct store_block *b, uint32_t p, int64_t from_ns, int64_t to_ns,

@@ -63,6 +63,7 @@
 #include "store/chunkfile.h"
 #include "store/head.h"
 #include "store/matcher.h"
+#include "store/store.h"
 
 #define STORE_BLOCK_VERSION	  1u
 #define STORE_BLOCK_MAGIC_META	  "PROFDMET"
@@ -377,6 +378,31 @@ bool store_block_has_attr_key(const struct store_block *b, const char *name);
 int store_block_page_rows(const struct store_block *b, uint32_t p,
 			  const struct store_block_syms *sy, int64_t from_ns, int64_t to_ns,
 			  struct store_block_scratch *sc, struct prof_err *err);
+
+/**
+ * store_block_page_times() - store_block_page_rows without the stacks:
+ * every row's stack is 0 and the STK column is neither read nor checked
+ * (a series that sums values per time step and group needs no stacks).
+ * Times, values and attribute sets as store_block_page_rows; the same
+ * errors for the columns it reads.
+ */
+int store_block_page_times(const struct store_block *b, uint32_t p,
+			   const struct store_block_syms *sy, int64_t from_ns, int64_t to_ns,
+			   struct store_block_scratch *sc, struct prof_err *err);
+
+/**
+ * store_block_page_steps() - the rows of page @p in [from_ns, to_ns]
+ * summed per step (step k = [step_from_ns + k * step_ns, + step_ns - 1],
+ * step_ns > 0, from_ns >= step_from_ns), appended to @out_vec
+ * (VEC(struct store_step_sum) *; steps increasing, rows > 0): only the
+ * TS and VAL columns are read. Returns 0, 1 when the page cannot be
+ * summed so (it has per-row attribute sets, a value < 0, or a sum that
+ * overflows: nothing appended; read its rows instead), or -PROF_ECORRUPT
+ * naming file and offset for a damaged page.
+ */
+int store_block_page_steps(const struct store_block *b, uint32_t p, int64_t from_ns, int64_t to_ns,
+			   int64_t step_from_ns, int64_t step_ns, void *out_vec,
+			   struct store_block_scratch *sc, struct prof_err *err);
 
 /**
  * store_block_page_totals() - add the values of page @p's rows in

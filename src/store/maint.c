@@ -7,8 +7,9 @@
  *   1. rotate: with ingest excluded, seal WAL segment N and start N+1;
  *      the active head (records of segments first..N) becomes the frozen
  *      head, a new active head takes segments N+1..;
- *   2. write the frozen head as block <id>.tmp, fsync, rename to <id>,
- *      fsync blocks/ — the block's meta says it holds WAL first..N;
+ *   2. write the frozen head as block <id>.tmp (with its hour rollup,
+ *      RHRS), fsync, rename to <id>, fsync blocks/ — the block's meta says
+ *      it holds WAL first..N;
  *   3. publish: the block enters the view and the frozen head leaves it,
  *      in one step under view_mu;
  *   4. checkpoint: wal/checkpoint := N, segments <= N deleted.
@@ -126,7 +127,11 @@ static struct store_block_write_opts write_opts(const struct store *s, int level
 	o.zstd_level = PROF_MIN(s->opt.zstd_level + level_bonus, 19);
 	o.ts_resolution_ns = s->opt.ts_resolution_ns;
 	o.page_rows = s->opt.page_rows;
-	o.rollup = level_bonus > 0 && s->opt.rollups; /* compaction */
+	/* Flushes too: an hour block's rollup costs a pass over its rows
+	 * (hours_encode) and about 2 % of the block's bytes, and lets a long
+	 * range sum the hours it covers without reading their pages before
+	 * compaction merges them (bench/results/query.md). */
+	o.rollup = s->opt.rollups;
 	o.rollup_bucket_ns = s->opt.rollup_bucket_ns;
 	return o;
 }

@@ -10,10 +10,15 @@
  * stacks ranked by frequency) and decodes the timestamp column only for
  * pages that straddle the range boundary, and takes the hours of a series
  * that the query's range covers from the block's hour rollup (RHRS:
- * per-series, per-hour stack totals written by compaction; or, in blocks
+ * per-series, per-hour stack totals written by flushes and compaction; in
+ * blocks flushed before flushes wrote it, none; or, in blocks
  * of older versions, a series wholly in range from RSER) without reading
  * their pages: only partial hours at the ends of the range are read from
  * rows. The visitor then gets one sparse (stack, total) list per source.
+ * The rows form decodes a page's stack column only when the visitor reads
+ * stacks (rows_no_stacks: a series summed per step and group), and with
+ * the visitor's steps form sums a page per step as it decodes its times
+ * (store_block_page_steps), handing over sums instead of rows.
  * A head's totals go to one (total, rows) pair per stack node, summed row
  * by row in a tight loop that prefetches the pair of a row a few rows
  * ahead (head_sum); the head skips the parts of a series outside the
@@ -313,7 +318,8 @@ struct scan {
 	bool begun;
 	struct store_source src;
 	struct rowfilt rf;
-	VEC(struct store_row) fbuf; /* head rows that passed the filter */
+	VEC(struct store_row) fbuf;	  /* head rows that passed the filter */
+	VEC(struct store_step_sum) steps; /* a page summed per step (visitor's steps form) */
 };
 
 static int begin(struct scan *c)
@@ -382,7 +388,32 @@ static int scan_pages(struct scan *c, struct store_blk *k, struct store_block_sy
 			}
 			*nrows += n;
 		} else {
-			if (store_block_page_rows(b, p, sy, from_ns, to_ns, &c->sc, &perr)) {
+			if (v->steps && !c->rf.on && v->step_ns > 0 && from_ns >= v->step_from_ns) {
+				c->steps.n = 0;
+				int src = store_block_page_steps(b, p, from_ns, to_ns,
+								 v->step_from_ns, v->step_ns,
+								 &c->steps, &c->sc, &perr);
+
+				if (src < 0) {
+					page_damaged(c, &perr);
+					continue;
+				}
+				if (src == 0) {
+					for (size_t i = 0; i < c->steps.n; i++)
+						*nrows += c->steps.v[i].rows;
+					if (c->steps.n)
+						rc = v->steps(v->arg, &c->src, &se->pub, c->steps.v,
+							      c->steps.n);
+					continue;
+				}
+				prof_err_init(&perr); /* 1: this page goes as rows */
+			}
+			int prc = v->rows_no_stacks ? store_block_page_times(b, p, sy, from_ns,
+									     to_ns, &c->sc, &perr)
+						    : store_block_page_rows(b, p, sy, from_ns,
+									    to_ns, &c->sc, &perr);
+
+			if (prc) {
 				page_damaged(c, &perr);
 				continue;
 			}
@@ -731,6 +762,7 @@ int store_scan_ex(struct store *s, const struct store_query *q, const struct sto
 	rf_reset(&c.rf);
 	VEC_FREE(&c.rf.sel);
 	VEC_FREE(&c.fbuf);
+	VEC_FREE(&c.steps);
 	return rc;
 }
 

@@ -65,8 +65,9 @@ struct store_options {
 	int64_t ts_resolution_ns;    /* block timestamp resolution (1 ms; 1 = exact) */
 	int zstd_level;		     /* for flushed blocks (3); compaction uses +6, max 19 */
 	uint32_t page_rows;	     /* rows per page (65536) */
-	bool rollups;		     /* compaction writes per-series, per-hour stack totals (RHRS)
-		       * that totals scans use for the hours their range covers (true) */
+	bool rollups;		     /* flushes and compaction write per-series, per-hour stack
+		       * totals (RHRS) that totals scans use for the hours their
+		       * range covers (true) */
 	int64_t rollup_bucket_ns;    /* the rollup's bucket width (1 h) */
 	uint64_t wal_segment_bytes;  /* start a new WAL segment past this size (64 MiB;
 				      * 0 = only at flushes); replay can flush between them */
@@ -243,6 +244,13 @@ struct store_stack_total {
  * overlaps the query's). source_begin, series and source_end may be NULL.
  * A non-zero return stops the scan and is returned by it.
  */
+/** struct store_step_sum - rows of one series in one step (see store_visitor.steps). */
+struct store_step_sum {
+	uint32_t step;
+	int64_t value; /* their values' sum */
+	uint64_t rows;
+};
+
 struct store_visitor {
 	void *arg;
 	int (*source_begin)(void *arg, const struct store_source *src);
@@ -252,6 +260,19 @@ struct store_visitor {
 	int (*totals)(void *arg, const struct store_source *src, const struct store_stack_total *t,
 		      size_t n, uint64_t nrows);
 	int (*source_end)(void *arg, const struct store_source *src);
+	/* rows form: the visitor reads no stack (every row's stack may be 0),
+	 * so blocks skip decoding their stack column */
+	bool rows_no_stacks;
+	/* rows form, optional: a block page's rows in range summed per step
+	 * (step k = [step_from_ns + k * step_ns, + step_ns - 1]) instead of
+	 * handed over as rows, for pages without per-row attribute sets whose
+	 * values are >= 0 and whose sums do not overflow (the sums are then
+	 * those of the rows added one by one, saturating or not); other pages
+	 * and the heads still go to @rows. Each call: one series, steps
+	 * increasing, every rows > 0. */
+	int (*steps)(void *arg, const struct store_source *src, const struct store_series *s,
+		     const struct store_step_sum *v, size_t n);
+	int64_t step_from_ns, step_ns; /* steps form: step_ns > 0 */
 };
 
 /** struct store_scan_stats - what a scan did (may be NULL). */

@@ -174,6 +174,70 @@ static void test_stackset_paths_groups_buckets(void **state)
 	store_head_free(h);
 }
 
+/*
+ * A series that needs no stacks (merge_stacks: one cell per group and
+ * step, summed by runs of rows in one step) adds up exactly as row by
+ * row: with a negative value, a sum past INT64_MAX (saturated), rows out
+ * of time order, and several stacks.
+ */
+static void test_stackset_merged_series_sums_like_rows(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct query_stackset ss;
+	struct prof_err err;
+	const int64_t S = 1000000000LL;
+
+	(void)state;
+	qh_init(&p, "api", false);
+	qh_add(&p, "main;a", 5, T0 + 100);
+	qh_add(&p, "main;b", -3, T0 + 200);
+	qh_add(&p, "main;a", INT64_MAX - 1, T0 + 300);
+	qh_add(&p, "main;b", 4, T0 + 400);
+	qh_add(&p, "main;a", 7, T0 + S + 1);
+	qh_add(&p, "main;b", 2, T0 + 50); /* back in step 0 */
+	qh_add(&p, "main;a", 11, T0 + 2 * S + 5);
+	qh_add(&p, "main;a", 13, T0 + S + 2);
+	qh_head_add(h, &p);
+	qh_init(&p, "db", false);
+	qh_add(&p, "main;c", 100, T0 + 2 * S);
+	qh_add(&p, "main;c", 1, T0 + 2 * S + 1);
+	qh_head_add(h, &p);
+
+	const char *gb[1] = { "service.name" };
+	struct query_stackset_params q = { .type = CPU,
+					   .from_ns = T0,
+					   .to_ns = T0 + 3 * S - 1,
+					   .step_ns = S,
+					   .group_by = gb,
+					   .ngroup_by = 1,
+					   .merge_stacks = true };
+	prof_err_init(&err);
+	assert_int_equal(collect_head(h, &q, &ss, &err), 0);
+	int64_t cell[2][3] = { { 0 } };
+	uint64_t cnt[2][3] = { { 0 } };
+	for (size_t i = 0; i < ss.entries.n; i++) {
+		const struct query_ss_entry *e = &ss.entries.v[i];
+		size_t len;
+		const char *v = query_stackset_group_value(&ss, e->group, 0, &len);
+		int g = len == 2 && !memcmp(v, "db", 2);
+
+		assert_int_equal(e->node, 0);	      /* every row at the root */
+		assert_true(cell[g][e->bucket] == 0); /* one entry per cell */
+		cell[g][e->bucket] = e->value;
+		cnt[g][e->bucket] = e->count;
+	}
+	/* 5 - 3 + (MAX - 1) saturates at MAX, and stays there */
+	assert_true(cell[0][0] == INT64_MAX && cnt[0][0] == 5);
+	assert_true(cell[0][1] == 20 && cnt[0][1] == 2);
+	assert_true(cell[0][2] == 11 && cnt[0][2] == 1);
+	assert_true(cell[1][0] == 0 && cell[1][1] == 0);
+	assert_true(cell[1][2] == 101 && cnt[1][2] == 2);
+	assert_int_equal(ss.rows, 10);
+	query_stackset_release(&ss);
+	store_head_free(h);
+}
+
 static void test_stackset_filters_and_presets(void **state)
 {
 	struct store_head *h = store_head_new();
@@ -895,6 +959,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stackset_paths_groups_buckets),
+		cmocka_unit_test(test_stackset_merged_series_sums_like_rows),
 		cmocka_unit_test(test_stackset_filters_and_presets),
 		cmocka_unit_test(test_table_recursion_counted_once),
 		cmocka_unit_test(test_flamegraph_inverted_and_sandwich),

@@ -417,6 +417,41 @@ static void test_block_time_marks_cut_long_pages_exactly(void **state)
 		want_rows = sc.rows.n;
 		assert_int_equal(got_rows, want_rows);
 		assert_int_equal(got, want);
+		/* Without the stack column: the same rows, stack 0. */
+		struct store_row *wr = xmalloc(sizeof(*wr) * (sc.rows.n + 1));
+		memcpy(wr, sc.rows.v, sizeof(*wr) * sc.rows.n);
+		assert_int_equal(store_block_page_times(b, 0, sy, from, to, &sc, &err), 0);
+		assert_int_equal(sc.rows.n, want_rows);
+		for (size_t r = 0; r < sc.rows.n; r++) {
+			assert_int_equal(sc.rows.v[r].ts_ns, wr[r].ts_ns);
+			assert_int_equal(sc.rows.v[r].value, wr[r].value);
+			assert_int_equal(sc.rows.v[r].attrs, wr[r].attrs);
+			assert_int_equal(sc.rows.v[r].stack, 0);
+		}
+		/* Summed per step of 7 ms from a point before the range: the rows' sums. */
+		int64_t step = 7 * MS, origin = from - 3 * MS;
+		VEC(struct store_step_sum) steps = { 0 };
+		int64_t *wsum = xcalloc((size_t)((to - origin) / step) + 2, sizeof(int64_t));
+		uint64_t *wcnt = xcalloc((size_t)((to - origin) / step) + 2, sizeof(uint64_t));
+		for (size_t r = 0; r < want_rows; r++) {
+			wsum[(wr[r].ts_ns - origin) / step] += wr[r].value;
+			wcnt[(wr[r].ts_ns - origin) / step]++;
+		}
+		assert_int_equal(
+			store_block_page_steps(b, 0, from, to, origin, step, &steps, &sc, &err), 0);
+		uint64_t srows = 0;
+		for (size_t k = 0; k < steps.n; k++) {
+			assert_true(k == 0 || steps.v[k].step > steps.v[k - 1].step);
+			assert_true(steps.v[k].rows > 0);
+			assert_int_equal(steps.v[k].value, wsum[steps.v[k].step]);
+			assert_int_equal(steps.v[k].rows, wcnt[steps.v[k].step]);
+			srows += steps.v[k].rows;
+		}
+		assert_int_equal(srows, want_rows);
+		VEC_FREE(&steps);
+		free(wsum);
+		free(wcnt);
+		free(wr);
 		free(acc);
 	}
 	store_block_scratch_release(&sc);
@@ -679,6 +714,20 @@ static void test_block_attribute_sets_round_trip_and_damage(void **state)
 				 sy->sets);
 			tl_totals_add(&got, k.p, k.len, sc.rows.v[r].value, 1);
 		}
+		/* Without the stack column: the same times, values and sets. */
+		size_t n = sc.rows.n;
+		struct store_row *wr = xmalloc(sizeof(*wr) * (n + 1));
+		memcpy(wr, sc.rows.v, sizeof(*wr) * n);
+		assert_int_equal(store_block_page_times(b, pg, sy, INT64_MIN, INT64_MAX, &sc, &err),
+				 0);
+		assert_int_equal(sc.rows.n, n);
+		for (size_t r = 0; r < n; r++) {
+			assert_int_equal(sc.rows.v[r].ts_ns, wr[r].ts_ns);
+			assert_int_equal(sc.rows.v[r].value, wr[r].value);
+			assert_int_equal(sc.rows.v[r].attrs, wr[r].attrs);
+			assert_int_equal(sc.rows.v[r].stack, 0);
+		}
+		free(wr);
 	}
 	assert_true(tl_totals_equal(&want, &got));
 	assert_true(want.keys.n > 100);

@@ -123,6 +123,17 @@ static void test_store_flush_compact_retention_keep_totals(void **state)
 	assert_int_equal(ss.head.rows, 0);
 	assert_int_equal(ss.block_rows, 120);
 	assert_store_equals(st, &expect);
+	/* The flushed block has its hour rollup: a range covering it reads no page. */
+	struct store_query qall = { TL_CPU, NULL, 0, T0 - 86400 * SEC, T0 + 86400 * SEC };
+	struct store_scan_stats fst;
+	struct tl_totals fa;
+	tl_totals_init(&fa);
+	assert_int_equal(tl_scan_totals(st, &qall, &fa, &fst), 0);
+	assert_true(fst.rollup_series > 0);
+	assert_int_equal(fst.rollup_series, fst.series);
+	assert_int_equal(fst.pages, 0);
+	assert_true(fst.rows > 0);
+	tl_totals_release(&fa);
 
 	/* Two more blocks and a head, then a restart. */
 	ingest_range(st, 10, 20, &expect);

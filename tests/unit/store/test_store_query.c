@@ -5,7 +5,8 @@
  * of them compacted), a frozen-free active head, and a restart, give the
  * same stack sets through query_stackset_collect for the flame graph path
  * (the store's totals scan), a stepped time series (rows scan with
- * buckets), group_by a label, kept samples (flame chart) and a selector;
+ * buckets; without stacks, blocks' pages summed per step), group_by a
+ * label, kept samples (flame chart) and a selector;
  * label listings see the blocks' series too.
  */
 #include "base/compat.h"
@@ -139,6 +140,18 @@ static void test_query_over_blocks_equals_query_over_one_head(void **state)
 	p.group_by = gb;
 	p.ngroup_by = 1;
 	same_sets(mem, st, &p);
+	/* A series needing no stacks: blocks sum their pages per step
+	 * (store_block_page_steps), heads by runs of rows; steps of 7 s cut
+	 * the 20 s profiles, with and without group_by. */
+	p.merge_stacks = true;
+	same_sets(mem, st, &p);
+	p.step_ns = 7 * SEC;
+	same_sets(mem, st, &p);
+	p.ngroup_by = 0;
+	same_sets(mem, st, &p);
+	p.merge_stacks = false;
+	p.step_ns = 60 * SEC;
+	p.ngroup_by = 1;
 	p.step_ns = 0;
 	p.ngroup_by = 0;
 	p.keep_samples = true; /* flame chart */
