@@ -298,6 +298,33 @@ server CPU-second: 32 KiB 723,232 / 622,779 / 751,706 / 765,978 / 788,974 /
 and 773 k). A 256 KiB pool measured 571,280 / 563,472 / 577,032 against
 571,949 / 627,605 / 619,544 for 32 KiB in the same way (load 6.2-9.3), about
 6% less (noisy, but the memset is twice as long), so the pool stops at 128 KiB.
+
+Peak RSS (2026-11-30, issue #4). The table's 1198 MiB for the agent's
+requests (542 MiB synthetic) is not one structure outgrowing the head's
+accounting: the head flushes at head_max_bytes as it should, and what it
+counts is what heaptrack finds in it (row arrays 35 MB at the peak of a 32
+MiB head). Measured on the replay of four recorded agent requests (8
+clients, 30-70 s, head_max_bytes 32 MiB so that flushes and a compaction
+fall inside the run; heaptrack on a 70 s run, peak heap 85 MB): the peak
+comes while a compaction runs, and is made of the active head (up to
+head_max_bytes), the head being flushed (up to head_max_bytes more while its
+block is written), the compaction of four blocks (store_compact's merge,
+25 MB + 14 MB, and the block writer's per-hour encoders, 4 x 8 MB:
+about 17 bytes per compacted row, so about 1.7 x head_max_bytes for four
+full heads), and what glibc keeps: each ingest thread had a malloc arena of
+its own (eight per CPU by default) holding the pages its requests freed,
+about a third above the heap. The decoders' per-thread pools (at most 4
+MiB each) held under 2 MB; decoded requests under 1 MB. With the default
+256 MiB head that is about 256 + 256 + 450 MiB plus the arenas, the 1.2 GiB
+of the table. Fixed: the server now caps malloc arenas at one per CPU
+(src/cli/cmd_server.c; MALLOC_ARENA_MAX overrides): peak RSS 146 / 129 /
+118 MiB with glibc's arenas, 104 / 95 MiB with the cap (30 s runs
+alternated, load average 4.0-7.7; samples/s 190 k / 180 k / 198 k before,
+183 k / 164 k after, within this machine's noise; MALLOC_ARENA_MAX=2 from
+the environment measured 119 / 109 MiB, 204 k / 198 k). Left: a flush and
+a compaction at once double-count the rows (compaction could stream its
+blocks instead of merging them in memory), and head_max_bytes bounds one
+head, not the two a flush holds.
 TXT
 } >"$OUTMD"
 echo "wrote $OUTMD"

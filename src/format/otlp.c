@@ -115,6 +115,7 @@ struct ot_dec {
 	VEC(struct model_label) labels;
 	struct buf tmp; /* rendering of non-string attribute values */
 	size_t max_samples, nsamples;
+	size_t n; /* request bytes */
 };
 
 #define OT_ERR(...) prof_err_set(c->err, -PROF_ECORRUPT, -1, "otlp: " __VA_ARGS__)
@@ -561,11 +562,30 @@ static int ot_value_type(struct ot_dec *c, const OtValueType *vt, struct model_v
 	return 0;
 }
 
+/*
+ * A sample's labels, copied once into p->labels for all its observations
+ * to share (as samples share stack ranges): copied per observation, a
+ * request of a few hundred KiB (30k attribute indices, 100k timestamps)
+ * would expand to 3 billion labels; shared, they stay bounded by the
+ * attribute indices the request holds. otlp_direct.c does the same, so
+ * both paths build the same model. Returns the range's start.
+ */
+static uint32_t ot_labels_add(struct model_profile *p, const struct model_label *l, size_t n)
+{
+	uint32_t off = (uint32_t)p->labels.n;
+
+	VEC_RESERVE(&p->labels, n);
+	if (n)
+		memcpy(p->labels.v + p->labels.n, l, n * sizeof(*l));
+	p->labels.n += n;
+	return off;
+}
+
 static int ot_samples(struct ot_dec *c, const OtProfile *pr, size_t pi)
 {
 	for (size_t i = 0; i < pr->n_samples; i++) {
 		const OtSample *s = pr->samples[i];
-		uint32_t off = 0, n = 0, link = 0;
+		uint32_t off = 0, n = 0, link = 0, lab;
 		size_t nobs;
 		int rc;
 
@@ -606,18 +626,23 @@ static int ot_samples(struct ot_dec *c, const OtProfile *pr, size_t pi)
 			return prof_err_set(c->err, -PROF_ETOOBIG, -1,
 					    "otlp: more than %zu samples (profile %zu sample %zu)",
 					    c->max_samples, pi, i);
-		if (c->p->labels.n + c->labels.n * nobs > UINT32_MAX)
+		if (!nobs)
+			continue;
+		if (c->p->labels.n + c->labels.n > UINT32_MAX)
 			return prof_err_set(c->err, -PROF_ETOOBIG, -1,
 					    "otlp: more than 2^32 sample labels");
 		c->nsamples += nobs;
-		/* One model sample per observation (otlp.h); a bare timestamp counts 1. */
+		/* One model sample per observation (otlp.h); a bare timestamp counts 1.
+		 * They share one copy of the sample's labels (ot_labels_add). */
+		lab = ot_labels_add(c->p, c->labels.v, c->labels.n);
 		for (size_t j = 0; j < nobs; j++) {
 			int64_t v = s->n_values ? s->values[j] : 1;
 			int64_t ts =
 				s->n_timestamps_unix_nano ? (int64_t)s->timestamps_unix_nano[j] : 0;
+			uint32_t k = model_sample_add(c->p, off, n, &v, NULL, 0, ts, link);
 
-			model_sample_add(c->p, off, n, &v, c->labels.v, (uint32_t)c->labels.n, ts,
-					 link);
+			c->p->samples.v[k].label_off = lab;
+			c->p->samples.v[k].nlabels = (uint32_t)c->labels.n;
 		}
 	}
 	return 0;
@@ -649,9 +674,24 @@ static int ot_profile(struct ot_dec *c, const OtResourceProfiles *rp, const OtSc
 	return model_profile_validate(p, c->err);
 }
 
+size_t fmt_otlp_profile_bytes(const struct model_profile *p)
+{
+	size_t b = 0;
+
+	for (uint32_t i = 0; i < p->strings.n; i++)
+		b += p->strings.len[i] + 1 + sizeof(*p->strings.s) + sizeof(*p->strings.len);
+	b += p->mappings.n * sizeof(*p->mappings.v) + p->functions.n * sizeof(*p->functions.v) +
+	     p->locations.n * sizeof(*p->locations.v) + p->lines.n * sizeof(*p->lines.v) +
+	     p->links.n * sizeof(*p->links.v) + p->sample_types.n * sizeof(*p->sample_types.v) +
+	     p->samples.n * sizeof(*p->samples.v) + p->stack_locs.n * sizeof(*p->stack_locs.v) +
+	     p->values.n * sizeof(*p->values.v) + p->labels.n * sizeof(*p->labels.v) +
+	     p->attrs.n * sizeof(*p->attrs.v) + p->comments.n * sizeof(*p->comments.v);
+	return b;
+}
+
 static int ot_to_batch(struct ot_dec *c, const OtRequest *req, struct fmt_otlp_batch *out)
 {
-	size_t np = 0, pi = 0;
+	size_t np = 0, pi = 0, bytes = 0;
 	int rc = 0;
 
 	for (size_t r = 0; r < req->n_resource_profiles; r++)
@@ -670,6 +710,18 @@ static int ot_to_batch(struct ot_dec *c, const OtRequest *req, struct fmt_otlp_b
 				c->p = &out->profiles[pi];
 				c->epoch = (uint32_t)pi + 1;
 				rc = ot_profile(c, rp, sp, sp->profiles[k], pi);
+				if (rc || !c->max_samples)
+					continue;
+				/* otlp.h FMT_OTLP_DECODED_MAX; checked per profile, so
+				 * it is passed by at most one profile's size */
+				bytes += fmt_otlp_profile_bytes(c->p);
+				if (bytes > FMT_OTLP_DECODED_MAX(c->n))
+					rc = prof_err_set(
+						c->err, -PROF_ETOOBIG, -1,
+						"otlp: decoded size limit (64 x the request's %zu "
+						"bytes + 16 MiB) exceeded at profile %zu: %zu bytes "
+						"(each profile copies the dictionary entries it uses)",
+						c->n, pi, bytes);
 			}
 		}
 	}
@@ -713,6 +765,7 @@ int fmt_otlp_decode_pbc(const void *data, size_t n, size_t max_samples, struct f
 	c.nstack = c.d->n_stack_table;
 	c.err = err;
 	c.max_samples = max_samples;
+	c.n = n;
 	if (c.nstr > INT32_MAX || c.nmap > INT32_MAX || c.nloc > INT32_MAX || c.nfn > INT32_MAX ||
 	    c.nlink > INT32_MAX || c.nattr > INT32_MAX || c.nstack > INT32_MAX) {
 		rc = prof_err_set(err, -PROF_ETOOBIG, -1,

@@ -8,7 +8,7 @@
  * one sample type; its attrs hold the resource attributes, then the scope
  * attributes, then the profile's own attributes. Samples with several
  * values/timestamps become one model sample per observation (value 1 per
- * timestamp when there are no values) sharing one stack range.
+ * timestamp when there are no values) sharing one stack range and one label range.
  * Attributes with a home in the model move there (semantic conventions,
  * shared formats.md 1.7): Mapping `process.executable.build_id.gnu` ->
  * build_id, `pprof.mapping.has_*` -> has_* flags, Location
@@ -35,6 +35,26 @@ struct fmt_otlp_batch {
 	size_t n;
 };
 
+/*
+ * Bytes the decoded profiles of an @n-byte request may take when the
+ * caller limits samples: 64 times the request plus 16 MiB. Real requests
+ * stay far below it (our corpus: 1.5x to 7.5x; 50 profiles repeating one
+ * dictionary, mkotlp --count 50: 21x); a sample's labels are shared by
+ * its observations (otlp.h top), so only profiles x dictionary entries
+ * can multiply.
+ */
+#define FMT_OTLP_DECODED_RATIO	64
+#define FMT_OTLP_DECODED_FLOOR	((size_t)16 << 20)
+#define FMT_OTLP_DECODED_MAX(n) (FMT_OTLP_DECODED_RATIO * (size_t)(n) + FMT_OTLP_DECODED_FLOOR)
+
+/**
+ * fmt_otlp_profile_bytes() - an estimate of the heap memory @p holds, in
+ * bytes: its strings (with their per-string overhead) and every table's
+ * entries; not the capacity slack or the hash indexes. What
+ * FMT_OTLP_DECODED_MAX is checked against.
+ */
+size_t fmt_otlp_profile_bytes(const struct model_profile *p);
+
 /**
  * fmt_otlp_decode() - decode an ExportProfilesServiceRequest (raw
  * protobuf; the caller inflates gzip) into @out (overwritten; release it
@@ -46,6 +66,12 @@ struct fmt_otlp_batch {
  * -PROF_ETOOBIG when decoded data would exceed @max_samples model samples
  * in all (0 = no limit), nesting is deeper than FMT_PB_MAX_DEPTH or the
  * input would unpack to far more memory than its size (format/pbcheck.h).
+ * With @max_samples set (input from the network), also when the decoded
+ * profiles would take more than FMT_OTLP_DECODED_MAX(@n) bytes
+ * (fmt_otlp_profile_bytes): each profile of a request gets its own copy
+ * of the dictionary entries it uses, so profiles x dictionary could
+ * otherwise turn a request of a few hundred KiB into gigabytes. Callers
+ * that decode what was accepted before (WAL replay, store check) pass 0.
  * Never reads outside @data. Thread-safe (no shared state). Tries
  * fmt_otlp_decode_direct first and falls back to fmt_otlp_decode_pbc.
  */

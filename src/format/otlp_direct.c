@@ -1462,11 +1462,41 @@ static bool c_profile_attrs(struct dd *d, const struct dprof *pr)
 	return true;
 }
 
+/*
+ * A sample's labels, copied once into p->labels: every observation of the
+ * sample (one model sample per value or timestamp, otlp.h) shares that
+ * range, as samples share stack ranges. Copying them per observation would
+ * let a request of a few hundred KiB (30k attribute indices, 100k
+ * timestamps) expand to 3 billion labels; shared, the labels stay bounded
+ * by the attribute indices the request holds. Returns the range's start.
+ * Same in otlp.c, so both paths build the same model.
+ */
+static uint32_t labels_add(struct model_profile *p, const struct model_label *l, size_t n)
+{
+	uint32_t off = (uint32_t)p->labels.n;
+
+	VEC_RESERVE(&p->labels, n);
+	if (n)
+		memcpy(p->labels.v + p->labels.n, l, n * sizeof(*l));
+	p->labels.n += n;
+	return off;
+}
+
+/* One observation: a model sample whose labels are the range @lab, @nlab of p->labels. */
+static void obs_add(struct model_profile *p, uint32_t off, uint32_t n, int64_t v, uint32_t lab,
+		    uint32_t nlab, int64_t ts, uint32_t link)
+{
+	uint32_t i = model_sample_add(p, off, n, &v, NULL, 0, ts, link);
+
+	p->samples.v[i].label_off = lab;
+	p->samples.v[i].nlabels = nlab;
+}
+
 static bool c_samples(struct dd *d, const struct dprof *pr)
 {
 	for (uint32_t i = 0; i < pr->ns; i++) {
 		const struct dsample *s = &d->samples.v[pr->s_off + i];
-		uint32_t off = 0, n = 0, link = 0;
+		uint32_t off = 0, n = 0, link = 0, lab;
 		size_t nobs;
 
 		if (s->stack < 0 || (size_t)s->stack >= d->stacks.n)
@@ -1493,15 +1523,17 @@ static bool c_samples(struct dd *d, const struct dprof *pr)
 		nobs = PROF_MAX(s->nv, s->nt);
 		if (d->max_samples && d->nsamples + nobs > d->max_samples)
 			return false;
-		if (d->p->labels.n + d->labels.n * nobs > UINT32_MAX)
+		if (!nobs)
+			continue;
+		if (d->p->labels.n + d->labels.n > UINT32_MAX)
 			return false;
 		d->nsamples += nobs;
+		lab = labels_add(d->p, d->labels.v, d->labels.n);
 		for (size_t j = 0; j < nobs; j++) {
 			int64_t v = s->nv ? d->vals.v[s->v_off + j] : 1;
 			int64_t ts = s->nt ? (int64_t)d->tss.v[s->t_off + j] : 0;
 
-			model_sample_add(d->p, off, n, &v, d->labels.v, (uint32_t)d->labels.n, ts,
-					 link);
+			obs_add(d->p, off, n, v, lab, (uint32_t)d->labels.n, ts, link);
 		}
 	}
 	return true;
@@ -1561,13 +1593,11 @@ static void reserve(struct dd *d, const struct dprof *pr)
 		size_t k = PROF_MAX(PROF_MAX(s->nv, s->nt), 1u);
 
 		nobs += k;
-		nlab += (size_t)s->nai * k;
+		nlab += s->nai;
 		if (s->stack > 0 && (size_t)s->stack < d->stacks.n)
 			frames += d->stacks.v[s->stack].n;
 	}
 	frames = PROF_MIN(frames, d->stack_li.n);
-	/* a product of two counts from the input: bounded by the input's size */
-	nlab = PROF_MIN(nlab, 4 * (d->samp_ai.n + nobs));
 	nloc = PROF_MIN(frames, d->locs.n);
 	nline = PROF_MIN(nloc, d->lines.n);
 	if (d->profs.n == 1) {
@@ -1586,9 +1616,9 @@ static void reserve(struct dd *d, const struct dprof *pr)
 	VEC_RESERVE(&p->labels, nlab);
 }
 
-static bool convert(struct dd *d, struct fmt_otlp_batch *out)
+static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 {
-	size_t total, pi = 0;
+	size_t total, pi = 0, bytes = 0;
 
 	if (d->strs.n > INT32_MAX || d->maps.n > INT32_MAX || d->locs.n > INT32_MAX ||
 	    d->fns.n > INT32_MAX || d->links.n > INT32_MAX || d->attrs.n > INT32_MAX ||
@@ -1621,6 +1651,10 @@ static bool convert(struct dd *d, struct fmt_otlp_batch *out)
 				reserve(d, &d->profs.v[sp->pr_off + k]);
 				d->epoch = (uint32_t)pi + 1;
 				if (!c_profile(d, rp, sp, &d->profs.v[sp->pr_off + k]))
+					return false;
+				/* as otlp.c ot_to_batch (otlp.h FMT_OTLP_DECODED_MAX) */
+				bytes += d->max_samples ? fmt_otlp_profile_bytes(d->p) : 0;
+				if (bytes > FMT_OTLP_DECODED_MAX(n))
 					return false;
 			}
 		}
@@ -1732,7 +1766,7 @@ int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
 	buf_init(&d->tmp, 1u << 20);
 	ok = p_request(d, data, (const uint8_t *)data + n) &&
 	     d->alloc <= 24 * n + (1u << 20) && /* otlp.c: fmt_pb_check's cap */
-	     convert(d, out);
+	     convert(d, n, out);
 	dd_put(d);
 	if (!ok) {
 		fmt_otlp_batch_release(out);

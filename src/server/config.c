@@ -387,6 +387,10 @@ static int parse_limits(struct ywalk *w, yaml_node_t *n, struct server_limits *l
 		} else if (!strcmp(key, "max_labels")) {
 			rc = ywalk_want_u64(w, v, "limits.max_labels", 4096, &u);
 			l->max_labels = (size_t)u;
+		} else if (!strcmp(key, "max_sample_labels")) {
+			rc = ywalk_want_u64(w, v, "limits.max_sample_labels", (uint64_t)1 << 32,
+					    &u);
+			l->max_sample_labels = (size_t)u;
 		} else if (!strcmp(key, "max_label_name")) {
 			rc = ywalk_want_u64(w, v, "limits.max_label_name", 65536, &u);
 			l->max_label_name = (size_t)u;
@@ -411,7 +415,7 @@ static int parse_limits(struct ywalk *w, yaml_node_t *n, struct server_limits *l
 				w, k, "limits",
 				"unknown key '%s' (known: max_body, max_decompressed, "
 				"max_ratio, max_samples, max_series, max_active_series, "
-				"max_labels, "
+				"max_labels, max_sample_labels, "
 				"max_label_name, max_label_value, max_inflight, retry_after)",
 				key);
 		if (rc)
@@ -624,6 +628,8 @@ void server_limits_fill_defaults(struct server_limits *l, size_t default_max_bod
 		l->max_active_series = SERVER_DEFAULT_MAX_ACTIVE;
 	if (!l->max_labels)
 		l->max_labels = SERVER_DEFAULT_MAX_LABELS;
+	if (!l->max_sample_labels)
+		l->max_sample_labels = SERVER_DEFAULT_SAMPLE_LABELS * l->max_samples;
 	if (!l->max_label_name)
 		l->max_label_name = SERVER_DEFAULT_MAX_LABEL_NAME;
 	if (!l->max_label_value)

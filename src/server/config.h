@@ -38,6 +38,9 @@
  *     max_series: 10000                    # per request
  *     max_active_series: 100000            # per dataset (series.h)
  *     max_labels: 64                       # per series
+ *     max_sample_labels: 16000000          # sample labels per request, each counted
+ *                                          # once per value/timestamp (default: 16 x
+ *                                          # max_samples)
  *     max_label_name: 256                  # bytes
  *     max_label_value: 4096                # bytes
  *     max_inflight: 64                     # concurrent ingest requests (then 429)
@@ -66,6 +69,7 @@
 #define SERVER_DEFAULT_MAX_SERIES     10000
 #define SERVER_DEFAULT_MAX_ACTIVE     100000
 #define SERVER_DEFAULT_MAX_LABELS     64
+#define SERVER_DEFAULT_SAMPLE_LABELS  16 /* max_sample_labels: per sample of max_samples */
 #define SERVER_DEFAULT_MAX_LABEL_NAME 256
 #define SERVER_DEFAULT_MAX_LABEL_VAL  4096
 #define SERVER_DEFAULT_MAX_INFLIGHT   64
@@ -126,6 +130,7 @@ struct server_limits {
 	size_t max_series;	  /* distinct series per request */
 	size_t max_active_series; /* active series per dataset (series.h) */
 	size_t max_labels;	  /* labels per series */
+	size_t max_sample_labels; /* sample labels per request, per observation (pipeline.c) */
 	size_t max_label_name;	  /* bytes */
 	size_t max_label_value;	  /* bytes */
 	unsigned max_inflight;	  /* concurrent ingest requests, beyond: 429 */

@@ -264,7 +264,7 @@ static bool check_limits(struct server *srv, struct model_profile *const *p,
 {
 	const struct server_limits *l = &srv->limits;
 	VEC(uint64_t) series = { 0 };
-	uint64_t rows = 0, columns = 0;
+	uint64_t rows = 0, columns = 0, slabels = 0;
 	bool ok = true;
 
 	for (size_t i = 0; i < n; i++)
@@ -306,6 +306,21 @@ static bool check_limits(struct server *srv, struct model_profile *const *p,
 					"limit max_samples (%zu) exceeded: the request has %" PRIu64
 					" samples",
 					l->max_samples, rows);
+	/* Each model sample's labels are hashed by the head: the work a request
+	 * asks for is its samples times their labels, although the decoders
+	 * keep one copy of a sample's labels for all its observations. */
+	for (size_t i = 0; i < n && ok; i++) {
+		for (size_t k = 0; k < p[i]->samples.n; k++)
+			slabels += p[i]->samples.v[k].nlabels;
+		if (slabels > l->max_sample_labels)
+			ok = server_ingest_fail(srv, out, SERVER_FAIL_TOO_LARGE,
+						"max_sample_labels",
+						"limit max_sample_labels (%zu) exceeded: the "
+						"request's samples carry %" PRIu64
+						" labels or more (a sample's labels count once "
+						"per value or timestamp)",
+						l->max_sample_labels, slabels);
+	}
 	if (ok && series.n > l->max_series) {
 		size_t d = 0;
 

@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct query_top top;
 	struct buf enc = BUF_INIT;
 	const struct model_profile **in;
+	size_t nlabels = 0, bytes = 0;
 	int rc;
 
 	prof_err_init(&err);
@@ -46,8 +47,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	in = xcalloc(b.n + 1, sizeof(*in));
 	for (size_t i = 0; i < b.n; i++) {
+		size_t pb = fmt_otlp_profile_bytes(&b.profiles[i]);
+
 		PROF_ASSERT(model_profile_validate(&b.profiles[i], NULL) == 0);
 		in[i] = &b.profiles[i];
+		/* Bounded expansion (otlp.h): a label costs an attribute index on the
+		 * wire, at least a byte, whatever its values and timestamps; the
+		 * decoded size passes FMT_OTLP_DECODED_MAX by one profile at most. */
+		nlabels += b.profiles[i].labels.n;
+		PROF_ASSERT(nlabels <= size);
+		PROF_ASSERT(bytes <= FMT_OTLP_DECODED_MAX(size));
+		bytes += pb;
 	}
 	PROF_ASSERT(fmt_otlp_encode(in, b.n, &enc) == 0);
 	PROF_ASSERT(fmt_otlp_decode(enc.p ? enc.p : "", enc.len, 0, &b2, NULL) == 0);
