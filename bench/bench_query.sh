@@ -156,13 +156,124 @@ cat >>"$out" <<'EOF2'
   clock figures in the section above (storebench's own, before this
   change 16.7 s first and 0.92 s warm, bench/results/store.md) include
   waiting for a core at the load shown.
+- *Head scan* (2026-11-30, later): the head's totals sum into one
+  (total, rows) pair per stack node (was two arrays), with the pair of
+  the row 16 ahead prefetched and a saturating add as blocks use; the
+  zeroed pairs (14 MB here) are kept by the store for the next query
+  instead of page-faulted in afresh. Each run of 256 rows of a head
+  series keeps its time span, so a range that covers part of a series
+  skips the runs outside it and lends the runs inside in place, testing
+  rows only in runs that straddle a bound. Old and new builds alternated,
+  three rounds, same data, load average 1.2-1.9 (CPU ms, warm):
+
+  | view | old | new |
+  |---|---:|---:|
+  | fleet 1 h flame graph | 89-133 | 93-174 |
+  | fleet 1 h diff (halves: each series partly in range) | 182-295 | 141-180 |
+  | fleet 5 min flame graph | 87-101 | 57-59 |
+  | fleet 5 min table | 91-113 | 68-92 |
+  | fleet 5 min series | 39-46 | 8-16 |
+  | fleet 5 min diff | 165-226 | 107-140 |
+
+  Answers are the same bytes. The whole-range scan did not get measurably
+  faster: its loop now stalls on reading the rows themselves (24 bytes
+  each, 263 MB for the hour), not on the per-stack adds, so what would
+  speed it up is reading fewer bytes per row (a stack and value column
+  without the timestamps) or none (per-series stack totals kept at
+  ingest, the head's counterpart of a block's RSER/RHRS rollups). The
+  latter was tried and left out: one run each way at load 2.0, the 1 h
+  flame graph took 75-89 ms against 101 ms, but qbench's generate-and-store
+  time grew from 15-19 s to 24-25 s (a hash update per ingested row, on a
+  per-series table that is cold at each profile), against the ingest
+  rewrite's throughput.
+- *24 h on flushed blocks, series* (2026-11-30, later): (1) a flush
+  writes the block's hour rollup (RHRS) as compaction does (it was left
+  to compaction): a series of an hour block spans two hour buckets, and a
+  range covering the block takes both, so a 24 h flame graph, table or
+  diff of 24 flushed blocks reads no page (0.5 MB per 28 MB block, 1.8 %;
+  the encoder finds bucket ends by comparing times, not dividing them;
+  `store check`, which re-encodes each series' rollup from its pages and
+  compares bytes, passes on the 24 blocks); (2) a series
+  that needs no stacks (`step`, no `function`) has the blocks sum each
+  page per step as they decode its times (`store_block_page_steps`: the
+  TS and VAL columns only, no rows handed over, a run of one value
+  counted and multiplied once per step; pages with per-row
+  attribute sets or values that could saturate still go as rows, their
+  stack column not decoded), and the collector adds one entry per run of
+  rows in one step instead of one hash add per row (heads); (3)
+  `qbench --flush` adds to the head directly (no WAL encoding and fsync
+  per profile), so the 24 h data takes minutes, and `--dir D` keeps it
+  for later runs, `--check` verifies it, `--only` picks views, and the
+  JSON line carries each answer's FNV-1a hash. Answers are the same
+  bytes (all 20 views of both ranges, old and new builds compared by
+  hash). CPU ms, old build on the old data and new build on the new,
+  same day, load average 4-7:
+
+  | view | old | new |
+  |---|---:|---:|
+  | 24 h flame graph / table / diff, warm | 1996 / 1962 / 1987 | 190 / 256 / 207 |
+  | 24 h series (step 60 s, by process) | 8390 | 1726-2136 |
+  | 24 h flame graph / table / diff, cold | 5525 / 5616 / 4951 | 3380 / 3875 / 3859 |
+  | 24 h 5 min views | 116-252 | the same within the noise |
+  | 1 h series (two rounds) | 152 / 109 | 44 / 46 |
+  | 1 h flame graph / table / diff (two rounds) | 120, 115 / 152, 134 / 172, 178 | 132, 106 / 133, 110 / 195, 183 |
+
+  The 24 h block above is from the build before the per-step
+  multiplication (series 2115 ms there; with it 1726 and 2136 ms against
+  2345 and 2510 ms, alternated, load 2.3). Flushing an hour of the fleet
+  (qbench --hours 3 --flush, old and new builds alternated, two rounds,
+  load 1.8-2.9): 2.3-3.6 s per block before, 2.6-4.3 s with the rollup
+  (noisy; the encoding is one pass over the rows). The whole generation
+  took 57-60 s before and 69-81 s with the working tree, which also holds
+  another change's ingest work (src/store/head.c), not part of this one.
+  The 1 h flame graph, table and diff did not move beyond the noise of
+  this machine. A fifth of a warm 1 h flame graph is page faults and page
+  clears of per-query arrays over the 861 k trie nodes (flame graph
+  totals and truncation, node sums, the cached path's slot map): one run
+  with glibc's trim and mmap thresholds raised (GLIBC_TUNABLES) took the
+  1 h flame graph from 170 to 91 ms and the table from 199 to 101 ms, but
+  that is a process-wide setting of the server, not measured carefully
+  enough here to make. The slot map and xc_extract's arrays are now kept
+  between queries.
+- *Scratch pool* (2026-11-30, later): the per-query arrays over the
+  stack set's nodes and names (per-node sums, the flame graph's totals,
+  marks, children lists and heap, the table's per-name sums and walk, the
+  diff's two sides, xc_extract's node and entry arrays, the collector's
+  totals and sums, the table's rows, a flame graph's node array) come from
+  a pool (src/query/scratch.c) that keeps blocks of 256 KiB and more
+  between queries: at most 32 blocks and 256 MiB, a block taken by one
+  query at a time (a mutex held only to pick or park one), best fit,
+  blocks idle for 60 s freed by the next take or give, no process-wide
+  malloc setting. A warm query makes no mmap, munmap or brk call (strace
+  of repeated `table all`: only the first query allocates). Answers are
+  the same bytes (all 20 views, old and new builds compared by hash).
+  Old and new builds alternated, five rounds, same data, load average
+  2.4-6.8 (CPU ms, warm, medians of 5 per round):
+
+  | view | old | new |
+  |---|---:|---:|
+  | fleet 1 h flame graph | 175-216 | 126-195 (4 of 5 rounds 126-146) |
+  | fleet 1 h table | 170-242 | 146-185 |
+  | fleet 1 h diff (halves) | 231-292 | 168-231 |
+  | fleet 1 h flame graph / table / diff, cold (one run each) | 309 / 384 / 448 | 310 / 349 / 369 |
+  | fleet 1 h flame graph / table / diff, no cache (one run each) | 349 / 367 / 818 | 244 / 274 / 762 |
+
+  With glibc's thresholds raised (GLIBC_TUNABLES mmap and trim
+  thresholds, one run of the new build at load 3.8) the three warm views
+  took 128 / 132 / 176 ms: within the new build's range, so what is left
+  is not page faults.
 - What is left per warm query on the fleet (1 h, one head): about half is
   the store's head totals scan (`head_rows` in src/store/scan.c, one
   random add per row into arrays over 861 k stack nodes), the rest the
   flame graph's passes over the touched trie nodes (totals, truncation)
-  and the table's once-per-stack walk. The targets of issue #6 (1 h in
-  < 100 ms, 24 h in < 2 s) are not met on this shared machine: warm
-  1 h flame graph 124-139 ms CPU. A cold or first query pays one hash
+  and the table's once-per-stack walk; page faults of per-query arrays
+  are gone (scratch pool, above). The targets of issue #6 (1 h in
+  < 100 ms, 24 h in < 2 s): 24 h flame graph, table and diff are met
+  (190-256 ms warm, 190-420 ms in a later run on a busier machine), the
+  24 h series is at 1.7-2.1 s CPU; the warm 1 h flame graph is at
+  126-195 ms CPU at load 2.4-6.8 here, against 175-216 ms for the build
+  before in the same rounds (106-132 ms in earlier runs of that build at
+  a lower load): not met on this shared machine. A cold or first query pays one hash
   lookup per stack node of each new source and per new location; on a
   month of day blocks that is 2.6-3.1 s of CPU here (target 2 s), of
   which the location cache's probes are the largest part.

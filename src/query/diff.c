@@ -3,6 +3,7 @@
 #include "base/compat.h"
 #include "base/mem.h"
 #include "query/jsonout.h"
+#include "query/scratch.h"
 #include "query/diff.h"
 #include "query/units.h"
 
@@ -59,9 +60,10 @@ void query_diff_build(const struct query_stackset *ss, const struct query_diff_o
 {
 	size_t max_stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS;
 	size_t nn = ss->nodes.n;
-	int64_t *self[2] = { xcalloc(nn + 1, sizeof(int64_t)), xcalloc(nn + 1, sizeof(int64_t)) };
-	uint64_t *count[2] = { xcalloc(nn + 1, sizeof(uint64_t)),
-			       xcalloc(nn + 1, sizeof(uint64_t)) };
+	int64_t *self[2] = { query_scratch_take(nn + 1, sizeof(int64_t), true),
+			     query_scratch_take(nn + 1, sizeof(int64_t), true) };
+	uint64_t *count[2] = { query_scratch_take(nn + 1, sizeof(uint64_t), true),
+			       query_scratch_take(nn + 1, sizeof(uint64_t), true) };
 	uint64_t rows[2] = { 0, 0 };
 
 	memset(d, 0, sizeof(*d));
@@ -100,8 +102,8 @@ void query_diff_build(const struct query_stackset *ss, const struct query_diff_o
 	struct query_flame_src src = { ss, self[1], count[1], self[0], count[0] };
 	query_flamegraph_shape(&d->fg, &src, o->max_nodes, o->min_share);
 	for (int k = 0; k < 2; k++) {
-		free(self[k]);
-		free(count[k]);
+		query_scratch_give(self[k]);
+		query_scratch_give(count[k]);
 	}
 }
 

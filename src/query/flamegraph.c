@@ -16,6 +16,7 @@
 #include "model/profile.h"
 #include "query/jsonout.h"
 #include "query/flamegraph.h"
+#include "query/scratch.h"
 
 void query_flamegraph_init(struct query_flamegraph *fg, const char *root_name)
 {
@@ -32,8 +33,8 @@ void query_flamegraph_release(struct query_flamegraph *fg)
 	if (!fg)
 		return;
 	strtab_release(&fg->names);
-	VEC_FREE(&fg->nodes);
-	VEC_FREE(&fg->children);
+	query_scratch_give(fg->nodes.v); /* big when not truncated: kept for the next query */
+	query_scratch_give(fg->children.v);
 	qmap_release(&fg->child_idx);
 	memset(fg, 0, sizeof(*fg));
 }
@@ -91,12 +92,12 @@ void query_flamegraph_from_stackset(const struct query_stackset *ss,
 		struct query_flame_src src = { ss, self, count, NULL, NULL };
 
 		query_flamegraph_shape(fg, &src, o->max_nodes, o->min_share);
-		free(self);
-		free(count);
+		query_scratch_give(self);
+		query_scratch_give(count);
 		return;
 	} else {
 		/* Names interned on first use (id + 1): a set may hold many more than it uses. */
-		name_of = xcalloc(ss->names.n + 1, sizeof(uint32_t));
+		name_of = query_scratch_take(ss->names.n + 1, sizeof(uint32_t), true);
 		for (size_t i = 0; i < ss->nodes.n; i++) {
 			if (!count[i] && !self[i])
 				continue;
@@ -115,9 +116,9 @@ void query_flamegraph_from_stackset(const struct query_stackset *ss,
 			fg->nodes.v[at].self_samples += count[i];
 		}
 	}
-	free(self);
-	free(count);
-	free(name_of);
+	query_scratch_give(self);
+	query_scratch_give(count);
+	query_scratch_give(name_of);
 	query_flamegraph_finish(fg, o->max_nodes, o->min_share);
 }
 
@@ -182,7 +183,7 @@ static uint32_t aheap_pop(struct aheap *h)
 static void link_children(struct query_flamegraph *fg)
 {
 	size_t n = fg->nodes.n;
-	uint32_t *cnt = xcalloc(n + 1, sizeof(uint32_t));
+	uint32_t *cnt = query_scratch_take(n + 1, sizeof(uint32_t), true);
 
 	for (size_t i = 1; i < n; i++)
 		if (!fg->nodes.v[i].dropped)
@@ -204,7 +205,7 @@ static void link_children(struct query_flamegraph *fg)
 		struct query_flame_node *p = &fg->nodes.v[nd->parent];
 		fg->children.v[p->child_off + p->nchildren++] = (uint32_t)i;
 	}
-	free(cnt);
+	query_scratch_give(cnt);
 }
 
 static double share(int64_t v, int64_t total)
@@ -215,7 +216,7 @@ static double share(int64_t v, int64_t total)
 /* Rank of every node for a diff: the larger of its two shares. */
 static double *diff_ranks(const struct query_flamegraph *fg)
 {
-	double *r = xcalloc(fg->nodes.n + 1, sizeof(double));
+	double *r = query_scratch_take(fg->nodes.n + 1, sizeof(double), true);
 
 	for (size_t i = 0; i < fg->nodes.n; i++) {
 		const struct query_flame_node *nd = &fg->nodes.v[i];
@@ -237,11 +238,11 @@ static void truncate_tree(struct query_flamegraph *fg, size_t max_nodes, double 
 	link_children(fg);
 
 	double *rank = fg->diff ? diff_ranks(fg) : NULL;
-	bool *kept = xcalloc(n, sizeof(bool));
-	int64_t *tot = xcalloc(n + 1, sizeof(int64_t));
+	bool *kept = query_scratch_take(n, sizeof(bool), true);
+	int64_t *tot = query_scratch_take(n + 1, sizeof(int64_t), false);
 	for (size_t i = 0; i < n; i++)
 		tot[i] = fg->nodes.v[i].total;
-	struct aheap h = { tot, rank, xcalloc(n + 1, sizeof(uint32_t)), 0 };
+	struct aheap h = { tot, rank, query_scratch_take(n + 1, sizeof(uint32_t), false), 0 };
 	size_t nkept = 0;
 	int64_t root_total = fg->nodes.v[0].total;
 
@@ -261,9 +262,9 @@ static void truncate_tree(struct query_flamegraph *fg, size_t max_nodes, double 
 		for (uint32_t c = 0; c < nd->nchildren; c++)
 			aheap_push(&h, fg->children.v[nd->child_off + c]);
 	}
-	free(h.v);
-	free(tot);
-	free(rank);
+	query_scratch_give(h.v);
+	query_scratch_give(tot);
+	query_scratch_give(rank);
 
 	/* Per kept node, merge its dropped children into one "other" child. */
 	uint32_t other_name = strtab_intern_cstr(&fg->names, "other");
@@ -305,7 +306,7 @@ static void truncate_tree(struct query_flamegraph *fg, size_t max_nodes, double 
 			fg->truncated_nodes++;
 		}
 	}
-	free(kept);
+	query_scratch_give(kept);
 }
 
 static int cmp_child(const void *a, const void *b, void *arg)
@@ -338,14 +339,15 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 	const struct query_stackset *ss = s->ss;
 	size_t nn = ss->nodes.n;
 	const struct query_ss_node *nodes = ss->nodes.v;
-	int64_t *total = xcalloc(nn + 1, sizeof(int64_t)), *btotal = NULL;
-	uint64_t *samples = xcalloc(nn + 1, sizeof(uint64_t)), *bsamples = NULL;
-	uint8_t *live = xcalloc(nn + 1, 1);
+	/* Scratch arrays (query/scratch.h): the ones not zeroed are written before read. */
+	int64_t *total = query_scratch_take(nn + 1, sizeof(int64_t), false), *btotal = NULL;
+	uint64_t *samples = query_scratch_take(nn + 1, sizeof(uint64_t), false), *bsamples = NULL;
+	uint8_t *live = query_scratch_take(nn + 1, 1, false);
 	size_t nlive = 0;
 
 	if (s->base_self) {
-		btotal = xcalloc(nn + 1, sizeof(int64_t));
-		bsamples = xcalloc(nn + 1, sizeof(uint64_t));
+		btotal = query_scratch_take(nn + 1, sizeof(int64_t), false);
+		bsamples = query_scratch_take(nn + 1, sizeof(uint64_t), false);
 	}
 	for (size_t i = 0; i < nn; i++) {
 		total[i] = s->self[i];
@@ -375,10 +377,10 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 	uint8_t *kept = live;
 	double *rank = NULL;
 	if ((max_nodes && nlive > max_nodes) || min_share > 0) {
-		uint32_t *off = xcalloc(nn + 2, sizeof(uint32_t)), *kids, *fill;
+		uint32_t *off = query_scratch_take(nn + 2, sizeof(uint32_t), true), *kids, *fill;
 
 		if (btotal) {
-			rank = xcalloc(nn + 1, sizeof(double));
+			rank = query_scratch_take(nn + 1, sizeof(double), false);
 			for (size_t i = 0; i < nn; i++)
 				rank[i] = PROF_MAX(share(total[i], total[0]),
 						   share(btotal[i], btotal[0]));
@@ -388,14 +390,15 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 				off[nodes[i].parent + 1]++;
 		for (size_t i = 0; i < nn; i++)
 			off[i + 1] += off[i];
-		kids = xcalloc(off[nn] + 1, sizeof(uint32_t));
-		fill = xcalloc(nn + 1, sizeof(uint32_t));
+		kids = query_scratch_take(off[nn] + 1, sizeof(uint32_t), false);
+		fill = query_scratch_take(nn + 1, sizeof(uint32_t), true);
 		for (size_t i = 1; i < nn; i++)
 			if (live[i])
 				kids[off[nodes[i].parent] + fill[nodes[i].parent]++] = (uint32_t)i;
-		free(fill);
-		kept = xcalloc(nn + 1, 1);
-		struct aheap h = { total, rank, xcalloc(nlive + 1, sizeof(uint32_t)), 0 };
+		query_scratch_give(fill);
+		kept = query_scratch_take(nn + 1, 1, true);
+		struct aheap h = { total, rank,
+				   query_scratch_take(nlive + 1, sizeof(uint32_t), false), 0 };
 		size_t nkept = 0;
 
 		aheap_push(&h, 0);
@@ -410,14 +413,14 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 			for (uint32_t c = off[x]; c < off[x + 1]; c++)
 				aheap_push(&h, kids[c]);
 		}
-		free(h.v);
-		free(off);
-		free(kids);
+		query_scratch_give(h.v);
+		query_scratch_give(off);
+		query_scratch_give(kids);
 	}
 
 	/* The tree: kept nodes in id order (parents first), then one "other" per kept parent. */
-	uint32_t *map = xcalloc(nn + 1, sizeof(uint32_t)); /* ss node -> fg node */
-	uint32_t *name_of = xcalloc(ss->names.n + 1, sizeof(uint32_t));
+	uint32_t *map = query_scratch_take(nn + 1, sizeof(uint32_t), true); /* ss node -> fg node */
+	uint32_t *name_of = query_scratch_take(ss->names.n + 1, sizeof(uint32_t), true);
 	fg->nodes.v[0].self = s->self[0];
 	fg->nodes.v[0].self_samples = s->count[0];
 	if (s->base_self) {
@@ -446,7 +449,7 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 	}
 	if (kept != live) {
 		size_t nk = fg->nodes.n;
-		struct query_flame_node *other = xcalloc(nk + 1, sizeof(*other));
+		struct query_flame_node *other = query_scratch_take(nk + 1, sizeof(*other), true);
 		uint32_t other_name = strtab_intern_cstr(&fg->names, "other");
 
 		for (size_t i = 1; i < nn; i++) {
@@ -479,17 +482,17 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 				prof_add_sat(fg->truncated_base_total, o.base_self);
 			VEC_PUSH(&fg->nodes, o);
 		}
-		free(other);
-		free(kept);
+		query_scratch_give(other);
+		query_scratch_give(kept);
 	}
-	free(map);
-	free(name_of);
-	free(rank);
-	free(live);
-	free(total);
-	free(samples);
-	free(btotal);
-	free(bsamples);
+	query_scratch_give(map);
+	query_scratch_give(name_of);
+	query_scratch_give(rank);
+	query_scratch_give(live);
+	query_scratch_give(total);
+	query_scratch_give(samples);
+	query_scratch_give(btotal);
+	query_scratch_give(bsamples);
 	query_flamegraph_finish(fg, 0, 0);
 }
 

@@ -4,6 +4,7 @@
 #include "base/mem.h"
 #include "query/jsonout.h"
 #include "query/sandwich.h"
+#include "query/scratch.h"
 #include "query/table.h"
 
 void query_sandwich_build(const struct query_stackset *ss, const char *function, size_t max_nodes,
@@ -27,8 +28,8 @@ void query_sandwich_build(const struct query_stackset *ss, const char *function,
 		sw->self = nself[fn];
 		sw->total = ntotal[fn];
 		sw->found = true;
-		free(nself);
-		free(ntotal);
+		query_scratch_give(nself);
+		query_scratch_give(ntotal);
 		query_stackset_node_sums(ss, &self, &count);
 		for (size_t i = 1; i < ss->nodes.n; i++) {
 			if (!self[i] && !count[i])
@@ -58,8 +59,8 @@ void query_sandwich_build(const struct query_stackset *ss, const char *function,
 			sw->callees.nodes.v[at].self_samples += count[i];
 			sw->callees.samples += count[i];
 		}
-		free(self);
-		free(count);
+		query_scratch_give(self);
+		query_scratch_give(count);
 		free(path.v);
 	}
 	query_flamegraph_finish(&sw->callers, max_nodes, 0);

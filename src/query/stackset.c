@@ -36,6 +36,7 @@
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/mem.h"
+#include "query/scratch.h"
 #include "query/stackset.h"
 #include "query/units.h"
 
@@ -43,6 +44,26 @@
 #include <xxhash.h>
 
 /* --- the set itself -------------------------------------------------------------- */
+
+/*
+ * VEC_RESERVE for a vector of per-query size (a set's nodes and entries,
+ * a collector's totals and sums): room for @extra more from the scratch
+ * pool, which keeps such blocks between queries (query/scratch.h);
+ * released with query_scratch_give().
+ */
+#define SS_VEC_RESERVE_SCRATCH(vec, extra)                                           \
+	do {                                                                         \
+		if ((vec)->n + (extra) > (vec)->cap) {                               \
+			size_t c_ = (vec)->n + (extra);                              \
+			void *v_ = query_scratch_take(c_, sizeof(*(vec)->v), false); \
+                                                                                     \
+			if ((vec)->n)                                                \
+				memcpy(v_, (vec)->v, (vec)->n * sizeof(*(vec)->v));  \
+			query_scratch_give((vec)->v);                                \
+			(vec)->v = v_;                                               \
+			(vec)->cap = c_;                                             \
+		}                                                                    \
+	} while (0)
 
 /*
  * A pin keeps one generation of the translation cache's name bytes alive
@@ -99,8 +120,8 @@ void query_stackset_release(struct query_stackset *ss)
 		return;
 	strtab_release(&ss->names);
 	strtab_release(&ss->groups);
-	VEC_FREE(&ss->nodes);
-	VEC_FREE(&ss->entries);
+	query_scratch_give(ss->nodes.v); /* big per-query arrays: kept for the next query */
+	query_scratch_give(ss->entries.v);
 	VEC_FREE(&ss->samples);
 	for (size_t i = 0; i < ss->ngroup_by; i++)
 		free(ss->group_by[i]);
@@ -331,8 +352,8 @@ void query_stackset_path(const struct query_stackset *ss, uint32_t node, struct 
 
 void query_stackset_node_sums(const struct query_stackset *ss, int64_t **self, uint64_t **count)
 {
-	int64_t *s = self ? xcalloc(ss->nodes.n + 1, sizeof(int64_t)) : NULL;
-	uint64_t *c = count ? xcalloc(ss->nodes.n + 1, sizeof(uint64_t)) : NULL;
+	int64_t *s = self ? query_scratch_take(ss->nodes.n + 1, sizeof(int64_t), true) : NULL;
+	uint64_t *c = count ? query_scratch_take(ss->nodes.n + 1, sizeof(uint64_t), true) : NULL;
 
 	for (size_t i = 0; i < ss->entries.n; i++) {
 		const struct query_ss_entry *e = &ss->entries.v[i];
@@ -1455,7 +1476,7 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 		}
 	}
 	xc_share_names(ss);
-	VEC_RESERVE(&ss->nodes, count);
+	SS_VEC_RESERVE_SCRATCH(&ss->nodes, count);
 	mark[0] = 0;
 	newid[0] = 0;
 	for (size_t i = 1; i <= hi; i++) {
@@ -1477,9 +1498,10 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 	/* The stack filter: a node matches when a frame on its path does (parents first). */
 	uint8_t *match = NULL;
 	if (query_filter_has_stack(f)) {
-		uint8_t *nmatch = xcalloc(ss->names.n + 1, 1); /* 0 unknown, 1 no, 2 yes */
+		uint8_t *nmatch =
+			query_scratch_take(ss->names.n + 1, 1, true); /* 0 unknown, 1 no, 2 yes */
 
-		match = xcalloc(ss->nodes.n + 1, 1);
+		match = query_scratch_take(ss->nodes.n + 1, 1, true);
 		for (size_t i = 1; i < ss->nodes.n; i++) {
 			uint32_t nm = ss->nodes.v[i].name;
 
@@ -1490,14 +1512,14 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 						     : 1;
 			match[i] = match[ss->nodes.v[i].parent] || nmatch[nm] == 2;
 		}
-		free(nmatch);
+		query_scratch_give(nmatch);
 	}
 	size_t want = n * (pair ? 2 : 1);
 	if (ss->max_entries && want > ss->max_entries) {
-		free(match);
+		query_scratch_give(match);
 		return -PROF_ETOOBIG;
 	}
-	VEC_RESERVE(&ss->entries, want);
+	SS_VEC_RESERVE_SCRATCH(&ss->entries, want);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t node = newid[acc[i].node];
 
@@ -1526,7 +1548,7 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 	free(ss->entry_slots);
 	ss->entry_slots = NULL;
 	ss->entry_nslots = 0;
-	free(match);
+	query_scratch_give(match);
 	return 0;
 }
 
@@ -1693,7 +1715,7 @@ static int scan_totals(void *arg, const struct store_source *src, const struct s
 
 	(void)src;
 	(void)nrows;
-	VEC_RESERVE(&c->totals, n);
+	SS_VEC_RESERVE_SCRATCH(&c->totals, n);
 	memcpy(c->totals.v, t, sizeof(*t) * n);
 	c->totals.n = n;
 	return 0;
@@ -2002,6 +2024,7 @@ static int source_end_cached(struct collector *c, const struct store_source *src
 		memset(c->qslot + c->nqslot, 0, (want - c->nqslot) * sizeof(uint32_t));
 		c->nqslot = want;
 	}
+	SS_VEC_RESERVE_SCRATCH(&c->qacc, c->totals.n); /* at most one new sum per total */
 	for (size_t i = 0; i < c->totals.n; i++) {
 		const struct store_stack_total *t = &c->totals.v[i];
 
@@ -2153,7 +2176,8 @@ static void collector_release(struct collector *c)
 	free(c->dval);
 	free(c->dcnt);
 	query_stackset_release(&c->raw);
-	VEC_FREE(&c->totals);
+	query_scratch_give(c->totals.v);
+	memset(&c->totals, 0, sizeof(c->totals));
 	qmap_release(&c->local);
 	qmap_release(&c->attr_group);
 	qmap_release(&c->series_group);
@@ -2177,7 +2201,8 @@ static void collector_release(struct collector *c)
 		free(c->qslot);
 		c->qslot = NULL;
 	}
-	VEC_FREE(&c->qacc);
+	query_scratch_give(c->qacc.v);
+	memset(&c->qacc, 0, sizeof(c->qacc));
 }
 
 /*

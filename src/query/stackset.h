@@ -266,7 +266,8 @@ void query_stackset_path(const struct query_stackset *ss, uint32_t node, struct 
 /**
  * query_stackset_node_sums() - per node, the sums of its entries over all
  * groups and buckets: @self[nodes.n] values and @count[nodes.n] rows
- * (either may be NULL). malloc'd arrays the caller frees.
+ * (either may be NULL). Arrays from the scratch pool (query/scratch.h):
+ * the caller gives them back with query_scratch_give() (or frees them).
  */
 void query_stackset_node_sums(const struct query_stackset *ss, int64_t **self, uint64_t **count);
 

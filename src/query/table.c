@@ -4,6 +4,7 @@
 #include "base/mem.h"
 #include "query/jsonout.h"
 #include "query/filter.h"
+#include "query/scratch.h"
 #include "query/table.h"
 
 void query_name_totals(const struct query_stackset *ss, bool by_frame, int64_t **self_out,
@@ -14,18 +15,20 @@ void query_name_totals(const struct query_stackset *ss, bool by_frame, int64_t *
 	const struct query_ss_node *nodes = ss->nodes.v;
 	int64_t *sub, *node_self;
 	uint64_t *subc, *node_cnt;
-	int64_t *self = xcalloc(nnames + 1, sizeof(int64_t));
-	int64_t *total = xcalloc(nnames + 1, sizeof(int64_t));
-	uint64_t *selfc = xcalloc(nnames + 1, sizeof(uint64_t));
-	uint64_t *totalc = xcalloc(nnames + 1, sizeof(uint64_t));
+	/* Per-query arrays from the scratch pool (query/scratch.h): kept between queries. */
+	int64_t *self = query_scratch_take(nnames + 1, sizeof(int64_t), true);
+	int64_t *total = query_scratch_take(nnames + 1, sizeof(int64_t), true);
+	uint64_t *selfc = query_scratch_take(nnames + 1, sizeof(uint64_t), true);
+	uint64_t *totalc = query_scratch_take(nnames + 1, sizeof(uint64_t), true);
 
 	/* The name each node counts under. */
-	uint32_t *nm = xcalloc(nn + 1, sizeof(uint32_t));
+	uint32_t *nm = query_scratch_take(nn + 1, sizeof(uint32_t), false);
+	nm[0] = 0;
 	for (size_t i = 1; i < nn; i++)
 		nm[i] = by_frame ? nodes[i].name : query_stackset_fn_name(ss, nodes[i].name);
 	query_stackset_node_sums(ss, &node_self, &node_cnt);
-	sub = xcalloc(nn + 1, sizeof(int64_t));
-	subc = xcalloc(nn + 1, sizeof(uint64_t));
+	sub = query_scratch_take(nn + 1, sizeof(int64_t), false);
+	subc = query_scratch_take(nn + 1, sizeof(uint64_t), false);
 	for (size_t i = 0; i < nn; i++) {
 		sub[i] = node_self[i];
 		subc[i] = node_cnt[i];
@@ -40,22 +43,22 @@ void query_name_totals(const struct query_stackset *ss, bool by_frame, int64_t *
 	}
 
 	/* Children lists (CSR) for the depth-first walk. */
-	uint32_t *off = xcalloc(nn + 2, sizeof(uint32_t)),
-		 *kids = xcalloc(nn + 1, sizeof(uint32_t));
+	uint32_t *off = query_scratch_take(nn + 2, sizeof(uint32_t), true),
+		 *kids = query_scratch_take(nn + 1, sizeof(uint32_t), false);
 	for (size_t i = 1; i < nn; i++)
 		off[nodes[i].parent + 1]++;
 	for (size_t i = 0; i < nn; i++)
 		off[i + 1] += off[i];
-	uint32_t *fill = xcalloc(nn + 1, sizeof(uint32_t));
+	uint32_t *fill = query_scratch_take(nn + 1, sizeof(uint32_t), true);
 	for (size_t i = 1; i < nn; i++) {
 		uint32_t p = nodes[i].parent;
 
 		kids[off[p] + fill[p]++] = (uint32_t)i;
 	}
-	free(fill);
+	query_scratch_give(fill);
 
 	/* Walk: on_path[name] counts the name's nodes on the current path. */
-	uint32_t *on_path = xcalloc(nnames + 1, sizeof(uint32_t));
+	uint32_t *on_path = query_scratch_take(nnames + 1, sizeof(uint32_t), true);
 	struct frame {
 		uint32_t node, next;
 	};
@@ -83,21 +86,21 @@ void query_name_totals(const struct query_stackset *ss, bool by_frame, int64_t *
 		}
 	}
 	VEC_FREE(&st);
-	free(nm);
-	free(on_path);
-	free(off);
-	free(kids);
-	free(sub);
-	free(subc);
-	free(node_self);
-	free(node_cnt);
+	query_scratch_give(nm);
+	query_scratch_give(on_path);
+	query_scratch_give(off);
+	query_scratch_give(kids);
+	query_scratch_give(sub);
+	query_scratch_give(subc);
+	query_scratch_give(node_self);
+	query_scratch_give(node_cnt);
 
-#define HAND_OUT(ptr, out)            \
-	do {                          \
-		if (out)              \
-			*(out) = ptr; \
-		else                  \
-			free(ptr);    \
+#define HAND_OUT(ptr, out)                       \
+	do {                                     \
+		if (out)                         \
+			*(out) = ptr;            \
+		else                             \
+			query_scratch_give(ptr); \
 	} while (0)
 	HAND_OUT(self, self_out);
 	HAND_OUT(total, total_out);
@@ -165,7 +168,7 @@ int query_table_build(const struct query_stackset *ss, const struct query_table_
 			return rc;
 	}
 	query_name_totals(ss, o->by_frame, &self, &total, &selfc, &totalc);
-	t->rows = xcalloc(ss->names.n + 1, sizeof(*t->rows));
+	t->rows = query_scratch_take(ss->names.n + 1, sizeof(*t->rows), false);
 	for (uint32_t i = 1; i < ss->names.n; i++) {
 		if (!self[i] && !total[i])
 			continue;
@@ -187,10 +190,10 @@ int query_table_build(const struct query_stackset *ss, const struct query_table_
 		qsort_r(t->rows, t->nrows, sizeof(*t->rows), cmp_row, &c);
 	if (o->limit && t->nrows > o->limit)
 		t->nrows = o->limit;
-	free(self);
-	free(total);
-	free(selfc);
-	free(totalc);
+	query_scratch_give(self);
+	query_scratch_give(total);
+	query_scratch_give(selfc);
+	query_scratch_give(totalc);
 	query_regex_free(re, md);
 	return 0;
 }
@@ -261,6 +264,6 @@ void query_table_release(struct query_table *t)
 {
 	if (!t)
 		return;
-	free(t->rows);
+	query_scratch_give(t->rows);
 	memset(t, 0, sizeof(*t));
 }

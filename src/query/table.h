@@ -85,8 +85,9 @@ void query_table_release(struct query_table *t);
 /**
  * query_name_totals() - the per-name self and total (once per stack) of
  * @ss, indexed by name id, names at function granularity unless
- * @by_frame: malloc'd arrays of ss->names.n entries (any may be NULL when
- * not wanted); the caller frees them. The engine of query_table_build,
+ * @by_frame: arrays of ss->names.n entries (any may be NULL when not
+ * wanted) from the scratch pool; the caller gives them back with
+ * query_scratch_give() (or frees them). The engine of query_table_build,
  * shared with the sandwich.
  */
 void query_name_totals(const struct query_stackset *ss, bool by_frame, int64_t **self,

@@ -16,6 +16,7 @@
 #include "base/mem.h"
 #include "base/parse.h"
 #include "base/utf8.h"
+#include "query/scratch.h"
 #include "server/grpc.h"
 #include "server/pipeline.h"
 #include "server/local.h"
@@ -833,6 +834,7 @@ static void *flusher_main(void *arg)
 		pthread_mutex_unlock(&srv->flush_lock);
 		for (size_t i = 0; i < srv->tenants.n; i++)
 			(void)server_usage_flush(srv->tenants.ds[i].usage);
+		query_scratch_expire(); /* an idle server gives query scratch back */
 		pthread_mutex_lock(&srv->flush_lock);
 	}
 	pthread_mutex_unlock(&srv->flush_lock);
