@@ -262,21 +262,33 @@ cat >>"$out" <<'EOF2'
   thresholds, one run of the new build at load 3.8) the three warm views
   took 128 / 132 / 176 ms: within the new build's range, so what is left
   is not page faults.
-- What is left per warm query on the fleet (1 h, one head): about half is
-  the store's head totals scan (`head_rows` in src/store/scan.c, one
-  random add per row into arrays over 861 k stack nodes), the rest the
-  flame graph's passes over the touched trie nodes (totals, truncation)
-  and the table's once-per-stack walk; page faults of per-query arrays
-  are gone (scratch pool, above). The targets of issue #6 (1 h in
-  < 100 ms, 24 h in < 2 s): 24 h flame graph, table and diff are met
-  (190-256 ms warm, 190-420 ms in a later run on a busier machine), the
-  24 h series is at 1.7-2.1 s CPU; the warm 1 h flame graph is at
-  126-195 ms CPU at load 2.4-6.8 here, against 175-216 ms for the build
-  before in the same rounds (106-132 ms in earlier runs of that build at
-  a lower load): not met on this shared machine. A cold or first query pays one hash
-  lookup per stack node of each new source and per new location; on a
-  month of day blocks that is 2.6-3.1 s of CPU here (target 2 s), of
-  which the location cache's probes are the largest part.
+- *Head series sums* (2026-11-30, last): a series wholly inside the
+  range no longer hands its rows to the totals scan: the head keeps, per
+  series, the per-stack sums of its first rows (in the order the stacks
+  first appear, so the answer is the same bytes), built by the first
+  totals query that covers the whole series and renewed when a quarter of
+  its rows are newer; later queries add those sums (about 2000 entries
+  instead of 54,720 rows per process here) and only the rows appended
+  since (store_head_scan_totals in src/store/head.c). Nothing is done at
+  ingest; the sums are kept only for series whose values are all >= 0 and
+  whose distinct stacks are at most a quarter of the rows, and count in
+  the head's memory (a few MB here). Filters on per-sample attributes and
+  ranges that cut a series read rows as before (the diff of halves, the
+  5 min views). Same data, load average 3.2-3.7 (CPU ms, warm, median of
+  5): 1 h flame graph 110 (the build before, quiet machine) -> 57, table
+  114 -> 83, series 50 -> 59 (unchanged: it reads rows per step), diff of
+  halves 153 -> 175 (unchanged; noise). Answers compared by hash: equal.
+- What is left per warm query on the fleet (1 h, one head): with the
+  series sums above, the whole-hour flame graph (57 ms), table (83 ms)
+  and series (59 ms) are under the 100 ms target; the diff of the two
+  halves (175 ms) cuts every series, so it reads 10.9 M rows and builds
+  two trees and their difference: not met. The 24 h flame graph, table
+  and diff are met (190-256 ms warm, 190-420 ms in a later run on a
+  busier machine) and the 24 h series is at 1.7-2.1 s CPU. A cold or
+  first query pays one hash lookup per stack node of each new source and
+  per new location; on a month of day blocks that is 2.6-3.1 s of CPU
+  here (target 2 s), of which the location cache's probes are the largest
+  part.
 - Targets (issue #6, on a quiet machine: 1 h ~ 11 M samples < 100 ms,
   24 h ~ 260 M samples < 2 s): see the figures; they are CPU times on a
   shared 2-core machine with the load shown, so they are upper bounds.

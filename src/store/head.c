@@ -38,11 +38,25 @@ struct span {
 	int64_t min_ts, max_ts;
 };
 
+/*
+ * Per-stack sums of a series' first @nrows rows, in the order each stack
+ * first appears among them: what summing those rows one by one gives,
+ * entry for entry (store_head_scan_totals). Kept only when every value is
+ * >= 0 (then saturating sums do not depend on grouping) and the distinct
+ * stacks are at most a quarter of the rows.
+ */
+struct series_totals {
+	size_t nrows, n;
+	struct store_stack_total e[];
+};
+
 struct series {
 	struct store_series pub;
 	VEC(struct store_label) labels;
 	VEC(struct store_row) rows;
-	VEC(struct span) spans; /* rows.n / SPAN_ROWS rounded up */
+	VEC(struct span) spans;	   /* rows.n / SPAN_ROWS rounded up */
+	struct series_totals *tot; /* under the head's tot_mu */
+	size_t tot_tried;	   /* rows.n when a build last gave up */
 };
 
 /* A stack node slot carries its key, so a probe touches one cache line. */
@@ -112,6 +126,8 @@ struct store_head {
 	uint64_t str_bytes;	/* bytes held by the strtabs' strings (estimate) */
 	uint64_t row_bytes;	/* capacity of the series' row arrays, in bytes */
 	uint64_t series_bytes;	/* series structs and their label arrays */
+	pthread_mutex_t tot_mu; /* the series' totals caches (queries build them) */
+	uint64_t tot_bytes;	/* their memory (atomic: head_bytes reads it unlocked) */
 };
 
 /* Intern into one of the head's tables, counting the memory a new entry takes. */
@@ -136,6 +152,7 @@ struct store_head *store_head_new(void)
 	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&h->lock, &attr);
 	pthread_rwlockattr_destroy(&attr);
+	pthread_mutex_init(&h->tot_mu, NULL);
 	model_profile_init(&h->dict);
 	strtab_init(&h->map_keys);
 	strtab_init(&h->series_keys);
@@ -161,6 +178,7 @@ void store_head_free(struct store_head *h)
 		VEC_FREE(&h->series.v[i]->labels);
 		VEC_FREE(&h->series.v[i]->rows);
 		VEC_FREE(&h->series.v[i]->spans);
+		free(h->series.v[i]->tot);
 		free(h->series.v[i]);
 	}
 	VEC_FREE(&h->series);
@@ -179,6 +197,7 @@ void store_head_free(struct store_head *h)
 	strtab_release(&h->map_keys);
 	model_profile_release(&h->dict);
 	pthread_rwlock_destroy(&h->lock);
+	pthread_mutex_destroy(&h->tot_mu);
 	free(h);
 }
 
@@ -1242,22 +1261,134 @@ static bool series_selected(const struct series *s, const char *type, const stru
 	return true;
 }
 
+/*
+ * The totals of @s's rows [0, n) (see struct series_totals), or NULL when
+ * a value is negative or the stacks are too many for sums to pay.
+ */
+static struct series_totals *series_totals_build(const struct series *s, size_t n)
+{
+	size_t nslots = 64, max = n / 4;
+	struct series_totals *t;
+	uint32_t *slot; /* (entry index + 1, stack) pairs; index 0 = empty */
+
+	while (nslots < 2 * max)
+		nslots *= 2;
+	slot = xcalloc(nslots, 2 * sizeof(*slot));
+	t = xmalloc(sizeof(*t) + (max + 1) * sizeof(t->e[0]));
+	t->nrows = n;
+	t->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct store_row *r = &s->rows.v[i];
+		uint32_t k = (uint32_t)(r->stack * 0x9E3779B1u) & (uint32_t)(nslots - 1);
+
+		if (r->value < 0)
+			goto fail;
+		while (slot[2 * k] && slot[2 * k + 1] != r->stack)
+			k = (k + 1) & (uint32_t)(nslots - 1);
+		if (!slot[2 * k]) {
+			if (t->n == max)
+				goto fail;
+			slot[2 * k] = (uint32_t)++t->n;
+			slot[2 * k + 1] = r->stack;
+			t->e[t->n - 1] = (struct store_stack_total){ r->stack, 0, 0 };
+		}
+		struct store_stack_total *e = &t->e[slot[2 * k] - 1];
+
+		e->total = prof_add_sat(e->total, r->value);
+		e->rows++;
+	}
+	free(slot);
+	return t;
+fail:
+	free(slot);
+	free(t);
+	return NULL;
+}
+
+/*
+ * Hand @tfn the kept sums of @s's first rows, building or renewing them
+ * first when the rows appended since are over a quarter of the series
+ * (rdlock held: rows do not change; tot_mu orders the queries that build).
+ * Sets *@done to the rows the sums cover (0 = none: scan them all).
+ */
+static int series_totals_use(struct store_head *h, struct series *s, store_scan_totals_fn tfn,
+			     void *arg, size_t *done)
+{
+	size_t n = s->rows.n;
+	struct series_totals *t, *old = NULL;
+	int rc = 0;
+
+	*done = 0;
+	if (n < SPAN_ROWS)
+		return 0;
+	pthread_mutex_lock(&h->tot_mu);
+	t = s->tot;
+	if (!(t && n - t->nrows <= n / 4)) {
+		bool tried = s->tot_tried && n - s->tot_tried <= n / 4;
+
+		pthread_mutex_unlock(&h->tot_mu);
+		if (tried)
+			return 0;
+		t = series_totals_build(s, n);
+		pthread_mutex_lock(&h->tot_mu);
+		if (!t) {
+			s->tot_tried = n;
+		} else if (!s->tot || s->tot->nrows < t->nrows) {
+			old = s->tot;
+			if (old)
+				__atomic_sub_fetch(&h->tot_bytes,
+						   sizeof(*old) + old->n * sizeof(old->e[0]),
+						   __ATOMIC_RELAXED);
+			s->tot = t;
+			__atomic_add_fetch(&h->tot_bytes, sizeof(*t) + t->n * sizeof(t->e[0]),
+					   __ATOMIC_RELAXED);
+		} else {
+			old = t; /* another query built as much or more meanwhile */
+			t = s->tot;
+		}
+	}
+	if (t) {
+		rc = tfn(arg, &s->pub, t->e, t->n, t->nrows);
+		*done = t->nrows;
+	}
+	pthread_mutex_unlock(&h->tot_mu);
+	free(old);
+	return rc;
+}
+
 int store_head_scan(struct store_head *h, const char *type, const struct store_matcher *m,
 		    size_t nm, int64_t from_ns, int64_t to_ns, store_scan_fn fn, void *arg)
+{
+	return store_head_scan_totals(h, type, m, nm, from_ns, to_ns, fn, NULL, arg);
+}
+
+int store_head_scan_totals(struct store_head *h, const char *type, const struct store_matcher *m,
+			   size_t nm, int64_t from_ns, int64_t to_ns, store_scan_fn fn,
+			   store_scan_totals_fn tfn, void *arg)
 {
 	struct store_row batch[1024];
 	int rc;
 
 	for (size_t i = 0; i < h->series.n; i++) {
-		const struct series *s = h->series.v[i];
+		struct series *s = h->series.v[i];
 
 		if (!series_selected(s, type, m, nm, from_ns, to_ns))
 			continue;
 		if (s->pub.min_ts_ns >= from_ns && s->pub.max_ts_ns <= to_ns) {
-			/* The whole series is in range: hand out the rows in place. */
-			rc = fn(arg, &s->pub, s->rows.v, s->rows.n);
-			if (rc)
-				return rc;
+			/* The whole series is in range: its kept sums, then the
+			 * rows in place. */
+			size_t done = 0;
+
+			if (tfn) {
+				rc = series_totals_use(h, s, tfn, arg, &done);
+				if (rc)
+					return rc;
+			}
+			if (done < s->rows.n) {
+				rc = fn(arg, &s->pub, s->rows.v + done, s->rows.n - done);
+				if (rc)
+					return rc;
+			}
 			continue;
 		}
 		/* Part of it: by spans (see SPAN_ROWS); the batch keeps arrival order. */
@@ -1338,7 +1469,8 @@ static uint64_t head_bytes(const struct store_head *h)
 	const struct model_profile *d = &h->dict;
 
 	return sizeof(*h) + h->row_bytes + h->series_bytes + h->str_bytes + h->set_bytes +
-	       h->sets.cap * sizeof(*h->sets.v) + h->nodes.cap * sizeof(*h->nodes.v) +
+	       __atomic_load_n(&h->tot_bytes, __ATOMIC_RELAXED) + h->sets.cap * sizeof(*h->sets.v) +
+	       h->nodes.cap * sizeof(*h->nodes.v) +
 	       (uint64_t)h->node_nslots * sizeof(*h->node_slots) +
 	       (uint64_t)h->addr_nslots * sizeof(*h->addr_slots) +
 	       (uint64_t)h->loc_nslots * sizeof(*h->loc_slots) +

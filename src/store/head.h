@@ -203,6 +203,36 @@ typedef int (*store_scan_fn)(void *arg, const struct store_series *s, const stru
 int store_head_scan(struct store_head *h, const char *type, const struct store_matcher *m,
 		    size_t nm, int64_t from_ns, int64_t to_ns, store_scan_fn fn, void *arg);
 
+/** struct store_stack_total - one stack's summed value in a totals scan. */
+struct store_stack_total {
+	uint32_t stack; /* node id in the source's stacks */
+	int64_t total;	/* sum of the rows' values */
+	uint64_t rows;	/* rows summed */
+};
+
+/**
+ * store_scan_totals_fn - receives per-stack sums of the first @nrows rows
+ * of series @s (@t[@n], each stack once, in the order the stacks first
+ * appear among those rows), standing for those rows; the rest of the
+ * series follows as rows. A non-zero return stops the scan.
+ */
+typedef int (*store_scan_totals_fn)(void *arg, const struct store_series *s,
+				    const struct store_stack_total *t, size_t n, size_t nrows);
+
+/**
+ * store_head_scan_totals() - store_head_scan, for a visitor that only sums
+ * values per stack: a series wholly in range may come as its kept sums
+ * (@tfn) plus the rows appended since (@fn). The first such scan of a
+ * series builds the sums (after 256 rows; again once a quarter of its rows
+ * are newer), later ones read them instead of the rows. Sums are kept
+ * only for series whose values are all >= 0 and whose distinct stacks are
+ * at most a quarter of its rows; they count in the head's memory. @tfn
+ * NULL: store_head_scan. rdlock held; queries may scan concurrently.
+ */
+int store_head_scan_totals(struct store_head *h, const char *type, const struct store_matcher *m,
+			   size_t nm, int64_t from_ns, int64_t to_ns, store_scan_fn fn,
+			   store_scan_totals_fn tfn, void *arg);
+
 /**
  * store_head_types() - call @fn once per distinct profile type id that has
  * rows overlapping [from_ns, to_ns], in byte order of the ids (rdlock

@@ -638,6 +638,28 @@ static int head_rows(void *arg, const struct store_series *s, const struct store
 	return 0;
 }
 
+/* A series' kept per-stack sums (store_head_scan_totals): into the accumulator as its rows would go. */
+static int head_totals(void *arg, const struct store_series *s, const struct store_stack_total *t,
+		       size_t n, size_t nrows)
+{
+	struct head_scan *hs = arg;
+	struct store_leaf_acc *acc = hs->acc;
+	int rc = head_series(hs, s);
+
+	if (rc)
+		return rc;
+	hs->nrows += nrows;
+	for (size_t i = 0; i < n; i++) {
+		struct store_leaf_acc *a = &acc[t[i].stack];
+
+		if (!a->rows)
+			VEC_PUSH(&hs->touched, t[i].stack);
+		a->total = prof_add_sat(a->total, t[i].total);
+		a->rows += t[i].rows;
+	}
+	return 0;
+}
+
 /*
  * A zeroed accumulator of at least @n entries (*@cap of them): the
  * store's spare if it is big enough, else a new one with a quarter more
@@ -696,8 +718,10 @@ static int scan_head(struct scan *c, struct store_hold *h, uint64_t id)
 	rf_sets(&c->rf, c->src.attrs, c->src.nattrs);
 	if (c->v->totals)
 		hs.acc = acc_take(c->s, c->src.nstacks + 1, &acc_cap);
-	rc = store_head_scan(h->h, q->type, c->rf.sel.v, c->rf.sel.n, q->from_ns, q->to_ns,
-			     head_rows, &hs);
+	/* Sums kept per series stand for its rows when nothing filters them. */
+	rc = store_head_scan_totals(h->h, q->type, c->rf.sel.v, c->rf.sel.n, q->from_ns, q->to_ns,
+				    head_rows,
+				    hs.acc && !c->rf.on && !c->v->rows ? head_totals : NULL, &hs);
 	if (!rc && hs.acc && c->begun) {
 		c->tot.n = 0;
 		for (size_t i = 0; i < hs.touched.n; i++) {

@@ -217,13 +217,6 @@ struct store_source {
 	size_t nattrs;
 };
 
-/** struct store_stack_total - one stack's summed value in a totals scan. */
-struct store_stack_total {
-	uint32_t stack; /* node id in the source's stacks */
-	int64_t total;	/* sum of the rows' values */
-	uint64_t rows;	/* rows summed */
-};
-
 /**
  * struct store_visitor - what a scan calls. Sources are visited one after
  * the other (blocks by time, then the frozen head, then the active head),

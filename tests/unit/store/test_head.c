@@ -555,6 +555,150 @@ static void test_head_scan_range_matches_every_row(void **state)
 	store_head_free(h);
 }
 
+/* Per-stack sums as a totals scan hands them out, with the order stacks first came. */
+#define TSUM_MAX 4096
+struct tsum {
+	int64_t total[TSUM_MAX];
+	uint64_t rows[TSUM_MAX];
+	uint32_t order[TSUM_MAX];
+	size_t norder;
+	uint64_t nrows, tcalls, cached_rows;
+};
+
+static void tsum_add(struct tsum *t, uint32_t stack, int64_t v, uint64_t rows)
+{
+	assert_true(stack < TSUM_MAX);
+	if (!t->rows[stack])
+		t->order[t->norder++] = stack;
+	t->total[stack] += v;
+	t->rows[stack] += rows;
+}
+
+static int tsum_rows(void *arg, const struct store_series *s, const struct store_row *rows,
+		     size_t n)
+{
+	struct tsum *t = arg;
+
+	(void)s;
+	for (size_t i = 0; i < n; i++)
+		tsum_add(t, rows[i].stack, rows[i].value, 1);
+	t->nrows += n;
+	return 0;
+}
+
+static int tsum_totals(void *arg, const struct store_series *s, const struct store_stack_total *e,
+		       size_t n, size_t nrows)
+{
+	struct tsum *t = arg;
+
+	(void)s;
+	for (size_t i = 0; i < n; i++)
+		tsum_add(t, e[i].stack, e[i].total, e[i].rows);
+	t->nrows += nrows;
+	t->tcalls++;
+	t->cached_rows += nrows;
+	return 0;
+}
+
+/* Add @n samples of stacks "f<k>" (k = (i * 7 + @round) % @nstacks) valued by @value. */
+static void add_rows(struct store_head *h, int round, uint32_t n, uint32_t nstacks,
+		     int64_t (*value)(uint32_t i))
+{
+	struct model_profile p;
+	struct prof_err err;
+	char name[16];
+
+	profile_init(&p);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = (i * 7 + (uint32_t)round) % nstacks;
+		struct frame f = { .name = name, .file = "f.c", .line = 1 };
+
+		snprintf(name, sizeof(name), "f%u", k);
+		add_stack(&p, &f, 1, value(i), false);
+		p.samples.v[p.samples.n - 1].timestamp_ns = T0 + (int64_t)round * 1000000000LL + i;
+	}
+	prof_err_init(&err);
+	assert_int_equal(model_profile_validate(&p, &err), 0);
+	assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+	model_profile_release(&p);
+}
+
+static int64_t value_pos(uint32_t i)
+{
+	return i % 5 + 1;
+}
+
+static int64_t value_mixed(uint32_t i)
+{
+	return i % 9 == 4 ? -3 : (int64_t)(i % 5 + 1);
+}
+
+/* Scan the whole range both ways; the sums, row counts and first-seen order must agree. */
+static void scan_both(struct store_head *h, struct tsum *with, struct tsum *plain)
+{
+	memset(with, 0, sizeof(*with));
+	memset(plain, 0, sizeof(*plain));
+	store_head_rdlock(h);
+	assert_int_equal(store_head_scan_totals(h, NULL, NULL, 0, INT64_MIN, INT64_MAX, tsum_rows,
+						tsum_totals, with),
+			 0);
+	assert_int_equal(store_head_scan(h, NULL, NULL, 0, INT64_MIN, INT64_MAX, tsum_rows, plain),
+			 0);
+	store_head_rdunlock(h);
+	assert_int_equal(with->nrows, plain->nrows);
+	assert_int_equal(with->norder, plain->norder);
+	assert_memory_equal(with->order, plain->order, plain->norder * sizeof(plain->order[0]));
+	assert_memory_equal(with->total, plain->total, sizeof(plain->total));
+	assert_memory_equal(with->rows, plain->rows, sizeof(plain->rows));
+}
+
+/*
+ * A series wholly in range comes as its kept per-stack sums plus the rows
+ * appended since, equal to summing its rows (values, row counts, and the
+ * order stacks first appear); the sums are renewed once a quarter of the
+ * rows are newer, and never kept for negative values or too many stacks.
+ */
+static void test_head_scan_totals_equal_rows(void **state)
+{
+	static struct tsum with, plain;
+	struct store_head *h = store_head_new();
+	uint64_t used = 0;
+
+	(void)state;
+	for (int round = 0; round < 8; round++) {
+		add_rows(h, round, round == 0 ? 200 : 300, 12, value_pos);
+		scan_both(h, &with, &plain);
+		if (round == 0) {
+			assert_int_equal(with.tcalls, 0); /* 200 rows: below one run */
+			continue;
+		}
+		assert_int_equal(with.tcalls, 1);
+		assert_true(with.cached_rows <= with.nrows);
+		assert_true(with.nrows - with.cached_rows <= with.nrows / 4);
+		used += with.nrows - with.cached_rows > 0;
+	}
+	assert_true(used > 0); /* some scans summed kept sums and newer rows */
+	store_head_free(h);
+
+	/* A negative value: rows every time, the same answers. */
+	h = store_head_new();
+	for (int round = 0; round < 4; round++) {
+		add_rows(h, round, 300, 12, value_mixed);
+		scan_both(h, &with, &plain);
+		assert_int_equal(with.tcalls, 0);
+	}
+	store_head_free(h);
+
+	/* Nearly every row its own stack: not worth keeping. */
+	h = store_head_new();
+	for (int round = 0; round < 3; round++) {
+		add_rows(h, round, 600, 1000, value_pos);
+		scan_both(h, &with, &plain);
+		assert_int_equal(with.tcalls, 0);
+	}
+	store_head_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_head_rejects_stack_entry_out_of_range),
 		cmocka_unit_test(test_head_rejects_time_out_of_range),
 		cmocka_unit_test(test_head_scan_range_matches_every_row),
+		cmocka_unit_test(test_head_scan_totals_equal_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
