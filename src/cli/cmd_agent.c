@@ -13,6 +13,7 @@
 #include "cli/opts.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 
 static volatile sig_atomic_t agent_stop;
 
@@ -213,6 +214,46 @@ static bool agent_add_rule(const char **list, size_t *n, const char *v)
 	return true;
 }
 
+/*
+ * Why @path cannot be a PEM file of CA certificates (NULL: it can): not
+ * readable, not a regular file, over 16 MiB, or without a complete
+ * "-----BEGIN CERTIFICATE-----" ... "-----END CERTIFICATE-----" block
+ * (RFC 7468). libcurl would otherwise only fail at each TLS handshake.
+ * The reason is a static string or strerror's.
+ */
+static const char *pem_cert_file_problem(const char *path)
+{
+	static const char begin[] = "-----BEGIN CERTIFICATE-----";
+	static const char end[] = "-----END CERTIFICATE-----";
+	const char *why = NULL;
+	struct stat st;
+	char *text;
+	FILE *f;
+	size_t n;
+
+	f = fopen(path, "rb");
+	if (!f)
+		return strerror(errno);
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return "not a regular file";
+	}
+	if (st.st_size > (16 << 20)) {
+		fclose(f);
+		return "over 16 MiB: not a file of CA certificates";
+	}
+	text = xmalloc((size_t)st.st_size + 1);
+	n = fread(text, 1, (size_t)st.st_size, f);
+	text[n] = '\0';
+	fclose(f);
+	const char *b = memmem(text, n, begin, sizeof(begin) - 1);
+	if (!b || !memmem(b, n - (size_t)(b - text), end, sizeof(end) - 1))
+		why = "no PEM certificate in it (want -----BEGIN CERTIFICATE----- ... "
+		      "-----END CERTIFICATE-----)";
+	free(text);
+	return why;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_opts o = { 0 };
@@ -368,9 +409,10 @@ int cmd_agent(int argc, char **argv)
 			if (!missing)
 				o.dataset = v;
 		} else if (agent_opt(argc, argv, &i, "--ca-file", &v, &missing)) {
-			if (!missing && access(v, R_OK)) {
-				fprintf(stderr, "profd agent: --ca-file '%s': %s\n", v,
-					strerror(errno));
+			const char *why = missing ? NULL : pem_cert_file_problem(v);
+
+			if (why) {
+				fprintf(stderr, "profd agent: --ca-file '%s': %s\n", v, why);
 				free(token);
 				return 2;
 			}

@@ -674,18 +674,29 @@ static int ot_profile(struct ot_dec *c, const OtResourceProfiles *rp, const OtSc
 	return model_profile_validate(p, c->err);
 }
 
+/* malloc's bookkeeping per allocated block (glibc: 16 bytes, rounded up) */
+#define MALLOC_OVERHEAD 32
+
+/* Bytes a VEC's storage holds: its capacity, and malloc's overhead when allocated. */
+#define VEC_HELD(x) ((x).cap ? (x).cap * sizeof(*(x).v) + MALLOC_OVERHEAD : 0)
+
 size_t fmt_otlp_profile_bytes(const struct model_profile *p)
 {
-	size_t b = 0;
+	const struct strtab *st = &p->strings;
+	size_t b = sizeof(*p); /* its slot in the batch */
 
-	for (uint32_t i = 0; i < p->strings.n; i++)
-		b += p->strings.len[i] + 1 + sizeof(*p->strings.s) + sizeof(*p->strings.len);
-	b += p->mappings.n * sizeof(*p->mappings.v) + p->functions.n * sizeof(*p->functions.v) +
-	     p->locations.n * sizeof(*p->locations.v) + p->lines.n * sizeof(*p->lines.v) +
-	     p->links.n * sizeof(*p->links.v) + p->sample_types.n * sizeof(*p->sample_types.v) +
-	     p->samples.n * sizeof(*p->samples.v) + p->stack_locs.n * sizeof(*p->stack_locs.v) +
-	     p->values.n * sizeof(*p->values.v) + p->labels.n * sizeof(*p->labels.v) +
-	     p->attrs.n * sizeof(*p->attrs.v) + p->comments.n * sizeof(*p->comments.v);
+	/* The string table: its arrays, index and chunks (the chunks hold
+	 * the strings and at least the newest chunk's whole size). */
+	b += (size_t)st->cap * (sizeof(*st->s) + sizeof(*st->len)) + 2 * MALLOC_OVERHEAD;
+	b += (size_t)st->nslots * sizeof(*st->slots) + (st->nslots ? MALLOC_OVERHEAD : 0);
+	b += st->chunk_size + MALLOC_OVERHEAD;
+	for (uint32_t i = 0; i < st->n; i++)
+		b += st->len[i] + 1;
+	b += (size_t)p->fn_nslots * sizeof(*p->fn_slots) + (p->fn_nslots ? MALLOC_OVERHEAD : 0);
+	b += VEC_HELD(p->mappings) + VEC_HELD(p->functions) + VEC_HELD(p->locations) +
+	     VEC_HELD(p->lines) + VEC_HELD(p->links) + VEC_HELD(p->sample_types) +
+	     VEC_HELD(p->samples) + VEC_HELD(p->stack_locs) + VEC_HELD(p->values) +
+	     VEC_HELD(p->labels) + VEC_HELD(p->attrs) + VEC_HELD(p->comments);
 	return b;
 }
 

@@ -48,10 +48,11 @@ struct fmt_otlp_batch {
 #define FMT_OTLP_DECODED_MAX(n) (FMT_OTLP_DECODED_RATIO * (size_t)(n) + FMT_OTLP_DECODED_FLOOR)
 
 /**
- * fmt_otlp_profile_bytes() - an estimate of the heap memory @p holds, in
- * bytes: its strings (with their per-string overhead) and every table's
- * entries; not the capacity slack or the hash indexes. What
- * FMT_OTLP_DECODED_MAX is checked against.
+ * fmt_otlp_profile_bytes() - an estimate of the memory @p holds, in
+ * bytes: the struct itself, every table's capacity and the string
+ * table's arrays, index and chunks, each allocation with malloc's
+ * overhead (so a request of many tiny profiles counts what each costs).
+ * What FMT_OTLP_DECODED_MAX is checked against.
  */
 size_t fmt_otlp_profile_bytes(const struct model_profile *p);
 

@@ -87,12 +87,17 @@ static bool qarg_paren_ref(const char *p)
  * an octal escape) and (?#..) comments. A value compiled alone has its
  * groups numbered from 1; joined after another value its numbers would
  * point into that value's groups, so such a value cannot be combined.
- * Names are refused with numbers: one rule is easier to state.
+ * Names are refused with numbers: one rule is easier to state. Also the
+ * offset of a "(*" (sets *@verb): a backtracking control verb such as
+ * (*COMMIT) or (*ACCEPT) acts on the whole match, so joined it would
+ * change what the other values match; a start-of-pattern option such as
+ * (*UTF) is valid only first.
  */
-static long qarg_regex_ref(const char *v)
+static long qarg_regex_ref(const char *v, bool *verb)
 {
 	const char *p = v;
 
+	*verb = false;
 	while (*p) {
 		if (p[0] == '\\') {
 			if ((p[1] >= '1' && p[1] <= '9') || p[1] == 'g' || p[1] == 'k')
@@ -131,6 +136,9 @@ static long qarg_regex_ref(const char *v)
 			p += strcspn(p, ")");
 		} else if (p[0] == '(' && p[1] == '?' && qarg_paren_ref(p + 2)) {
 			return p - v;
+		} else if (p[0] == '(' && p[1] == '*') {
+			*verb = true; /* (*COMMIT), (*SKIP), (*ACCEPT), (*UTF), ... */
+			return p - v;
 		} else {
 			p++;
 		}
@@ -152,6 +160,7 @@ static int qarg_join_regex(struct server_qarg *a, const char *key, const char *v
 	struct prof_err e;
 	void *re, *md;
 	size_t len = a->joined.len;
+	bool verb;
 	long off;
 	int rc;
 
@@ -159,7 +168,13 @@ static int qarg_join_regex(struct server_qarg *a, const char *key, const char *v
 	query_regex_free(re, md);
 	if (rc)
 		return rc;
-	off = qarg_regex_ref(v);
+	off = qarg_regex_ref(v, &verb);
+	if (off >= 0 && verb)
+		return prof_err_set(err, -EINVAL, off,
+				    "parameter '%.100s': value '%.200s' has a (*...) verb or "
+				    "option at offset %ld, which acts on the whole pattern; it "
+				    "cannot be combined with other %s values: give it alone",
+				    key, v, off, key);
 	if (off >= 0)
 		return prof_err_set(err, -EINVAL, off,
 				    "parameter '%.100s': value '%.200s' refers to a capture group "

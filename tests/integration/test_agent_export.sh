@@ -97,6 +97,15 @@ rc=0
 [ "$rc" = 2 ] && grep -q -- "--ca-file '$tmp/no-such.pem': No such file or directory" "$tmp/ca.out" ||
 	fail "a missing --ca-file: exit $rc, $(cat "$tmp/ca.out")"
 echo "ok a missing --ca-file is a usage error: $(cat "$tmp/ca.out")"
+# a file or directory that holds no PEM certificate is one too, before sampling
+head -c 300 /dev/urandom >"$tmp/junk.pem"
+for f in "$tmp/junk.pem" "$tmp"; do
+	rc=0
+	"$PROFD" agent --server "https://127.0.0.1:$tport" --ca-file "$f" >"$tmp/ca.out" 2>&1 || rc=$?
+	[ "$rc" = 2 ] && grep -Eq -- "--ca-file '$f': (no PEM certificate|not a regular file)" "$tmp/ca.out" ||
+		fail "--ca-file $f: exit $rc, $(cat "$tmp/ca.out")"
+done
+echo "ok --ca-file without a PEM certificate is a usage error"
 
 # --- 2. the server goes away and comes back
 sport=$(agent_free_port)

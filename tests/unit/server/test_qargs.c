@@ -111,8 +111,22 @@ static void test_qargs_regex_values_stay_apart(void **state)
 	prof_err_init(&err);
 	assert_int_equal(server_qargs_add(&q, "frame_filter", "x", &err), 0);
 	assert_int_equal(server_qargs_add(&q, "frame_filter", "(*UCP)y", &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "value '(*UCP)y' does not combine"));
+	assert_non_null(strstr(err.msg, "value '(*UCP)y' has a (*...) verb or option at offset 0"));
 	assert_string_equal(server_qargs_get(&q, "frame_filter"), "x");
+	server_qargs_release(&q);
+	/* a backtracking verb acts on the whole alternation: (?:ain)|(?:(*COMMIT)zz)
+	 * fails "main" at its first start (the verb commits) instead of matching */
+	prof_err_init(&err);
+	assert_int_equal(server_qargs_add(&q, "stack_filter", "ain", &err), 0);
+	assert_int_equal(server_qargs_add(&q, "stack_filter", "(*COMMIT)zz", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "'(*COMMIT)zz' has a (*...) verb"));
+	assert_int_equal(err.offset, 0);
+	assert_int_equal(server_qargs_add(&q, "stack_filter", "a[(*]\\Q(*\\E", &err), 0);
+	assert_true(regex_matches(server_qargs_get(&q, "stack_filter"), "main"));
+	server_qargs_release(&q);
+	/* alone, a verb is the user's to give */
+	prof_err_init(&err);
+	assert_int_equal(server_qargs_add(&q, "stack_filter", "(*COMMIT)zz", &err), 0);
 	server_qargs_release(&q);
 	prof_err_init(&err);
 	assert_int_equal(server_qargs_add(&q, "frame_filter", "(?x)a#", &err), 0);
