@@ -562,25 +562,6 @@ static int ot_value_type(struct ot_dec *c, const OtValueType *vt, struct model_v
 	return 0;
 }
 
-/*
- * A sample's labels, copied once into p->labels for all its observations
- * to share (as samples share stack ranges): copied per observation, a
- * request of a few hundred KiB (30k attribute indices, 100k timestamps)
- * would expand to 3 billion labels; shared, they stay bounded by the
- * attribute indices the request holds. otlp_direct.c does the same, so
- * both paths build the same model. Returns the range's start.
- */
-static uint32_t ot_labels_add(struct model_profile *p, const struct model_label *l, size_t n)
-{
-	uint32_t off = (uint32_t)p->labels.n;
-
-	VEC_RESERVE(&p->labels, n);
-	if (n)
-		memcpy(p->labels.v + p->labels.n, l, n * sizeof(*l));
-	p->labels.n += n;
-	return off;
-}
-
 static int ot_samples(struct ot_dec *c, const OtProfile *pr, size_t pi)
 {
 	for (size_t i = 0; i < pr->n_samples; i++) {
@@ -633,8 +614,8 @@ static int ot_samples(struct ot_dec *c, const OtProfile *pr, size_t pi)
 					    "otlp: more than 2^32 sample labels");
 		c->nsamples += nobs;
 		/* One model sample per observation (otlp.h); a bare timestamp counts 1.
-		 * They share one copy of the sample's labels (ot_labels_add). */
-		lab = ot_labels_add(c->p, c->labels.v, c->labels.n);
+		 * They share one copy of the sample's labels (model_labels_add). */
+		lab = model_labels_add(c->p, c->labels.v, c->labels.n);
 		for (size_t j = 0; j < nobs; j++) {
 			int64_t v = s->n_values ? s->values[j] : 1;
 			int64_t ts =

@@ -1462,26 +1462,6 @@ static bool c_profile_attrs(struct dd *d, const struct dprof *pr)
 	return true;
 }
 
-/*
- * A sample's labels, copied once into p->labels: every observation of the
- * sample (one model sample per value or timestamp, otlp.h) shares that
- * range, as samples share stack ranges. Copying them per observation would
- * let a request of a few hundred KiB (30k attribute indices, 100k
- * timestamps) expand to 3 billion labels; shared, the labels stay bounded
- * by the attribute indices the request holds. Returns the range's start.
- * Same in otlp.c, so both paths build the same model.
- */
-static uint32_t labels_add(struct model_profile *p, const struct model_label *l, size_t n)
-{
-	uint32_t off = (uint32_t)p->labels.n;
-
-	VEC_RESERVE(&p->labels, n);
-	if (n)
-		memcpy(p->labels.v + p->labels.n, l, n * sizeof(*l));
-	p->labels.n += n;
-	return off;
-}
-
 /* One observation: a model sample whose labels are the range @lab, @nlab of p->labels. */
 static void obs_add(struct model_profile *p, uint32_t off, uint32_t n, int64_t v, uint32_t lab,
 		    uint32_t nlab, int64_t ts, uint32_t link)
@@ -1528,7 +1508,7 @@ static bool c_samples(struct dd *d, const struct dprof *pr)
 		if (d->p->labels.n + d->labels.n > UINT32_MAX)
 			return false;
 		d->nsamples += nobs;
-		lab = labels_add(d->p, d->labels.v, d->labels.n);
+		lab = model_labels_add(d->p, d->labels.v, d->labels.n);
 		for (size_t j = 0; j < nobs; j++) {
 			int64_t v = s->nv ? d->vals.v[s->v_off + j] : 1;
 			int64_t ts = s->nt ? (int64_t)d->tss.v[s->t_off + j] : 0;

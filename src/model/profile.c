@@ -144,6 +144,17 @@ uint32_t model_stack_add(struct model_profile *p, const uint32_t *locs, uint32_t
 	return off;
 }
 
+uint32_t model_labels_add(struct model_profile *p, const struct model_label *l, size_t n)
+{
+	uint32_t off = (uint32_t)p->labels.n;
+
+	VEC_RESERVE(&p->labels, n);
+	if (n)
+		memcpy(p->labels.v + p->labels.n, l, n * sizeof(*l));
+	p->labels.n += n;
+	return off;
+}
+
 uint32_t model_sample_add(struct model_profile *p, uint32_t stack_off, uint32_t nstack,
 			  const int64_t *values, const struct model_label *labels, uint32_t nlabels,
 			  int64_t timestamp_ns, uint32_t link)

@@ -158,6 +158,14 @@ uint32_t model_location_add(struct model_profile *p, uint32_t mapping, uint64_t 
  */
 uint32_t model_stack_add(struct model_profile *p, const uint32_t *locs, uint32_t n);
 /**
+ * model_labels_add() - copy @n labels into labels and return the offset,
+ * for samples that share one label range (set their label_off / nlabels
+ * to it, as model_stack_add's range is shared): the OTLP decoders give all
+ * observations of a wire sample one copy, so labels x timestamps cannot
+ * expand a small request.
+ */
+uint32_t model_labels_add(struct model_profile *p, const struct model_label *l, size_t n);
+/**
  * model_sample_add() - append a sample over the stack range
  * (@stack_off, @nstack) with sample_types.n @values (copied) and @nlabels
  * labels (copied). Returns the sample index.

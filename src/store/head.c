@@ -716,7 +716,8 @@ static uint32_t stack_node(struct store_head *h, struct xlate *x, const uint32_t
 			return prof_err_set(err, -PROF_ECORRUPT, -1, __VA_ARGS__); \
 	} while (0)
 
-int store_head_check(const struct model_profile *p, struct prof_err *err)
+/* The checks both store_head_check and store_head_check_validated start with. */
+static int check_header(const struct model_profile *p, struct prof_err *err)
 {
 	uint32_t ns = p->strings.n;
 
@@ -725,6 +726,15 @@ int store_head_check(const struct model_profile *p, struct prof_err *err)
 	CHECK(p->time_ns >= 0 && p->time_ns <= STORE_HEAD_MAX_TIME_NS,
 	      "profile: time %" PRId64 " ns out of range (0 .. %" PRId64 " unix ns)", p->time_ns,
 	      (int64_t)STORE_HEAD_MAX_TIME_NS);
+	return 0;
+}
+
+int store_head_check(const struct model_profile *p, struct prof_err *err)
+{
+	uint32_t ns = p->strings.n;
+
+	if (check_header(p, err))
+		return -PROF_ECORRUPT;
 	for (size_t i = 0; i < p->sample_types.n; i++)
 		CHECK(p->sample_types.v[i].type < ns && p->sample_types.v[i].unit < ns,
 		      "sample type %zu: string index out of range", i);
@@ -785,11 +795,8 @@ int store_head_check_validated(const struct model_profile *p, struct prof_err *e
 {
 	uint32_t ns = p->strings.n;
 
-	CHECK(ns >= 1 && p->mappings.n >= 1 && p->functions.n >= 1 && p->locations.n >= 1,
-	      "profile: dictionary tables lack their zero entry");
-	CHECK(p->time_ns >= 0 && p->time_ns <= STORE_HEAD_MAX_TIME_NS,
-	      "profile: time %" PRId64 " ns out of range (0 .. %" PRId64 " unix ns)", p->time_ns,
-	      (int64_t)STORE_HEAD_MAX_TIME_NS);
+	if (check_header(p, err))
+		return -PROF_ECORRUPT;
 	CHECK(p->period_type.type < ns && p->period_type.unit < ns && p->name < ns,
 	      "profile: period type or name string index out of range");
 	for (size_t i = 0; i < p->locations.n; i++)
