@@ -10,7 +10,9 @@
  * check and stats change nothing and take no lock (stats replays the WAL
  * in memory, read-only); compact takes the store's lock, so it refuses a
  * directory a server is using. Exit status: 0 ok, 1 damage or failure,
- * 2 usage.
+ * 2 usage. stats reads chunk tables and the WAL, not the data's
+ * checksums: it exits 1 only for a block it cannot open or a series it
+ * cannot read (check finds the rest).
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -229,7 +231,10 @@ static int store_stats(int argc, char **argv)
 	strtab_init(&series);
 	struct store_query q = { NULL, NULL, 0, INT64_MIN, INT64_MAX };
 	struct store_visitor v = { .arg = &series, .series = count_series };
-	store_scan(st, &q, &v, NULL, &err);
+	int scan_rc = store_scan(st, &q, &v, NULL, &err);
+	if (scan_rc)
+		fprintf(stderr, "profd store stats: reading the series: %s\n",
+			cli_term_name(err.msg));
 	uint64_t nseries = series.n - 1;
 	uint64_t samples = s.block_rows + s.head.rows;
 	uint64_t bytes = s.block_bytes + s.wal.bytes;
@@ -266,6 +271,9 @@ static int store_stats(int argc, char **argv)
 		if (s.blocks_broken)
 			printf("broken blocks    %" PRIu64 " (see profd store check)\n",
 			       s.blocks_broken);
+		else
+			printf("broken blocks    none found opening them (checksums of the "
+			       "data are verified by profd store check)\n");
 		printf("time range       %s .. %s\n", from, to);
 		printf("bytes on disk    %" PRIu64 " (blocks %" PRIu64 ", WAL %" PRIu64 ")\n",
 		       bytes, s.block_bytes, s.wal.bytes);
@@ -283,7 +291,7 @@ static int store_stats(int argc, char **argv)
 	free(bi);
 	strtab_release(&series);
 	store_close(st);
-	return 0;
+	return scan_rc || s.blocks_broken ? 1 : 0;
 }
 
 static int store_compact_cmd(int argc, char **argv)

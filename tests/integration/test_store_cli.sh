@@ -12,6 +12,8 @@
 #     damaged page out, logged);
 #   - a byte flipped in a WAL record: `store check` names the segment and
 #     offset; bad usage exits 2, a missing directory 1;
+#   - `store stats` says it does not verify checksums (exit 0 on that
+#     damage) and counts a block it cannot open as broken (exit 1);
 #   - `store stats` lists each block with its rollup (RHRS; a compacted
 #     block has one) with the bytes the samples file's chunk table gives
 #     it (read here in python), its share of the block's bytes, and the
@@ -106,6 +108,24 @@ printf '\x00' | dd of="$seg" bs=1 seek=$((size - 5)) conv=notrunc status=none
 "$PROFD" store check "$ds" >"$tmp/check3.out" 2>&1
 checkx "store check names the WAL segment of a damaged record" \
 	'grep -q "$(basename "$seg") offset [0-9]*: damaged" "$tmp/check3.out"'
+
+# store stats reads chunk tables, not checksums: it says so, and a block
+# that cannot be opened is counted broken with exit 1.
+"$PROFD" store stats "$ds" >"$tmp/stats3.out" 2>&1
+rc=$?
+checkx "store stats on data damage it does not read: exit 0, says checksums are store check's" \
+	'[ "$rc" = 0 ] && grep -q "^broken blocks *none found opening them (checksums of the data are verified by profd store check)" "$tmp/stats3.out"'
+cp -a "$ds" "$tmp/dsbroken"
+bblk=$(find "$tmp/dsbroken/blocks" -mindepth 1 -maxdepth 1 -type d | head -1)
+truncate -s -8 "$bblk/samples"
+"$PROFD" store stats "$tmp/dsbroken" >"$tmp/stats4.out" 2>&1
+rc=$?
+checkx "store stats on a block that cannot be opened: exit 1, broken blocks 1" \
+	'[ "$rc" = 1 ] && grep -q "^broken blocks *1 (see profd store check)" "$tmp/stats4.out"'
+"$PROFD" store stats --json "$tmp/dsbroken" >"$tmp/stats4.json" 2>/dev/null
+rc=$?
+checkx "and --json says blocks_broken 1, exit 1" \
+	'[ "$rc" = 1 ] && python3 -c "import json,sys; assert json.load(open(sys.argv[1]))[\"blocks_broken\"]==1" "$tmp/stats4.json"'
 
 "$PROFD" store >/dev/null 2>&1
 check "profd store without a subcommand exits 2" [ $? = 2 ]
