@@ -333,6 +333,50 @@ static int cmp_child(const void *a, const void *b, void *arg)
 
 /* --- shaping a stack set's own trie (truncation before the tree is built) ------------------- */
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One pass over the trie, leaves first (a child's id is above its
+ * parent's): the parent adds each child's total (children in descending
+ * id order after the parent's own value, as the tree's bottom-up sum
+ * does), and each child, its sums final by then, is marked live or not
+ * and, when live, put at the head of its parent's list (@first / @next,
+ * 0 = none), so each list runs in ascending id order. Returns the live
+ * nodes, the root included.
+ */
+static size_t shape_sum(const struct query_ss_node *nodes, size_t nn, int64_t *total,
+			uint64_t *samples, int64_t *btotal, uint64_t *bsamples, uint8_t *live,
+			uint32_t *first, uint32_t *next)
+{
+	size_t nlive = 1;
+
+	for (size_t i = nn; i-- > 1;) {
+		uint32_t p = nodes[i].parent;
+		bool l = samples[i] || total[i];
+
+		total[p] = prof_add_sat(total[p], total[i]);
+		samples[p] += samples[i];
+		if (btotal) {
+			btotal[p] = prof_add_sat(btotal[p], btotal[i]);
+			bsamples[p] += bsamples[i];
+			l = l || bsamples[i] || btotal[i];
+		}
+		live[i] = l;
+		if (l) {
+			next[i] = first[p];
+			first[p] = (uint32_t)i;
+			nlive++;
+		}
+	}
+	live[0] = 1;
+	return nlive;
+}
+
 void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flame_src *s,
 			    size_t max_nodes, double min_share)
 {
@@ -343,83 +387,63 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 	int64_t *total = query_scratch_take(nn + 1, sizeof(int64_t), false), *btotal = NULL;
 	uint64_t *samples = query_scratch_take(nn + 1, sizeof(uint64_t), false), *bsamples = NULL;
 	uint8_t *live = query_scratch_take(nn + 1, 1, false);
-	size_t nlive = 0;
+	uint32_t *first = query_scratch_take(nn + 1, sizeof(uint32_t), true);
+	uint32_t *next = query_scratch_take(nn + 1, sizeof(uint32_t), false);
+	uint32_t *order = NULL; /* the kept nodes in id order (parents first) */
+	size_t nlive, norder = 0;
 
+	memcpy(total, s->self, nn * sizeof(*total));
+	memcpy(samples, s->count, nn * sizeof(*samples));
 	if (s->base_self) {
 		btotal = query_scratch_take(nn + 1, sizeof(int64_t), false);
 		bsamples = query_scratch_take(nn + 1, sizeof(uint64_t), false);
-	}
-	for (size_t i = 0; i < nn; i++) {
-		total[i] = s->self[i];
-		samples[i] = s->count[i];
-		if (btotal) {
-			btotal[i] = s->base_self[i];
-			bsamples[i] = s->base_count[i];
-		}
-	}
-	for (size_t i = nn; i-- > 1;) {
-		total[nodes[i].parent] = prof_add_sat(total[nodes[i].parent], total[i]);
-		samples[nodes[i].parent] += samples[i];
-		if (btotal) {
-			btotal[nodes[i].parent] = prof_add_sat(btotal[nodes[i].parent], btotal[i]);
-			bsamples[nodes[i].parent] += bsamples[i];
-		}
+		memcpy(btotal, s->base_self, nn * sizeof(*btotal));
+		memcpy(bsamples, s->base_count, nn * sizeof(*bsamples));
 	}
 	/* Nodes nothing reached (a stack filter left them empty) are not shown. */
-	live[0] = 1;
-	nlive = 1;
-	for (size_t i = 1; i < nn; i++) {
-		live[i] = samples[i] || total[i] || (btotal && (bsamples[i] || btotal[i]));
-		nlive += live[i];
-	}
+	nlive = shape_sum(nodes, nn, total, samples, btotal, bsamples, live, first, next);
 
-	/* Which nodes to keep: the largest (by total, diff: by the larger share), each with its parent. */
+	/*
+	 * Which nodes to keep: the largest (by total, diff: by the larger
+	 * share), each with its parent; a heap over the children of the kept
+	 * nodes, so only those are ranked.
+	 */
 	uint8_t *kept = live;
 	double *rank = NULL;
-	if ((max_nodes && nlive > max_nodes) || min_share > 0) {
-		uint32_t *off = query_scratch_take(nn + 2, sizeof(uint32_t), true), *kids, *fill;
-
-		if (btotal) {
+	bool truncating = (max_nodes && nlive > max_nodes) || min_share > 0;
+	if (truncating) {
+		if (btotal)
 			rank = query_scratch_take(nn + 1, sizeof(double), false);
-			for (size_t i = 0; i < nn; i++)
-				rank[i] = PROF_MAX(share(total[i], total[0]),
-						   share(btotal[i], btotal[0]));
-		}
-		for (size_t i = 1; i < nn; i++)
-			if (live[i])
-				off[nodes[i].parent + 1]++;
-		for (size_t i = 0; i < nn; i++)
-			off[i + 1] += off[i];
-		kids = query_scratch_take(off[nn] + 1, sizeof(uint32_t), false);
-		fill = query_scratch_take(nn + 1, sizeof(uint32_t), true);
-		for (size_t i = 1; i < nn; i++)
-			if (live[i])
-				kids[off[nodes[i].parent] + fill[nodes[i].parent]++] = (uint32_t)i;
-		query_scratch_give(fill);
 		kept = query_scratch_take(nn + 1, 1, true);
+		order = query_scratch_take(PROF_MIN(nlive, max_nodes ? max_nodes : nlive) + 1,
+					   sizeof(uint32_t), false);
 		struct aheap h = { total, rank,
 				   query_scratch_take(nlive + 1, sizeof(uint32_t), false), 0 };
-		size_t nkept = 0;
 
+		if (rank)
+			rank[0] = PROF_MAX(share(total[0], total[0]), share(btotal[0], btotal[0]));
 		aheap_push(&h, 0);
-		while (h.n && (!max_nodes || nkept < max_nodes)) {
+		while (h.n && (!max_nodes || norder < max_nodes)) {
 			uint32_t x = aheap_pop(&h);
 
 			if (x && min_share > 0 &&
 			    (rank ? rank[x] : share(total[x], total[0])) < min_share)
 				break; /* the heap gives the largest first: the rest are smaller */
 			kept[x] = 1;
-			nkept++;
-			for (uint32_t c = off[x]; c < off[x + 1]; c++)
-				aheap_push(&h, kids[c]);
+			order[norder++] = x;
+			for (uint32_t c = first[x]; c; c = next[c]) {
+				if (rank)
+					rank[c] = PROF_MAX(share(total[c], total[0]),
+							   share(btotal[c], btotal[0]));
+				aheap_push(&h, c);
+			}
 		}
 		query_scratch_give(h.v);
-		query_scratch_give(off);
-		query_scratch_give(kids);
+		qsort(order, norder, sizeof(*order), cmp_u32);
 	}
 
 	/* The tree: kept nodes in id order (parents first), then one "other" per kept parent. */
-	uint32_t *map = query_scratch_take(nn + 1, sizeof(uint32_t), true); /* ss node -> fg node */
+	uint32_t *map = query_scratch_take(nn + 1, sizeof(uint32_t), false); /* ss -> fg node */
 	uint32_t *name_of = query_scratch_take(ss->names.n + 1, sizeof(uint32_t), true);
 	fg->nodes.v[0].self = s->self[0];
 	fg->nodes.v[0].self_samples = s->count[0];
@@ -427,8 +451,17 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 		fg->nodes.v[0].base_self = s->base_self[0];
 		fg->nodes.v[0].base_self_samples = s->base_count[0];
 	}
-	for (size_t i = 1; i < nn; i++) {
-		if (!kept[i])
+	map[0] = 0;
+	VEC_RESERVE(&fg->nodes, truncating ? norder + 1 : nlive + 1);
+	for (size_t k = 0, i = 0;; k++) {
+		if (truncating) {
+			if (k >= norder)
+				break;
+			i = order[k];
+		} else if (++i >= nn) {
+			break;
+		}
+		if (!i || !kept[i])
 			continue;
 		uint32_t nm = nodes[i].name;
 		struct query_flame_node nd = { 0 };
@@ -447,33 +480,29 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 		map[i] = (uint32_t)fg->nodes.n;
 		VEC_PUSH(&fg->nodes, nd);
 	}
-	if (kept != live) {
-		size_t nk = fg->nodes.n;
-		struct query_flame_node *other = query_scratch_take(nk + 1, sizeof(*other), true);
+	if (truncating) {
+		/* Per kept node, in tree order, its live children not kept merge into one "other". */
 		uint32_t other_name = strtab_intern_cstr(&fg->names, "other");
 
-		for (size_t i = 1; i < nn; i++) {
-			if (!live[i] || kept[i])
-				continue;
-			fg->truncated_nodes++;
-			if (!kept[nodes[i].parent])
-				continue;
-			struct query_flame_node *o = &other[map[nodes[i].parent]];
+		fg->truncated_nodes += nlive - norder;
+		for (size_t k = 0; k < norder; k++) {
+			uint32_t i = order[k];
+			struct query_flame_node o = { 0 };
 
-			o->self = prof_add_sat(o->self, total[i]);
-			o->samples += samples[i];
-			o->base_self = prof_add_sat(o->base_self, (btotal ? btotal[i] : 0));
-			o->base_samples += bsamples ? bsamples[i] : 0;
-			o->nchildren++;
-		}
-		for (size_t k = 0; k < nk; k++) {
-			struct query_flame_node o = other[k];
-
+			for (uint32_t c = first[i]; c; c = next[c]) {
+				if (kept[c])
+					continue;
+				o.self = prof_add_sat(o.self, total[c]);
+				o.samples += samples[c];
+				o.base_self = prof_add_sat(o.base_self, (btotal ? btotal[c] : 0));
+				o.base_samples += bsamples ? bsamples[c] : 0;
+				o.nchildren++;
+			}
 			if (!o.nchildren)
 				continue;
 			o.nchildren = 0;
 			o.name = other_name;
-			o.parent = (uint32_t)k;
+			o.parent = map[i];
 			o.self_samples = o.samples;
 			o.base_self_samples = o.base_samples;
 			o.other = true;
@@ -482,13 +511,15 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 				prof_add_sat(fg->truncated_base_total, o.base_self);
 			VEC_PUSH(&fg->nodes, o);
 		}
-		query_scratch_give(other);
 		query_scratch_give(kept);
 	}
+	query_scratch_give(order);
 	query_scratch_give(map);
 	query_scratch_give(name_of);
 	query_scratch_give(rank);
 	query_scratch_give(live);
+	query_scratch_give(first);
+	query_scratch_give(next);
 	query_scratch_give(total);
 	query_scratch_give(samples);
 	query_scratch_give(btotal);

@@ -167,8 +167,10 @@ struct query_flame_src {
  * diff) from the trie of @s->ss, truncating first: totals are summed on
  * arrays, the nodes to keep chosen there (max_nodes / min_share, the same
  * order as query_flamegraph_finish), and only kept nodes and one "other"
- * child per kept parent become tree nodes; then finishes @fg. Costs
- * arrays over the trie, not a tree node per trie node.
+ * child per kept parent become tree nodes; then finishes @fg. Costs one
+ * pass over arrays of the trie (sums, which nodes are live, their child
+ * lists), then work in proportion to the kept nodes and their children,
+ * not a tree node per trie node.
  */
 void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flame_src *s,
 			    size_t max_nodes, double min_share);

@@ -50,13 +50,32 @@ struct series_totals {
 	struct store_stack_total e[];
 };
 
+/*
+ * Each completed run of CHUNK_ROWS rows of a series (rows [k * CHUNK_ROWS,
+ * (k + 1) * CHUNK_ROWS), CHUNK_SPANS spans) may keep its own per-stack
+ * sums (a struct series_totals of those rows) for totals queries whose
+ * range covers the run but not the whole series (the halves of a diff, a
+ * range that ends before now): built by the first such query, never at
+ * ingest, under the same conditions as a series' sums (values >= 0, at
+ * most a quarter of the rows distinct stacks: at most 6 bytes per row of
+ * 24), else marked CHUNK_NONE and not tried again (a completed run does
+ * not change). Entries come in the order stacks first appear in the run,
+ * so runs summed in row order give what summing the rows one by one does.
+ */
+#define CHUNK_ROWS  8192
+#define CHUNK_SPANS (CHUNK_ROWS / SPAN_ROWS)
+static struct series_totals chunk_none;
+#define CHUNK_NONE (&chunk_none)
+
 struct series {
 	struct store_series pub;
 	VEC(struct store_label) labels;
 	VEC(struct store_row) rows;
-	VEC(struct span) spans;	   /* rows.n / SPAN_ROWS rounded up */
-	struct series_totals *tot; /* under the head's tot_mu */
-	size_t tot_tried;	   /* rows.n when a build last gave up */
+	VEC(struct span) spans;	      /* rows.n / SPAN_ROWS rounded up */
+	struct series_totals *tot;    /* under the head's tot_mu */
+	size_t tot_tried;	      /* rows.n when a build last gave up */
+	struct series_totals **chunk; /* [nchunk]: run sums, NULL or CHUNK_NONE (tot_mu) */
+	size_t nchunk;
 };
 
 /* A stack node slot carries its key, so a probe touches one cache line. */
@@ -179,6 +198,10 @@ void store_head_free(struct store_head *h)
 		VEC_FREE(&h->series.v[i]->rows);
 		VEC_FREE(&h->series.v[i]->spans);
 		free(h->series.v[i]->tot);
+		for (size_t k = 0; k < h->series.v[i]->nchunk; k++)
+			if (h->series.v[i]->chunk[k] != CHUNK_NONE)
+				free(h->series.v[i]->chunk[k]);
+		free(h->series.v[i]->chunk);
 		free(h->series.v[i]);
 	}
 	VEC_FREE(&h->series);
@@ -1269,10 +1292,10 @@ static bool series_selected(const struct series *s, const char *type, const stru
 }
 
 /*
- * The totals of @s's rows [0, n) (see struct series_totals), or NULL when
- * a value is negative or the stacks are too many for sums to pay.
+ * The totals of @rows[@n] (see struct series_totals), or NULL when a
+ * value is negative or the stacks are too many for sums to pay.
  */
-static struct series_totals *series_totals_build(const struct series *s, size_t n)
+static struct series_totals *series_totals_build(const struct store_row *rows, size_t n)
 {
 	size_t nslots = 64, max = n / 4;
 	struct series_totals *t;
@@ -1285,7 +1308,7 @@ static struct series_totals *series_totals_build(const struct series *s, size_t 
 	t->nrows = n;
 	t->n = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct store_row *r = &s->rows.v[i];
+		const struct store_row *r = &rows[i];
 		uint32_t k = (uint32_t)(r->stack * 0x9E3779B1u) & (uint32_t)(nslots - 1);
 
 		if (r->value < 0)
@@ -1336,7 +1359,7 @@ static int series_totals_use(struct store_head *h, struct series *s, store_scan_
 		pthread_mutex_unlock(&h->tot_mu);
 		if (tried)
 			return 0;
-		t = series_totals_build(s, n);
+		t = series_totals_build(s->rows.v, n);
 		pthread_mutex_lock(&h->tot_mu);
 		if (!t) {
 			s->tot_tried = n;
@@ -1361,6 +1384,56 @@ static int series_totals_use(struct store_head *h, struct series *s, store_scan_
 	pthread_mutex_unlock(&h->tot_mu);
 	free(old);
 	return rc;
+}
+
+/*
+ * The kept sums of run @k of @s (complete: (@k + 1) * CHUNK_ROWS <=
+ * rows.n; see CHUNK_ROWS), built now when no query has tried yet, or
+ * NULL when the run keeps none. Kept sums do not change until the head is
+ * freed, so they are read without tot_mu (rdlock held).
+ */
+static const struct series_totals *series_chunk(struct store_head *h, struct series *s, size_t k)
+{
+	struct series_totals *t, *mine;
+
+	pthread_mutex_lock(&h->tot_mu);
+	t = k < s->nchunk ? s->chunk[k] : NULL;
+	pthread_mutex_unlock(&h->tot_mu);
+	if (t)
+		return t == CHUNK_NONE ? NULL : t;
+	mine = series_totals_build(s->rows.v + k * CHUNK_ROWS, CHUNK_ROWS);
+	if (!mine)
+		mine = CHUNK_NONE;
+	pthread_mutex_lock(&h->tot_mu);
+	if (k >= s->nchunk) {
+		size_t want = s->rows.n / CHUNK_ROWS;
+
+		s->chunk = xreallocarray(s->chunk, want, sizeof(*s->chunk));
+		memset(s->chunk + s->nchunk, 0, (want - s->nchunk) * sizeof(*s->chunk));
+		__atomic_add_fetch(&h->tot_bytes, (want - s->nchunk) * sizeof(*s->chunk),
+				   __ATOMIC_RELAXED);
+		s->nchunk = want;
+	}
+	t = s->chunk[k];
+	if (!t) {
+		t = s->chunk[k] = mine;
+		if (mine != CHUNK_NONE)
+			__atomic_add_fetch(&h->tot_bytes, sizeof(*t) + t->n * sizeof(t->e[0]),
+					   __ATOMIC_RELAXED);
+	} else if (mine != CHUNK_NONE) {
+		free(mine); /* another query built it meanwhile */
+	}
+	pthread_mutex_unlock(&h->tot_mu);
+	return t == CHUNK_NONE ? NULL : t;
+}
+
+/* Are spans @sp[@n] all within [@from_ns, @to_ns]? */
+static bool spans_within(const struct span *sp, size_t n, int64_t from_ns, int64_t to_ns)
+{
+	for (size_t i = 0; i < n; i++)
+		if (sp[i].min_ts < from_ns || sp[i].max_ts > to_ns)
+			return false;
+	return true;
 }
 
 int store_head_scan(struct store_head *h, const char *type, const struct store_matcher *m,
@@ -1398,7 +1471,11 @@ int store_head_scan_totals(struct store_head *h, const char *type, const struct 
 			}
 			continue;
 		}
-		/* Part of it: by spans (see SPAN_ROWS); the batch keeps arrival order. */
+		/*
+		 * Part of it: by spans (see SPAN_ROWS), a completed run of
+		 * CHUNK_ROWS rows wholly in range by its kept sums when it has
+		 * them (see CHUNK_ROWS); the batch keeps arrival order.
+		 */
 		size_t nb = 0;
 		for (size_t k = 0; k < s->spans.n; k++) {
 			const struct span *sp = &s->spans.v[k];
@@ -1406,9 +1483,29 @@ int store_head_scan_totals(struct store_head *h, const char *type, const struct 
 
 			if (sp->max_ts < from_ns || sp->min_ts > to_ns)
 				continue;
+			if (tfn && k % CHUNK_SPANS == 0 && lo + CHUNK_ROWS <= s->rows.n &&
+			    spans_within(sp, CHUNK_SPANS, from_ns, to_ns)) {
+				const struct series_totals *t = series_chunk(h, s, k / CHUNK_SPANS);
+
+				if (t) {
+					if (nb) {
+						rc = fn(arg, &s->pub, batch, nb);
+						if (rc)
+							return rc;
+						nb = 0;
+					}
+					rc = tfn(arg, &s->pub, t->e, t->n, t->nrows);
+					if (rc)
+						return rc;
+					k += CHUNK_SPANS - 1;
+					continue;
+				}
+			}
 			if (sp->min_ts >= from_ns && sp->max_ts <= to_ns) {
-				/* A run of spans wholly in range: in place. */
-				while (k + 1 < s->spans.n && s->spans.v[k + 1].min_ts >= from_ns &&
+				/* A run of spans wholly in range: in place (up to a
+				 * run with sums, with @tfn). */
+				while (k + 1 < s->spans.n && (!tfn || (k + 1) % CHUNK_SPANS) &&
+				       s->spans.v[k + 1].min_ts >= from_ns &&
 				       s->spans.v[k + 1].max_ts <= to_ns) {
 					k++;
 					hi = PROF_MIN(hi + SPAN_ROWS, s->rows.n);

@@ -211,10 +211,11 @@ struct store_stack_total {
 };
 
 /**
- * store_scan_totals_fn - receives per-stack sums of the first @nrows rows
- * of series @s (@t[@n], each stack once, in the order the stacks first
- * appear among those rows), standing for those rows; the rest of the
- * series follows as rows. A non-zero return stops the scan.
+ * store_scan_totals_fn - receives per-stack sums of @nrows consecutive
+ * rows of series @s (@t[@n], each stack once, in the order the stacks
+ * first appear among those rows), standing for those rows, in row order
+ * with the series' other rows (which come through the scan's
+ * store_scan_fn). A non-zero return stops the scan.
  */
 typedef int (*store_scan_totals_fn)(void *arg, const struct store_series *s,
 				    const struct store_stack_total *t, size_t n, size_t nrows);
@@ -224,10 +225,14 @@ typedef int (*store_scan_totals_fn)(void *arg, const struct store_series *s,
  * values per stack: a series wholly in range may come as its kept sums
  * (@tfn) plus the rows appended since (@fn). The first such scan of a
  * series builds the sums (after 256 rows; again once a quarter of its rows
- * are newer), later ones read them instead of the rows. Sums are kept
- * only for series whose values are all >= 0 and whose distinct stacks are
- * at most a quarter of its rows; they count in the head's memory. @tfn
- * NULL: store_head_scan. rdlock held; queries may scan concurrently.
+ * are newer), later ones read them instead of the rows. A series partly in
+ * range comes as rows, except that each completed run of 8192 rows wholly
+ * in range comes as the run's own kept sums (built by the first scan that
+ * needs them). Sums are kept only for rows whose values are all >= 0 and
+ * whose distinct stacks are at most a quarter of the rows; they count in
+ * the head's memory. The order and values the visitor sees add up to what
+ * the rows would give. @tfn NULL: store_head_scan. rdlock held; queries
+ * may scan concurrently.
  */
 int store_head_scan_totals(struct store_head *h, const char *type, const struct store_matcher *m,
 			   size_t nm, int64_t from_ns, int64_t to_ns, store_scan_fn fn,

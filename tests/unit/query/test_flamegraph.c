@@ -6,14 +6,17 @@
  * first, innermost deepest; unsymbolized native frames are resolved by
  * the symbolizer from this test binary, else named module+0xaddr, never
  * dropped; max_nodes merges the rest into an explicit "other" node with
- * the totals preserved; selection by matchers, type and time range; the
- * JSON has the documented shape.
+ * the totals preserved; shaping a stack set's trie (flame graph, diff)
+ * gives the generic path's tree; selection by matchers, type and time
+ * range; the JSON has the documented shape.
  */
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/mem.h"
 #include "model/profile.h"
+#include "query/diff.h"
 #include "query/flamegraph.h"
+#include "query/stackset.h"
 #include "query/selector.h"
 #include "store/head.h"
 #include "symbolize/elf.h"
@@ -485,6 +488,132 @@ static int collect_type(void *arg, const char *type)
 	return buf_addf(b, "%s|", type);
 }
 
+/* --- shaping the trie against the generic tree path -------------------------------- */
+
+/* A node's name and every value, for comparing two trees through their JSON walk. */
+static int plain_node_json(const struct query_flamegraph *fg, uint32_t id, struct buf *out,
+			   void *arg)
+{
+	const struct query_flame_node *nd = &fg->nodes.v[id];
+
+	(void)arg;
+	return buf_addf(out,
+			"{\"%s\":[%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64
+			",%" PRIu64 ",%d],\"children\":[",
+			strtab_get(&fg->names, nd->name), nd->self, nd->total, nd->samples,
+			nd->base_self, nd->base_total, nd->base_samples, nd->other);
+}
+
+static void tree_text(const struct query_flamegraph *fg, struct buf *out)
+{
+	buf_reset(out);
+	assert_int_equal(buf_addf(out,
+				  "%" PRId64 " %" PRId64 " %" PRIu64 " %" PRId64 " %" PRId64 " ",
+				  fg->total, fg->base_total, fg->truncated_nodes,
+				  fg->truncated_total, fg->truncated_base_total),
+			 0);
+	assert_int_equal(query_flamegraph_write_tree(fg, 0, plain_node_json, NULL, out), 0);
+}
+
+/*
+ * query_flamegraph_shape (flame graph and diff from a stack set's trie)
+ * against the generic path (a tree node per trie node, then
+ * query_flamegraph_finish) on random tries: negative and zero values,
+ * nodes without entries, one or two sides, with max_nodes and min_share.
+ * The trees, totals and truncation figures must be the same.
+ */
+static void test_flamegraph_shape_equals_generic_tree(void **state)
+{
+	uint64_t seed = 5;
+	struct buf a, b;
+
+	(void)state;
+	buf_init(&a, 0);
+	buf_init(&b, 0);
+	for (int round = 0; round < 60; round++) {
+		bool diff = round % 2;
+		struct query_stackset ss;
+		char name[16];
+
+		query_stackset_init(&ss);
+		ss.nbuckets = diff ? 2 : 1;
+		snprintf(ss.unit, sizeof(ss.unit), "nanoseconds");
+		for (int k = 0; k < 40 + round * 10; k++) {
+			uint32_t at = 0;
+
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			for (uint32_t d = 0, depth = 1 + (uint32_t)(seed >> 60) % 7; d < depth;
+			     d++) {
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				int n = snprintf(name, sizeof(name), "f%u",
+						 (unsigned)((seed >> 40) % 6));
+				at = query_stackset_child(
+					&ss, at, query_stackset_name(&ss, name, (size_t)n));
+			}
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			if (seed >> 61 == 0)
+				continue; /* a node without entries */
+			int64_t v = (int64_t)((seed >> 20) % 1000) - (seed >> 58 == 1 ? 1200 : 0);
+			uint32_t bucket = diff ? (uint32_t)(seed >> 33) % 2 : 0;
+			assert_int_equal(query_stackset_add(&ss, at, 0, bucket,
+							    (seed >> 50) % 9 ? v : 0,
+							    1 + (seed >> 45) % 3, 0),
+					 0);
+		}
+		size_t max_nodes = round % 3 == 0 ? 0 : 3 + (size_t)(round * 7) % 40;
+		double min_share = round % 5 == 1 ? 0.01 * (round % 7) : 0;
+
+		/* The generic path: a tree node per trie node, values per side. */
+		struct query_flamegraph ref;
+		uint32_t *map = xcalloc(ss.nodes.n + 1, sizeof(uint32_t));
+		query_flamegraph_init(&ref, "total");
+		ref.diff = diff;
+		for (size_t i = 1; i < ss.nodes.n; i++)
+			map[i] = query_flamegraph_child(&ref, map[ss.nodes.v[i].parent],
+							strtab_get(&ss.names, ss.nodes.v[i].name),
+							ss.names.len[ss.nodes.v[i].name]);
+		for (size_t i = 0; i < ss.entries.n; i++) {
+			const struct query_ss_entry *e = &ss.entries.v[i];
+			struct query_flame_node *nd = &ref.nodes.v[map[e->node]];
+
+			if (diff && !e->bucket) {
+				nd->base_self = prof_add_sat(nd->base_self, e->value);
+				nd->base_self_samples += e->count;
+			} else {
+				nd->self = prof_add_sat(nd->self, e->value);
+				nd->self_samples += e->count;
+			}
+		}
+		query_flamegraph_finish(&ref, max_nodes, min_share);
+		tree_text(&ref, &b);
+
+		if (diff) {
+			struct query_diff_opts o = { .max_nodes = max_nodes,
+						     .min_share = min_share };
+			struct query_diff d;
+
+			query_diff_build(&ss, &o, &d);
+			tree_text(&d.fg, &a);
+			query_diff_release(&d);
+		} else {
+			struct query_flame_opts o = { .max_nodes = max_nodes,
+						      .min_share = min_share };
+			struct query_flamegraph fg;
+
+			query_flamegraph_from_stackset(&ss, &o, &fg);
+			tree_text(&fg, &a);
+			query_flamegraph_release(&fg);
+		}
+		assert_int_equal(a.len, b.len);
+		assert_memory_equal(a.p, b.p, a.len);
+		query_flamegraph_release(&ref);
+		free(map);
+		query_stackset_release(&ss);
+	}
+	buf_release(&a);
+	buf_release(&b);
+}
+
 static void test_flamegraph_selects_by_labels_type_and_time(void **state)
 {
 	struct store_head *h = store_head_new();
@@ -623,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_flamegraph_inline_chain_expands_innermost_deepest),
 		cmocka_unit_test(test_flamegraph_native_frames_resolved_or_named_never_dropped),
 		cmocka_unit_test(test_flamegraph_max_nodes_truncates_into_explicit_other),
+		cmocka_unit_test(test_flamegraph_shape_equals_generic_tree),
 		cmocka_unit_test(test_flamegraph_selects_by_labels_type_and_time),
 		cmocka_unit_test(test_flamegraph_json_has_documented_shape),
 		cmocka_unit_test(test_head_deduplicates_stacks_and_locations),

@@ -461,6 +461,89 @@ static void test_block_time_marks_cut_long_pages_exactly(void **state)
 	free(bdir);
 }
 
+/*
+ * store_block_page_steps over times whose deltas take 1, 2 and 3 bytes
+ * (runs of small gaps, gaps of seconds, a minute), with equal times and
+ * several values: per-step sums and counts equal summing the page's rows,
+ * for steps of 1 ms to 2 min and random ranges on and off the resolution.
+ */
+static void test_block_page_steps_equal_rows_with_any_deltas(void **state)
+{
+	struct fixture *f = *state;
+	struct store_head *h = store_head_new();
+	struct prof_err err;
+	uint64_t seed = 99;
+	struct model_profile p;
+	int64_t t = T0;
+
+	tl_profile_init(&p, "steps");
+	for (int i = 0; i < 20000; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint64_t r = (seed >> 33) % 1000;
+		int64_t gap = r < 700	? (int64_t)(r % 130) /* 1 byte, a few 128-129 */
+			      : r < 990 ? 100 + (int64_t)(seed >> 45) % 4000	 /* 1-2 bytes */
+					: 16000 + (int64_t)(seed >> 40) % 60000; /* 2-3 bytes */
+
+		t += gap * MS;
+		tl_sample(&p, "main;hot", i / 3000 % 2 ? 5 : 1 + (int64_t)(i % 3), t);
+	}
+	prof_err_init(&err);
+	assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+	model_profile_release(&p);
+	char *bdir = write_block(f->dir, h, 0x78, 65536);
+	struct store_block *b;
+	struct store_block_syms *sy;
+	struct store_block_scratch sc = { 0 };
+	assert_int_equal(store_block_check(bdir, NULL, &err), 0);
+	assert_int_equal(store_block_open(bdir, &b, &err), 0);
+	assert_int_equal(store_block_syms_load(b, &sy, &err), 0);
+	assert_int_equal(b->meta.npages, 1);
+	int64_t first = b->pages[0].first_ts_ns, last = b->pages[0].last_ts_ns;
+	static const int64_t steps_ms[] = { 1, 7, 1000, 60000, 120000 };
+	int64_t span = last - first; /* about 6 h */
+	for (int q = 0; q < 120; q++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		int64_t step = steps_ms[q % PROF_ARRAY_SIZE(steps_ms)] * MS;
+		int64_t len = step < SEC ? span / 200 : span; /* at most some 10^5 steps */
+		int64_t from = q % 4 == 0
+				       ? first
+				       : first - 5 * MS + (int64_t)((seed >> 20) % (uint64_t)span);
+		int64_t to = q % 4 == 0 && step >= SEC
+				     ? last
+				     : from + (int64_t)((seed >> 5) % (uint64_t)len);
+		int64_t origin = from - (int64_t)(seed >> 50) % step;
+
+		from += (q % 3) * 123; /* on and off the resolution */
+		assert_int_equal(store_block_page_rows(b, 0, sy, from, to, &sc, &err), 0);
+		size_t nst = (size_t)((to - origin) / step) + 2;
+		int64_t *wsum = xcalloc(nst, sizeof(int64_t));
+		uint64_t *wcnt = xcalloc(nst, sizeof(uint64_t)), want_rows = sc.rows.n, srows = 0;
+		for (size_t r = 0; r < sc.rows.n; r++) {
+			wsum[(sc.rows.v[r].ts_ns - origin) / step] += sc.rows.v[r].value;
+			wcnt[(sc.rows.v[r].ts_ns - origin) / step]++;
+		}
+		VEC(struct store_step_sum) steps = { 0 };
+		assert_int_equal(
+			store_block_page_steps(b, 0, from, to, origin, step, &steps, &sc, &err), 0);
+		for (size_t k = 0; k < steps.n; k++) {
+			assert_true(k == 0 || steps.v[k].step > steps.v[k - 1].step);
+			assert_true(steps.v[k].step < nst);
+			assert_int_equal(steps.v[k].value, wsum[steps.v[k].step]);
+			assert_int_equal(steps.v[k].rows, wcnt[steps.v[k].step]);
+			srows += steps.v[k].rows;
+		}
+		assert_int_equal(srows, want_rows);
+		VEC_FREE(&steps);
+		free(wsum);
+		free(wcnt);
+	}
+	store_block_scratch_release(&sc);
+	store_block_syms_free(sy);
+	store_block_free(b);
+	store_head_free(h);
+	free(bdir);
+}
+
 static void test_block_writer_refuses_bad_input(void **state)
 {
 	struct fixture *f = *state;
@@ -954,6 +1037,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_block_time_marks_cut_long_pages_exactly, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_block_page_steps_equal_rows_with_any_deltas,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_writer_refuses_bad_input, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(

@@ -699,6 +699,71 @@ static void test_head_scan_totals_equal_rows(void **state)
 	store_head_free(h);
 }
 
+/* scan_both over [@from, @to]: the totals scan (kept sums where it can) against the plain rows. */
+static void scan_range_both(struct store_head *h, int64_t from, int64_t to, struct tsum *with,
+			    struct tsum *plain)
+{
+	memset(with, 0, sizeof(*with));
+	memset(plain, 0, sizeof(*plain));
+	store_head_rdlock(h);
+	assert_int_equal(
+		store_head_scan_totals(h, NULL, NULL, 0, from, to, tsum_rows, tsum_totals, with),
+		0);
+	assert_int_equal(store_head_scan(h, NULL, NULL, 0, from, to, tsum_rows, plain), 0);
+	store_head_rdunlock(h);
+	assert_int_equal(with->nrows, plain->nrows);
+	assert_int_equal(with->norder, plain->norder);
+	assert_memory_equal(with->order, plain->order, plain->norder * sizeof(plain->order[0]));
+	assert_memory_equal(with->total, plain->total, sizeof(plain->total));
+	assert_memory_equal(with->rows, plain->rows, sizeof(plain->rows));
+}
+
+/*
+ * A range that cuts a series: each completed run of 8192 rows wholly in
+ * range comes as its kept sums, the rest as rows, equal to summing the
+ * rows (values, row counts, first-seen order), for random ranges that cut
+ * runs anywhere, before and after more rows are appended; runs with a
+ * negative value or too many stacks come as rows.
+ */
+static void test_head_scan_totals_runs_equal_rows(void **state)
+{
+	static struct tsum with, plain;
+	uint64_t seed = 11;
+
+	(void)state;
+	for (int shape = 0; shape < 3; shape++) {
+		struct store_head *h = store_head_new();
+		uint64_t tcalls = 0;
+
+		for (int round = 0; round < 14; round++) {
+			/* 3000 rows a round, a second apart: runs of 8192 end mid-round */
+			if (shape == 0)
+				add_rows(h, round, 3000, 40 + (uint32_t)round, value_pos);
+			else if (shape == 1) /* a negative value in rounds 5 and 9 only */
+				add_rows(h, round, 3000, 40,
+					 round == 5 || round == 9 ? value_mixed : value_pos);
+			else /* too many stacks for a run, from round 6 on */
+				add_rows(h, round, 3000, round < 6 ? 40 : 2900, value_pos);
+			int64_t end = T0 + (int64_t)(round + 1) * 1000000000LL;
+			for (int q = 0; q < 12; q++) {
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				int64_t from =
+					T0 - 5 + (int64_t)((seed >> 20) % (uint64_t)(end - T0));
+				int64_t to =
+					from + (int64_t)((seed >> 7) % (uint64_t)(end - T0 + 10));
+
+				if (q ==
+				    0) /* the rounds before this one: their runs all in range */
+					from = T0, to = end - 1000000000LL + 2999;
+				scan_range_both(h, from, to, &with, &plain);
+				tcalls += with.tcalls;
+			}
+		}
+		assert_true(tcalls > 0); /* kept sums served some ranges */
+		store_head_free(h);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -710,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_head_rejects_time_out_of_range),
 		cmocka_unit_test(test_head_scan_range_matches_every_row),
 		cmocka_unit_test(test_head_scan_totals_equal_rows),
+		cmocka_unit_test(test_head_scan_totals_runs_equal_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
