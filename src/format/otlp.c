@@ -795,11 +795,15 @@ void fmt_otlp_batch_release(struct fmt_otlp_batch *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->shared_dict && i)
+			model_profile_unborrow_dict(&b->profiles[i]);
 		model_profile_release(&b->profiles[i]);
+	}
 	free(b->profiles);
 	b->profiles = NULL;
 	b->n = 0;
+	b->shared_dict = false;
 }
 
 /* ======================================================================== */

@@ -33,6 +33,7 @@
 struct fmt_otlp_batch {
 	struct model_profile *profiles; /* owned; n entries */
 	size_t n;
+	bool shared_dict; /* profiles[1..n) borrow profiles[0]'s dictionary (fmt_otlp_decode_shared) */
 };
 
 /*
@@ -87,6 +88,20 @@ int fmt_otlp_decode(const void *data, size_t n, size_t max_samples, struct fmt_o
  */
 int fmt_otlp_decode_pbc(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
 			struct prof_err *err);
+
+/**
+ * fmt_otlp_decode_shared() - fmt_otlp_decode for the store: when the
+ * direct decoder takes the request, every profile uses one copy of the
+ * request's dictionary, translated once (the first profile's tables,
+ * holding every entry some profile uses, borrowed by the others:
+ * model_profile_borrow_dict; @out->shared_dict is set when there are
+ * several). The tables must not be added to. Profiles then carry
+ * dictionary entries they do not use, so this is not for conversions that
+ * write each profile out alone. Same contract otherwise; the protobuf-c
+ * fallback gives unshared profiles.
+ */
+int fmt_otlp_decode_shared(const void *data, size_t n, size_t max_samples,
+			   struct fmt_otlp_batch *out, struct prof_err *err);
 
 /** Returned by fmt_otlp_decode_direct when only the protobuf-c path can answer. */
 #define FMT_OTLP_FALLBACK 1

@@ -12,6 +12,11 @@
  * for protobuf-c. Convert: the same steps, in the same order, as the
  * protobuf-c path in otlp.c (so strings get the same ids and the model is
  * identical), with lazy per-profile translation of dictionary entries.
+ * For the store (fmt_otlp_decode_shared) the translation is per request
+ * instead: every dictionary entry a profile uses goes to profile 0's
+ * tables, once, and the other profiles borrow them at the end (the
+ * agent sends a profile per process and sample type over the same
+ * stacks, up to 150 per request).
  *
  * Anything this decoder does not reproduce exactly - malformed bytes, an
  * index out of range, a limit, a singular message field sent twice
@@ -177,7 +182,9 @@ struct dd {
 	bool have_dict;
 
 	/* convert */
-	struct model_profile *p;
+	struct model_profile *p;    /* the profile being converted: samples, attributes */
+	struct model_profile *dict; /* where dictionary entries go: p, or profile 0 (shared) */
+	bool shared;		    /* fmt_otlp_decode_shared: one dictionary for all */
 	uint32_t epoch;
 	uint32_t *memo; /* val/epoch pairs for each table, see memo_at */
 	uint32_t *stack_len;
@@ -1099,7 +1106,7 @@ static bool c_str(struct dd *d, int64_t idx, uint32_t *out)
 	if (m[1] != d->epoch) {
 		const struct span *s = &d->strs.v[idx];
 
-		m[0] = model_intern_n(d->p, (const char *)s->p, s->n);
+		m[0] = model_intern_n(d->dict, (const char *)s->p, s->n);
 		m[1] = d->epoch;
 	}
 	*out = m[0];
@@ -1167,7 +1174,7 @@ static bool c_value(struct dd *d, const struct dany *v, bool has, struct model_l
 	case AV_NONE:
 		return true;
 	case AV_STR:
-		l->str = model_intern_n(d->p, (const char *)v->s.p, v->s.n);
+		l->str = model_intern_n(d->dict, (const char *)v->s.p, v->s.n);
 		return true;
 	case AV_IDX:
 		return c_str(d, v->i, &l->str);
@@ -1175,16 +1182,16 @@ static bool c_value(struct dd *d, const struct dany *v, bool has, struct model_l
 		l->num = v->i;
 		return true;
 	case AV_BOOL:
-		l->str = model_intern(d->p, v->b ? "true" : "false");
+		l->str = model_intern(d->dict, v->b ? "true" : "false");
 		return true;
 	default:
 		buf_reset(&d->tmp);
 		if (!c_render(d, v))
 			return false;
 		if (v->kase == AV_BYTES && d->tmp.len >= 2) /* drop the quotes */
-			l->str = model_intern_n(d->p, d->tmp.p + 1, d->tmp.len - 2);
+			l->str = model_intern_n(d->dict, d->tmp.p + 1, d->tmp.len - 2);
 		else
-			l->str = model_intern_n(d->p, d->tmp.p ? d->tmp.p : "", d->tmp.len);
+			l->str = model_intern_n(d->dict, d->tmp.p ? d->tmp.p : "", d->tmp.len);
 		return true;
 	}
 }
@@ -1259,7 +1266,7 @@ static bool c_mapping(struct dd *d, int32_t mi, uint32_t *out)
 			mm.has_inline_frames = a_bool(a);
 		}
 	}
-	m[0] = model_mapping_add(d->p, &mm);
+	m[0] = model_mapping_add(d->dict, &mm);
 	m[1] = d->epoch;
 	*out = m[0];
 	return true;
@@ -1280,7 +1287,7 @@ static bool c_function(struct dd *d, int32_t fi, uint32_t *out)
 	    !c_str(d, f->file, &mf.filename))
 		return false;
 	mf.start_line = f->start;
-	m[0] = model_function_add(d->p, &mf);
+	m[0] = model_function_add(d->dict, &mf);
 	m[1] = d->epoch;
 	*out = m[0];
 	return true;
@@ -1346,9 +1353,9 @@ static bool c_location(struct dd *d, int32_t li, uint32_t *out)
 			folded = a_bool(a);
 		}
 	}
-	idx = model_location_add(d->p, mapping, l->addr, d->mlines.v, (uint32_t)d->mlines.n);
-	d->p->locations.v[idx].is_folded = folded;
-	d->p->locations.v[idx].frame_type = frame_type;
+	idx = model_location_add(d->dict, mapping, l->addr, d->mlines.v, (uint32_t)d->mlines.n);
+	d->dict->locations.v[idx].is_folded = folded;
+	d->dict->locations.v[idx].frame_type = frame_type;
 	m[0] = idx;
 	m[1] = d->epoch;
 	*out = idx;
@@ -1376,9 +1383,9 @@ static bool c_stack(struct dd *d, int32_t si, uint32_t *off, uint32_t *n)
 			return false;
 		d->mlocs.v[d->mlocs.n++] = loc;
 	}
-	if (d->p->stack_locs.n + d->mlocs.n > UINT32_MAX)
+	if (d->dict->stack_locs.n + d->mlocs.n > UINT32_MAX)
 		return false;
-	*off = model_stack_add(d->p, d->mlocs.v, (uint32_t)d->mlocs.n);
+	*off = model_stack_add(d->dict, d->mlocs.v, (uint32_t)d->mlocs.n);
 	*n = (uint32_t)d->mlocs.n;
 	m[0] = *off;
 	m[1] = d->epoch;
@@ -1405,8 +1412,8 @@ static bool c_link(struct dd *d, int32_t ki, uint32_t *out)
 		memcpy(ml.trace_id, k->trace.p, sizeof(ml.trace_id));
 	if (k->span.n)
 		memcpy(ml.span_id, k->span.p, sizeof(ml.span_id));
-	VEC_PUSH(&d->p->links, ml);
-	m[0] = (uint32_t)d->p->links.n - 1;
+	VEC_PUSH(&d->dict->links, ml);
+	m[0] = (uint32_t)d->dict->links.n - 1;
 	m[1] = d->epoch;
 	*out = m[0];
 	return true;
@@ -1418,12 +1425,12 @@ static bool c_keyvalue(struct dd *d, const struct dkv *kv)
 	struct model_label l = { 0 };
 
 	if (kv->key.n)
-		l.key = model_intern_n(d->p, (const char *)kv->key.p, kv->key.n);
+		l.key = model_intern_n(d->dict, (const char *)kv->key.p, kv->key.n);
 	else if (!c_str(d, kv->key_idx, &l.key))
 		return false;
 	if (!c_value(d, &kv->v, kv->has_value, &l))
 		return false;
-	if (!strcmp(model_str(d->p, l.key), KEY_DEFAULT_TYPE))
+	if (!strcmp(model_str(d->dict, l.key), KEY_DEFAULT_TYPE))
 		d->p->default_sample_type = l.str;
 	else
 		VEC_PUSH(&d->p->attrs, l);
@@ -1561,11 +1568,11 @@ static bool c_profile(struct dd *d, const struct drp *rp, const struct dsp *sp,
  * stacks can reach (their summed lengths, counted per sample, capped by
  * the request's tables), lines for one per location; a request's only
  * profile takes at most the whole dictionary, so it gets every table
- * sized for that.
+ * sized for that, as does profile 0 when the dictionary is shared.
  */
 static void reserve(struct dd *d, const struct dprof *pr)
 {
-	struct model_profile *p = d->p;
+	struct model_profile *p = d->p, *dict = d->dict;
 	size_t nobs = 0, nlab = 0, frames = 0, nloc, nline;
 
 	for (uint32_t i = 0; i < pr->ns; i++) {
@@ -1580,17 +1587,24 @@ static void reserve(struct dd *d, const struct dprof *pr)
 	frames = PROF_MIN(frames, d->stack_li.n);
 	nloc = PROF_MIN(frames, d->locs.n);
 	nline = PROF_MIN(nloc, d->lines.n);
-	if (d->profs.n == 1) {
+	if (d->shared && p != dict)
+		goto own; /* profile 0 sized the shared dictionary */
+	if (d->profs.n == 1 || d->shared) {
 		/* The string table's hash index is worth sizing only here: with
 		 * several profiles, each takes a small part of the dictionary. */
-		strtab_reserve(&p->strings, (uint32_t)PROF_MIN(d->strs.n + 8, UINT32_MAX / 8));
-		VEC_RESERVE(&p->mappings, d->maps.n);
-		VEC_RESERVE(&p->functions, d->fns.n);
+		strtab_reserve(&dict->strings, (uint32_t)PROF_MIN(d->strs.n + 8, UINT32_MAX / 8));
+		VEC_RESERVE(&dict->mappings, d->maps.n);
+		VEC_RESERVE(&dict->functions, d->fns.n);
 		nline = d->lines.n;
+		if (d->shared) {
+			nloc = d->locs.n;
+			frames = d->stack_li.n;
+		}
 	}
-	VEC_RESERVE(&p->locations, nloc + 1);
-	VEC_RESERVE(&p->lines, nline);
-	VEC_RESERVE(&p->stack_locs, frames);
+	VEC_RESERVE(&dict->locations, nloc + 1);
+	VEC_RESERVE(&dict->lines, nline);
+	VEC_RESERVE(&dict->stack_locs, frames);
+own:
 	VEC_RESERVE(&p->samples, nobs);
 	VEC_RESERVE(&p->values, nobs);
 	VEC_RESERVE(&p->labels, nlab);
@@ -1628,16 +1642,28 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 				model_profile_init(&out->profiles[pi]);
 				out->n = pi + 1;
 				d->p = &out->profiles[pi];
+				d->dict = d->shared ? &out->profiles[0] : d->p;
 				reserve(d, &d->profs.v[sp->pr_off + k]);
-				d->epoch = (uint32_t)pi + 1;
+				/* shared: one translation of the dictionary for all */
+				d->epoch = d->shared ? 1 : (uint32_t)pi + 1;
 				if (!c_profile(d, rp, sp, &d->profs.v[sp->pr_off + k]))
 					return false;
-				/* as otlp.c ot_to_batch (otlp.h FMT_OTLP_DECODED_MAX) */
-				bytes += d->max_samples ? fmt_otlp_profile_bytes(d->p) : 0;
+				/* as otlp.c ot_to_batch (otlp.h FMT_OTLP_DECODED_MAX);
+				 * shared, profile 0 (the dictionary) counts at the end */
+				if (d->max_samples && !(d->shared && pi == 0))
+					bytes += fmt_otlp_profile_bytes(d->p);
 				if (bytes > FMT_OTLP_DECODED_MAX(n))
 					return false;
 			}
 		}
+	}
+	if (d->shared && out->n) {
+		bytes += d->max_samples ? fmt_otlp_profile_bytes(&out->profiles[0]) : 0;
+		if (bytes > FMT_OTLP_DECODED_MAX(n))
+			return false;
+		for (size_t i = 1; i < out->n; i++)
+			model_profile_borrow_dict(&out->profiles[i], &out->profiles[0]);
+		out->shared_dict = out->n > 1;
 	}
 	return true;
 }
@@ -1731,8 +1757,8 @@ static void dd_put(struct dd *d)
 		dd_free(d);
 }
 
-int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
-			   struct fmt_otlp_batch *out)
+static int decode_direct(const void *data, size_t n, size_t max_samples, bool shared,
+			 struct fmt_otlp_batch *out)
 {
 	struct dd *d;
 	bool ok;
@@ -1743,6 +1769,7 @@ int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
 		return FMT_OTLP_FALLBACK;
 	d = dd_get();
 	d->max_samples = max_samples;
+	d->shared = shared;
 	buf_init(&d->tmp, 1u << 20);
 	ok = p_request(d, data, (const uint8_t *)data + n) &&
 	     d->alloc <= 24 * n + (1u << 20) && /* otlp.c: fmt_pb_check's cap */
@@ -1753,4 +1780,18 @@ int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
 		return FMT_OTLP_FALLBACK;
 	}
 	return 0;
+}
+
+int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
+			   struct fmt_otlp_batch *out)
+{
+	return decode_direct(data, n, max_samples, false, out);
+}
+
+int fmt_otlp_decode_shared(const void *data, size_t n, size_t max_samples,
+			   struct fmt_otlp_batch *out, struct prof_err *err)
+{
+	if (decode_direct(data, n, max_samples, true, out) == 0)
+		return 0;
+	return fmt_otlp_decode_pbc(data, n, max_samples, out, err);
 }

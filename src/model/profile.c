@@ -209,7 +209,8 @@ const char *model_attr_get(const struct model_profile *p, const char *key)
 					    what, (size_t)(i), (unsigned)(id), ns);              \
 	} while (0)
 
-int model_profile_validate(const struct model_profile *p, struct prof_err *err)
+/* The dictionary part of model_profile_validate. */
+static int validate_dict(const struct model_profile *p, struct prof_err *err)
 {
 	uint32_t ns = p->strings.n;
 
@@ -246,6 +247,13 @@ int model_profile_validate(const struct model_profile *p, struct prof_err *err)
 			return prof_err_set(err, -PROF_ECORRUPT, -1,
 					    "stack entry %zu: location index %u out of range", i,
 					    p->stack_locs.v[i]);
+	return 0;
+}
+
+int model_profile_validate_samples(const struct model_profile *p, struct prof_err *err)
+{
+	uint32_t ns = p->strings.n;
+
 	if (p->values.n != p->samples.n * p->sample_types.n)
 		return prof_err_set(err, -PROF_ECORRUPT, -1,
 				    "values: %zu values for %zu samples of %zu types", p->values.n,
@@ -273,6 +281,54 @@ int model_profile_validate(const struct model_profile *p, struct prof_err *err)
 		CHECK_STR(p->sample_types.v[i].unit, "sample type", i);
 	}
 	return 0;
+}
+
+int model_profile_validate(const struct model_profile *p, struct prof_err *err)
+{
+	int rc = validate_dict(p, err);
+
+	return rc ? rc : model_profile_validate_samples(p, err);
+}
+
+/* The dictionary tables model_profile_borrow_dict shares. */
+#define DICT_TABLES(X) X(mappings) X(functions) X(locations) X(lines) X(links) X(stack_locs)
+
+void model_profile_borrow_dict(struct model_profile *p, const struct model_profile *from)
+{
+	strtab_release(&p->strings);
+	p->strings = from->strings;
+#define X(t)                \
+	VEC_FREE(&p->t);    \
+	p->t.v = from->t.v; \
+	p->t.n = from->t.n; \
+	p->t.cap = from->t.cap;
+	DICT_TABLES(X)
+#undef X
+	free(p->fn_slots);
+	p->fn_slots = NULL;
+	p->fn_nslots = 0;
+	p->fn_indexed = 0;
+}
+
+void model_profile_unborrow_dict(struct model_profile *p)
+{
+	memset(&p->strings, 0, sizeof(p->strings));
+#define X(t)           \
+	p->t.v = NULL; \
+	p->t.n = 0;    \
+	p->t.cap = 0;
+	DICT_TABLES(X)
+#undef X
+}
+
+bool model_profile_same_dict(const struct model_profile *a, const struct model_profile *b)
+{
+	bool same = a->strings.s == b->strings.s && a->strings.n == b->strings.n;
+
+#define X(t) same = same && a->t.v == b->t.v && a->t.n == b->t.n;
+	DICT_TABLES(X)
+#undef X
+	return same;
 }
 
 void model_profile_type_id(const struct model_profile *p, uint32_t idx, char *out, size_t outsz)

@@ -186,6 +186,35 @@ const char *model_attr_get(const struct model_profile *p, const char *key);
 int model_profile_validate(const struct model_profile *p, struct prof_err *err);
 
 /**
+ * model_profile_validate_samples() - the part of model_profile_validate
+ * that is not about the dictionary tables (strings, mappings, functions,
+ * locations, lines, stack entries): values, samples, labels and sample
+ * types, checked against those tables. For profiles that share a
+ * dictionary already checked (model_profile_same_dict). Same errors.
+ */
+int model_profile_validate_samples(const struct model_profile *p, struct prof_err *err);
+
+/**
+ * model_profile_borrow_dict() - make @p use the dictionary tables of
+ * @from (strings, mappings, functions, locations, lines, links,
+ * stack_locs; @p's own are freed): the profiles of one OTLP request
+ * share its dictionary (fmt_otlp_decode_shared). Lent: @from must
+ * outlive @p's use, nobody may add to those tables of either profile, and
+ * @p must be given back with model_profile_unborrow_dict before
+ * model_profile_release.
+ */
+void model_profile_borrow_dict(struct model_profile *p, const struct model_profile *from);
+
+/** model_profile_unborrow_dict() - forget the borrowed tables of @p (left empty). */
+void model_profile_unborrow_dict(struct model_profile *p);
+
+/**
+ * model_profile_same_dict() - do @a and @b use the same dictionary tables
+ * (one borrowed from the other, or both from a third)?
+ */
+bool model_profile_same_dict(const struct model_profile *a, const struct model_profile *b);
+
+/**
  * model_profile_type_id() - "name:type:unit:period_type:period_unit" for
  * value column @idx (the Pyroscope/Parca convention), written to @out.
  * The name is p->name when set, else derived from the period/sample type:

@@ -538,7 +538,7 @@ static uint32_t xl_location(struct store_head *h, struct xlate *x, uint32_t id)
  * a location with lines is named by a 128-bit hash of its fields, its
  * head mapping and, per line, its function's fields (the strings by
  * their own 128-bit hashes) and line; each string and location hash is
- * computed once per profile. Two different
+ * computed once per dictionary. Two different
  * locations share a hash with probability 2^-128 per pair.
  */
 static struct h128 h128_of(const void *p, size_t n)
@@ -818,13 +818,20 @@ int store_head_check_validated(const struct model_profile *p, struct prof_err *e
 {
 	uint32_t ns = p->strings.n;
 
+	for (size_t i = 0; i < p->locations.n; i++)
+		CHECK(p->locations.v[i].frame_type < ns,
+		      "location %zu: frame type string out of range", i);
+	return store_head_check_samples(p, err);
+}
+
+int store_head_check_samples(const struct model_profile *p, struct prof_err *err)
+{
+	uint32_t ns = p->strings.n;
+
 	if (check_header(p, err))
 		return -PROF_ECORRUPT;
 	CHECK(p->period_type.type < ns && p->period_type.unit < ns && p->name < ns,
 	      "profile: period type or name string index out of range");
-	for (size_t i = 0; i < p->locations.n; i++)
-		CHECK(p->locations.v[i].frame_type < ns,
-		      "location %zu: frame type string out of range", i);
 	for (size_t i = 0; i < p->attrs.n; i++)
 		CHECK(p->attrs.v[i].key < ns && p->attrs.v[i].str < ns,
 		      "attribute %zu: string index out of range", i);
@@ -1141,14 +1148,48 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
 	return 0;
 }
 
-void store_head_add_checked(struct store_head *h, const struct model_profile *p,
-			    int64_t default_ts_ns)
+/*
+ * What consecutive profiles of one store_head_add_batch that share a
+ * dictionary (model_profile_same_dict) share: the translation of its
+ * entries to head ids and content keys, and the leaf node of each stack
+ * range, so the profiles of one OTLP request (one per process and sample
+ * type over the same stacks) translate each entry once.
+ */
+struct add_ctx {
+	struct xlate x;
+	uint32_t *stack_cache, *stack_cache_n; /* by stack_off: leaf node + 1, nstack */
+	struct locpath path;
+};
+
+static void add_ctx_release(struct add_ctx *c)
 {
-	struct xlate x = { .p = p };
+	xlate_release(&c->x);
+	free(c->stack_cache);
+	free(c->stack_cache_n);
+	VEC_FREE(&c->path);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Point @c at @p's dictionary, keeping what it has when @p shares it. */
+static void add_ctx_use(struct add_ctx *c, const struct model_profile *p)
+{
+	if (c->x.p && (c->x.p == p || model_profile_same_dict(c->x.p, p))) {
+		c->x.p = p;
+		return;
+	}
+	add_ctx_release(c);
+	c->x.p = p;
+	c->stack_cache = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
+	c->stack_cache_n = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
+}
+
+static void add_profile(struct store_head *h, struct add_ctx *c, const struct model_profile *p,
+			int64_t default_ts_ns)
+{
+	struct xlate *xp = &c->x;
 	struct attr_ref *labels = NULL;
 	struct series **ser = NULL;
-	uint32_t *stack_cache = NULL, *stack_cache_n = NULL;
-	struct locpath path = { 0 };
+	uint32_t *stack_cache, *stack_cache_n;
 	struct set_memo memo = { NULL, 0 };
 	char type[512];
 
@@ -1161,8 +1202,9 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
 			memo.nslots *= 2;
 	}
 
-	stack_cache = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
-	stack_cache_n = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
+	add_ctx_use(c, p);
+	stack_cache = c->stack_cache;
+	stack_cache_n = c->stack_cache_n;
 
 	size_t nlabels = profile_labels(p, &labels);
 	ser = xcalloc(p->sample_types.n, sizeof(*ser));
@@ -1186,7 +1228,8 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
 		    stack_cache_n[s->stack_off] == s->nstack) {
 			node = stack_cache[s->stack_off] - 1;
 		} else {
-			node = stack_node(h, &x, p->stack_locs.v + s->stack_off, s->nstack, &path);
+			node = stack_node(h, xp, p->stack_locs.v + s->stack_off, s->nstack,
+					  &c->path);
 			if (s->nstack) {
 				stack_cache[s->stack_off] = node + 1;
 				stack_cache_n[s->stack_off] = s->nstack;
@@ -1240,11 +1283,24 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
 	free(labels);
 	free(sl);
 	free(slnum);
-	free(stack_cache);
-	free(stack_cache_n);
 	free(memo.v);
-	VEC_FREE(&path);
-	xlate_release(&x);
+}
+
+void store_head_add_checked(struct store_head *h, const struct model_profile *p,
+			    int64_t default_ts_ns)
+{
+	store_head_add_batch(h, &p, 1, default_ts_ns);
+}
+
+void store_head_add_batch(struct store_head *h, const struct model_profile *const *p, size_t n,
+			  int64_t default_ts_ns)
+{
+	struct add_ctx c;
+
+	memset(&c, 0, sizeof(c));
+	for (size_t i = 0; i < n; i++)
+		add_profile(h, &c, p[i], default_ts_ns);
+	add_ctx_release(&c);
 }
 
 /* --- readers ------------------------------------------------------------- */

@@ -127,6 +127,15 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
 			    int64_t default_ts_ns);
 
 /**
+ * store_head_add_batch() - store_head_add_checked of @p[0..@n) in order
+ * (the same rows), translating a dictionary once for consecutive
+ * profiles that share it (model_profile_same_dict: the profiles of one
+ * OTLP request, fmt_otlp_decode_shared). Takes the write lock per profile.
+ */
+void store_head_add_batch(struct store_head *h, const struct model_profile *const *p, size_t n,
+			  int64_t default_ts_ns);
+
+/**
  * store_head_check() - the bounds checks store_head_add does first, alone,
  * so a caller can refuse bad input before logging it. 0 or -PROF_ECORRUPT
  * with @err naming the entry. Sample and profile times must lie in
@@ -144,6 +153,14 @@ int store_head_check(const struct model_profile *p, struct prof_err *err);
  * once. Same errors as store_head_check for such a profile. Needs no lock.
  */
 int store_head_check_validated(const struct model_profile *p, struct prof_err *err);
+
+/**
+ * store_head_check_samples() - store_head_check_validated without the
+ * checks of the dictionary tables (locations' frame types), for a profile
+ * that passed model_profile_validate_samples and shares a dictionary
+ * already checked (model_profile_same_dict). Needs no lock.
+ */
+int store_head_check_samples(const struct model_profile *p, struct prof_err *err);
 
 /* The latest sample time stored, in unix ns: the end of the last millisecond a
  * query's `to` can name (INT64_MAX / 10^6 - 1 ms). */

@@ -40,6 +40,24 @@ void store_options_default(struct store_options *o)
 	o->read_only = false;
 }
 
+/*
+ * model_profile_validate and store_head_check_validated of @p, whose
+ * dictionary is checked once when @prev (the profile checked before it,
+ * or NULL) shares it (fmt_otlp_decode_shared).
+ */
+static int check_profile(const struct model_profile *p, const struct model_profile *prev,
+			 struct prof_err *err)
+{
+	int rc;
+
+	if (prev && model_profile_same_dict(prev, p)) {
+		rc = model_profile_validate_samples(p, err);
+		return rc ? rc : store_head_check_samples(p, err);
+	}
+	rc = model_profile_validate(p, err);
+	return rc ? rc : store_head_check_validated(p, err);
+}
+
 /* Decode and check an OTLP request; on success @batch holds the profiles. */
 static int decode_otlp(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *batch,
 		       uint64_t *nsamples, struct prof_err *err)
@@ -48,16 +66,14 @@ static int decode_otlp(const void *data, size_t n, size_t max_samples, struct fm
 
 	memset(batch, 0, sizeof(*batch));
 	*nsamples = 0;
-	rc = fmt_otlp_decode(data, n, max_samples, batch, err);
+	rc = fmt_otlp_decode_shared(data, n, max_samples, batch, err);
 	if (rc) {
 		if (!err || !err->code)
 			prof_err_set(err, rc, -1, "otlp: %s", prof_strerror(rc));
 		return rc;
 	}
 	for (size_t i = 0; i < batch->n; i++) {
-		rc = model_profile_validate(&batch->profiles[i], err);
-		if (!rc)
-			rc = store_head_check_validated(&batch->profiles[i], err);
+		rc = check_profile(&batch->profiles[i], i ? &batch->profiles[i - 1] : NULL, err);
 		if (rc) {
 			fmt_otlp_batch_release(batch);
 			return rc;
@@ -420,8 +436,12 @@ static int replay_record(void *arg, const struct store_wal_record *rec, struct p
 	rc = decode_otlp(rec->payload, rec->len, 0, &batch, &nsamples, err);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < batch.n; i++) /* decode_otlp ran store_head_check */
-		store_head_add_checked(s->active->h, &batch.profiles[i], rec->time_ns);
+	/* decode_otlp ran store_head_check */
+	const struct model_profile **p = xcalloc(batch.n + 1, sizeof(*p));
+	for (size_t i = 0; i < batch.n; i++)
+		p[i] = &batch.profiles[i];
+	store_head_add_batch(s->active->h, p, batch.n, rec->time_ns);
+	free(p);
 	fmt_otlp_batch_release(&batch);
 	return 0;
 }
@@ -635,8 +655,8 @@ static int commit(struct store *s, const struct model_profile *const *p, size_t 
 		return rc;
 	pthread_rwlock_rdlock(&s->ingest_rw);
 	rc = s->mem ? 0 : store_wal_append(s->wal, STORE_WAL_OTLP, now, payload, len, err);
-	for (size_t i = 0; i < n && !rc; i++)
-		store_head_add_checked(s->active->h, p[i], now);
+	if (!rc)
+		store_head_add_batch(s->active->h, p, n, now);
 	if (!rc && !s->active->created_ns) {
 		pthread_mutex_lock(&s->view_mu);
 		if (!s->active->created_ns)
@@ -703,9 +723,7 @@ int store_ingest_profiles(struct store *s, const struct model_profile *const *p,
 		memset(res, 0, sizeof(*res));
 	buf_init(&enc, STORE_WAL_MAX_RECORD);
 	for (size_t i = 0; i < n && !rc; i++) {
-		rc = model_profile_validate(p[i], err);
-		if (!rc)
-			rc = store_head_check_validated(p[i], err);
+		rc = check_profile(p[i], i ? p[i - 1] : NULL, err);
 		if (!rc && p[i]->samples.n && p[i]->sample_types.n) {
 			live[nlive++] = p[i];
 			nsamples += p[i]->samples.n;

@@ -4,7 +4,10 @@
  * whenever the direct one (src/format/otlp_direct.c) accepts a byte
  * string, the protobuf-c one (fmt_otlp_decode_pbc) must accept it too and
  * build identical model profiles (same string ids, tables, samples and
- * labels); when it falls back it must leave its output empty. Build and
+ * labels); when it falls back it must leave its output empty. The
+ * shared-dictionary form (fmt_otlp_decode_shared) of an accepted input
+ * must decode, validate, share one dictionary and keep every profile's
+ * samples, values and labels (the unit test compares the content). Build and
  * run: scripts/fuzz.sh (seeds: the corpus as OTLP protobuf).
  */
 #include "base/compat.h"
@@ -134,6 +137,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	SAME(d.n, r.n);
 	for (size_t i = 0; i < d.n; i++)
 		same_profile(&d.profiles[i], &r.profiles[i]);
+	struct fmt_otlp_batch sh;
+
+	PROF_ASSERT(fmt_otlp_decode_shared(data, size, 1u << 20, &sh, &err) == 0);
+	SAME(sh.n, d.n);
+	for (size_t i = 0; i < sh.n; i++) {
+		const struct model_profile *a = &d.profiles[i], *b = &sh.profiles[i];
+
+		PROF_ASSERT(model_profile_validate(b, NULL) == 0);
+		PROF_ASSERT(model_profile_same_dict(b, &sh.profiles[0]));
+		SAME(a->samples.n, b->samples.n);
+		SAME(a->values.n, b->values.n);
+		for (size_t k = 0; k < a->values.n; k++)
+			SAME(a->values.v[k], b->values.v[k]);
+		for (size_t k = 0; k < a->samples.n; k++) {
+			SAME(a->samples.v[k].nstack, b->samples.v[k].nstack);
+			SAME(a->samples.v[k].nlabels, b->samples.v[k].nlabels);
+			SAME(a->samples.v[k].timestamp_ns, b->samples.v[k].timestamp_ns);
+		}
+		SAME(a->attrs.n, b->attrs.n);
+	}
+	fmt_otlp_batch_release(&sh);
 	fmt_otlp_batch_release(&d);
 	fmt_otlp_batch_release(&r);
 	return 0;

@@ -115,9 +115,107 @@ static void eq_profile(const struct model_profile *a, const struct model_profile
 	EQ(name);
 }
 
+/* String @i of @a equals string @j of @b. */
+static void eq_str(const struct model_profile *a, uint32_t i, const struct model_profile *b,
+		   uint32_t j)
+{
+	assert_int_equal(a->strings.len[i], b->strings.len[j]);
+	assert_memory_equal(a->strings.s[i], b->strings.s[j], a->strings.len[i]);
+}
+
+static void eq_labels(const struct model_profile *a, const struct model_label *x,
+		      const struct model_profile *b, const struct model_label *y, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		eq_str(a, x[i].key, b, y[i].key);
+		eq_str(a, x[i].str, b, y[i].str);
+		eq_str(a, x[i].num_unit, b, y[i].num_unit);
+		assert_true(x[i].num == y[i].num);
+	}
+}
+
+static void eq_location(const struct model_profile *a, uint32_t li, const struct model_profile *b,
+			uint32_t lj)
+{
+	const struct model_location *x = &a->locations.v[li], *y = &b->locations.v[lj];
+	const struct model_mapping *mx = &a->mappings.v[x->mapping],
+				   *my = &b->mappings.v[y->mapping];
+
+	assert_true(x->address == y->address && x->nlines == y->nlines &&
+		    x->is_folded == y->is_folded && (x->mapping == 0) == (y->mapping == 0));
+	eq_str(a, x->frame_type, b, y->frame_type);
+	assert_true(mx->memory_start == my->memory_start && mx->memory_limit == my->memory_limit &&
+		    mx->file_offset == my->file_offset && mx->has_functions == my->has_functions &&
+		    mx->has_filenames == my->has_filenames &&
+		    mx->has_line_numbers == my->has_line_numbers &&
+		    mx->has_inline_frames == my->has_inline_frames);
+	eq_str(a, mx->filename, b, my->filename);
+	eq_str(a, mx->build_id, b, my->build_id);
+	for (uint32_t k = 0; k < x->nlines; k++) {
+		const struct model_line *lx = &a->lines.v[x->line_off + k],
+					*ly = &b->lines.v[y->line_off + k];
+		const struct model_function *fx = &a->functions.v[lx->function],
+					    *fy = &b->functions.v[ly->function];
+
+		assert_true(lx->line == ly->line && lx->column == ly->column &&
+			    (lx->function == 0) == (ly->function == 0) &&
+			    fx->start_line == fy->start_line);
+		eq_str(a, fx->name, b, fy->name);
+		eq_str(a, fx->system_name, b, fy->system_name);
+		eq_str(a, fx->filename, b, fy->filename);
+	}
+}
+
+/*
+ * @a and @b hold the same profile by content (strings, stacks, labels
+ * resolved; ids may differ): what fmt_otlp_decode_shared must keep of
+ * fmt_otlp_decode_direct's profiles.
+ */
+static void same_content(const struct model_profile *a, const struct model_profile *b)
+{
+	assert_int_equal(a->sample_types.n, b->sample_types.n);
+	for (size_t i = 0; i < a->sample_types.n; i++) {
+		eq_str(a, a->sample_types.v[i].type, b, b->sample_types.v[i].type);
+		eq_str(a, a->sample_types.v[i].unit, b, b->sample_types.v[i].unit);
+	}
+	eq_str(a, a->period_type.type, b, b->period_type.type);
+	eq_str(a, a->period_type.unit, b, b->period_type.unit);
+	eq_str(a, a->default_sample_type, b, b->default_sample_type);
+	eq_str(a, a->drop_frames, b, b->drop_frames);
+	eq_str(a, a->keep_frames, b, b->keep_frames);
+	eq_str(a, a->name, b, b->name);
+	EQ(period);
+	EQ(time_ns);
+	EQ(duration_ns);
+	assert_int_equal(a->attrs.n, b->attrs.n);
+	eq_labels(a, a->attrs.v, b, b->attrs.v, a->attrs.n);
+	assert_int_equal(a->comments.n, b->comments.n);
+	for (size_t i = 0; i < a->comments.n; i++)
+		eq_str(a, a->comments.v[i], b, b->comments.v[i]);
+	assert_int_equal(a->values.n, b->values.n);
+	if (a->values.n)
+		assert_memory_equal(a->values.v, b->values.v, a->values.n * sizeof(*a->values.v));
+	assert_int_equal(a->samples.n, b->samples.n);
+	for (size_t i = 0; i < a->samples.n; i++) {
+		const struct model_sample *x = &a->samples.v[i], *y = &b->samples.v[i];
+
+		assert_true(x->nstack == y->nstack && x->value_off == y->value_off &&
+			    x->nlabels == y->nlabels && x->timestamp_ns == y->timestamp_ns &&
+			    (x->link == 0) == (y->link == 0));
+		if (x->link)
+			assert_memory_equal(&a->links.v[x->link], &b->links.v[y->link],
+					    sizeof(a->links.v[0]));
+		for (uint32_t k = 0; k < x->nstack; k++)
+			eq_location(a, a->stack_locs.v[x->stack_off + k], b,
+				    b->stack_locs.v[y->stack_off + k]);
+		eq_labels(a, a->labels.v + x->label_off, b, b->labels.v + y->label_off, x->nlabels);
+	}
+}
+
 /*
  * Both decoders on @data: returns true when the direct one took it. When
- * it did, protobuf-c must agree exactly.
+ * it did, protobuf-c must agree exactly, and fmt_otlp_decode_shared must
+ * give the same profiles by content, valid, sharing one dictionary.
  */
 static bool differential(const void *data, size_t n, size_t max_samples)
 {
@@ -138,6 +236,17 @@ static bool differential(const void *data, size_t n, size_t max_samples)
 			assert_int_equal(model_profile_validate(&d.profiles[i], NULL), 0);
 			eq_profile(&d.profiles[i], &r.profiles[i]);
 		}
+		struct fmt_otlp_batch sh;
+
+		assert_int_equal(fmt_otlp_decode_shared(data, n, max_samples, &sh, &err), 0);
+		assert_int_equal(sh.n, d.n);
+		assert_true(sh.shared_dict == (sh.n > 1));
+		for (size_t i = 0; i < sh.n; i++) {
+			assert_int_equal(model_profile_validate(&sh.profiles[i], NULL), 0);
+			assert_true(model_profile_same_dict(&sh.profiles[i], &sh.profiles[0]));
+			same_content(&d.profiles[i], &sh.profiles[i]);
+		}
+		fmt_otlp_batch_release(&sh);
 	} else {
 		assert_int_equal(d.n, 0);
 	}

@@ -16,6 +16,7 @@
 #include "base/buf.h"
 #include "base/mem.h"
 #include "store/block.h"
+#include "format/otlp.h"
 #include "store/store.h"
 
 #include <dirent.h>
@@ -588,6 +589,122 @@ static void test_store_damaged_page_is_skipped_and_named(void **state)
 	free(dir);
 }
 
+/* Rows keyed by series, stack and time, so equal keys mean equal rows. */
+static int rows_ts_cb(void *arg, const struct store_source *src, const struct store_series *s,
+		      const struct store_row *rows, size_t n)
+{
+	struct tl_totals *t = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		buf_reset(&t->tmp);
+		tl_series_key(s, &t->tmp);
+		tl_folded(src, rows[i].stack, &t->tmp);
+		buf_addf(&t->tmp, "|%" PRId64 "|%u", rows[i].ts_ns, rows[i].attrs);
+		tl_totals_add(t, t->tmp.p, t->tmp.len, rows[i].value, 1);
+	}
+	return 0;
+}
+
+static void scan_ts(struct store *st, struct tl_totals *t)
+{
+	struct store_visitor v = { .arg = t, .rows = rows_ts_cb };
+	struct store_query all = { NULL, NULL, 0, INT64_MIN, INT64_MAX };
+	struct prof_err err;
+
+	tl_totals_init(t);
+	prof_err_init(&err);
+	assert_int_equal(store_scan(st, &all, &v, NULL, &err), 0);
+}
+
+/*
+ * An OTLP request of several profiles over one dictionary: stored through
+ * the shared dictionary (store_ingest_otlp: fmt_otlp_decode_shared, one
+ * translation) it gives the same rows, stacks and dictionary as its
+ * profiles decoded apart and stored one by one, and again after a replay.
+ */
+static void test_store_shared_dictionary_same_rows(void **state)
+{
+	char *da = tl_tmpdir("store"), *db = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct model_profile prof[6];
+	const struct model_profile *pp[6];
+	struct fmt_otlp_batch b;
+	struct tl_totals ta, tb, tc, expect;
+	struct store_stats sa, sb;
+	struct prof_err err;
+	struct buf req;
+	struct store *a, *bs;
+
+	(void)state;
+	tl_totals_init(&expect);
+	buf_init(&req, 0);
+	for (int i = 0; i < 6; i++) {
+		make_profile(&prof[i], i, &expect);
+		pp[i] = &prof[i];
+	}
+	assert_int_equal(fmt_otlp_encode(pp, 6, &req), 0);
+	prof_err_init(&err);
+	assert_int_equal(fmt_otlp_decode_shared(req.p, req.len, 0, &b, &err), 0);
+	assert_int_equal(b.n, 6);
+	assert_true(b.shared_dict);
+	fmt_otlp_batch_release(&b);
+
+	a = tl_open(da, &o);
+	bs = tl_open(db, &o);
+	assert_non_null(a);
+	assert_non_null(bs);
+	assert_int_equal(store_ingest_otlp(a, req.p, req.len, 0, NULL, &err), 0);
+	assert_int_equal(fmt_otlp_decode_direct(req.p, req.len, 0, &b), 0);
+	assert_false(b.shared_dict);
+	const struct model_profile **bp = xcalloc(b.n, sizeof(*bp));
+	for (size_t i = 0; i < b.n; i++)
+		bp[i] = &b.profiles[i];
+	assert_int_equal(store_ingest_profiles(bs, bp, b.n, req.p, req.len, NULL, &err), 0);
+	free(bp);
+	fmt_otlp_batch_release(&b);
+
+	scan_ts(a, &ta);
+	scan_ts(bs, &tb);
+	assert_true(ta.keys.n > 6);
+	assert_true(tl_totals_equal(&ta, &tb));
+	store_get_stats(a, &sa);
+	store_get_stats(bs, &sb);
+	assert_int_equal(sa.head.rows, 72);
+	assert_int_equal(sa.head.rows, sb.head.rows);
+	assert_int_equal(sa.head.series, sb.head.series);
+	assert_int_equal(sa.head.stack_nodes, sb.head.stack_nodes);
+	assert_int_equal(sa.head.locations, sb.head.locations);
+	assert_int_equal(sa.head.functions, sb.head.functions);
+	assert_int_equal(sa.head.strings, sb.head.strings);
+	/* and what make_profile put in, per series and stack */
+	struct tl_totals rows;
+	tl_totals_init(&rows);
+	assert_int_equal(tl_scan_rows(a, NULL, &rows, NULL), 0);
+	assert_true(tl_totals_equal(&rows, &expect));
+	tl_totals_release(&rows);
+
+	/* The WAL replay goes through the shared path too. */
+	store_close(a);
+	a = tl_open(da, &o);
+	assert_non_null(a);
+	scan_ts(a, &tc);
+	assert_true(tl_totals_equal(&ta, &tc));
+
+	store_close(a);
+	store_close(bs);
+	tl_totals_release(&ta);
+	tl_totals_release(&tb);
+	tl_totals_release(&tc);
+	tl_totals_release(&expect);
+	for (int i = 0; i < 6; i++)
+		model_profile_release(&prof[i]);
+	buf_release(&req);
+	tl_rmdir(da);
+	tl_rmdir(db);
+	free(da);
+	free(db);
+}
+
 static void test_store_damaged_wal_record_loses_only_itself(void **state)
 {
 	char *dir = tl_tmpdir("store");
@@ -642,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_store_background_flush_under_concurrent_ingest),
 		cmocka_unit_test(test_store_damaged_page_is_skipped_and_named),
 		cmocka_unit_test(test_store_damaged_wal_record_loses_only_itself),
+		cmocka_unit_test(test_store_shared_dictionary_same_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
