@@ -148,7 +148,7 @@ static void sort_rows_merge(struct store_row *r, size_t n, struct store_row *tmp
  * stack), so the rows split into short segments where every row before a
  * boundary is strictly older than every row after it; each segment is
  * sorted on its own (the result is the same as sorting all of them).
- * Rows already in time order are left as they are (the usual case).
+ * Rows already in order (time, then stack) are left as they are.
  */
 static void sort_rows(struct store_row *r, size_t n)
 {
@@ -156,7 +156,7 @@ static void sort_rows(struct store_row *r, size_t n)
 	struct store_row *tmp;
 	size_t i = 1, start;
 
-	while (i < n && r[i].ts_ns >= r[i - 1].ts_ns)
+	while (i < n && !row_less(&r[i], &r[i - 1]))
 		i++;
 	if (i >= n)
 		return;
