@@ -11,8 +11,8 @@
  * in memory, read-only); compact takes the store's lock, so it refuses a
  * directory a server is using. Exit status: 0 ok, 1 damage or failure,
  * 2 usage. stats reads chunk tables and the WAL, not the data's
- * checksums: it exits 1 only for a block it cannot open or a series it
- * cannot read (check finds the rest).
+ * checksums: it exits 1 only for a block it cannot open or whose symbols
+ * it cannot read, or a series it cannot read (check finds the rest).
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -231,11 +231,13 @@ static int store_stats(int argc, char **argv)
 	strtab_init(&series);
 	struct store_query q = { NULL, NULL, 0, INT64_MIN, INT64_MAX };
 	struct store_visitor v = { .arg = &series, .series = count_series };
-	int scan_rc = store_scan(st, &q, &v, NULL, &err);
+	struct store_scan_stats ss = { 0 };
+	int scan_rc = store_scan(st, &q, &v, &ss, &err);
 	if (scan_rc)
 		fprintf(stderr, "profd store stats: reading the series: %s\n",
 			cli_term_name(err.msg));
 	uint64_t nseries = series.n - 1;
+	uint64_t broken = s.blocks_broken + ss.blocks_failed; /* not opened + symbols unreadable */
 	uint64_t samples = s.block_rows + s.head.rows;
 	uint64_t bytes = s.block_bytes + s.wal.bytes;
 	char from[32], to[32];
@@ -253,8 +255,8 @@ static int store_stats(int argc, char **argv)
 		       ",\"block_stacks\":%" PRIu64 ",\"block_locations\":%" PRIu64
 		       ",\"head_stacks\":%" PRIu64 ",\"head_locations\":%" PRIu64
 		       ",\"min_ts_ns\":%" PRId64 ",\"max_ts_ns\":%" PRId64,
-		       d.p ? d.p : "\"\"", nseries, samples, s.blocks, s.blocks_broken,
-		       s.block_rows, s.head.rows, s.block_bytes, s.wal.bytes,
+		       d.p ? d.p : "\"\"", nseries, samples, s.blocks, broken, s.block_rows,
+		       s.head.rows, s.block_bytes, s.wal.bytes,
 		       samples ? (double)bytes / (double)samples : 0.0,
 		       s.block_rows ? (double)s.block_bytes / (double)s.block_rows : 0.0,
 		       s.block_stacks, s.block_locations, s.head.stack_nodes, s.head.locations,
@@ -268,9 +270,12 @@ static int store_stats(int argc, char **argv)
 		printf("samples          %" PRIu64 " rows (%" PRIu64 " in %" PRIu64
 		       " blocks, %" PRIu64 " in the WAL)\n",
 		       samples, s.block_rows, s.blocks, s.head.rows);
-		if (s.blocks_broken)
-			printf("broken blocks    %" PRIu64 " (see profd store check)\n",
-			       s.blocks_broken);
+		if (broken)
+			printf("broken blocks    %" PRIu64 " (%" PRIu64
+			       " could not be opened, %" PRIu64
+			       " with unreadable symbols; their series are not counted; see profd "
+			       "store check)\n",
+			       broken, s.blocks_broken, ss.blocks_failed);
 		else
 			printf("broken blocks    none found opening them (checksums of the "
 			       "data are verified by profd store check)\n");
@@ -291,7 +296,7 @@ static int store_stats(int argc, char **argv)
 	free(bi);
 	strtab_release(&series);
 	store_close(st);
-	return scan_rc || s.blocks_broken ? 1 : 0;
+	return scan_rc || broken ? 1 : 0;
 }
 
 static int store_compact_cmd(int argc, char **argv)

@@ -121,11 +121,18 @@ truncate -s -8 "$bblk/samples"
 "$PROFD" store stats "$tmp/dsbroken" >"$tmp/stats4.out" 2>&1
 rc=$?
 checkx "store stats on a block that cannot be opened: exit 1, broken blocks 1" \
-	'[ "$rc" = 1 ] && grep -q "^broken blocks *1 (see profd store check)" "$tmp/stats4.out"'
+	'[ "$rc" = 1 ] && grep -q "^broken blocks *1 (1 could not be opened, 0 with unreadable symbols" "$tmp/stats4.out"'
 "$PROFD" store stats --json "$tmp/dsbroken" >"$tmp/stats4.json" 2>/dev/null
 rc=$?
 checkx "and --json says blocks_broken 1, exit 1" \
 	'[ "$rc" = 1 ] && python3 -c "import json,sys; assert json.load(open(sys.argv[1]))[\"blocks_broken\"]==1" "$tmp/stats4.json"'
+cp -a "$ds" "$tmp/dssyms"
+sblk=$(find "$tmp/dssyms/blocks" -mindepth 1 -maxdepth 1 -type d | head -1)
+truncate -s 100 "$sblk/symbols"
+"$PROFD" store stats "$tmp/dssyms" >"$tmp/stats5.out" 2>&1
+rc=$?
+checkx "store stats on a block whose symbols cannot be read: exit 1, broken blocks 1" \
+	'[ "$rc" = 1 ] && grep -q "^broken blocks *1 (0 could not be opened, 1 with unreadable symbols" "$tmp/stats5.out"'
 
 "$PROFD" store >/dev/null 2>&1
 check "profd store without a subcommand exits 2" [ $? = 2 ]
