@@ -67,6 +67,20 @@ struct series_totals {
 static struct series_totals chunk_none;
 #define CHUNK_NONE (&chunk_none)
 
+/*
+ * The unfinished last run of a series (rows from @lo = k * CHUNK_ROWS on,
+ * fewer than CHUNK_ROWS) may keep the sums of its first completed spans
+ * (struct series_totals of rows [lo, lo + nrows), nrows a multiple of
+ * SPAN_ROWS, at least TAIL_MIN_ROWS): a range that cuts the series but
+ * covers those spans (a diff's second half, the last 30 minutes: the run
+ * being written is always unfinished) adds them and reads only the rows
+ * after. Built by the first such query, never at ingest, under the
+ * conditions of a series' sums, and renewed like them when the completed
+ * spans since are over a quarter of the run; once the run completes, its
+ * run sums (CHUNK_ROWS) take over and the next run's tail replaces these.
+ */
+#define TAIL_MIN_ROWS (CHUNK_ROWS / 4)
+
 struct series {
 	struct store_series pub;
 	VEC(struct store_label) labels;
@@ -76,6 +90,8 @@ struct series {
 	size_t tot_tried;	      /* rows.n when a build last gave up */
 	struct series_totals **chunk; /* [nchunk]: run sums, NULL or CHUNK_NONE (tot_mu) */
 	size_t nchunk;
+	struct series_totals *tail; /* sums of the unfinished run from tail_lo (tot_mu) */
+	size_t tail_lo, tail_tried; /* its first row; rows summed when a build gave up */
 };
 
 /* A stack node slot carries its key, so a probe touches one cache line. */
@@ -202,6 +218,7 @@ void store_head_free(struct store_head *h)
 			if (h->series.v[i]->chunk[k] != CHUNK_NONE)
 				free(h->series.v[i]->chunk[k]);
 		free(h->series.v[i]->chunk);
+		free(h->series.v[i]->tail);
 		free(h->series.v[i]);
 	}
 	VEC_FREE(&h->series);
@@ -1492,6 +1509,62 @@ static bool spans_within(const struct span *sp, size_t n, int64_t from_ns, int64
 	return true;
 }
 
+/*
+ * Hand @tfn the kept sums of the unfinished last run of @s, which starts
+ * at row @lo (see TAIL_MIN_ROWS), when [@from_ns, @to_ns] covers the spans
+ * they sum; built or renewed first (rdlock held: rows do not change;
+ * tot_mu orders the queries that build and guards s->tail while @tfn
+ * reads it). Sets *@done to the rows the sums cover (0 = none).
+ */
+static int series_tail_use(struct store_head *h, struct series *s, size_t lo, int64_t from_ns,
+			   int64_t to_ns, store_scan_totals_fn tfn, void *arg, size_t *done)
+{
+	size_t avail = (s->rows.n - lo) / SPAN_ROWS * SPAN_ROWS; /* rows of completed spans */
+	struct series_totals *t, *old = NULL;
+	int rc = 0;
+
+	*done = 0;
+	if (avail < TAIL_MIN_ROWS ||
+	    !spans_within(&s->spans.v[lo / SPAN_ROWS], avail / SPAN_ROWS, from_ns, to_ns))
+		return 0;
+	pthread_mutex_lock(&h->tot_mu);
+	t = s->tail && s->tail_lo == lo ? s->tail : NULL;
+	if (!(t && avail - t->nrows <= avail / 4)) {
+		bool tried =
+			s->tail_lo == lo && s->tail_tried && avail - s->tail_tried <= avail / 4;
+
+		pthread_mutex_unlock(&h->tot_mu);
+		if (tried)
+			return 0;
+		t = series_totals_build(s->rows.v + lo, avail);
+		pthread_mutex_lock(&h->tot_mu);
+		if (!t || !s->tail || s->tail_lo != lo || s->tail->nrows < t->nrows) {
+			old = s->tail; /* stale, or another run's: not used again */
+			if (old)
+				__atomic_sub_fetch(&h->tot_bytes,
+						   sizeof(*old) + old->n * sizeof(old->e[0]),
+						   __ATOMIC_RELAXED);
+			s->tail = t;
+			s->tail_lo = lo;
+			s->tail_tried = t ? 0 : avail;
+			if (t)
+				__atomic_add_fetch(&h->tot_bytes,
+						   sizeof(*t) + t->n * sizeof(t->e[0]),
+						   __ATOMIC_RELAXED);
+		} else {
+			old = t; /* another query built as much or more meanwhile */
+			t = s->tail;
+		}
+	}
+	if (t) {
+		rc = tfn(arg, &s->pub, t->e, t->n, t->nrows);
+		*done = t->nrows;
+	}
+	pthread_mutex_unlock(&h->tot_mu);
+	free(old);
+	return rc;
+}
+
 int store_head_scan(struct store_head *h, const char *type, const struct store_matcher *m,
 		    size_t nm, int64_t from_ns, int64_t to_ns, store_scan_fn fn, void *arg)
 {
@@ -1554,6 +1627,25 @@ int store_head_scan_totals(struct store_head *h, const char *type, const struct 
 					if (rc)
 						return rc;
 					k += CHUNK_SPANS - 1;
+					continue;
+				}
+			}
+			if (tfn && k % CHUNK_SPANS == 0 && lo + CHUNK_ROWS > s->rows.n &&
+			    s->rows.n - lo >= TAIL_MIN_ROWS) {
+				/* The unfinished last run: its kept sums, if in range. */
+				size_t done;
+
+				if (nb) {
+					rc = fn(arg, &s->pub, batch, nb);
+					if (rc)
+						return rc;
+					nb = 0;
+				}
+				rc = series_tail_use(h, s, lo, from_ns, to_ns, tfn, arg, &done);
+				if (rc)
+					return rc;
+				if (done) {
+					k += done / SPAN_ROWS - 1;
 					continue;
 				}
 			}

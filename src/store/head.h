@@ -245,7 +245,9 @@ typedef int (*store_scan_totals_fn)(void *arg, const struct store_series *s,
  * are newer), later ones read them instead of the rows. A series partly in
  * range comes as rows, except that each completed run of 8192 rows wholly
  * in range comes as the run's own kept sums (built by the first scan that
- * needs them). Sums are kept only for rows whose values are all >= 0 and
+ * needs them), and so do the completed 256-row spans of the unfinished
+ * last run when they are 2048 rows or more and wholly in range (renewed
+ * once a quarter of the run is newer). Sums are kept only for rows whose values are all >= 0 and
  * whose distinct stacks are at most a quarter of the rows; they count in
  * the head's memory. The order and values the visitor sees add up to what
  * the rows would give. @tfn NULL: store_head_scan. rdlock held; queries

@@ -764,6 +764,48 @@ static void test_head_scan_totals_runs_equal_rows(void **state)
 	}
 }
 
+/*
+ * The unfinished last run of a series: a range that cuts the series but
+ * covers the run's completed spans adds their kept sums (renewed once the
+ * spans completed since are over a quarter) and reads the rows after,
+ * equal to summing the rows; once the run completes its run sums serve.
+ */
+static void test_head_scan_totals_tail_equal_rows(void **state)
+{
+	static struct tsum with, plain;
+	/* rows summed by kept sums after rounds 4..12: the tail needs 2048 rows of spans */
+	static const uint64_t want[] = { 0, 0, 2816, 3840, 3840, 5888, 5888, 7936, 8192 };
+	struct store_head *h = store_head_new();
+
+	(void)state;
+	for (int round = 0; round < 4; round++) /* 4 x 2048 rows: one completed run */
+		add_rows(h, round, 2048, 40, value_pos);
+	for (int round = 4; round <= 12; round++) {
+		add_rows(h, round, 1000, 40 + (uint32_t)round, value_pos);
+		/* from inside the completed run (its rows read) to past the end */
+		scan_range_both(h, T0 + 1000000000LL + 1000, T0 + 100 * 1000000000LL, &with,
+				&plain);
+		assert_int_equal(with.cached_rows, want[round - 4]);
+		assert_int_equal(with.tcalls, want[round - 4] ? 1 : 0);
+	}
+	/* A range from inside the tail: its rows, the same answer. */
+	scan_range_both(h, T0 + 12 * 1000000000LL + 10, T0 + 100 * 1000000000LL, &with, &plain);
+	assert_int_equal(with.tcalls, 0);
+	store_head_free(h);
+
+	/* A negative value in the tail: rows, the same answer. */
+	h = store_head_new();
+	for (int round = 0; round < 4; round++)
+		add_rows(h, round, 2048, 40, value_pos);
+	add_rows(h, 4, 3000, 40, value_mixed);
+	for (int q = 0; q < 2; q++) {
+		scan_range_both(h, T0 + 1000000000LL + 1000, T0 + 100 * 1000000000LL, &with,
+				&plain);
+		assert_int_equal(with.tcalls, 0);
+	}
+	store_head_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,6 +818,7 @@ int main(void)
 		cmocka_unit_test(test_head_scan_range_matches_every_row),
 		cmocka_unit_test(test_head_scan_totals_equal_rows),
 		cmocka_unit_test(test_head_scan_totals_runs_equal_rows),
+		cmocka_unit_test(test_head_scan_totals_tail_equal_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
