@@ -213,6 +213,70 @@ for path, what in ((sys.argv[1], "synthetic"), (sys.argv[2], "recorded agent")):
 PY
 	echo
 	cat <<'TXT'
+Ingest-path work of 2026-11-30, fourth round. The WAL writes each group
+commit with one pwritev: an appender queues its record (header and
+payload stay on its stack) and the one that finds no write in progress
+takes the whole queue, writes it at the log's end, runs one fdatasync
+for all of it and then wakes the records' owners (src/store/wal.c);
+before, every appender wrote its own record under the log's mutex and
+then waited for a sync. Same record format, same contract: nobody
+returns before the fdatasync that covers its record, a failed write is
+rolled back and fails the records of that write, a failed sync poisons
+the log. The direct decoder keeps its per-dictionary memo between a
+thread's requests (an epoch per dictionary instead of a table zeroed
+for every request), and so does the head for the content hashes of a
+dictionary's strings and locations and for its stack-range cache
+(store_head_add_batch: a per-thread scratch of at most 4 MiB whose
+entries hold for the epoch they carry).
+
+The WAL alone (8 threads appending 17307-byte records for 5 s, process
+CPU time per record; a throwaway program linked once with the previous
+src/store/wal.c and once with this one): before 39.4 / 37.5 / 39.1 us,
+after 24.8 / 23.2 / 23.9 us (-39%; 4.2 -> 2.8 context switches per
+record; load average 1.8); under a load of 5-8 earlier, 33.8 / 30.9 /
+29.5 -> 29.3 / 23.5 / 27.1 us. Decode + store alone (tests/tools/otlpdecode
+--only store, instructions per request counted by callgrind): synthetic
+1.122 M -> 1.055 M (-6.0%), the largest recorded agent request (64 KiB,
+104 profiles) 4.99 M -> 4.88 M (-2.1%). The server, samples per server
+CPU-second, alternating a build of the previous commit and one with the
+change: synthetic 20 s runs (load average 2.8-6.2) before 694,681 /
+824,618 / 676,498 / 800,359, after 811,830 / 685,846 / 820,750 /
+759,704; 25 s runs, each with a head flush (load 1.6-5.0), before
+606,663 / 548,663 / 604,327, after 687,819 / 599,685 / 583,967: +4% on
+the means of the seven pairs (679 k to 707 k), less than one run's
+noise here; recorded agent requests (15 s, load 5.8-6.6) before 574,995
+/ 579,912 / 472,160, after 515,011 / 567,896 / 539,014 (means 542 k and
+541 k: the WAL is a smaller share of that load and its per-request
+tables are small). The tables above come from this round's build on a
+machine with less other work than before (the server got 89 of 120
+CPU-seconds; its per-CPU figure falls as it gets more of the machine, so
+they do not compare with earlier tables), and the agent recorded a
+nearly idle host (3 processes, 7 rows per request): that row measures
+the per-request cost (HTTP, WAL, log line), not rows.
+
+Where the synthetic server's time goes now (perf record --call-graph
+dwarf, 20 s, load 5.0-5.3; after the third round in brackets): decode
+32% [31%] (parse 14%, model build 18%), head insert 24% [22%] (location
+content keys 16% [14%]), WAL append 14% [17.5%] (fdatasync 6.5%, the
+write 3.9% [4.9%], waiting 2.1% [3.5%]), the head flush 5.5% [7.3%],
+the access log 3.3% [3.9%: one fprintf to unbuffered stderr per
+request, half of it formatting], memset 2.4% [4.2%: mostly
+libmicrohttpd zeroing the whole 128 KiB connection pool in
+MHD_pool_reset at every keep-alive request, which the HTTP connection
+pool note below could not see in A/B runs], send 2.9%, futex and
+scheduling about 5%.
+
+What is left for 1 M per server CPU-second on the synthetic row: the
+same two largest items as after the third round, building the model
+(18%) and the head's location content keys (16%) for stacks the head
+has seen; a decoder that hands the head the wire tables (no model for
+known stacks, strings hashed once from the wire) remains the next step
+(about 30%). Smaller: the access log line (write it with one write(2)
+instead of fprintf), libmicrohttpd's pool zeroing (2-4%; a smaller pool
+would cut it but long query URLs need 128 KiB), the per-request
+allocations of the decoder's and head's other tables (calloc/free about
+4%).
+
 Ingest-path work of 2026-11-30, third round. The profiles of one OTLP
 request now share one decoded dictionary (fmt_otlp_decode_shared: the
 direct decoder translates each string, mapping, function, location and
@@ -246,21 +310,21 @@ request counted by callgrind): the largest recorded agent request (64 KiB,
 request 1.13 M before and after (one profile: nothing to share). A
 per-function content hash in the head's location keys was tried and
 dropped: with two locations per function it hashed as many bytes as
-before (1.20 M instructions). The table above (60 s, load average about 5.9
+before (1.20 M instructions). That round's table (60 s, load average about 5.9
 from other work on the machine) measured the synthetic row at 596 k
 against the previous report's 659 k at 5.7, and the agent row on other
 recorded requests (more processes, since more ran): 60 s figures taken at
 different times do not compare builds here; the alternated pairs do.
 
-Where the synthetic server's time goes (perf record --call-graph dwarf,
-20 s, load 4.3-4.5; before this round in brackets, 15 s, load 1.9-3.3):
+Where the synthetic server's time went after the third round (perf
+record --call-graph dwarf, 20 s, load 4.3-4.5; before this round in brackets, 15 s, load 1.9-3.3):
 decode 31% [29%] (parse 11.5% [11.5%], model build 19% [17%]), head
 insert 22% [21%] (location content keys 14% [13%]: XXH3-128 of each
 function string and location), WAL append 16% [14.5%] (fdatasync 6.6%,
 the write 5.5%), the head flush 7.3% [13.7%] (the row sort 4.4% [11.3%]),
 HTTP, the access log (2.8%), scheduling and the rest ~23%.
 
-What is left for 1 M per server CPU-second on the synthetic row: a
+What was left for 1 M per server CPU-second on the synthetic row: a
 request's single profile still goes through a model (17% building it)
 and the head computes a content key for each of its 1200 locations
 (13%) before the whole-stack memo finds the stacks it has seen; a

@@ -185,11 +185,22 @@ struct dd {
 	struct model_profile *p;    /* the profile being converted: samples, attributes */
 	struct model_profile *dict; /* where dictionary entries go: p, or profile 0 (shared) */
 	bool shared;		    /* fmt_otlp_decode_shared: one dictionary for all */
+	/*
+	 * The memo is kept by the thread between requests (dd_put) and never
+	 * zeroed again: an entry holds for the conversion whose epoch it
+	 * carries, and epochs only grow (one per request when shared, one per
+	 * profile otherwise) until they would wrap, when the memo is zeroed.
+	 * stack_len and attr_lab entries hold where the memo entry does.
+	 */
 	uint32_t epoch;
-	uint32_t *memo; /* val/epoch pairs for each table, see memo_at */
+	uint32_t last_epoch; /* the highest epoch used so far; 0 = none */
+	uint32_t *memo;	     /* val/epoch pairs for each table, see memo_at */
+	size_t memo_cap;     /* entries (pairs) memo holds */
 	uint32_t *stack_len;
+	size_t stack_len_cap;
 	struct model_label *attr_lab; /* c_attr_memo's results, by attribute index */
 	uint8_t *attr_loc_key;	      /* loc_attr_key's answers, by attribute index */
+	size_t attr_cap;	      /* entries attr_lab and attr_loc_key hold */
 	size_t base_str, base_map, base_fn, base_loc, base_link, base_stack, base_attr;
 	VEC(struct model_line) mlines;
 	VEC(uint32_t) mlocs;
@@ -1626,10 +1637,25 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 	d->base_stack = d->base_link + d->links.n + 1;
 	d->base_attr = d->base_stack + d->stacks.n + 1;
 	total = d->base_attr + d->attrs.n + 1;
-	d->memo = xcalloc(total, 2 * sizeof(*d->memo));
-	d->stack_len = xcalloc(d->stacks.n + 1, sizeof(*d->stack_len));
-	d->attr_lab = xcalloc(d->attrs.n + 1, sizeof(*d->attr_lab));
-	d->attr_loc_key = xcalloc(d->attrs.n + 1, sizeof(*d->attr_loc_key));
+	if (total > d->memo_cap || d->last_epoch > UINT32_MAX - d->profs.n - 1) {
+		free(d->memo);
+		d->memo_cap = PROF_MAX(total, 2 * d->memo_cap);
+		d->memo = xcalloc(d->memo_cap, 2 * sizeof(*d->memo));
+		d->last_epoch = 0;
+	}
+	if (d->stacks.n + 1 > d->stack_len_cap) {
+		free(d->stack_len);
+		d->stack_len_cap = PROF_MAX(d->stacks.n + 1, 2 * d->stack_len_cap);
+		d->stack_len = xmalloc(d->stack_len_cap * sizeof(*d->stack_len));
+	}
+	if (d->attrs.n + 1 > d->attr_cap) {
+		free(d->attr_lab);
+		free(d->attr_loc_key);
+		d->attr_cap = PROF_MAX(d->attrs.n + 1, 2 * d->attr_cap);
+		d->attr_lab = xmalloc(d->attr_cap * sizeof(*d->attr_lab));
+		d->attr_loc_key = xmalloc(d->attr_cap * sizeof(*d->attr_loc_key));
+	}
+	memset(d->attr_loc_key, 0, (d->attrs.n + 1) * sizeof(*d->attr_loc_key));
 	out->profiles = xcalloc(d->profs.n ? d->profs.n : 1, sizeof(*out->profiles));
 	/* Profiles in wire order: resource, then scope, then profile. */
 	for (size_t r = 0; r < d->rps.n; r++) {
@@ -1645,7 +1671,8 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 				d->dict = d->shared ? &out->profiles[0] : d->p;
 				reserve(d, &d->profs.v[sp->pr_off + k]);
 				/* shared: one translation of the dictionary for all */
-				d->epoch = d->shared ? 1 : (uint32_t)pi + 1;
+				if (!d->shared || pi == 0)
+					d->epoch = ++d->last_epoch;
 				if (!c_profile(d, rp, sp, &d->profs.v[sp->pr_off + k]))
 					return false;
 				/* as otlp.c ot_to_batch (otlp.h FMT_OTLP_DECODED_MAX);
@@ -1716,7 +1743,7 @@ static void dd_key_init(void)
 	dd_key_ok = pthread_key_create(&dd_key, dd_free) == 0;
 }
 
-/* A zeroed decoder state with this thread's pools (empty, capacity kept). */
+/* A zeroed decoder state with this thread's pools (empty, capacity kept) and memo. */
 static struct dd *dd_get(void)
 {
 	struct dd *d;
@@ -1738,20 +1765,26 @@ static void dd_put(struct dd *d)
 #define X(f) bytes += d->f.cap * sizeof(*d->f.v);
 	DD_POOLS(X)
 #undef X
+	bytes += d->memo_cap * 2 * sizeof(*d->memo) + d->stack_len_cap * sizeof(*d->stack_len) +
+		 d->attr_cap * (sizeof(*d->attr_lab) + sizeof(*d->attr_loc_key));
 	if (!dd_key_ok || bytes > DD_KEEP_BYTES || pthread_getspecific(dd_key)) {
 		dd_free(d);
 		return;
 	}
 	buf_release(&d->tmp);
-	free(d->memo);
-	free(d->stack_len);
-	free(d->attr_lab);
-	free(d->attr_loc_key);
 #define X(f)               \
 	keep.f.v = d->f.v; \
 	keep.f.cap = d->f.cap;
 	DD_POOLS(X)
 #undef X
+	keep.memo = d->memo;
+	keep.memo_cap = d->memo_cap;
+	keep.stack_len_cap = d->stack_len_cap;
+	keep.attr_cap = d->attr_cap;
+	keep.last_epoch = d->last_epoch;
+	keep.stack_len = d->stack_len;
+	keep.attr_lab = d->attr_lab;
+	keep.attr_loc_key = d->attr_loc_key;
 	*d = keep;
 	if (pthread_setspecific(dd_key, d))
 		dd_free(d);

@@ -291,9 +291,15 @@ static uint32_t blob_intern(struct store_head *h, struct strtab *t, struct blob 
 
 /* --- translation of one profile into the dictionary ---------------------- */
 
-/* A 128-bit content hash (XXH3-128); {0, 0} = not computed yet. */
+/* A 128-bit content hash (XXH3-128). */
 struct h128 {
 	uint64_t lo, hi;
+};
+
+/* A content hash, valid for the dictionary whose epoch it carries. */
+struct hslot {
+	struct h128 h;
+	uint32_t epoch;
 };
 
 struct xlate {
@@ -301,8 +307,10 @@ struct xlate {
 	/* profile index -> head index, UINT32_MAX = unmapped; allocated on first use */
 	uint32_t *str, *map, *fn, *loc;
 	VEC(struct model_line) lines; /* scratch: a location's translated lines */
-	/* content hashes by profile index (stack_node), allocated on first use */
-	struct h128 *str_h, *loc_h;
+	/* content hashes by profile index (stack_node): add_scratch's tables,
+	 * entries of this dictionary carry @epoch; NULL outside ingest */
+	struct hslot *str_h, *loc_h;
+	uint32_t epoch;
 	VEC(uint64_t) hkey; /* scratch: the words a location's hash covers */
 };
 
@@ -328,8 +336,6 @@ static void xlate_release(struct xlate *x)
 	free(x->fn);
 	free(x->loc);
 	VEC_FREE(&x->lines);
-	free(x->str_h);
-	free(x->loc_h);
 	VEC_FREE(&x->hkey);
 }
 
@@ -561,20 +567,19 @@ static uint32_t xl_location(struct store_head *h, struct xlate *x, uint32_t id)
 static struct h128 h128_of(const void *p, size_t n)
 {
 	XXH128_hash_t v = XXH3_128bits(p, n);
-	struct h128 r = { v.low64, v.high64 };
 
-	if (!r.lo && !r.hi)
-		r.lo = 1; /* {0, 0} means "not computed" */
-	return r;
+	return (struct h128){ v.low64, v.high64 };
 }
 
 static struct h128 xh_str(struct xlate *x, uint32_t id)
 {
-	if (!x->str_h)
-		x->str_h = xcalloc(x->p->strings.n, sizeof(*x->str_h));
-	if (!x->str_h[id].lo && !x->str_h[id].hi)
-		x->str_h[id] = h128_of(x->p->strings.s[id], x->p->strings.len[id]);
-	return x->str_h[id];
+	struct hslot *e = &x->str_h[id];
+
+	if (e->epoch != x->epoch) {
+		e->h = h128_of(x->p->strings.s[id], x->p->strings.len[id]);
+		e->epoch = x->epoch;
+	}
+	return e->h;
 }
 
 /*
@@ -585,18 +590,19 @@ static struct h128 xh_str(struct xlate *x, uint32_t id)
  */
 static struct h128 xh_location(struct store_head *h, struct xlate *x, uint32_t id)
 {
-	if (!x->loc_h)
-		x->loc_h = xcalloc(x->p->locations.n, sizeof(*x->loc_h));
-	if (x->loc_h[id].lo || x->loc_h[id].hi)
-		return x->loc_h[id];
+	struct hslot *e = &x->loc_h[id];
+
+	if (e->epoch == x->epoch)
+		return e->h;
+	e->epoch = x->epoch;
 	const struct model_location *l = &x->p->locations.v[id];
 	if (!l->nlines && !l->is_folded) {
 		uint32_t m = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
 		uint64_t ft = l->frame_type ? xl_str(h, x, l->frame_type) : 0;
 
-		/* lo >= 2^32, so never {0, 0}; a content hash equals it with p 2^-128 */
-		x->loc_h[id] = (struct h128){ (ft + 1) << 32 | m, l->address };
-		return x->loc_h[id];
+		/* lo >= 2^32; a content hash equals it with p 2^-128 */
+		e->h = (struct h128){ (ft + 1) << 32 | m, l->address };
+		return e->h;
 	}
 	struct h128 ft = xh_str(x, l->frame_type);
 
@@ -628,8 +634,8 @@ static struct h128 xh_location(struct store_head *h, struct xlate *x, uint32_t i
 		k[n++] = (uint64_t)ln->line;
 		k[n++] = (uint64_t)ln->column;
 	}
-	x->loc_h[id] = h128_of(k, n * sizeof(*k));
-	return x->loc_h[id];
+	e->h = h128_of(k, n * sizeof(*k));
+	return e->h;
 }
 
 /* --- stack tree ------------------------------------------------------------ */
@@ -1172,19 +1178,110 @@ int store_head_add(struct store_head *h, const struct model_profile *p, int64_t 
  * range, so the profiles of one OTLP request (one per process and sample
  * type over the same stacks) translate each entry once.
  */
+/* The leaf node of a stack range (+ 1) and its length, for the dictionary
+ * whose epoch it carries. */
+struct stack_slot_memo {
+	uint32_t node1, n, epoch;
+};
+
+/*
+ * The tables add_ctx fills per dictionary (content hashes of its strings
+ * and locations, leaf nodes by stack_off), kept by each thread between
+ * calls so that a request does not allocate and zero them (they are
+ * sized by the dictionary: 50 KiB for a request of 1200 locations): an
+ * entry holds for the dictionary whose epoch it carries, and epochs only
+ * grow; the tables are zeroed when the epoch would wrap. A thread keeps
+ * at most ADD_KEEP_BYTES of them.
+ */
+struct add_scratch {
+	uint32_t epoch; /* of the dictionary in use, >= 1 */
+	struct hslot *str_h, *loc_h;
+	struct stack_slot_memo *stack;
+	size_t str_cap, loc_cap, stack_cap;
+};
+
+#define ADD_KEEP_BYTES (4u << 20)
+
+static pthread_key_t add_key;
+static pthread_once_t add_once = PTHREAD_ONCE_INIT;
+static bool add_key_ok;
+
+static void add_scratch_free(void *arg)
+{
+	struct add_scratch *sc = arg;
+
+	if (sc) {
+		free(sc->str_h);
+		free(sc->loc_h);
+		free(sc->stack);
+		free(sc);
+	}
+}
+
+static void add_key_init(void)
+{
+	add_key_ok = pthread_key_create(&add_key, add_scratch_free) == 0;
+}
+
+/* This thread's scratch (taken from it while in use), or a new one. */
+static struct add_scratch *add_scratch_get(void)
+{
+	struct add_scratch *sc;
+
+	pthread_once(&add_once, add_key_init);
+	sc = add_key_ok ? pthread_getspecific(add_key) : NULL;
+	if (!sc)
+		return xcalloc(1, sizeof(*sc));
+	(void)pthread_setspecific(add_key, NULL);
+	return sc;
+}
+
+/* Gives @sc back to the thread, or frees it when it is large. */
+static void add_scratch_put(struct add_scratch *sc)
+{
+	size_t bytes = (sc->str_cap + sc->loc_cap) * sizeof(struct hslot) +
+		       sc->stack_cap * sizeof(*sc->stack);
+
+	if (!add_key_ok || bytes > ADD_KEEP_BYTES || pthread_getspecific(add_key) ||
+	    pthread_setspecific(add_key, sc))
+		add_scratch_free(sc);
+}
+
+/* Zeroed room for @n entries of @size bytes in *@v (capacity *@cap). */
+static void scratch_room(void **v, size_t *cap, size_t n, size_t size)
+{
+	if (n <= *cap)
+		return;
+	free(*v);
+	*cap = PROF_MAX(n, 2 * *cap);
+	*v = xcalloc(*cap, size);
+}
+
+/* A new epoch for dictionary @p, with room for its tables. */
+static void add_scratch_use(struct add_scratch *sc, const struct model_profile *p)
+{
+	if (sc->epoch == UINT32_MAX) {
+		memset(sc->str_h, 0, sc->str_cap * sizeof(*sc->str_h));
+		memset(sc->loc_h, 0, sc->loc_cap * sizeof(*sc->loc_h));
+		memset(sc->stack, 0, sc->stack_cap * sizeof(*sc->stack));
+		sc->epoch = 0;
+	}
+	sc->epoch++;
+	scratch_room((void **)&sc->str_h, &sc->str_cap, p->strings.n + 1, sizeof(*sc->str_h));
+	scratch_room((void **)&sc->loc_h, &sc->loc_cap, p->locations.n + 1, sizeof(*sc->loc_h));
+	scratch_room((void **)&sc->stack, &sc->stack_cap, p->stack_locs.n + 1, sizeof(*sc->stack));
+}
+
 struct add_ctx {
 	struct xlate x;
-	uint32_t *stack_cache, *stack_cache_n; /* by stack_off: leaf node + 1, nstack */
+	struct add_scratch *sc;
 	struct locpath path;
 };
 
 static void add_ctx_release(struct add_ctx *c)
 {
 	xlate_release(&c->x);
-	free(c->stack_cache);
-	free(c->stack_cache_n);
-	VEC_FREE(&c->path);
-	memset(c, 0, sizeof(*c));
+	memset(&c->x, 0, sizeof(c->x));
 }
 
 /* Point @c at @p's dictionary, keeping what it has when @p shares it. */
@@ -1195,9 +1292,11 @@ static void add_ctx_use(struct add_ctx *c, const struct model_profile *p)
 		return;
 	}
 	add_ctx_release(c);
+	add_scratch_use(c->sc, p);
 	c->x.p = p;
-	c->stack_cache = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
-	c->stack_cache_n = xcalloc(p->stack_locs.n + 1, sizeof(uint32_t));
+	c->x.str_h = c->sc->str_h;
+	c->x.loc_h = c->sc->loc_h;
+	c->x.epoch = c->sc->epoch;
 }
 
 static void add_profile(struct store_head *h, struct add_ctx *c, const struct model_profile *p,
@@ -1206,8 +1305,9 @@ static void add_profile(struct store_head *h, struct add_ctx *c, const struct mo
 	struct xlate *xp = &c->x;
 	struct attr_ref *labels = NULL;
 	struct series **ser = NULL;
-	uint32_t *stack_cache, *stack_cache_n;
 	struct set_memo memo = { NULL, 0 };
+	struct stack_slot_memo *stack_cache;
+	uint32_t epoch;
 	char type[512];
 
 	if (p->samples.n == 0 || p->sample_types.n == 0)
@@ -1220,8 +1320,8 @@ static void add_profile(struct store_head *h, struct add_ctx *c, const struct mo
 	}
 
 	add_ctx_use(c, p);
-	stack_cache = c->stack_cache;
-	stack_cache_n = c->stack_cache_n;
+	stack_cache = c->sc->stack;
+	epoch = c->x.epoch;
 
 	size_t nlabels = profile_labels(p, &labels);
 	ser = xcalloc(p->sample_types.n, sizeof(*ser));
@@ -1240,17 +1340,16 @@ static void add_profile(struct store_head *h, struct add_ctx *c, const struct mo
 		const struct model_sample *s = &p->samples.v[i];
 		uint32_t node = 0;
 
-		/* Samples sharing a stack range share the walk (cache + 1, 0 = none). */
-		if (s->nstack && stack_cache[s->stack_off] &&
-		    stack_cache_n[s->stack_off] == s->nstack) {
-			node = stack_cache[s->stack_off] - 1;
+		/* Samples sharing a stack range share the walk. */
+		struct stack_slot_memo *sm = s->nstack ? &stack_cache[s->stack_off] : NULL;
+
+		if (sm && sm->epoch == epoch && sm->n == s->nstack) {
+			node = sm->node1 - 1;
 		} else {
 			node = stack_node(h, xp, p->stack_locs.v + s->stack_off, s->nstack,
 					  &c->path);
-			if (s->nstack) {
-				stack_cache[s->stack_off] = node + 1;
-				stack_cache_n[s->stack_off] = s->nstack;
-			}
+			if (sm)
+				*sm = (struct stack_slot_memo){ node + 1, s->nstack, epoch };
 		}
 		int64_t ts = s->timestamp_ns ? s->timestamp_ns
 					     : (p->time_ns ? p->time_ns : default_ts_ns);
@@ -1315,9 +1414,12 @@ void store_head_add_batch(struct store_head *h, const struct model_profile *cons
 	struct add_ctx c;
 
 	memset(&c, 0, sizeof(c));
+	c.sc = add_scratch_get();
 	for (size_t i = 0; i < n; i++)
 		add_profile(h, &c, p[i], default_ts_ns);
 	add_ctx_release(&c);
+	VEC_FREE(&c.path);
+	add_scratch_put(c.sc);
 }
 
 /* --- readers ------------------------------------------------------------- */

@@ -4,12 +4,19 @@
  * group commit; the format and its rationale are in wal.h and
  * docs/storage-format.md.
  *
- * Group commit wakes each waiter once: a waiter whose record the sync in
- * progress covers sleeps on that sync's condition variable, one that wrote
- * after the sync began sleeps on the next generation's, and the finishing
- * syncer wakes all of its own generation but only one of the next (which
- * then runs the next sync). With one condition variable every finished
- * sync woke every waiter, and those it did not cover went back to sleep.
+ * Group commit: an appender queues its record and, when no leader is at
+ * work, becomes the leader: it takes the whole queue, writes it with one
+ * pwritev at the log's end and runs one fdatasync for all of it, then
+ * marks each record done. Records queued meanwhile wait for the next
+ * leader. So a group costs one write and one sync instead of one write per
+ * record, and the mutex is never held across a system call.
+ *
+ * Each waiter is woken once: a waiter whose record is in the running
+ * batch sleeps on that batch's condition variable, one queued after it
+ * sleeps on the next generation's, and the finishing leader wakes all of
+ * its own generation but only one of the next (which then leads). With one
+ * condition variable every finished sync woke every waiter, and those it
+ * did not cover went back to sleep.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -30,12 +37,26 @@ _Static_assert(sizeof(STORE_WAL_MAGIC) - 1 == 8, "WAL magic is 8 bytes");
 _Static_assert(STORE_WAL_FILE_HDR == 8 + 4 + 4, "WAL file header layout");
 _Static_assert(STORE_WAL_REC_HDR == 4 + 4 + 1 + 1 + 2 + 8, "WAL record header layout");
 
+/*
+ * A record waiting in the queue: on its appender's stack, which sleeps
+ * until a leader has written and synced it (done) or failed (rc).
+ */
+struct wal_rec {
+	struct iovec iov[2]; /* header, payload */
+	struct wal_rec *next;
+	int rc;
+	bool in_write; /* rc is the write's error, not the sync's */
+	bool taken;    /* in the running leader's batch */
+	bool done;
+};
+
 struct store_wal {
 	pthread_mutex_t mu;
 	pthread_cond_t done[2]; /* done[g & 1]: waiters for the end of sync g */
 	unsigned nwait[2];	/* threads waiting on done[0], done[1] */
 	uint64_t gen;		/* syncs finished; the one running is number gen */
-	uint64_t sync_target;	/* position the running sync makes durable */
+	struct wal_rec *queue;	/* records waiting for the next leader, oldest first */
+	struct wal_rec **queue_tail;
 	int fd;
 	char *dir;
 	char *path;	    /* current segment */
@@ -43,7 +64,7 @@ struct store_wal {
 	uint64_t seg_start; /* position of the current segment's byte 0 */
 	uint64_t end;	    /* position after the last byte written */
 	uint64_t synced;    /* position up to which everything is durable */
-	bool syncing;	    /* a thread is in fdatasync */
+	bool syncing;	    /* a leader is writing its batch and syncing */
 	bool ro;	    /* read-only: replay only */
 	int failed;	    /* sticky error after a failed sync */
 	struct store_wal_stats st;
@@ -77,16 +98,20 @@ static uint32_t crc32_of(uint32_t crc, const void *p, size_t n)
 	return store_chunkfile_crc32(crc, p, n);
 }
 
-static int write_full_at(int fd, const struct iovec *iov_in, int iovcnt, uint64_t off)
+/*
+ * Write @iov[0..@iovcnt) at @off, all of it (short writes and EINTR are
+ * retried); @iov is consumed (its entries are advanced). At most
+ * WAL_IOV_MAX entries go to one pwritev.
+ */
+#define WAL_IOV_MAX 64
+
+static int write_full_at(int fd, struct iovec *iov, int iovcnt, uint64_t off)
 {
-	struct iovec iov[4];
+	struct iovec *cur = iov;
 	int cnt = iovcnt;
 
-	PROF_ASSERT(iovcnt <= 4);
-	memcpy(iov, iov_in, sizeof(*iov) * (size_t)iovcnt);
-	struct iovec *cur = iov;
 	while (cnt > 0) {
-		ssize_t w = pwritev(fd, cur, cnt, (off_t)off);
+		ssize_t w = pwritev(fd, cur, PROF_MIN(cnt, WAL_IOV_MAX), (off_t)off);
 
 		if (w < 0) {
 			if (errno == EINTR)
@@ -635,6 +660,7 @@ int store_wal_open_at(const char *dir, uint64_t covered, store_wal_replay_fn fn,
 	pthread_cond_init(&w->done[0], NULL);
 	pthread_cond_init(&w->done[1], NULL);
 	w->fd = -1;
+	w->queue_tail = &w->queue;
 	w->ro = read_only;
 	w->dir = xstrdup(dir);
 	covered = PROF_MAX(covered, read_checkpoint(dir));
@@ -959,18 +985,102 @@ int store_wal_verify(const char *dir, uint64_t covered, store_wal_replay_fn fn, 
 	return nerr;
 }
 
+/*
+ * Run one group commit (w->mu held, no leader at work; returns with it
+ * held): take the queue, write it at the log's end, fdatasync, mark every
+ * taken record done with the result. A failed write is rolled back with
+ * ftruncate and fails only its batch; a failed sync or rollback poisons
+ * the log, and then every queued record fails too.
+ */
+static void lead(struct store_wal *w)
+{
+	struct iovec stack_iov[2 * 16], *iov = stack_iov;
+	struct wal_rec *batch = w->queue, *r;
+	uint64_t g = w->gen, at = w->end - w->seg_start, bytes = 0;
+	int fd = w->fd, wrc = 0, src = 0, n = 0;
+	int64_t dt = -1;
+
+	w->queue = NULL;
+	w->queue_tail = &w->queue;
+	if (!w->failed) {
+		for (r = batch; r; r = r->next) {
+			r->taken = true;
+			bytes += r->iov[0].iov_len + r->iov[1].iov_len;
+			n++;
+		}
+		w->syncing = true;
+		pthread_mutex_unlock(&w->mu);
+		if (n > (int)PROF_ARRAY_SIZE(stack_iov) / 2)
+			iov = xmalloc(sizeof(*iov) * 2 * (size_t)n);
+		n = 0;
+		for (r = batch; r; r = r->next) {
+			iov[n++] = r->iov[0];
+			iov[n++] = r->iov[1];
+		}
+		wrc = write_full_at(fd, iov, n, at);
+		if (iov != stack_iov)
+			free(iov);
+		if (wrc) {
+			/* Keep the log a sequence of records. */
+			if (ftruncate(fd, (off_t)at))
+				src = wrc;
+		} else {
+			int64_t t0 = prof_now_ns();
+
+			src = fdatasync(fd) ? -errno : 0;
+			dt = prof_now_ns() - t0;
+		}
+		pthread_mutex_lock(&w->mu);
+		w->syncing = false;
+		w->gen = g + 1;
+		if (!wrc) {
+			w->end += bytes;
+			w->st.appended += (uint64_t)n / 2;
+			w->st.bytes += bytes;
+			w->st.size = w->end - w->seg_start;
+			w->st.syncs++;
+			w->st.sync_ns += dt > 0 ? (uint64_t)dt : 0;
+			w->st.sync_ns_max = PROF_MAX(w->st.sync_ns_max, dt > 0 ? (uint64_t)dt : 0);
+		}
+		if (src)
+			w->failed = src;
+		else if (!wrc)
+			w->synced = w->end;
+	}
+	for (r = batch; r; r = r->next) {
+		r->rc = wrc ? wrc : w->failed;
+		r->in_write = wrc != 0;
+		r->done = true;
+	}
+	if (w->failed) {
+		for (r = w->queue; r; r = r->next) {
+			r->rc = w->failed;
+			r->done = true;
+		}
+		w->queue = NULL;
+		w->queue_tail = &w->queue;
+	}
+	pthread_cond_broadcast(&w->done[g & 1]);
+	/* One waiter of the next generation leads; after a failure all of
+	 * them return the error. */
+	if (w->failed)
+		pthread_cond_broadcast(&w->done[(g + 1) & 1]);
+	else if (w->nwait[(g + 1) & 1])
+		pthread_cond_signal(&w->done[(g + 1) & 1]);
+}
+
 int store_wal_append(struct store_wal *w, enum store_wal_type type, int64_t time_ns,
 		     const void *payload, size_t len, struct prof_err *err)
 {
 	unsigned char hdr[STORE_WAL_REC_HDR];
-	uint64_t my_end;
+	struct wal_rec me = { .iov = { { hdr, sizeof(hdr) }, { (void *)payload, len } } };
 	int rc;
 
 	if (len == 0 || len > STORE_WAL_MAX_RECORD)
 		return prof_err_set(err, -PROF_ETOOBIG, -1,
 				    "wal: record of %zu bytes outside 1..%u bytes", len,
 				    STORE_WAL_MAX_RECORD);
-	if (w->ro || w->fd < 0)
+	if (w->ro)
 		return prof_err_set(err, -EROFS, -1, "wal %s: opened read-only", w->dir);
 	put_le32(hdr, (uint32_t)len);
 	hdr[8] = (unsigned char)type;
@@ -979,66 +1089,30 @@ int store_wal_append(struct store_wal *w, enum store_wal_type type, int64_t time
 	put_le64(hdr + 12, (uint64_t)time_ns);
 	put_le32(hdr + 4, crc32_of(crc32_of(0, hdr + 8, STORE_WAL_REC_HDR - 8), payload, len));
 
-	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)payload, len } };
-
 	pthread_mutex_lock(&w->mu);
+	if (w->fd < 0) { /* w->fd changes under w->mu (rotation) */
+		pthread_mutex_unlock(&w->mu);
+		return prof_err_set(err, -EROFS, -1, "wal %s: opened read-only", w->dir);
+	}
 	if (w->failed) {
 		rc = w->failed;
 		pthread_mutex_unlock(&w->mu);
 		return prof_err_set(err, rc, -1, "wal: log is unusable after an earlier error: %s",
 				    strerror(-rc));
 	}
-	rc = write_full_at(w->fd, iov, 2, w->end - w->seg_start);
-	if (rc) {
-		/* Roll back a partial write so the log stays a sequence of records. */
-		if (ftruncate(w->fd, (off_t)(w->end - w->seg_start)))
-			w->failed = rc;
-		pthread_mutex_unlock(&w->mu);
-		return prof_err_set(err, rc, -1, "wal: write: %s", strerror(-rc));
-	}
-	w->end += sizeof(hdr) + len;
-	w->st.appended++;
-	w->st.size = w->end - w->seg_start;
-	w->st.bytes += sizeof(hdr) + len;
-	my_end = w->end;
-
-	/* Group commit: one fdatasync covers every record written before it
-	 * began; a record written during a sync waits for the next one. */
-	while (w->synced < my_end && !w->failed) {
-		if (w->syncing) {
-			wait_for_sync(w, my_end <= w->sync_target ? w->gen : w->gen + 1);
-			continue;
-		}
-		uint64_t g = w->gen;
-
-		w->syncing = true;
-		w->sync_target = w->end;
-		pthread_mutex_unlock(&w->mu);
-		int64_t t0 = prof_now_ns();
-		int src = fdatasync(w->fd) ? -errno : 0;
-		int64_t dt = prof_now_ns() - t0;
-		pthread_mutex_lock(&w->mu);
-		w->syncing = false;
-		w->gen = g + 1;
-		w->st.syncs++;
-		w->st.sync_ns += dt > 0 ? (uint64_t)dt : 0;
-		w->st.sync_ns_max = PROF_MAX(w->st.sync_ns_max, dt > 0 ? (uint64_t)dt : 0);
-		if (src)
-			w->failed = src;
+	*w->queue_tail = &me;
+	w->queue_tail = &me.next;
+	while (!me.done) {
+		if (w->syncing)
+			wait_for_sync(w, me.taken ? w->gen : w->gen + 1);
 		else
-			w->synced = PROF_MAX(w->synced, w->sync_target);
-		pthread_cond_broadcast(&w->done[g & 1]);
-		/* One waiter of the next generation runs its sync; after a
-		 * failure all of them return the error. */
-		if (src)
-			pthread_cond_broadcast(&w->done[(g + 1) & 1]);
-		else if (w->nwait[(g + 1) & 1])
-			pthread_cond_signal(&w->done[(g + 1) & 1]);
+			lead(w);
 	}
-	rc = w->synced >= my_end ? 0 : w->failed;
+	rc = me.rc;
 	pthread_mutex_unlock(&w->mu);
 	if (rc)
-		return prof_err_set(err, rc, -1, "wal: fdatasync: %s", strerror(-rc));
+		return prof_err_set(err, rc, -1, "wal: %s: %s", me.in_write ? "write" : "fdatasync",
+				    strerror(-rc));
 	return 0;
 }
 

@@ -58,13 +58,15 @@
  * valid record follows, the tail is saved the same way and truncated.
  * A segment with a damaged middle is never appended to again.
  *
- * Group commit: appenders write their record under a mutex, then wait
- * until some thread's fdatasync covers their end offset; one fdatasync
- * serves every record written before it started (the classic scheme of
- * PostgreSQL's and MySQL's logs). A failed write is rolled back with
- * ftruncate; a failed fdatasync poisons the log (every later append
- * fails with the same error) because the kernel may have dropped the
- * dirty pages (the 2018 "fsyncgate" lesson).
+ * Group commit: appenders queue their record; one of them (the leader)
+ * writes every queued record with one pwritev and covers them all with
+ * one fdatasync, while records queued meanwhile wait for the next leader
+ * (the classic scheme of PostgreSQL's and MySQL's logs). No appender
+ * returns before the fdatasync covering its record. A failed write is
+ * rolled back with ftruncate and fails the records of that write; a
+ * failed fdatasync poisons the log (every later append fails with the
+ * same error) because the kernel may have dropped the dirty pages (the
+ * 2018 "fsyncgate" lesson).
  *
  * Thread-safety: store_wal_append and the rotations may be called from
  * any number of threads; open/close are single-threaded.

@@ -8,7 +8,9 @@
  * .corrupt-<offset> file (a damaged last record is saved and truncated);
  * rotation, checkpoint and covered segments; read-only replay; a foreign file is refused untouched; a record
  * the replay callback refuses is skipped, not fatal; concurrent appenders
- * all get durable, distinct records (group commit); record CRCs are
+ * all get durable, distinct records (group commit, batches of more
+ * records than one pwritev takes included); a failed write is rolled back
+ * and fails only its records; record CRCs are
  * zlib's crc32() at every length (the accelerated path included), and a
  * segment written byte by byte with zlib's CRCs replays.
  */
@@ -20,6 +22,8 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -471,30 +475,35 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-static void test_wal_concurrent_appends_share_syncs(void **state)
+/*
+ * @nthreads appenders at once, rotating by size: every record once, each
+ * thread's in its own order, fewer syncs than records. With 64 threads a
+ * leader's batch holds more records than one pwritev takes.
+ */
+static void concurrent_appends(int nthreads)
 {
 	char *dir = make_dir();
 	struct seen s = { .refuse_from = -1 };
 	struct store_wal_stats st;
 	struct store_wal *w;
-	pthread_t th[NTHREADS];
-	struct writer wr[NTHREADS];
+	pthread_t *th = xcalloc((size_t)nthreads, sizeof(*th));
+	struct writer *wr = xcalloc((size_t)nthreads, sizeof(*wr));
+	int *next = xcalloc((size_t)nthreads, sizeof(*next));
 
-	(void)state;
 	w = open_ok(dir, &s);
-	for (int i = 0; i < NTHREADS; i++) {
+	for (int i = 0; i < nthreads; i++) {
 		wr[i].w = w;
 		wr[i].id = i;
 		assert_int_equal(pthread_create(&th[i], NULL, writer_main, &wr[i]), 0);
 	}
-	for (int i = 0; i < NTHREADS; i++) {
+	for (int i = 0; i < nthreads; i++) {
 		void *ret;
 
 		pthread_join(th[i], &ret);
 		assert_null(ret);
 	}
 	store_wal_get_stats(w, &st);
-	assert_int_equal(st.appended, NTHREADS * PER_THREAD);
+	assert_int_equal(st.appended, (uint64_t)nthreads * PER_THREAD);
 	assert_true(st.segment > 5);
 	assert_true(st.syncs <= st.appended);
 	print_message("group commit: %" PRIu64 " records, %" PRIu64 " fdatasync calls\n",
@@ -502,20 +511,80 @@ static void test_wal_concurrent_appends_share_syncs(void **state)
 	store_wal_close(w);
 
 	w = open_ok(dir, &s);
-	assert_int_equal(s.payloads.n, NTHREADS * PER_THREAD);
+	assert_int_equal(s.payloads.n, (size_t)nthreads * PER_THREAD);
 	/* Every record once, each thread's records in its own order. */
-	int next[NTHREADS] = { 0 };
 	for (size_t i = 0; i < s.payloads.n; i++) {
 		int t, r;
 
 		assert_int_equal(sscanf(s.payloads.v[i], "t%d-r%d", &t, &r), 2);
-		assert_true(t >= 0 && t < NTHREADS);
+		assert_true(t >= 0 && t < nthreads);
 		assert_int_equal(r, next[t]);
+		assert_int_equal(s.times.v[i], t);
 		next[t]++;
 	}
 	store_wal_close(w);
 	seen_reset(&s);
 	remove_dir(dir);
+	free(dir);
+	free(next);
+	free(wr);
+	free(th);
+}
+
+static void test_wal_concurrent_appends_share_syncs(void **state)
+{
+	(void)state;
+	concurrent_appends(NTHREADS);
+	concurrent_appends(64);
+}
+
+/*
+ * A write that fails (here: past RLIMIT_FSIZE, so part of it lands
+ * before EFBIG) fails its record, is rolled back, and does not poison the
+ * log: the next append succeeds and a reopen replays exactly the records
+ * that were acknowledged.
+ */
+static void test_wal_failed_write_is_rolled_back_not_fatal(void **state)
+{
+	char *dir = make_dir();
+	char *seg = seg_path(dir);
+	struct seen s = { .refuse_from = -1 };
+	struct store_wal_stats st;
+	struct prof_err err;
+	struct rlimit old, lim;
+	char big[600];
+	void (*old_sig)(int) = signal(SIGXFSZ, SIG_IGN);
+
+	(void)state;
+	struct store_wal *w = open_ok(dir, &s);
+	append_ok(w, "before", 1);
+	off_t size = file_size(seg);
+	memset(big, 'b', sizeof(big));
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)size + 100;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	prof_err_init(&err);
+	int rc = store_wal_append(w, STORE_WAL_OTLP, 2, big, sizeof(big), &err);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, old_sig);
+	assert_int_equal(rc, -EFBIG);
+	assert_non_null(strstr(err.msg, "wal: write:"));
+	assert_int_equal(file_size(seg), size); /* the partial record is gone */
+	append_ok(w, "after", 3);
+	store_wal_get_stats(w, &st);
+	assert_int_equal(st.appended, 2);
+	store_wal_close(w);
+
+	w = open_ok(dir, &s);
+	assert_int_equal(s.payloads.n, 2);
+	assert_string_equal(s.payloads.v[0], "before");
+	assert_string_equal(s.payloads.v[1], "after");
+	assert_int_equal(s.times.v[1], 3);
+	store_wal_close(w);
+	seen_reset(&s);
+	remove_dir(dir);
+	free(seg);
 	free(dir);
 }
 
@@ -675,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_wal_refused_record_is_skipped_not_fatal),
 		cmocka_unit_test(test_wal_rejects_empty_and_oversized_records),
 		cmocka_unit_test(test_wal_concurrent_appends_share_syncs),
+		cmocka_unit_test(test_wal_failed_write_is_rolled_back_not_fatal),
 		cmocka_unit_test(test_wal_record_crc_is_zlib_crc32_at_every_length),
 		cmocka_unit_test(test_wal_segment_with_zlib_crcs_replays),
 		cmocka_unit_test(test_wal_crc32_equals_zlib),
