@@ -2,7 +2,7 @@
 /*
  * test_base.c - checked parsing, string interning, buffers and gzip caps,
  * UTF-8 validation and JSON strings made from any bytes, URL escaping, hex
- * digits, log level names.
+ * digits, log level names, log lines (one write each, cut to the buffer).
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -11,6 +11,8 @@
 #include "base/parse.h"
 #include "base/strtab.h"
 #include "base/utf8.h"
+
+#include <unistd.h>
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -294,6 +296,48 @@ static void test_log_level_parse_names(void **state)
 	assert_int_equal(lv, PROF_LOG_WARN); /* untouched on failure */
 }
 
+/* Run prof_log with stderr on a pipe; return what it wrote (static buffer). */
+static const char *log_capture(enum prof_log_level level, const char *fmt, const char *arg)
+{
+	static char got[8192];
+	int fds[2], saved;
+	ssize_t n;
+
+	assert_int_equal(pipe(fds), 0);
+	saved = dup(STDERR_FILENO);
+	assert_true(dup2(fds[1], STDERR_FILENO) >= 0);
+	prof_log(level, fmt, arg);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	close(fds[1]);
+	n = read(fds[0], got, sizeof(got) - 1);
+	close(fds[0]);
+	got[n > 0 ? n : 0] = '\0';
+	return got;
+}
+
+static void test_log_line_shape_and_cut(void **state)
+{
+	const char *l;
+	char big[5000];
+
+	(void)state;
+	prof_log_set_level(PROF_LOG_INFO);
+	l = log_capture(PROF_LOG_WARN, "store: %s", "x=1");
+	/* 2026-11-30T09:10:11.123Z warn store: x=1\n */
+	assert_int_equal(strlen(l), 24 + strlen(" warn store: x=1\n"));
+	assert_true(l[4] == '-' && l[7] == '-' && l[10] == 'T' && l[13] == ':' && l[16] == ':' &&
+		    l[19] == '.' && l[23] == 'Z');
+	assert_string_equal(l + 24, " warn store: x=1\n");
+	assert_string_equal(log_capture(PROF_LOG_DEBUG, "%s", "hidden"), "");
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	l = log_capture(PROF_LOG_ERROR, "%s", big);
+	assert_int_equal(strlen(l), 2047); /* the 2048-byte buffer less its NUL */
+	assert_int_equal(l[2046], '\n');
+	assert_int_equal(l[2045], 'a');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_buf_url_escaped_rfc3986),
 		cmocka_unit_test(test_parse_hex_digit_all_bytes),
 		cmocka_unit_test(test_log_level_parse_names),
+		cmocka_unit_test(test_log_line_shape_and_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
