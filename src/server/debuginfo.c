@@ -185,8 +185,11 @@ static void server_di_upload(struct server_req *rq, struct server_reply *rp,
 		return;
 	}
 	if (up->write_err) {
-		server_reply_json_error(rp, up->write_err == -ENOSPC ? 507 : 500,
-					"cannot write the upload: %s", strerror(-up->write_err));
+		bool full = up->write_err == -ENOSPC || up->write_err == -EDQUOT ||
+			    up->write_err == -EFBIG;
+
+		server_reply_json_error(rp, full ? 507 : 500, "cannot write the upload: %s",
+					strerror(-up->write_err));
 		return;
 	}
 	if (up->len == 0) {

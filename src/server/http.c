@@ -908,8 +908,11 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 			 "dataset",
 			 srv->conf->path);
 
-	/* MHD writes with MSG_NOSIGNAL, but a closed peer must never kill us. */
+	/* MHD writes with MSG_NOSIGNAL, but a closed peer must never kill us;
+	 * past a file-size limit (ulimit -f) a write fails with EFBIG (507 for
+	 * the request, rolled back) instead of SIGXFSZ killing the server. */
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
 	srv->daemon = start_daemon(srv, &ss, maxconn);
 	if (!srv->daemon) {
 		rc = prof_err_set(err, errno ? -errno : -EADDRINUSE, -1, "cannot listen on %s: %s",

@@ -83,6 +83,7 @@ enum server_fail server_fail_from_rc(int rc)
 		return SERVER_FAIL_BAD_INPUT;
 	case -ENOSPC:
 	case -EDQUOT:
+	case -EFBIG: /* the file-size limit (RLIMIT_FSIZE) */
 		return SERVER_FAIL_INSUFFICIENT;
 	default:
 		return SERVER_FAIL_UNAVAILABLE;
