@@ -3,6 +3,7 @@
 #include "base/compat.h"
 #include "base/mem.h"
 #include "query/filter.h"
+#include "store/matcher.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -59,8 +60,9 @@ int query_regex_compile(const char *param, const char *pattern, void **re, void 
 
 bool query_regex_match(void *re, void *md, const char *s, size_t n)
 {
-	/* A match error (bad UTF-8 that PCRE2 still refuses) counts as no match. */
-	return pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, NULL) >= 0;
+	/* A match error (bad UTF-8 that PCRE2 still refuses) counts as no
+	 * match; a limit hit fails the query (store_regex_match). */
+	return store_regex_match(re, md, s, n);
 }
 
 void query_regex_free(void *re, void *md)

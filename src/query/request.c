@@ -17,6 +17,7 @@
 #include "query/symhealth.h"
 #include "query/table.h"
 #include "query/units.h"
+#include "store/matcher.h"
 
 #include <math.h>
 
@@ -726,6 +727,7 @@ int query_request_run(const struct query_env *env, const char *view, query_arg_f
 	rc = get_link(&r);
 	if (rc)
 		return rc; /* nothing was written */
+	store_regex_query_begin();
 	if (!strcmp(view, "flamegraph"))
 		rc = view_flamegraph(&r, out);
 	else if (!strcmp(view, "table"))
@@ -759,6 +761,15 @@ int query_request_run(const struct query_env *env, const char *view, query_arg_f
 	} else {
 		rc = prof_err_set(err, -PROF_ENOTFOUND, -1, "no such query view '%s'", view);
 	}
+	unsigned hits = store_regex_query_end();
+	if (!rc && hits)
+		rc = prof_err_set(err, -EINVAL, -1,
+				  "a regular expression (stack_filter, frame_filter, search or a "
+				  "selector's =~ / !~) needed more than %d match steps on a name "
+				  "(PCRE2's match limit): answering would leave matches out; "
+				  "simplify it (e.g. no nested or alternating repeats such as "
+				  "(a|a)* or (.*a){20})",
+				  STORE_REGEX_MATCH_LIMIT);
 	if (rc == -PROF_ETOOBIG && (!err || !err->code))
 		prof_err_set(err, rc, -1, "the answer exceeds %zu bytes; narrow the query",
 			     out->max);

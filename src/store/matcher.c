@@ -6,6 +6,7 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <pthread.h>
 
 int store_matcher_init(struct store_matcher *m, const char *name, enum store_match_op op,
 		       const char *value, struct prof_err *err)
@@ -56,8 +57,6 @@ void store_matcher_release(struct store_matcher *m)
 
 bool store_matcher_match(const struct store_matcher *m, const char *v)
 {
-	int rc;
-
 	if (!v)
 		v = "";
 	switch (m->op) {
@@ -67,11 +66,54 @@ bool store_matcher_match(const struct store_matcher *m, const char *v)
 		return strcmp(v, m->value) != 0;
 	case STORE_MATCH_RE:
 	case STORE_MATCH_NOT_RE:
-		rc = pcre2_match(m->re, (PCRE2_SPTR)v, strlen(v), 0, 0, m->md, NULL);
-		/* A match error (bad UTF-8 in a stored value) counts as no match. */
-		return (rc >= 0) == (m->op == STORE_MATCH_RE);
+		return store_regex_match(m->re, m->md, v, strlen(v)) == (m->op == STORE_MATCH_RE);
 	}
 	return false;
+}
+
+static pthread_once_t mctx_once = PTHREAD_ONCE_INIT;
+static pcre2_match_context *mctx;
+static __thread unsigned limit_hits;
+static __thread bool in_query;
+
+static void mctx_init(void)
+{
+	mctx = pcre2_match_context_create(NULL);
+	if (mctx) {
+		pcre2_set_match_limit(mctx, STORE_REGEX_MATCH_LIMIT);
+		pcre2_set_depth_limit(mctx, STORE_REGEX_DEPTH_LIMIT);
+	}
+}
+
+bool store_regex_match(void *re, void *md, const char *s, size_t n)
+{
+	int rc;
+
+	if (in_query && limit_hits)
+		return false; /* the query is refused anyway */
+	pthread_once(&mctx_once, mctx_init);
+	rc = pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, mctx);
+	if (rc >= 0)
+		return true;
+	if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+	    rc == PCRE2_ERROR_HEAPLIMIT)
+		limit_hits++;
+	return false; /* no match, or a string PCRE2 refuses (bad UTF-8) */
+}
+
+void store_regex_query_begin(void)
+{
+	limit_hits = 0;
+	in_query = true;
+}
+
+unsigned store_regex_query_end(void)
+{
+	unsigned n = limit_hits;
+
+	in_query = false;
+	limit_hits = 0;
+	return n;
 }
 
 const char *store_match_op_str(enum store_match_op op)

@@ -52,8 +52,34 @@ int store_matcher_init(struct store_matcher *m, const char *name, enum store_mat
 /** store_matcher_release() - free what @m owns; NULL is allowed. */
 void store_matcher_release(struct store_matcher *m);
 
-/** store_matcher_match() - does a label value @v (NULL = label absent = "") satisfy @m? */
+/**
+ * store_matcher_match() - does a label value @v (NULL = label absent = "")
+ * satisfy @m? A regex that hits the match limit (store_regex_match)
+ * counts as no match.
+ */
 bool store_matcher_match(const struct store_matcher *m, const char *v);
+
+/* PCRE2 limits for label and frame-name regexes (PCRE2's defaults are 10 M
+ * each: a pattern of nested repeats could spend seconds on one name). */
+#define STORE_REGEX_MATCH_LIMIT 1000000
+#define STORE_REGEX_DEPTH_LIMIT 10000
+
+/**
+ * store_regex_match() - pcre2_match of @re (a pcre2_code) on @s[@n] with
+ * the match data @md under STORE_REGEX_MATCH_LIMIT / _DEPTH_LIMIT:
+ * true on a match; false on none, on a string PCRE2 refuses (bad UTF-8)
+ * and on a limit hit, which is counted for this thread. Between
+ * store_regex_query_begin and _end (a query) a limit hit is an error the
+ * query reports instead of answering less, so later matches return false
+ * at once. Thread-safe (the match context is shared read-only).
+ */
+bool store_regex_match(void *re, void *md, const char *s, size_t n);
+
+/** store_regex_query_begin() - start counting this thread's limit hits for one query. */
+void store_regex_query_begin(void);
+
+/** store_regex_query_end() - stop; the number of limit hits since _begin. */
+unsigned store_regex_query_end(void);
 
 /** store_match_op_str() - "=", "!=", "=~" or "!~". */
 const char *store_match_op_str(enum store_match_op op);

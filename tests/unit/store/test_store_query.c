@@ -15,6 +15,7 @@
 #include "query/labels.h"
 #include "query/selector.h"
 #include "query/stackset.h"
+#include "store/matcher.h"
 #include "store/store.h"
 
 #include <setjmp.h>
@@ -184,10 +185,40 @@ static void test_query_over_blocks_equals_query_over_one_head(void **state)
 	free(dir);
 }
 
+/*
+ * A regex past PCRE2's match limit: a plain match counts it as no match;
+ * inside a query it is counted (the query is refused) and later matches
+ * return false at once. "(a|a)*c" on 40 a's needs 2^40 steps.
+ */
+static void test_regex_match_limit_is_counted_in_a_query(void **state)
+{
+	struct store_matcher m;
+	struct prof_err err;
+	char v[64];
+
+	(void)state;
+	memset(v, 'a', 40);
+	memcpy(v + 40, "bX", 3);
+	prof_err_init(&err);
+	assert_int_equal(
+		store_matcher_init(&m, "service.name", STORE_MATCH_RE, "(a|a)*c|.*X", &err), 0);
+	assert_false(store_matcher_match(&m, v)); /* the limit: no match, not counted for a query */
+	assert_true(store_matcher_match(&m, "X"));
+	store_regex_query_begin();
+	assert_false(store_matcher_match(&m, v));
+	assert_false(store_matcher_match(&m, "X")); /* refused anyway: no more work */
+	assert_int_equal(store_regex_query_end(), 1);
+	store_regex_query_begin();
+	assert_true(store_matcher_match(&m, "X"));
+	assert_int_equal(store_regex_query_end(), 0);
+	store_matcher_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_over_blocks_equals_query_over_one_head),
+		cmocka_unit_test(test_regex_match_limit_is_counted_in_a_query),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
