@@ -507,6 +507,12 @@ static int view_series(const struct req *r, struct buf *out)
 	if (rc)
 		goto out;
 	o.function = arg(r, "function");
+	if (!o.function && r->arg(r->ctx, "function")) {
+		rc = bad(r, "parameter 'function' is empty: give the exact frame name (as "
+			    "/api/v1/table lists it), or leave the parameter out for the whole "
+			    "selection");
+		goto out;
+	}
 	o.mode = mode == 1 ? QUERY_FN_SELF : QUERY_FN_TOTAL;
 	/* Without a function or stack filter no stack matters: cells are (group, step). */
 	p.merge_stacks = !o.function && !arg(r, "stack_filter");

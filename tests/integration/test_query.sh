@@ -175,6 +175,10 @@ expect "derived metric values are 90 when on" \
 	"sorted(set(j['series'][0]['values']))" \
 	"[0, 90]"
 api /api/v1/series "${WQ[@]}" --data-urlencode "from=$W0" --data-urlencode "to=$((W0 + 479999))" \
+	--data-urlencode "step=10s" --data-urlencode "function="
+checkx "series with an empty function is a 400 naming it ($code)" \
+	'[ "$code" = 400 ] && grep -q "parameter .function. is empty" "$tmp/body"'
+api /api/v1/series "${WQ[@]}" --data-urlencode "from=$W0" --data-urlencode "to=$((W0 + 479999))" \
 	--data-urlencode "step=40s"
 expect "series without a function: every 40 s step holds 4 x 50 + 2 x 90 = 380, rate 9.5 ns/s" \
 	"(set(j['series'][0]['values']), j['series'][0]['rates'][0])" \
