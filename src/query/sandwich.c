@@ -27,7 +27,6 @@ void query_sandwich_build(const struct query_stackset *ss, const char *function,
 		query_name_totals(ss, true, &nself, &ntotal, NULL, NULL);
 		sw->self = nself[fn];
 		sw->total = ntotal[fn];
-		sw->found = true;
 		query_scratch_give(nself);
 		query_scratch_give(ntotal);
 		query_stackset_node_sums(ss, &self, &count);
@@ -40,6 +39,7 @@ void query_sandwich_build(const struct query_stackset *ss, const char *function,
 				k++;
 			if (k == path.n)
 				continue;
+			sw->found = true;
 			uint32_t at = 0;
 			for (size_t j = k; j-- > 0;)
 				at = query_flamegraph_child(&sw->callers, at,

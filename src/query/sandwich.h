@@ -26,7 +26,7 @@
 struct query_sandwich {
 	struct query_flamegraph callers, callees; /* roots named F */
 	int64_t self, total;			  /* F's, as in the table */
-	bool found;				  /* F occurs in the stack set */
+	bool found;				  /* F is a frame of a selected stack */
 };
 
 /**

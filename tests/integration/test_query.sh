@@ -115,6 +115,10 @@ api /api/v1/sandwich "${A[@]}" --data-urlencode "function=rec"
 expect "sandwich of rec: total 5, callers main, callees rec;leaf" \
 	"(j['total'], j['callers']['root']['children'][0]['name'], j['callees']['root']['children'][0]['children'][0]['name'])" \
 	"(5, 'main', 'leaf')"
+api /api/v1/sandwich "${A[@]}" --data-urlencode "function=rec" --data-urlencode "stack_filter=^hot$"
+expect "sandwich of rec where no selected stack has it: found false, total 0" \
+	"(j['found'], j['total'], j['callers']['samples'])" \
+	"(False, 0, 0)"
 
 # --- repeated parameters (docs/api.md): lists combine, single values refuse -------------------------
 api /api/v1/flamegraph "${A[@]}" --data-urlencode "stack_filter=^rec$" --data-urlencode "stack_filter=^hot$"
