@@ -2,17 +2,26 @@
 # SPDX-License-Identifier: Apache-2.0
 # test_agent_e2e.sh - the main job end to end, for real: a C workload
 # (tests/workloads/spin.c: ~70 % of its CPU in hot_a, ~30 % in hot_b, both
-# called from main) runs for 12 s while `profd agent` samples the host
+# called from main) runs for 12 s or more while `profd agent` samples the host
 # with eBPF and sends OTLP to `profd server` on loopback; the server's
 # flame graph for {process.executable.name="spin"} must show hot_a and
-# hot_b under main with shares 70/30 +- 10 points. Also checks that the
-# agent stops cleanly on SIGINT (exit 0, last interval sent), and that the
-# explorer page, in a real browser, shows hot_a in the rendered flame graph.
+# hot_b under main with shares 70/30 +- 10 points. Enough samples for
+# that: on a loaded machine spin got 2.4 s of CPU in 12 s, 45 samples at
+# the agent's default 19 Hz, where the binomial spread alone (sd 6.8
+# points) crosses 10 points in 14 % of runs. So the agent samples at 97 Hz
+# and spin runs on (up to 60 s) until it has used 4 s of CPU: about 390
+# samples, sd 2.3; the check wants at least 250 (10 points = 3.4 sd).
+# spin.c varies its round length at random so that the fixed sampling
+# period cannot alias with it (the 52.6 % seen once in CI). Also checks
+# that the agent stops cleanly on SIGINT (exit 0, last interval sent), and
+# that the explorer page, in a real browser, shows hot_a in the rendered
+# flame graph.
 # Needs root and kernel BTF for eBPF; prints "skip: <why>" otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PROFD_FAST=${PROFD_FAST:-build/profd}
 SPIN_SECONDS=${SPIN_SECONDS:-12}
+FREQ=97
 
 if [ "$(id -u)" != 0 ]; then
 	echo "skip: the eBPF agent needs root"
@@ -66,7 +75,7 @@ done
 curl -fs "$base/api/v1/profile-types" >/dev/null || fail "server not answering on $base"
 
 mkdir -p "$tmp/dump"
-"$PROFD_FAST" agent --server "$base" --interval 2s --dump "$tmp/dump" >"$tmp/agent.log" 2>&1 &
+"$PROFD_FAST" agent --server "$base" --interval 2s --frequency "$FREQ" --dump "$tmp/dump" >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
 for _ in $(seq 1 100); do
 	grep -q "agent started" "$tmp/agent.log" && break
@@ -83,7 +92,7 @@ done
 grep -q "agent started" "$tmp/agent.log" || fail "agent did not start"
 echo "ok agent attached"
 
-"$tmp/spin" "$SPIN_SECONDS" >"$tmp/spin.out" &
+SPIN_CPU_SECONDS=4 "$tmp/spin" "$SPIN_SECONDS" >"$tmp/spin.out" &
 spin_pid=$!
 wait "$spin_pid" || fail "spin failed"
 spin_pid=
@@ -109,14 +118,15 @@ curl -fsG "$base/api/v1/flamegraph" --data-urlencode "type=$type" \
 # SPIN_SECONDS of CPU, and the agent can only see what it ran.
 spin_cpu=$(sed -n 's/.*, \([0-9.]*\) s of CPU.*/\1/p' "$tmp/spin.out")
 [ -n "$spin_cpu" ] || fail "spin did not report its CPU time: $(cat "$tmp/spin.out")"
-python3 - "$tmp/flame.json" "$spin_cpu" <<'PY' || fail "flame graph check"
-import json, sys
+python3 - "$tmp/flame.json" "$spin_cpu" "$FREQ" <<'PY' || fail "flame graph check"
+import json, math, sys
 
 fg = json.load(open(sys.argv[1]))
 spin_cpu = float(sys.argv[2])
+period_ns = 1000000000 // int(sys.argv[3])  # what one sample weighs
 root = fg["root"]
 total = fg.get("total", root.get("total", 0))
-# Sampling at 19 Hz sees about what spin ran; want at least 70 % of it (the
+# Sampling sees about what spin ran; want at least 70 % of it (the
 # last partial interval and scheduling jitter lose a little) and 1 s.
 if spin_cpu < 1.0 or total < 0.7 * spin_cpu * 1e9:
     print(f"too little data: total={total} {fg.get('unit')} for {spin_cpu} s of spin CPU")
@@ -151,10 +161,19 @@ if a == 0 or b == 0:
     sys.exit(1)
 share_a = 100.0 * a / (a + b)
 share_b = 100.0 - share_a
-print(f"ok flame graph: total={total} {fg.get('unit')}, main={sums['main']}, "
-      f"hot_a {share_a:.1f}% / hot_b {share_b:.1f}% (want 70/30 +-10)")
+# Each sample lands in hot_a with probability 0.7 (spin.c), so the share of
+# n samples is binomial: sd = sqrt(0.7 * 0.3 / n).
+n = (a + b) / period_ns
+sd = 100.0 * math.sqrt(0.21 / n)
+print(f"flame graph: total={total} {fg.get('unit')}, main={sums['main']}, "
+      f"hot_a {share_a:.1f}% / hot_b {share_b:.1f}% of {n:.0f} samples "
+      f"(want 70/30 +-10, sd {sd:.1f})")
+if n < 250:
+    print(f"too few samples ({n:.0f}, want 250) to tell 70/30 +-10 from chance")
+    sys.exit(1)
 if abs(share_a - 70) > 10 or abs(share_b - 30) > 10:
     sys.exit(1)
+print("ok flame graph shares")
 PY
 echo "ok agent e2e"
 
