@@ -795,6 +795,7 @@ void fmt_otlp_batch_release(struct fmt_otlp_batch *b)
 {
 	if (!b)
 		return;
+	fmt_otlp_pending_release(b);
 	for (size_t i = 0; i < b->n; i++) {
 		if (b->shared_dict && i)
 			model_profile_unborrow_dict(&b->profiles[i]);

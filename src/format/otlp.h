@@ -34,6 +34,9 @@ struct fmt_otlp_batch {
 	struct model_profile *profiles; /* owned; n entries */
 	size_t n;
 	bool shared_dict; /* profiles[1..n) borrow profiles[0]'s dictionary (fmt_otlp_decode_shared) */
+	/* fmt_otlp_decode_pending: the decoder's state behind the profiles'
+	 * pending stacks, until fmt_otlp_batch_release; NULL otherwise */
+	struct fmt_otlp_pending *pending;
 };
 
 /*
@@ -102,6 +105,36 @@ int fmt_otlp_decode_pbc(const void *data, size_t n, size_t max_samples, struct f
  */
 int fmt_otlp_decode_shared(const void *data, size_t n, size_t max_samples,
 			   struct fmt_otlp_batch *out, struct prof_err *err);
+
+/**
+ * fmt_otlp_decode_pending() - fmt_otlp_decode_shared for the store's
+ * ingest path: when the direct decoder takes the request, the profiles'
+ * stacks are keyed from the wire bytes (model/stackkey.h) but their
+ * locations, functions and the strings only they use are not translated:
+ * every profile's @pending is set (struct model_pending, profile.h). The
+ * store's head looks the keys up and translates nothing for stacks it
+ * knows; whoever needs the locations calls fmt_otlp_batch_resolve first
+ * (the store does before re-encoding a profile, the server before
+ * signal-control rules). Every check fmt_otlp_decode_shared makes is made
+ * here, so resolving cannot fail. @data must stay alive and unchanged
+ * until @out is resolved or released (the decoder's state points into
+ * it); that state is this thread's decoder pools, held by @out until then
+ * (a nested decode on the thread gets fresh pools). The protobuf-c
+ * fallback gives resolved, unshared profiles as fmt_otlp_decode_shared.
+ */
+int fmt_otlp_decode_pending(const void *data, size_t n, size_t max_samples,
+			    struct fmt_otlp_batch *out, struct prof_err *err);
+
+/**
+ * fmt_otlp_batch_resolve() - translate the pending stacks of @b's
+ * profiles (fmt_otlp_decode_pending), after which they are what
+ * fmt_otlp_decode_shared gives for the same request. No-op when none are
+ * pending. Cannot fail (allocation failure aborts, as everywhere).
+ */
+void fmt_otlp_batch_resolve(struct fmt_otlp_batch *b);
+
+/* Internal to the module (fmt_otlp_batch_release): give @b's pending state back. */
+void fmt_otlp_pending_release(struct fmt_otlp_batch *b);
 
 /** Returned by fmt_otlp_decode_direct when only the protobuf-c path can answer. */
 #define FMT_OTLP_FALLBACK 1

@@ -30,6 +30,7 @@
 #include "base/compat.h"
 #include "base/mem.h"
 #include "format/otlp.h"
+#include "model/stackkey.h"
 
 #include <pthread.h>
 
@@ -157,6 +158,17 @@ struct dsample {
 	uint32_t ai_off, nai, v_off, nv, t_off, nt;
 };
 
+/* A content key, valid for the conversion whose epoch it carries. */
+struct kslot {
+	struct model_key k;
+	uint32_t epoch;
+};
+
+/* What a pending batch holds (fmt_otlp_decode_pending): its decoder state. */
+struct fmt_otlp_pending {
+	struct dd *d;
+};
+
 struct dd {
 	size_t alloc; /* pbcheck.c's estimate of protobuf-c's allocation */
 	VEC(struct span) strs;
@@ -207,6 +219,27 @@ struct dd {
 	VEC(struct model_label) labels;
 	struct buf tmp; /* rendering of non-string attribute values */
 	size_t max_samples, nsamples;
+
+	/*
+	 * fmt_otlp_decode_pending: stacks are keyed (k_stack), not translated.
+	 * kmemo holds the keys of strings, mappings, locations and stacks by
+	 * the memo's bases, valid for the epoch they carry (like memo); skeys
+	 * the key of each stack a sample uses, by stack id. pend_bytes and
+	 * pend_frames bound what resolving would add to the dictionary.
+	 */
+	bool pending;
+	struct kslot *kmemo;
+	size_t kmemo_cap;
+	VEC(struct model_key) skeys;
+	VEC(struct model_key) kpath;
+	VEC(struct model_key_line) klines;
+	struct model_key k_empty; /* key of "" */
+	size_t pend_bytes, pend_frames;
+	uint32_t pend_epoch;
+	struct model_pending pub;	/* the profiles' @pending */
+	struct fmt_otlp_pending handle; /* the batch's @pending */
+	struct model_profile *pend_profiles;
+	size_t pend_n;
 };
 
 /* ---- wire ---------------------------------------------------------------- */
@@ -1404,6 +1437,165 @@ static bool c_stack(struct dd *d, int32_t si, uint32_t *off, uint32_t *n)
 	return true;
 }
 
+/* --- pending stacks: content keys straight from the wire ------------------ */
+
+static inline struct kslot *kmemo_at(struct dd *d, size_t base, size_t i)
+{
+	return &d->kmemo[base + i];
+}
+
+/* The key of string @idx (the bytes c_str would intern), with c_str's checks. */
+static bool k_str(struct dd *d, int64_t idx, struct model_key *out)
+{
+	struct kslot *k;
+
+	if (idx == 0 && d->strs.n == 0) {
+		*out = d->k_empty;
+		return true;
+	}
+	if (idx < 0 || (uint64_t)idx >= d->strs.n)
+		return false;
+	k = kmemo_at(d, d->base_str, (size_t)idx);
+	if (k->epoch != d->epoch) {
+		const struct span *s = &d->strs.v[idx];
+
+		k->k = model_key_bytes(s->p, s->n);
+		k->epoch = d->epoch;
+		/* a string the dictionary may intern: its bytes and index entries */
+		d->pend_bytes += s->n + 1 + 16;
+	}
+	*out = k->k;
+	return true;
+}
+
+/* The key of a string of the dictionary being built (d->dict). */
+static struct model_key k_dict_str(const struct dd *d, uint32_t id)
+{
+	return model_key_bytes(d->dict->strings.s[id], d->dict->strings.len[id]);
+}
+
+/* The key of mapping @mi: the mapping is translated (c_mapping; requests hold few). */
+static bool k_mapping(struct dd *d, int32_t mi, struct model_key *out)
+{
+	struct kslot *k = kmemo_at(d, d->base_map, (size_t)mi);
+	const struct model_mapping *m;
+	uint32_t id;
+
+	if (k->epoch != d->epoch) {
+		if (!c_mapping(d, mi, &id))
+			return false;
+		m = &d->dict->mappings.v[id];
+		k->k = model_key_mapping(m->memory_start, m->memory_limit, m->file_offset,
+					 k_dict_str(d, m->filename), k_dict_str(d, m->build_id),
+					 (unsigned)m->has_functions |
+						 (unsigned)m->has_filenames << 1 |
+						 (unsigned)m->has_line_numbers << 2 |
+						 (unsigned)m->has_inline_frames << 3);
+		k->epoch = d->epoch;
+	}
+	*out = k->k;
+	return true;
+}
+
+/*
+ * The key of location @li: the fields and checks of c_location, read from
+ * the wire (frame type through c_attr_memo, as c_location), hashed as the
+ * head hashes a model location (store/head.c xh_location).
+ */
+static bool k_location(struct dd *d, int32_t li, struct model_key *out)
+{
+	struct kslot *k = kmemo_at(d, d->base_loc, (size_t)li);
+	const struct dloc *l;
+	struct model_key map = { 0, 0 }, ft = d->k_empty;
+	bool folded = false;
+
+	if (k->epoch == d->epoch) {
+		*out = k->k;
+		return true;
+	}
+	l = &d->locs.v[li];
+	if (l->map) {
+		if (l->map < 0 || (size_t)l->map >= d->maps.n || !k_mapping(d, l->map, &map))
+			return false;
+	}
+	d->klines.n = 0;
+	VEC_RESERVE(&d->klines, l->nlines);
+	for (uint32_t j = 0; j < l->nlines; j++) {
+		const struct dline *ln = &d->lines.v[l->line_off + j];
+		struct model_key_line *kl = &d->klines.v[j];
+
+		kl->line = ln->line;
+		kl->column = ln->col;
+		if (ln->fn) {
+			const struct dfn *f;
+
+			if (ln->fn < 0 || (size_t)ln->fn >= d->fns.n)
+				return false;
+			f = &d->fns.v[ln->fn];
+			if (!k_str(d, f->name, &kl->name) || !k_str(d, f->sys, &kl->system_name) ||
+			    !k_str(d, f->file, &kl->filename))
+				return false;
+			kl->start_line = f->start;
+			kl->has_function = true;
+		} else {
+			kl->name = kl->system_name = kl->filename = d->k_empty;
+			kl->start_line = 0;
+			kl->has_function = false;
+		}
+	}
+	for (uint32_t j = 0; j < l->nai; j++) {
+		int32_t ai = d->ai.v[l->ai_off + j];
+		const struct dattr *a;
+
+		if (ai < 0 || (size_t)ai >= d->attrs.n)
+			return false;
+		a = &d->attrs.v[ai];
+		if (loc_attr_key(d, ai, a) == LOC_KEY_FRAME_TYPE) {
+			struct model_label lab;
+
+			if (!c_attr_memo(d, ai, &lab))
+				return false;
+			ft = k_dict_str(d, lab.str);
+		} else if (loc_attr_key(d, ai, a) == LOC_KEY_FOLDED) {
+			folded = a_bool(a);
+		}
+	}
+	k->k = model_key_location(map, l->addr, folded, ft, d->klines.v, l->nlines);
+	k->epoch = d->epoch;
+	d->pend_bytes += sizeof(struct model_location) +
+			 l->nlines * (sizeof(struct model_line) + sizeof(struct model_function));
+	*out = k->k;
+	return true;
+}
+
+/* The key of stack @si (> 0) into d->skeys, with c_stack's checks. */
+static bool k_stack(struct dd *d, int32_t si)
+{
+	struct kslot *k = kmemo_at(d, d->base_stack, (size_t)si);
+	const struct dstack *s;
+
+	if (k->epoch == d->epoch)
+		return true;
+	s = &d->stacks.v[si];
+	d->kpath.n = 0;
+	VEC_RESERVE(&d->kpath, s->n);
+	for (uint32_t j = 0; j < s->n; j++) {
+		int32_t li = d->stack_li.v[s->off + j];
+
+		/* root first: the wire lists the leaf first */
+		if (li <= 0 || (size_t)li >= d->locs.n ||
+		    !k_location(d, li, &d->kpath.v[s->n - 1 - j]))
+			return false;
+	}
+	d->pend_frames += s->n;
+	if (d->pend_frames > UINT32_MAX)
+		return false;
+	d->pend_bytes += (size_t)s->n * sizeof(uint32_t);
+	d->skeys.v[si] = model_key_stack(d->kpath.v, s->n);
+	k->epoch = d->epoch;
+	return true;
+}
+
 static bool c_link(struct dd *d, int32_t ki, uint32_t *out)
 {
 	uint32_t *m = memo_val(d, d->base_link, (size_t)ki);
@@ -1499,8 +1691,14 @@ static bool c_samples(struct dd *d, const struct dprof *pr)
 
 		if (s->stack < 0 || (size_t)s->stack >= d->stacks.n)
 			return false;
-		if (s->stack && !c_stack(d, s->stack, &off, &n))
+		if (d->pending) {
+			/* the stack id stands in until pending_resolve */
+			if (s->stack && !k_stack(d, s->stack))
+				return false;
+			off = (uint32_t)s->stack;
+		} else if (s->stack && !c_stack(d, s->stack, &off, &n)) {
 			return false;
+		}
 		if (s->link) {
 			if (s->link < 0 || (size_t)s->link >= d->links.n ||
 			    !c_link(d, s->link, &link))
@@ -1598,8 +1796,8 @@ static void reserve(struct dd *d, const struct dprof *pr)
 	frames = PROF_MIN(frames, d->stack_li.n);
 	nloc = PROF_MIN(frames, d->locs.n);
 	nline = PROF_MIN(nloc, d->lines.n);
-	if (d->shared && p != dict)
-		goto own; /* profile 0 sized the shared dictionary */
+	if ((d->shared && p != dict) || d->pending)
+		goto own; /* profile 0 sized the shared dictionary; pending: nothing to size */
 	if (d->profs.n == 1 || d->shared) {
 		/* The string table's hash index is worth sizing only here: with
 		 * several profiles, each takes a small part of the dictionary. */
@@ -1642,6 +1840,9 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 		d->memo_cap = PROF_MAX(total, 2 * d->memo_cap);
 		d->memo = xcalloc(d->memo_cap, 2 * sizeof(*d->memo));
 		d->last_epoch = 0;
+		free(d->kmemo); /* its epochs start again too */
+		d->kmemo = NULL;
+		d->kmemo_cap = 0;
 	}
 	if (d->stacks.n + 1 > d->stack_len_cap) {
 		free(d->stack_len);
@@ -1656,6 +1857,18 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 		d->attr_loc_key = xmalloc(d->attr_cap * sizeof(*d->attr_loc_key));
 	}
 	memset(d->attr_loc_key, 0, (d->attrs.n + 1) * sizeof(*d->attr_loc_key));
+	if (d->pending) {
+		/* keys hold for the memo's epochs: a new memo starts them afresh */
+		if (total > d->kmemo_cap) {
+			free(d->kmemo);
+			d->kmemo_cap = PROF_MAX(total, d->memo_cap);
+			d->kmemo = xcalloc(d->kmemo_cap, sizeof(*d->kmemo));
+		}
+		d->skeys.n = 0;
+		VEC_RESERVE(&d->skeys, d->stacks.n + 1);
+		d->skeys.v[0] = (struct model_key){ 0, 0 };
+		d->pend_bytes = d->pend_frames = 0;
+	}
 	out->profiles = xcalloc(d->profs.n ? d->profs.n : 1, sizeof(*out->profiles));
 	/* Profiles in wire order: resource, then scope, then profile. */
 	for (size_t r = 0; r < d->rps.n; r++) {
@@ -1686,6 +1899,8 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 	}
 	if (d->shared && out->n) {
 		bytes += d->max_samples ? fmt_otlp_profile_bytes(&out->profiles[0]) : 0;
+		/* what resolving may add, tables doubling as they grow */
+		bytes += d->max_samples ? 2 * d->pend_bytes : 0;
 		if (bytes > FMT_OTLP_DECODED_MAX(n))
 			return false;
 		for (size_t i = 1; i < out->n; i++)
@@ -1700,7 +1915,7 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 #define DD_POOLS(X)                                                                   \
 	X(strs) X(maps) X(locs) X(lines) X(fns) X(links) X(attrs) X(stacks) X(ai)       \
 	X(stack_li) X(prof_ai) X(samp_ai) X(vals) X(tss) X(kvs) X(rps) X(sps) X(profs)  \
-	X(samples) X(arr) X(mlines) X(mlocs) X(labels)
+	X(samples) X(arr) X(mlines) X(mlocs) X(labels) X(skeys) X(kpath) X(klines)
 /* clang-format on */
 
 static void dd_release(struct dd *d)
@@ -1713,6 +1928,7 @@ static void dd_release(struct dd *d)
 	free(d->stack_len);
 	free(d->attr_lab);
 	free(d->attr_loc_key);
+	free(d->kmemo);
 }
 
 /*
@@ -1766,7 +1982,8 @@ static void dd_put(struct dd *d)
 	DD_POOLS(X)
 #undef X
 	bytes += d->memo_cap * 2 * sizeof(*d->memo) + d->stack_len_cap * sizeof(*d->stack_len) +
-		 d->attr_cap * (sizeof(*d->attr_lab) + sizeof(*d->attr_loc_key));
+		 d->attr_cap * (sizeof(*d->attr_lab) + sizeof(*d->attr_loc_key)) +
+		 d->kmemo_cap * sizeof(*d->kmemo);
 	if (!dd_key_ok || bytes > DD_KEEP_BYTES || pthread_getspecific(dd_key)) {
 		dd_free(d);
 		return;
@@ -1785,12 +2002,52 @@ static void dd_put(struct dd *d)
 	keep.stack_len = d->stack_len;
 	keep.attr_lab = d->attr_lab;
 	keep.attr_loc_key = d->attr_loc_key;
+	keep.kmemo = d->kmemo;
+	keep.kmemo_cap = d->kmemo_cap;
 	*d = keep;
 	if (pthread_setspecific(dd_key, d))
 		dd_free(d);
 }
 
-static int decode_direct(const void *data, size_t n, size_t max_samples, bool shared,
+/*
+ * model_pending.resolve of a pending batch: translate every stack its
+ * samples use into profile 0's dictionary, with the memo epoch of the
+ * key pass (strings, mappings and attributes it translated are reused),
+ * and lend the grown tables to the other profiles again.
+ */
+static void pending_resolve(struct model_pending *pd)
+{
+	struct dd *d = (struct dd *)((char *)pd - offsetof(struct dd, pub));
+	struct model_profile *ps = d->pend_profiles;
+
+	if (!ps || !ps[0].pending)
+		return;
+	d->dict = &ps[0];
+	d->epoch = d->pend_epoch;
+	VEC_RESERVE(&d->dict->locations, d->locs.n + 1);
+	VEC_RESERVE(&d->dict->stack_locs, d->pend_frames);
+	for (size_t i = 0; i < d->pend_n; i++) {
+		struct model_profile *p = &ps[i];
+
+		for (size_t j = 0; j < p->samples.n; j++) {
+			struct model_sample *s = &p->samples.v[j];
+			uint32_t off = 0, n = 0;
+
+			/* k_stack made every check c_stack makes */
+			if (s->stack_off)
+				PROF_ASSERT(c_stack(d, (int32_t)s->stack_off, &off, &n));
+			s->stack_off = off;
+			s->nstack = n;
+		}
+		p->pending = NULL;
+	}
+	for (size_t i = 1; i < d->pend_n; i++) {
+		model_profile_unborrow_dict(&ps[i]);
+		model_profile_borrow_dict(&ps[i], &ps[0]);
+	}
+}
+
+static int decode_direct(const void *data, size_t n, size_t max_samples, bool shared, bool pending,
 			 struct fmt_otlp_batch *out)
 {
 	struct dd *d;
@@ -1803,10 +2060,25 @@ static int decode_direct(const void *data, size_t n, size_t max_samples, bool sh
 	d = dd_get();
 	d->max_samples = max_samples;
 	d->shared = shared;
+	d->pending = pending;
+	if (pending)
+		d->k_empty = model_key_bytes("", 0);
 	buf_init(&d->tmp, 1u << 20);
 	ok = p_request(d, data, (const uint8_t *)data + n) &&
 	     d->alloc <= 24 * n + (1u << 20) && /* otlp.c: fmt_pb_check's cap */
 	     convert(d, n, out);
+	if (ok && pending && out->n) {
+		d->pub = (struct model_pending){ d->skeys.v, PROF_MAX(d->stacks.n, 1),
+						 pending_resolve };
+		d->handle.d = d;
+		d->pend_profiles = out->profiles;
+		d->pend_n = out->n;
+		d->pend_epoch = d->epoch;
+		for (size_t i = 0; i < out->n; i++)
+			out->profiles[i].pending = &d->pub;
+		out->pending = &d->handle; /* d goes back at fmt_otlp_batch_release */
+		return 0;
+	}
 	dd_put(d);
 	if (!ok) {
 		fmt_otlp_batch_release(out);
@@ -1818,13 +2090,39 @@ static int decode_direct(const void *data, size_t n, size_t max_samples, bool sh
 int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
 			   struct fmt_otlp_batch *out)
 {
-	return decode_direct(data, n, max_samples, false, out);
+	return decode_direct(data, n, max_samples, false, false, out);
 }
 
 int fmt_otlp_decode_shared(const void *data, size_t n, size_t max_samples,
 			   struct fmt_otlp_batch *out, struct prof_err *err)
 {
-	if (decode_direct(data, n, max_samples, true, out) == 0)
+	if (decode_direct(data, n, max_samples, true, false, out) == 0)
 		return 0;
 	return fmt_otlp_decode_pbc(data, n, max_samples, out, err);
+}
+
+int fmt_otlp_decode_pending(const void *data, size_t n, size_t max_samples,
+			    struct fmt_otlp_batch *out, struct prof_err *err)
+{
+	if (decode_direct(data, n, max_samples, true, true, out) == 0)
+		return 0;
+	return fmt_otlp_decode_pbc(data, n, max_samples, out, err);
+}
+
+void fmt_otlp_batch_resolve(struct fmt_otlp_batch *b)
+{
+	if (b && b->n && b->profiles[0].pending)
+		b->profiles[0].pending->resolve(b->profiles[0].pending);
+}
+
+void fmt_otlp_pending_release(struct fmt_otlp_batch *b)
+{
+	if (b && b->pending) {
+		struct dd *d = b->pending->d;
+
+		b->pending = NULL;
+		for (size_t i = 0; i < b->n; i++)
+			b->profiles[i].pending = NULL;
+		dd_put(d);
+	}
 }

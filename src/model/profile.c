@@ -261,7 +261,8 @@ int model_profile_validate_samples(const struct model_profile *p, struct prof_er
 	for (size_t i = 0; i < p->samples.n; i++) {
 		const struct model_sample *s = &p->samples.v[i];
 
-		if ((uint64_t)s->stack_off + s->nstack > p->stack_locs.n)
+		if (p->pending ? s->nstack || s->stack_off >= p->pending->nkeys
+			       : (uint64_t)s->stack_off + s->nstack > p->stack_locs.n)
 			return prof_err_set(err, -PROF_ECORRUPT, -1,
 					    "sample %zu: stack range out of bounds", i);
 		if ((uint64_t)s->label_off + s->nlabels > p->labels.n)

@@ -35,6 +35,7 @@
 #include "base/err.h"
 #include "base/mem.h"
 #include "base/strtab.h"
+#include "model/stackkey.h"
 
 struct model_value_type {
 	uint32_t type; /* string id, e.g. "cpu" */
@@ -86,6 +87,22 @@ struct model_sample {
 	int64_t timestamp_ns;	     /* unix ns, 0 = unknown */
 };
 
+/*
+ * Stacks a decoder has keyed but not translated yet
+ * (fmt_otlp_decode_pending): while a profile's @pending is set, each
+ * sample's stack_off is the decoder's id of its stack and its nstack is 0;
+ * the stack's content key (model_key_stack) is key[stack_off], {0, 0}
+ * for the empty stack. The profiles of one request share one. resolve()
+ * translates the stacks of every profile sharing it into their (shared)
+ * dictionary: their samples then hold ranges of stack_locs as usual and
+ * their @pending is NULL. Owned by the decoder's batch.
+ */
+struct model_pending {
+	const struct model_key *key; /* nkeys entries, by the decoder's stack id */
+	size_t nkeys;
+	void (*resolve)(struct model_pending *pd);
+};
+
 struct model_profile {
 	struct strtab strings;
 	VEC(struct model_mapping) mappings;
@@ -107,6 +124,8 @@ struct model_profile {
 	uint32_t default_sample_type;	   /* string id of the type name, 0 = unset */
 	uint32_t drop_frames, keep_frames; /* string ids of regexes, 0 = unset */
 	uint32_t name; /* string id of the profile name ("process_cpu", "memory"), 0 = derive */
+
+	struct model_pending *pending; /* stacks not translated yet, or NULL (see above) */
 
 	/* private: hash index for model_function_intern */
 	uint32_t *fn_slots;
@@ -181,7 +200,9 @@ const char *model_attr_get(const struct model_profile *p, const char *key);
 
 /**
  * model_profile_validate() - check the invariants above; 0 or
- * -PROF_ECORRUPT with @err naming the table, entry and field.
+ * -PROF_ECORRUPT with @err naming the table, entry and field. A sample of
+ * a profile with pending stacks must have nstack 0 and a stack id below
+ * the pending key count.
  */
 int model_profile_validate(const struct model_profile *p, struct prof_err *err);
 

@@ -485,9 +485,10 @@ bool server_ingest_otlp(struct server *srv, struct server_dataset *ds, const voi
 
 		rc = fmt_otlp_json_decode(data ? data : "", n, &o, &batch, &err);
 	} else {
-		/* one dictionary for the request's profiles, translated once */
-		rc = fmt_otlp_decode_shared(data ? data : "", n, srv->limits.max_samples, &batch,
-					    &err);
+		/* one dictionary for the request's profiles, its stacks keyed and
+		 * translated only when the store's head lacks one (data outlives batch) */
+		rc = fmt_otlp_decode_pending(data ? data : "", n, srv->limits.max_samples, &batch,
+					     &err);
 	}
 	if (rc) {
 		enum server_fail f = server_fail_from_rc(rc);

@@ -19,10 +19,10 @@
 #include "base/buf.h"
 #include "base/mem.h"
 #include "base/strtab.h"
+#include "model/stackkey.h"
 #include "store/head.h"
 
 #include <pthread.h>
-#include <xxhash.h>
 
 /*
  * Rows of a series come in arrival order, which is nearly but not quite
@@ -128,7 +128,7 @@ struct stack_slot {
 };
 
 struct locpath {
-	uint64_t *v;
+	struct model_key *v;
 	size_t n, cap;
 };
 
@@ -291,14 +291,9 @@ static uint32_t blob_intern(struct store_head *h, struct strtab *t, struct blob 
 
 /* --- translation of one profile into the dictionary ---------------------- */
 
-/* A 128-bit content hash (XXH3-128). */
-struct h128 {
-	uint64_t lo, hi;
-};
-
-/* A content hash, valid for the dictionary whose epoch it carries. */
+/* A content key (model/stackkey.h), valid for the dictionary whose epoch it carries. */
 struct hslot {
-	struct h128 h;
+	struct model_key h;
 	uint32_t epoch;
 };
 
@@ -307,11 +302,11 @@ struct xlate {
 	/* profile index -> head index, UINT32_MAX = unmapped; allocated on first use */
 	uint32_t *str, *map, *fn, *loc;
 	VEC(struct model_line) lines; /* scratch: a location's translated lines */
-	/* content hashes by profile index (stack_node): add_scratch's tables,
+	/* content keys by profile index (stack_node): add_scratch's tables,
 	 * entries of this dictionary carry @epoch; NULL outside ingest */
-	struct hslot *str_h, *loc_h;
+	struct hslot *str_h, *map_h, *loc_h;
 	uint32_t epoch;
-	VEC(uint64_t) hkey; /* scratch: the words a location's hash covers */
+	VEC(struct model_key_line) klines; /* scratch: a location's lines */
 };
 
 /*
@@ -336,7 +331,7 @@ static void xlate_release(struct xlate *x)
 	free(x->fn);
 	free(x->loc);
 	VEC_FREE(&x->lines);
-	VEC_FREE(&x->hkey);
+	VEC_FREE(&x->klines);
 }
 
 static uint32_t xl_str(struct store_head *h, struct xlate *x, uint32_t id)
@@ -553,42 +548,48 @@ static uint32_t xl_location(struct store_head *h, struct xlate *x, uint32_t id)
 	return x->loc[id];
 }
 
-/* --- content hashes -------------------------------------------------------- */
+/* --- content keys --------------------------------------------------------- */
 
 /*
  * The whole-stack memo (stack_node) keys a stack by the content of its
- * locations, so a stack seen before costs no dictionary lookups at all:
- * a location with lines is named by a 128-bit hash of its fields, its
- * head mapping and, per line, its function's fields (the strings by
- * their own 128-bit hashes) and line; each string and location hash is
- * computed once per dictionary. Two different
- * locations share a hash with probability 2^-128 per pair.
+ * locations (model/stackkey.h), the same key fmt_otlp_decode_pending
+ * computes from the wire, so a stack seen before costs no dictionary
+ * lookups at all. Each string, mapping and location key is computed once
+ * per dictionary.
  */
-static struct h128 h128_of(const void *p, size_t n)
-{
-	XXH128_hash_t v = XXH3_128bits(p, n);
-
-	return (struct h128){ v.low64, v.high64 };
-}
-
-static struct h128 xh_str(struct xlate *x, uint32_t id)
+static struct model_key xh_str(struct xlate *x, uint32_t id)
 {
 	struct hslot *e = &x->str_h[id];
 
 	if (e->epoch != x->epoch) {
-		e->h = h128_of(x->p->strings.s[id], x->p->strings.len[id]);
+		e->h = model_key_bytes(x->p->strings.s[id], x->p->strings.len[id]);
 		e->epoch = x->epoch;
 	}
 	return e->h;
 }
 
-/*
- * The key of location @id of the profile in the whole-stack memo, once
- * per profile: a frame without lines and not folded (an unsymbolized
- * native frame) is named by (head frame type string + 1, head mapping)
- * and its address, the others by their content hash.
- */
-static struct h128 xh_location(struct store_head *h, struct xlate *x, uint32_t id)
+static struct model_key xh_mapping(struct xlate *x, uint32_t id)
+{
+	struct hslot *e = &x->map_h[id];
+
+	if (!id)
+		return (struct model_key){ 0, 0 };
+	if (e->epoch != x->epoch) {
+		const struct model_mapping *m = &x->p->mappings.v[id];
+
+		e->h = model_key_mapping(m->memory_start, m->memory_limit, m->file_offset,
+					 xh_str(x, m->filename), xh_str(x, m->build_id),
+					 (unsigned)m->has_functions |
+						 (unsigned)m->has_filenames << 1 |
+						 (unsigned)m->has_line_numbers << 2 |
+						 (unsigned)m->has_inline_frames << 3);
+		e->epoch = x->epoch;
+	}
+	return e->h;
+}
+
+/* The key of location @id of the profile (model_key_location), once per dictionary. */
+static struct model_key xh_location(struct xlate *x, uint32_t id)
 {
 	struct hslot *e = &x->loc_h[id];
 
@@ -596,45 +597,23 @@ static struct h128 xh_location(struct store_head *h, struct xlate *x, uint32_t i
 		return e->h;
 	e->epoch = x->epoch;
 	const struct model_location *l = &x->p->locations.v[id];
-	if (!l->nlines && !l->is_folded) {
-		uint32_t m = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
-		uint64_t ft = l->frame_type ? xl_str(h, x, l->frame_type) : 0;
+	struct model_key map = xh_mapping(x, l->mapping), ft = xh_str(x, l->frame_type);
 
-		/* lo >= 2^32; a content hash equals it with p 2^-128 */
-		e->h = (struct h128){ (ft + 1) << 32 | m, l->address };
-		return e->h;
-	}
-	struct h128 ft = xh_str(x, l->frame_type);
-
-	x->hkey.n = 0;
-	VEC_RESERVE(&x->hkey, 5 + 10 * (size_t)l->nlines);
-	uint64_t *k = x->hkey.v;
-	size_t n = 0;
-	k[n++] = l->mapping ? xl_mapping(h, x, l->mapping) : 0;
-	k[n++] = l->address;
-	k[n++] = (uint64_t)l->nlines << 1 | l->is_folded;
-	k[n++] = ft.lo;
-	k[n++] = ft.hi;
+	x->klines.n = 0;
+	VEC_RESERVE(&x->klines, l->nlines);
 	for (uint32_t i = 0; i < l->nlines; i++) {
 		const struct model_line *ln = &x->p->lines.v[l->line_off + i];
 		const struct model_function *f = &x->p->functions.v[ln->function];
-		struct h128 name = xh_str(x, f->name), sys = xh_str(x, f->system_name),
-			    file = xh_str(x, f->filename);
 
-		/* Function 0 (none) reads as all zero strings: the same as a function
-		 * with empty names, which the head keeps apart; the flag tells them apart. */
-		k[n++] = name.lo;
-		k[n++] = name.hi;
-		k[n++] = sys.lo;
-		k[n++] = sys.hi;
-		k[n++] = file.lo;
-		k[n++] = file.hi;
-		k[n++] = (uint64_t)f->start_line;
-		k[n++] = ln->function != 0;
-		k[n++] = (uint64_t)ln->line;
-		k[n++] = (uint64_t)ln->column;
+		/* Function 0 (none) reads as all empty strings, like a function with
+		 * empty names, which the head keeps apart: has_function tells them apart. */
+		x->klines.v[i] = (struct model_key_line){
+			xh_str(x, f->name), xh_str(x, f->system_name), xh_str(x, f->filename),
+			f->start_line,	    ln->function != 0,	       ln->line,
+			ln->column
+		};
 	}
-	e->h = h128_of(k, n * sizeof(*k));
+	e->h = model_key_location(map, l->address, l->is_folded, ft, x->klines.v, l->nlines);
 	return e->h;
 }
 
@@ -715,41 +694,50 @@ static void stack_rehash(struct store_head *h)
 	free(old);
 }
 
+/* The stack-memo slot of @key: holds it, or is empty (write lock held). */
+static struct stack_slot *stack_slot(struct store_head *h, struct model_key key)
+{
+	uint32_t s = (uint32_t)key.lo & (h->stack_nslots - 1);
+	struct stack_slot *sl;
+
+	while ((sl = &h->stack_slots[s])->id1) {
+		if (sl->lo == key.lo && sl->hi == key.hi)
+			break;
+		s = (s + 1) & (h->stack_nslots - 1);
+	}
+	return sl;
+}
+
 /*
  * Leaf node of the stack @locs[@n] (profile location ids, leaf first).
- * The stack's key is built without looking locations up in the head
- * (xh_location: frames without lines by head mapping, frame type and
- * address, the others by their content hash), so a stack seen before
- * costs one probe in all.
+ * The stack's key (model_key_stack) is built without looking locations
+ * up in the head, so a stack seen before costs one probe in all; @given,
+ * when not NULL, is that key already (a decoder computed it).
  */
 static uint32_t stack_node(struct store_head *h, struct xlate *x, const uint32_t *locs, uint32_t n,
-			   struct locpath *path)
+			   struct locpath *path, const struct model_key *given)
 {
 	uint32_t node = 0;
+	struct model_key key;
 
 	if (!n)
 		return 0;
-	VEC_RESERVE(path, 2 * (size_t)n);
-	uint64_t *key = path->v;
-	for (uint32_t j = 0; j < n; j++) {
-		struct h128 c = xh_location(h, x, locs[n - 1 - j]);
-
-		key[2 * j] = c.lo;
-		key[2 * j + 1] = c.hi;
+	if (given) {
+		key = *given;
+	} else {
+		VEC_RESERVE(path, n);
+		for (uint32_t j = 0; j < n; j++)
+			path->v[j] = xh_location(x, locs[n - 1 - j]);
+		key = model_key_stack(path->v, n);
 	}
-	XXH128_hash_t hh = XXH3_128bits(key, sizeof(uint64_t) * 2 * n);
 	if ((h->stack_n + 1) * 2 > h->stack_nslots)
 		stack_rehash(h);
-	uint32_t s = (uint32_t)hh.low64 & (h->stack_nslots - 1);
-	struct stack_slot *sl;
-	while ((sl = &h->stack_slots[s])->id1) {
-		if (sl->lo == hh.low64 && sl->hi == hh.high64)
-			return sl->id1 - 1;
-		s = (s + 1) & (h->stack_nslots - 1);
-	}
+	struct stack_slot *sl = stack_slot(h, key);
+	if (sl->id1)
+		return sl->id1 - 1;
 	for (uint32_t j = 0; j < n; j++)
 		node = node_intern(h, node, xl_location(h, x, locs[n - 1 - j]));
-	*sl = (struct stack_slot){ hh.low64, hh.high64, node + 1 };
+	*sl = (struct stack_slot){ key.lo, key.hi, node + 1 };
 	h->stack_n++;
 	return node;
 }
@@ -1195,9 +1183,9 @@ struct stack_slot_memo {
  */
 struct add_scratch {
 	uint32_t epoch; /* of the dictionary in use, >= 1 */
-	struct hslot *str_h, *loc_h;
+	struct hslot *str_h, *map_h, *loc_h;
 	struct stack_slot_memo *stack;
-	size_t str_cap, loc_cap, stack_cap;
+	size_t str_cap, map_cap, loc_cap, stack_cap;
 };
 
 #define ADD_KEEP_BYTES (4u << 20)
@@ -1212,6 +1200,7 @@ static void add_scratch_free(void *arg)
 
 	if (sc) {
 		free(sc->str_h);
+		free(sc->map_h);
 		free(sc->loc_h);
 		free(sc->stack);
 		free(sc);
@@ -1239,7 +1228,7 @@ static struct add_scratch *add_scratch_get(void)
 /* Gives @sc back to the thread, or frees it when it is large. */
 static void add_scratch_put(struct add_scratch *sc)
 {
-	size_t bytes = (sc->str_cap + sc->loc_cap) * sizeof(struct hslot) +
+	size_t bytes = (sc->str_cap + sc->map_cap + sc->loc_cap) * sizeof(struct hslot) +
 		       sc->stack_cap * sizeof(*sc->stack);
 
 	if (!add_key_ok || bytes > ADD_KEEP_BYTES || pthread_getspecific(add_key) ||
@@ -1262,12 +1251,14 @@ static void add_scratch_use(struct add_scratch *sc, const struct model_profile *
 {
 	if (sc->epoch == UINT32_MAX) {
 		memset(sc->str_h, 0, sc->str_cap * sizeof(*sc->str_h));
+		memset(sc->map_h, 0, sc->map_cap * sizeof(*sc->map_h));
 		memset(sc->loc_h, 0, sc->loc_cap * sizeof(*sc->loc_h));
 		memset(sc->stack, 0, sc->stack_cap * sizeof(*sc->stack));
 		sc->epoch = 0;
 	}
 	sc->epoch++;
 	scratch_room((void **)&sc->str_h, &sc->str_cap, p->strings.n + 1, sizeof(*sc->str_h));
+	scratch_room((void **)&sc->map_h, &sc->map_cap, p->mappings.n + 1, sizeof(*sc->map_h));
 	scratch_room((void **)&sc->loc_h, &sc->loc_cap, p->locations.n + 1, sizeof(*sc->loc_h));
 	scratch_room((void **)&sc->stack, &sc->stack_cap, p->stack_locs.n + 1, sizeof(*sc->stack));
 }
@@ -1295,12 +1286,63 @@ static void add_ctx_use(struct add_ctx *c, const struct model_profile *p)
 	add_scratch_use(c->sc, p);
 	c->x.p = p;
 	c->x.str_h = c->sc->str_h;
+	c->x.map_h = c->sc->map_h;
 	c->x.loc_h = c->sc->loc_h;
 	c->x.epoch = c->sc->epoch;
 }
 
+/*
+ * The leaf node of each stack the pending profiles @p[0..@n) (sharing
+ * @pd) use, by the decoder's stack id; UINT32_MAX for those this head
+ * lacks, counted in *@missing. Nodes are never removed from a head, so
+ * the answer holds after the read lock is dropped.
+ */
+static uint32_t *pending_nodes(struct store_head *h, const struct model_pending *pd,
+			       const struct model_profile *const *p, size_t n, size_t *missing)
+{
+	uint32_t *node = xmalloc(sizeof(*node) * pd->nkeys);
+
+	memset(node, 0xff, sizeof(*node) * pd->nkeys);
+	*missing = 0;
+	pthread_rwlock_rdlock(&h->lock);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < p[i]->samples.n; j++) {
+			uint32_t si = p[i]->samples.v[j].stack_off;
+			struct model_key key = pd->key[si];
+			const struct stack_slot *sl;
+
+			if (node[si] != UINT32_MAX)
+				continue;
+			if (!key.lo && !key.hi) {
+				node[si] = 0; /* the empty stack */
+				continue;
+			}
+			sl = h->stack_nslots ? stack_slot(h, key) : NULL;
+			if (sl && sl->id1) {
+				node[si] = sl->id1 - 1;
+			} else {
+				node[si] = UINT32_MAX - 1; /* counted once */
+				(*missing)++;
+			}
+		}
+	}
+	pthread_rwlock_unlock(&h->lock);
+	for (size_t i = 0; *missing && i < pd->nkeys; i++)
+		if (node[i] == UINT32_MAX - 1)
+			node[i] = UINT32_MAX;
+	return node;
+}
+
+/*
+ * Add @p's rows. A profile with pending stacks takes each sample's leaf
+ * node from @known (pending_nodes) and translates nothing. A profile
+ * resolved because some stack was unknown comes with @sis, its samples'
+ * stack ids from before: it takes the known nodes from @known, and the
+ * others by translating with the decoder's @keys (then noted in @known).
+ */
 static void add_profile(struct store_head *h, struct add_ctx *c, const struct model_profile *p,
-			int64_t default_ts_ns)
+			int64_t default_ts_ns, uint32_t *known, const uint32_t *sis,
+			const struct model_key *keys)
 {
 	struct xlate *xp = &c->x;
 	struct attr_ref *labels = NULL;
@@ -1319,9 +1361,14 @@ static void add_profile(struct store_head *h, struct add_ctx *c, const struct mo
 			memo.nslots *= 2;
 	}
 
-	add_ctx_use(c, p);
-	stack_cache = c->sc->stack;
-	epoch = c->x.epoch;
+	if (!p->pending) {
+		add_ctx_use(c, p);
+		stack_cache = c->sc->stack;
+		epoch = c->x.epoch;
+	} else {
+		stack_cache = NULL;
+		epoch = 0;
+	}
 
 	size_t nlabels = profile_labels(p, &labels);
 	ser = xcalloc(p->sample_types.n, sizeof(*ser));
@@ -1341,15 +1388,22 @@ static void add_profile(struct store_head *h, struct add_ctx *c, const struct mo
 		uint32_t node = 0;
 
 		/* Samples sharing a stack range share the walk. */
-		struct stack_slot_memo *sm = s->nstack ? &stack_cache[s->stack_off] : NULL;
+		struct stack_slot_memo *sm =
+			s->nstack && stack_cache ? &stack_cache[s->stack_off] : NULL;
 
-		if (sm && sm->epoch == epoch && sm->n == s->nstack) {
+		if (p->pending) {
+			node = known[s->stack_off];
+		} else if (sis && known[sis[i]] != UINT32_MAX) {
+			node = known[sis[i]];
+		} else if (sm && sm->epoch == epoch && sm->n == s->nstack) {
 			node = sm->node1 - 1;
 		} else {
 			node = stack_node(h, xp, p->stack_locs.v + s->stack_off, s->nstack,
-					  &c->path);
+					  &c->path, sis ? &keys[sis[i]] : NULL);
 			if (sm)
 				*sm = (struct stack_slot_memo){ node + 1, s->nstack, epoch };
+			if (sis)
+				known[sis[i]] = node;
 		}
 		int64_t ts = s->timestamp_ns ? s->timestamp_ns
 					     : (p->time_ns ? p->time_ns : default_ts_ns);
@@ -1413,10 +1467,46 @@ void store_head_add_batch(struct store_head *h, const struct model_profile *cons
 {
 	struct add_ctx c;
 
+	struct model_pending *pd = NULL;
+	const struct model_key *keys = NULL;
+	uint32_t *known = NULL, *sis = NULL;
+	size_t end = 0, next = 0; /* profiles [.., end) share pd; next: their sis */
+
 	memset(&c, 0, sizeof(c));
 	c.sc = add_scratch_get();
-	for (size_t i = 0; i < n; i++)
-		add_profile(h, &c, p[i], default_ts_ns);
+	for (size_t i = 0; i < n; i++) {
+		if (i >= end) {
+			free(known);
+			free(sis);
+			known = sis = NULL;
+			pd = NULL;
+		}
+		if (p[i]->pending && p[i]->pending != pd) {
+			size_t missing, total = 0;
+
+			pd = p[i]->pending;
+			keys = pd->key;
+			for (end = i; end < n && p[end]->pending == pd; end++)
+				total += p[end]->samples.n;
+			known = pending_nodes(h, pd, p + i, end - i, &missing);
+			if (missing) {
+				/* a stack this head lacks: translate the batch, keeping each
+				 * sample's stack id to take the known ones and the keys */
+				sis = xmalloc(sizeof(*sis) * (total + 1));
+				next = 0;
+				for (size_t j = i; j < end; j++)
+					for (size_t k = 0; k < p[j]->samples.n; k++)
+						sis[next++] = p[j]->samples.v[k].stack_off;
+				next = 0;
+				pd->resolve(pd);
+			}
+		}
+		add_profile(h, &c, p[i], default_ts_ns, known, sis ? sis + next : NULL, keys);
+		if (sis)
+			next += p[i]->samples.n;
+	}
+	free(known);
+	free(sis);
 	add_ctx_release(&c);
 	VEC_FREE(&c.path);
 	add_scratch_put(c.sc);

@@ -130,7 +130,11 @@ void store_head_add_checked(struct store_head *h, const struct model_profile *p,
  * store_head_add_batch() - store_head_add_checked of @p[0..@n) in order
  * (the same rows), translating a dictionary once for consecutive
  * profiles that share it (model_profile_same_dict: the profiles of one
- * OTLP request, fmt_otlp_decode_shared). Takes the write lock per profile.
+ * OTLP request, fmt_otlp_decode_shared). Profiles with pending stacks
+ * (struct model_pending) whose every stack this head has seen take their
+ * leaf nodes by key, translating nothing; otherwise their batch is
+ * resolved first (the one change made to @p). Takes the write lock per
+ * profile.
  */
 void store_head_add_batch(struct store_head *h, const struct model_profile *const *p, size_t n,
 			  int64_t default_ts_ns);

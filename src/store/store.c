@@ -732,6 +732,10 @@ int store_ingest_profiles(struct store *s, const struct model_profile *const *p,
 	if (rc || nsamples == 0)
 		goto out;
 	if (!otlp) {
+		/* the log needs every location: translate pending stacks */
+		for (size_t i = 0; i < nlive; i++)
+			if (live[i]->pending)
+				live[i]->pending->resolve(live[i]->pending);
 		rc = fmt_otlp_encode(live, nlive, &enc);
 		if (rc) {
 			prof_err_set(err, rc, -1,

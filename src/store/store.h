@@ -148,7 +148,10 @@ int store_ingest_otlp(struct store *s, const void *data, size_t n, size_t max_sa
  * the profiles were decoded from, unchanged, which the WAL then keeps as
  * is; NULL makes the store encode the profiles (fmt_otlp_encode), so the
  * profiles must then survive an OTLP round trip (they do: otlp.h). The
- * profiles are only read. Profiles without samples add nothing; a call
+ * profiles are only read, except that pending stacks (struct
+ * model_pending, fmt_otlp_decode_pending) are resolved when the WAL needs
+ * them encoded or the head has not seen one of them; otherwise the head
+ * takes them by their keys. Profiles without samples add nothing; a call
  * with no sample at all succeeds without touching the log. Errors as
  * store_ingest_otlp (nothing is stored on error). Thread-safe.
  */

@@ -7,7 +7,9 @@
  * labels); when it falls back it must leave its output empty. The
  * shared-dictionary form (fmt_otlp_decode_shared) of an accepted input
  * must decode, validate, share one dictionary and keep every profile's
- * samples, values and labels (the unit test compares the content). Build and
+ * samples, values and labels (the unit test compares the content); so must
+ * the pending form (fmt_otlp_decode_pending), valid before and after it is
+ * resolved, over the same stacks once resolved. Build and
  * run: scripts/fuzz.sh (seeds: the corpus as OTLP protobuf).
  */
 #include "base/compat.h"
@@ -157,6 +159,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		SAME(a->attrs.n, b->attrs.n);
 	}
+	/* Pending: valid as it is, and once resolved the same samples over the
+	 * same stacks as the shared form (its string ids may differ). */
+	struct fmt_otlp_batch pb;
+
+	PROF_ASSERT(fmt_otlp_decode_pending(data, size, 1u << 20, &pb, &err) == 0);
+	SAME(pb.n, sh.n);
+	for (size_t i = 0; i < pb.n; i++)
+		PROF_ASSERT(pb.profiles[i].pending &&
+			    model_profile_validate(&pb.profiles[i], NULL) == 0);
+	fmt_otlp_batch_resolve(&pb);
+	for (size_t i = 0; i < pb.n; i++) {
+		const struct model_profile *a = &sh.profiles[i], *b = &pb.profiles[i];
+
+		PROF_ASSERT(!b->pending && model_profile_validate(b, NULL) == 0);
+		PROF_ASSERT(model_profile_same_dict(b, &pb.profiles[0]));
+		SAME(a->samples.n, b->samples.n);
+		for (size_t k = 0; k < a->samples.n; k++) {
+			const struct model_sample *x = &a->samples.v[k], *y = &b->samples.v[k];
+
+			SAME(x->nstack, y->nstack);
+			for (uint32_t j = 0; j < x->nstack; j++) {
+				const struct model_location *la =
+					&a->locations.v[a->stack_locs.v[x->stack_off + j]];
+				const struct model_location *lb =
+					&b->locations.v[b->stack_locs.v[y->stack_off + j]];
+
+				SAME(la->address, lb->address);
+				SAME(la->nlines, lb->nlines);
+				SAME(la->is_folded, lb->is_folded);
+			}
+		}
+	}
+	fmt_otlp_batch_release(&pb);
 	fmt_otlp_batch_release(&sh);
 	fmt_otlp_batch_release(&d);
 	fmt_otlp_batch_release(&r);

@@ -13,7 +13,7 @@
  * Each decoder runs for about --seconds of CPU. Prints one JSON object:
  * bytes, samples, direct_samples_per_cpu_s, pbc_samples_per_cpu_s,
  * direct_us_per_request, pbc_us_per_request, and store_us_per_request:
- * decoding as the store does (fmt_otlp_decode_shared) plus what it does
+ * decoding as the store does (fmt_otlp_decode_pending) plus what it does
  * with the profiles before and after its WAL (model_profile_validate and
  * store_head_check_validated, for profiles sharing the dictionary checked
  * before only their samples; store_head_add_batch into one head that
@@ -96,7 +96,7 @@ static double round_(const struct buf *req, enum mode mode, double secs, size_t 
 			int rc;
 
 			if (mode == STORE) /* as the store decodes */
-				rc = fmt_otlp_decode_shared(req->p, req->len, 0, &b, NULL);
+				rc = fmt_otlp_decode_pending(req->p, req->len, 0, &b, NULL);
 			else if (mode == DIRECT)
 				rc = fmt_otlp_decode_direct(req->p, req->len, 0, &b);
 			else

@@ -18,6 +18,7 @@
 #include "format/detect.h"
 #include "format/otlp.h"
 #include "model/profile.h"
+#include "store/head.h"
 
 #include <dirent.h>
 #include <setjmp.h>
@@ -213,6 +214,56 @@ static void same_content(const struct model_profile *a, const struct model_profi
 }
 
 /*
+ * fmt_otlp_decode_pending on @data (which @d, the direct decoder's
+ * profiles, and @sh, the shared ones, came from): valid while pending;
+ * a head that holds @sh finds every pending stack by its key (so the
+ * decoder keys wire stacks exactly as the head keys model ones) and
+ * takes the batch without resolving it; resolved, the profiles have @d's
+ * content and share one dictionary.
+ */
+static void pending_agrees(const void *data, size_t n, size_t max_samples,
+			   const struct fmt_otlp_batch *d, const struct fmt_otlp_batch *sh)
+{
+	struct fmt_otlp_batch pb;
+	struct prof_err err;
+	bool checked = true;
+
+	prof_err_init(&err);
+	assert_int_equal(fmt_otlp_decode_pending(data, n, max_samples, &pb, &err), 0);
+	assert_int_equal(pb.n, d->n);
+	for (size_t i = 0; i < pb.n; i++) {
+		assert_non_null(pb.profiles[i].pending);
+		assert_int_equal(model_profile_validate(&pb.profiles[i], NULL), 0);
+		checked = checked && !store_head_check_validated(&sh->profiles[i], NULL);
+	}
+	if (checked && pb.n) {
+		struct store_head *h = store_head_new();
+		const struct model_profile **pp = xcalloc(pb.n, sizeof(*pp));
+
+		for (size_t i = 0; i < pb.n; i++)
+			pp[i] = &sh->profiles[i];
+		store_head_add_batch(h, pp, pb.n, 1);
+		for (size_t i = 0; i < pb.n; i++)
+			pp[i] = &pb.profiles[i];
+		store_head_add_batch(h, pp, pb.n, 1);
+		for (size_t i = 0; i < pb.n; i++)
+			if (!pb.profiles[i].pending)
+				fail_msg("profile %zu: a stack's wire key differs from the head's",
+					 i);
+		free(pp);
+		store_head_free(h);
+	}
+	fmt_otlp_batch_resolve(&pb);
+	for (size_t i = 0; i < pb.n; i++) {
+		assert_null(pb.profiles[i].pending);
+		assert_int_equal(model_profile_validate(&pb.profiles[i], NULL), 0);
+		assert_true(model_profile_same_dict(&pb.profiles[i], &pb.profiles[0]));
+		same_content(&d->profiles[i], &pb.profiles[i]);
+	}
+	fmt_otlp_batch_release(&pb);
+}
+
+/*
  * Both decoders on @data: returns true when the direct one took it. When
  * it did, protobuf-c must agree exactly, and fmt_otlp_decode_shared must
  * give the same profiles by content, valid, sharing one dictionary.
@@ -246,6 +297,7 @@ static bool differential(const void *data, size_t n, size_t max_samples)
 			assert_true(model_profile_same_dict(&sh.profiles[i], &sh.profiles[0]));
 			same_content(&d.profiles[i], &sh.profiles[i]);
 		}
+		pending_agrees(data, n, max_samples, &d, &sh);
 		fmt_otlp_batch_release(&sh);
 	} else {
 		assert_int_equal(d.n, 0);

@@ -8,10 +8,17 @@
  * native frames: mapping, address, frame type) too. Samples of a profile
  * with the same attributes share one attribute set, whatever label
  * ranges they use. A scan of part of a series' time range hands out
- * exactly its rows in range, in arrival order.
+ * exactly its rows in range, in arrival order. The stack tests run three
+ * ways: profiles handed to the head as models, as OTLP requests decoded
+ * with pending stacks (fmt_otlp_decode_pending: the head finds stacks by
+ * the decoder's wire keys), and alternating the two, so a stack keyed
+ * from the wire finds the node a model stack made and the reverse, and
+ * every field that splits model stacks splits wire keys too.
  */
 #include "base/compat.h"
+#include "base/buf.h"
 #include "base/mem.h"
+#include "format/otlp.h"
 #include "model/profile.h"
 #include "store/head.h"
 
@@ -80,6 +87,44 @@ static void add_stack(struct model_profile *p, const struct frame *f, uint32_t n
 	model_sample_add(p, off, n, &v, NULL, 0, T0, 0);
 }
 
+/*
+ * How add_one and add_bare give the head their profile: VIA_MODEL
+ * (store_head_add), VIA_PENDING (encoded as OTLP, decoded with pending
+ * stacks, store_head_add_batch) or VIA_BOTH (alternating, model first).
+ * *resolved counts pending batches the head had to resolve.
+ */
+enum { VIA_MODEL, VIA_PENDING, VIA_BOTH };
+static int via;
+static unsigned via_calls, resolved;
+
+static void head_add(struct store_head *h, const struct model_profile *p)
+{
+	struct prof_err err;
+	struct fmt_otlp_batch b;
+	struct buf req;
+	const struct model_profile *q[8];
+
+	prof_err_init(&err);
+	if (via == VIA_MODEL || (via == VIA_BOTH && via_calls++ % 2 == 0)) {
+		assert_int_equal(store_head_add(h, p, T0, &err), 0);
+		return;
+	}
+	buf_init(&req, 0);
+	assert_int_equal(fmt_otlp_encode(&p, 1, &req), 0);
+	assert_int_equal(fmt_otlp_decode_pending(req.p, req.len, 0, &b, &err), 0);
+	assert_true(b.n >= 1 && b.n <= PROF_ARRAY_SIZE(q));
+	for (size_t i = 0; i < b.n; i++) {
+		assert_non_null(b.profiles[i].pending);
+		assert_int_equal(model_profile_validate(&b.profiles[i], &err), 0);
+		assert_int_equal(store_head_check_validated(&b.profiles[i], &err), 0);
+		q[i] = &b.profiles[i];
+	}
+	store_head_add_batch(h, q, b.n, T0);
+	resolved += b.profiles[0].pending == NULL;
+	fmt_otlp_batch_release(&b);
+	buf_release(&req);
+}
+
 /* Add a profile of one stack; returns the leaf node its row got. */
 static uint32_t add_one(struct store_head *h, const struct frame *f, uint32_t n, bool pad)
 {
@@ -92,7 +137,7 @@ static uint32_t add_one(struct store_head *h, const struct frame *f, uint32_t n,
 	add_stack(&p, f, n, 1, pad);
 	prof_err_init(&err);
 	assert_int_equal(model_profile_validate(&p, &err), 0);
-	assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+	head_add(h, &p);
 	model_profile_release(&p);
 	assert_int_equal(store_head_nseries(h), 1);
 	s = store_head_series_at(h, 0, &rows);
@@ -250,7 +295,7 @@ static uint32_t add_bare(struct store_head *h, const struct bare *root, const st
 	model_sample_add(&p, model_stack_add(&p, locs, 2), 2, &one, NULL, 0, T0, 0);
 	prof_err_init(&err);
 	assert_int_equal(model_profile_validate(&p, &err), 0);
-	assert_int_equal(store_head_add(h, &p, T0, &err), 0);
+	head_add(h, &p);
 	model_profile_release(&p);
 	const struct store_series *s = store_head_series_at(h, 0, &rows);
 	return rows[s->nrows - 1].stack;
@@ -806,12 +851,90 @@ static void test_head_scan_totals_tail_equal_rows(void **state)
 	store_head_free(h);
 }
 
+static void run_via(int how, void (*test)(void **), unsigned min_resolved)
+{
+	via = how;
+	via_calls = resolved = 0;
+	test(NULL);
+	via = VIA_MODEL;
+	/* each new variant is a stack the head lacks: its batch is resolved */
+	assert_true(resolved >= min_resolved);
+}
+
+static void test_head_pending_stacks_split_and_reuse_like_model_ones(void **state)
+{
+	(void)state;
+	run_via(VIA_PENDING, test_head_any_location_field_splits_stacks, 11);
+	run_via(VIA_BOTH, test_head_any_location_field_splits_stacks, 0);
+	run_via(VIA_PENDING, test_head_frames_without_lines_split_by_mapping_address_and_type, 7);
+	run_via(VIA_BOTH, test_head_frames_without_lines_split_by_mapping_address_and_type, 0);
+}
+
+/*
+ * One request with a stack the head has and one it lacks: the batch is
+ * resolved, the known stack keeps its node, the new one gets its own;
+ * the same request again is taken by keys alone, with the same nodes.
+ */
+static void test_head_pending_partly_known(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct frame other[3];
+	uint32_t known, fresh;
+	const struct store_row *rows;
+	const struct store_series *s;
+	struct model_profile p;
+
+	(void)state;
+	memcpy(other, base3, sizeof(other));
+	other[2].name = "other_leaf";
+	known = add_one(h, base3, 3, false);
+	via = VIA_PENDING;
+	via_calls = resolved = 0;
+	/* a stack the model path added is found by its wire key: nothing resolved */
+	assert_int_equal(add_one(h, base3, 3, true), known);
+	assert_int_equal(resolved, 0);
+	for (int round = 0; round < 2; round++) {
+		profile_init(&p);
+		add_stack(&p, other, 3, 5, round);
+		add_stack(&p, base3, 3, 7, !round);
+		head_add(h, &p);
+		model_profile_release(&p);
+		assert_int_equal(resolved, 1); /* only the first round */
+		s = store_head_series_at(h, 0, &rows);
+		assert_int_equal(s->nrows, 4 + 2 * round);
+		fresh = rows[s->nrows - 2].stack;
+		assert_int_equal(rows[s->nrows - 2].value, 5);
+		assert_int_equal(rows[s->nrows - 1].value, 7);
+		assert_int_equal(rows[s->nrows - 1].stack, known);
+		assert_int_not_equal(fresh, known);
+		if (round)
+			assert_int_equal(fresh, rows[2].stack);
+	}
+	via = VIA_MODEL;
+	assert_int_equal(add_one(h, other, 3, true), fresh);
+	store_head_free(h);
+
+	/* frames without lines (a mapping with a build ID, typed, folded) too */
+	static const struct bare root = { "/bin/app", 0x401000, "native", false },
+				 leaf = { "/lib/libc.so.6", 0x402000, "kernel", true };
+	h = store_head_new();
+	known = add_bare(h, &root, &leaf, false);
+	via = VIA_PENDING;
+	resolved = 0;
+	assert_int_equal(add_bare(h, &root, &leaf, true), known);
+	assert_int_equal(resolved, 0);
+	via = VIA_MODEL;
+	store_head_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_head_same_stack_later_profile_reuses_ids),
 		cmocka_unit_test(test_head_any_location_field_splits_stacks),
 		cmocka_unit_test(test_head_frames_without_lines_split_by_mapping_address_and_type),
+		cmocka_unit_test(test_head_pending_stacks_split_and_reuse_like_model_ones),
+		cmocka_unit_test(test_head_pending_partly_known),
 		cmocka_unit_test(test_head_samples_with_equal_attributes_share_a_set),
 		cmocka_unit_test(test_head_rejects_stack_entry_out_of_range),
 		cmocka_unit_test(test_head_rejects_time_out_of_range),
