@@ -41,9 +41,21 @@ void prof_log(enum prof_log_level level, const char *fmt, ...)
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 		ts_sec = tv.tv_sec;
 	}
-	k = snprintf(line, sizeof(line), "%s.%03ldZ %s ", ts, (long)(tv.tv_usec / 1000),
-		     level_names[level]);
-	n = k > 0 ? (size_t)k : 0;
+	/* "2026-11-30T10:29:04.123Z info ": the prefix by hand, not by snprintf */
+	unsigned ms = (unsigned)(tv.tv_usec / 1000);
+	size_t tl = strlen(ts), ll = strlen(level_names[level]);
+
+	memcpy(line, ts, tl);
+	n = tl;
+	line[n++] = '.';
+	line[n++] = (char)('0' + ms / 100);
+	line[n++] = (char)('0' + ms / 10 % 10);
+	line[n++] = (char)('0' + ms % 10);
+	line[n++] = 'Z';
+	line[n++] = ' ';
+	memcpy(line + n, level_names[level], ll);
+	n += ll;
+	line[n++] = ' ';
 	va_start(ap, fmt);
 	k = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	va_end(ap);

@@ -22,6 +22,7 @@
 #include "server/local.h"
 #include "server/route.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -532,9 +533,20 @@ static void dispatch(struct server_req *rq, enum route r, struct server_reply *r
  */
 static const char *log_field(struct buf *b, const char *s)
 {
-	size_t i = 0, n = strlen(s);
+	size_t i = 0, n;
 	int rc = 0;
 
+	/* Most fields (a path, a dataset name, a reason) need no escape and fit
+	 * the cap: lend @s instead of copying it. */
+	for (n = 0; s[n]; n++) {
+		unsigned char ch = (unsigned char)s[n];
+
+		if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\')
+			break;
+	}
+	if (!s[n] && (!b->max || n < b->max))
+		return s;
+	n += strlen(s + n);
 	buf_reset(b);
 	while (i < n && !rc) {
 		size_t k = strcspn(s + i, "\"\\");
@@ -557,7 +569,9 @@ static void access_log(struct server *srv, struct MHD_Connection *c, const char 
 		       const char *url, const struct server_reply *rp, size_t body_len,
 		       int64_t start_ns, enum route r, const struct server_req *rq)
 {
-	char lbl[96];
+	static __thread char lbl_code[96], lbl_bytes[64];
+	static __thread int lbl_route = -1;
+	static __thread unsigned lbl_status;
 	struct buf fm, fu, fd, fr;
 	const char *ds = rq && rq->dataset ? rq->dataset : "-";
 	const char *tok = rq && rq->token ? rq->token : "-";
@@ -567,15 +581,24 @@ static void access_log(struct server *srv, struct MHD_Connection *c, const char 
 	char host[NI_MAXHOST] = "?";
 	double ms = (double)(prof_now_ns() - start_ns) / 1e6;
 
-	if (ci && ci->client_addr)
+	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, host,
+			  sizeof(host)); /* what getnameinfo NI_NUMERICHOST gives, for less */
+	else if (ci && ci->client_addr)
 		getnameinfo(ci->client_addr,
 			    ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 								   : sizeof(struct sockaddr_in),
 			    host, sizeof(host), NULL, 0, NI_NUMERICHOST);
-	snprintf(lbl, sizeof(lbl), "route=\"%s\",code=\"%u\"", route_name(r), rp->status);
-	server_metrics_inc(srv->metrics, "profd_http_requests_total", lbl, 1);
-	snprintf(lbl, sizeof(lbl), "route=\"%s\"", route_name(r));
-	server_metrics_inc(srv->metrics, "profd_http_request_bytes_total", lbl, body_len);
+	if (lbl_route != (int)r || lbl_status != rp->status) {
+		/* formatted again only when the thread's previous request differed */
+		snprintf(lbl_code, sizeof(lbl_code), "route=\"%s\",code=\"%u\"", route_name(r),
+			 rp->status);
+		snprintf(lbl_bytes, sizeof(lbl_bytes), "route=\"%s\"", route_name(r));
+		lbl_route = (int)r;
+		lbl_status = rp->status;
+	}
+	server_metrics_inc(srv->metrics, "profd_http_requests_total", lbl_code, 1);
+	server_metrics_inc(srv->metrics, "profd_http_request_bytes_total", lbl_bytes, body_len);
 	/* Structured: key=value, the token by its configured name, never its secret;
 	 * what the request chose is escaped (log_field). */
 	buf_init(&fm, 64);
@@ -798,9 +821,13 @@ static int check_exposure(const struct server_conf *conf, const char *listen,
 static struct MHD_Daemon *start_daemon(struct server *srv, const struct sockaddr_storage *ss,
 				       unsigned max_connections)
 {
-	/* ITC: needed by MHD_quiesce_daemon in server_stop. */
+	/* ITC: needed by MHD_quiesce_daemon in server_stop. POLL: the threads
+	 * wait in poll(2), not select(2); in select mode libmicrohttpd 0.9.75
+	 * does not start when its descriptors are numbered past FD_SETSIZE
+	 * (1024), as with many datasets' files open, and closes every
+	 * connection numbered past it (tests/integration/test_server_many_fds.sh). */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+			 MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 
 	if (ss->ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;

@@ -188,7 +188,7 @@ static uint64_t column_rows(const struct model_profile *p, size_t t)
  * of each column.
  */
 struct prof_info {
-	char **types;		  /* sample_types.n + 1, NULL-terminated, owned */
+	char **types;		  /* sample_types.n + 1, NULL-terminated, into one block, owned */
 	struct server_label *lab; /* server_profile_labels, owned */
 	size_t nl;
 	uint64_t *rows; /* per column */
@@ -197,34 +197,98 @@ struct prof_info {
 
 static void info_release(struct prof_info *in)
 {
-	for (size_t k = 0; in->types && in->types[k]; k++)
-		free(in->types[k]);
 	free(in->types);
 	free(in->lab);
 	free(in->rows);
 	memset(in, 0, sizeof(*in));
 }
 
+/*
+ * The type id of column @k of @p (model_profile_type_id) in @out. The id is
+ * a function of five strings of the profile; the last few seen by this
+ * thread are kept with their id, since an agent sends the same types in
+ * every request and formatting the id was most of info_fill.
+ */
+static size_t type_id(const struct model_profile *p, size_t k, char *out, size_t outsz)
+{
+	enum { MEMO = 4, KEY = 160 };
+	static __thread struct {
+		char key[KEY]; /* the five strings, each NUL-terminated */
+		size_t klen;
+		char id[512];
+		size_t idlen;
+	} memo[MEMO];
+	static __thread unsigned next;
+	const char *part[5] = { model_str(p, p->name), model_str(p, p->sample_types.v[k].type),
+				model_str(p, p->sample_types.v[k].unit),
+				model_str(p, p->period_type.type),
+				model_str(p, p->period_type.unit) };
+	char key[KEY];
+	size_t kl = 0;
+	unsigned m;
+
+	for (size_t i = 0; i < 5; i++) {
+		size_t n = strlen(part[i]) + 1;
+
+		if (kl + n > sizeof(key))
+			goto uncached; /* long names: no memo */
+		memcpy(key + kl, part[i], n);
+		kl += n;
+	}
+	for (m = 0; m < MEMO; m++)
+		if (memo[m].klen == kl && !memcmp(memo[m].key, key, kl) && memo[m].idlen < outsz) {
+			memcpy(out, memo[m].id, memo[m].idlen + 1);
+			return memo[m].idlen;
+		}
+	m = next++ % MEMO;
+	model_profile_type_id(p, (uint32_t)k, memo[m].id, sizeof(memo[m].id));
+	memo[m].idlen = strlen(memo[m].id);
+	memcpy(memo[m].key, key, kl);
+	memo[m].klen = kl;
+	if (memo[m].idlen < outsz) {
+		memcpy(out, memo[m].id, memo[m].idlen + 1);
+		return memo[m].idlen;
+	}
+uncached:
+	model_profile_type_id(p, (uint32_t)k, out, outsz);
+	return strlen(out);
+}
+
 static void info_fill(struct prof_info *in, const struct model_profile *p)
 {
-	char buf[512];
+	typedef char id_buf[512];
+	size_t nt = p->sample_types.n, total = 0, off;
+	id_buf stack_ids[4], *ids = nt <= 4 ? stack_ids : xcalloc(nt, sizeof(*ids));
+	size_t stack_len[4], *len = nt <= 4 ? stack_len : xcalloc(nt, sizeof(*len));
+	char *block;
 
 	info_release(in);
-	in->types = xcalloc(p->sample_types.n + 1, sizeof(*in->types));
-	in->rows = xcalloc(p->sample_types.n + 1, sizeof(*in->rows));
-	for (size_t k = 0; k < p->sample_types.n; k++) {
-		model_profile_type_id(p, (uint32_t)k, buf, sizeof(buf));
-		in->types[k] = xstrdup(buf);
+	for (size_t k = 0; k < nt; k++)
+		total += len[k] = type_id(p, k, ids[k], sizeof(ids[k])) + 1;
+	/* The pointer array, then the ids: one block, freed by info_release. */
+	block = xmalloc((nt + 1) * sizeof(char *) + total);
+	in->types = (char **)(void *)block;
+	off = (nt + 1) * sizeof(char *);
+	for (size_t k = 0; k < nt; k++) {
+		in->types[k] = block + off;
+		memcpy(block + off, ids[k], len[k]);
+		off += len[k];
 	}
-	if (p->sample_types.n == 1) {
+	in->types[nt] = NULL;
+	if (ids != stack_ids)
+		free(ids);
+	if (len != stack_len)
+		free(len);
+	in->rows = xcalloc(nt + 1, sizeof(*in->rows));
+	if (nt == 1) {
 		in->rows[0] = column_rows(p, 0);
 	} else {
 		for (size_t i = 0; i < p->samples.n; i++)
-			for (size_t k = 0; k < p->sample_types.n; k++)
+			for (size_t k = 0; k < nt; k++)
 				in->rows[k] += p->values.v[p->samples.v[i].value_off + k] != 0;
 	}
 	in->total = 0;
-	for (size_t k = 0; k < p->sample_types.n; k++)
+	for (size_t k = 0; k < nt; k++)
 		in->total += in->rows[k];
 	in->nl = server_profile_labels(p, &in->lab);
 }
@@ -338,20 +402,55 @@ static bool check_limits(struct server *srv, struct model_profile *const *p,
 	return ok;
 }
 
+/* The metric labels of an accepted request: dataset and source, dataset and result. */
+struct ingest_labels {
+	char name[SERVER_DATASET_NAME_MAX + 1], src[32]; /* the key, as given */
+	char source[SERVER_DATASET_NAME_MAX * 2 + 64];
+	char received[SERVER_DATASET_NAME_MAX * 2 + 40];
+	char accepted[SERVER_DATASET_NAME_MAX * 2 + 40];
+	char dropped[SERVER_DATASET_NAME_MAX * 2 + 40];
+};
+
+/*
+ * The labels for dataset @name and @source, formatted again only when they
+ * differ from this thread's previous request (a connection's thread mostly
+ * serves one agent). Lent until the thread's next call.
+ */
+static const struct ingest_labels *ingest_labels(const char *name, const char *source)
+{
+	static __thread struct ingest_labels l;
+	char dsn[SERVER_DATASET_NAME_MAX * 2 + 8];
+
+	if (l.name[0] && !strcmp(l.name, name) && !strcmp(l.src, source))
+		return &l;
+	snprintf(l.name, sizeof(l.name), "%s", name);
+	snprintf(l.src, sizeof(l.src), "%s", source);
+	if (strcmp(l.name, name) || strcmp(l.src, source))
+		l.name[0] = '\0'; /* too long to be a key: not kept */
+	server_metrics_escape(name, dsn, sizeof(dsn));
+	snprintf(l.source, sizeof(l.source), "dataset=\"%s\",source=\"%s\"", dsn, source);
+	snprintf(l.received, sizeof(l.received), "dataset=\"%s\",result=\"received\"", dsn);
+	snprintf(l.accepted, sizeof(l.accepted), "dataset=\"%s\",result=\"accepted\"", dsn);
+	snprintf(l.dropped, sizeof(l.dropped), "dataset=\"%s\",result=\"dropped\"", dsn);
+	return &l;
+}
+
 bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 			    struct model_profile *const *p, size_t n, const void *otlp,
 			    size_t otlp_len, const char *source, struct server_ingest_out *out)
 {
 	const struct server_dataset_conf *dc = ds->conf;
 	struct type_counts counts = { 0 };
-	struct model_profile const **live = xcalloc(n + 1, sizeof(*live));
-	struct prof_info *info = xcalloc(n + 1, sizeof(*info));
+	/* Most requests carry a few profiles: no allocation for those. */
+	struct model_profile const *live_s[8],
+		**live = n < 8 ? live_s : xcalloc(n + 1, sizeof(*live));
+	struct prof_info info_s[8] = { 0 }, *info = n < 8 ? info_s : xcalloc(n + 1, sizeof(*info));
 	struct store_ingest_result res;
 	struct prof_err err;
 	int64_t t0 = prof_now_ns();
 	bool changed = false, ok = true;
 	size_t nlive = 0, series_refused = 0, profiles_refused = 0;
-	char lbl[256], dsn[SERVER_DATASET_NAME_MAX * 2 + 8];
+	const struct ingest_labels *lbl;
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
@@ -436,15 +535,13 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 	for (size_t i = 0; i < counts.n; i++)
 		server_usage_add(ds->usage, counts.v[i].type, now_ms, counts.v[i].received,
 				 counts.v[i].accepted, counts.v[i].received - counts.v[i].accepted);
-	server_metrics_escape(ds->name, dsn, sizeof(dsn));
-	snprintf(lbl, sizeof(lbl), "dataset=\"%s\",source=\"%s\"", dsn, source);
-	server_metrics_inc(srv->metrics, "profd_ingest_requests_total", lbl, 1);
-	snprintf(lbl, sizeof(lbl), "dataset=\"%s\",result=\"received\"", dsn);
-	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl, out->received);
-	snprintf(lbl, sizeof(lbl), "dataset=\"%s\",result=\"accepted\"", dsn);
-	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl, out->accepted);
-	snprintf(lbl, sizeof(lbl), "dataset=\"%s\",result=\"dropped\"", dsn);
-	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl, out->dropped);
+	lbl = ingest_labels(ds->name, source);
+	server_metrics_inc(srv->metrics, "profd_ingest_requests_total", lbl->source, 1);
+	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl->received,
+			   out->received);
+	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl->accepted,
+			   out->accepted);
+	server_metrics_inc(srv->metrics, "profd_ingest_samples_total", lbl->dropped, out->dropped);
 	server_metrics_observe_ingest(srv->metrics, prof_now_ns() - t0);
 	if (profiles_refused)
 		snprintf(out->partial, sizeof(out->partial),
@@ -464,8 +561,10 @@ done:
 	VEC_FREE(&counts);
 	for (size_t i = 0; i < n; i++)
 		info_release(&info[i]);
-	free(info);
-	free(live);
+	if (info != info_s)
+		free(info);
+	if (live != live_s)
+		free(live);
 	return ok;
 }
 
@@ -473,7 +572,7 @@ bool server_ingest_otlp(struct server *srv, struct server_dataset *ds, const voi
 			bool json, const char *source, struct server_ingest_out *out)
 {
 	struct fmt_otlp_batch batch = { 0 };
-	struct model_profile **pp;
+	struct model_profile *pp_s[8], **pp;
 	struct prof_err err;
 	bool ok;
 	int rc;
@@ -508,12 +607,13 @@ bool server_ingest_otlp(struct server *srv, struct server_dataset *ds, const voi
 		return server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "decode",
 					  "bad OTLP profiles request: %s%s", msg, at);
 	}
-	pp = xcalloc(batch.n + 1, sizeof(*pp));
+	pp = batch.n < PROF_ARRAY_SIZE(pp_s) ? pp_s : xcalloc(batch.n + 1, sizeof(*pp));
 	for (size_t i = 0; i < batch.n; i++)
 		pp[i] = &batch.profiles[i];
 	ok = server_ingest_profiles(srv, ds, pp, batch.n, json ? NULL : data, json ? 0 : n, source,
 				    out);
-	free(pp);
+	if (pp != pp_s)
+		free(pp);
 	fmt_otlp_batch_release(&batch);
 	return ok;
 }
