@@ -108,6 +108,13 @@ uint64_t store_new_block_id(struct store *s);
  */
 int store_write_head(struct store *s, struct store_head *h, uint64_t id,
 		     const struct store_block_info *info, struct prof_err *err);
+/**
+ * store_rows_sort() - sort @r[@n] by time, then stack id, stably (rows
+ * with equal time and stack keep their order): the row order of a block's
+ * series. Takes scratch of up to 32 bytes a row (xmalloc: aborts when out
+ * of memory).
+ */
+void store_rows_sort(struct store_row *r, size_t n);
 
 /* scan.c */
 /**
