@@ -72,3 +72,27 @@ char *xasprintf(const char *fmt, ...)
 		oom(0);
 	return p;
 }
+
+void *prof_spares_take(struct prof_spares *s)
+{
+	void *p = NULL;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->n)
+		p = s->v[--s->n];
+	pthread_mutex_unlock(&s->mu);
+	return p;
+}
+
+bool prof_spares_give(struct prof_spares *s, void *p)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->n < PROF_SPARES_MAX) {
+		s->v[s->n++] = p;
+		kept = true;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return kept;
+}

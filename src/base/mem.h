@@ -15,6 +15,8 @@
 
 #include "base/compat.h"
 
+#include <pthread.h>
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);
@@ -55,5 +57,32 @@ char *xasprintf(const char *fmt, ...) PROF_PRINTF(1, 2);
 		(vec)->v = NULL;           \
 		(vec)->n = (vec)->cap = 0; \
 	} while (0)
+
+/*
+ * Spares: a bounded last-in-first-out stack of objects kept between calls
+ * (a decoder's pools, the head's scratch tables) and shared by threads. A
+ * call takes the one given back last, which the previous call left warm in
+ * the cache (a server thread per connection would otherwise start each
+ * request on tables another request evicted), and at most PROF_SPARES_MAX
+ * are kept however many threads there are. Thread-safe.
+ */
+#define PROF_SPARES_MAX 16
+struct prof_spares {
+	pthread_mutex_t mu;
+	unsigned n;
+	void *v[PROF_SPARES_MAX];
+};
+#define PROF_SPARES_INIT                      \
+	{                                     \
+		PTHREAD_MUTEX_INITIALIZER, 0, \
+		{                             \
+			0                     \
+		}                             \
+	}
+
+/** prof_spares_take() - the newest spare of @s (the caller owns it now), or NULL. */
+void *prof_spares_take(struct prof_spares *s);
+/** prof_spares_give() - keep @p in @s; false when @s is full (the caller frees @p). */
+bool prof_spares_give(struct prof_spares *s, void *p);
 
 #endif

@@ -118,8 +118,8 @@ int fmt_otlp_decode_shared(const void *data, size_t n, size_t max_samples,
  * signal-control rules). Every check fmt_otlp_decode_shared makes is made
  * here, so resolving cannot fail. @data must stay alive and unchanged
  * until @out is resolved or released (the decoder's state points into
- * it); that state is this thread's decoder pools, held by @out until then
- * (a nested decode on the thread gets fresh pools). The protobuf-c
+ * it); that state is a set of decoder pools, held by @out until then.
+ * The protobuf-c
  * fallback gives resolved, unshared profiles as fmt_otlp_decode_shared.
  */
 int fmt_otlp_decode_pending(const void *data, size_t n, size_t max_samples,
@@ -147,8 +147,8 @@ void fmt_otlp_pending_release(struct fmt_otlp_batch *b);
  * when the input is malformed, over a limit, or uses a shape it leaves to
  * protobuf-c (a singular message field repeated, kvlist or nested array attribute
  * values, over-long tags or length prefixes, requests over 1 GiB).
- * Never reads outside @data. Thread-safe: each thread keeps its own parse
- * pools between calls (up to 4 MiB of capacity, freed when it exits).
+ * Never reads outside @data. Thread-safe: parse pools are kept between
+ * calls (base/mem.h spares: at most 16, each up to 4 MiB of capacity).
  */
 int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
 			   struct fmt_otlp_batch *out);

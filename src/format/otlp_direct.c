@@ -32,8 +32,6 @@
 #include "format/otlp.h"
 #include "model/stackkey.h"
 
-#include <pthread.h>
-
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 /* Sizes protobuf-c allocates per message (pbcheck.c adds 16 per sub-message). */
@@ -198,7 +196,7 @@ struct dd {
 	struct model_profile *dict; /* where dictionary entries go: p, or profile 0 (shared) */
 	bool shared;		    /* fmt_otlp_decode_shared: one dictionary for all */
 	/*
-	 * The memo is kept by the thread between requests (dd_put) and never
+	 * The memo is kept between requests (dd_put) and never
 	 * zeroed again: an entry holds for the conversion whose epoch it
 	 * carries, and epochs only grow (one per request when shared, one per
 	 * profile otherwise) until they would wrap, when the memo is zeroed.
@@ -262,6 +260,19 @@ static inline bool rd_varint(const uint8_t **pp, const uint8_t *end, unsigned ma
 		*out = *p;
 		*pp = p + 1;
 		return true;
+	}
+	if (end - p >= 10) { /* no end check per byte: a varint has at most 10 */
+		for (unsigned i = 0; i < max; i++) {
+			uint64_t b = p[i];
+
+			v |= (b & 0x7f) << (7 * i);
+			if (!(b & 0x80)) {
+				*pp = p + i + 1;
+				*out = v;
+				return true;
+			}
+		}
+		return false;
 	}
 	for (unsigned i = 0, shift = 0; i < max; i++, shift += 7) {
 		if (p >= end)
@@ -1445,7 +1456,8 @@ static inline struct kslot *kmemo_at(struct dd *d, size_t base, size_t i)
 }
 
 /* The key of string @idx (the bytes c_str would intern), with c_str's checks. */
-static bool k_str(struct dd *d, int64_t idx, struct model_key *out)
+static inline __attribute__((always_inline)) bool k_str(struct dd *d, int64_t idx,
+							struct model_key *out)
 {
 	struct kslot *k;
 
@@ -1461,10 +1473,23 @@ static bool k_str(struct dd *d, int64_t idx, struct model_key *out)
 
 		k->k = model_key_bytes(s->p, s->n);
 		k->epoch = d->epoch;
-		/* a string the dictionary may intern: its bytes and index entries */
-		d->pend_bytes += s->n + 1 + 16;
 	}
 	*out = k->k;
+	return true;
+}
+
+/* The bytes of string @idx (what c_str would intern), with c_str's checks. */
+static inline bool k_span(const struct dd *d, int64_t idx, const void **p, uint32_t *n)
+{
+	if (idx == 0 && d->strs.n == 0) {
+		*p = NULL;
+		*n = 0;
+		return true;
+	}
+	if (idx < 0 || (uint64_t)idx >= d->strs.n)
+		return false;
+	*p = d->strs.v[idx].p;
+	*n = (uint32_t)d->strs.v[idx].n;
 	return true;
 }
 
@@ -1526,21 +1551,22 @@ static bool k_location(struct dd *d, int32_t li, struct model_key *out)
 
 		kl->line = ln->line;
 		kl->column = ln->col;
+		kl->has_function = ln->fn != 0;
 		if (ln->fn) {
 			const struct dfn *f;
 
 			if (ln->fn < 0 || (size_t)ln->fn >= d->fns.n)
 				return false;
 			f = &d->fns.v[ln->fn];
-			if (!k_str(d, f->name, &kl->name) || !k_str(d, f->sys, &kl->system_name) ||
-			    !k_str(d, f->file, &kl->filename))
+			if (!k_span(d, f->name, &kl->name, &kl->name_len) ||
+			    !k_span(d, f->sys, &kl->system_name, &kl->system_name_len) ||
+			    !k_span(d, f->file, &kl->filename, &kl->filename_len))
 				return false;
 			kl->start_line = f->start;
-			kl->has_function = true;
 		} else {
-			kl->name = kl->system_name = kl->filename = d->k_empty;
+			kl->name = kl->system_name = kl->filename = NULL;
+			kl->name_len = kl->system_name_len = kl->filename_len = 0;
 			kl->start_line = 0;
-			kl->has_function = false;
 		}
 	}
 	for (uint32_t j = 0; j < l->nai; j++) {
@@ -1551,11 +1577,17 @@ static bool k_location(struct dd *d, int32_t li, struct model_key *out)
 			return false;
 		a = &d->attrs.v[ai];
 		if (loc_attr_key(d, ai, a) == LOC_KEY_FRAME_TYPE) {
-			struct model_label lab;
+			struct kslot *ka = kmemo_at(d, d->base_attr, (size_t)ai);
 
-			if (!c_attr_memo(d, ai, &lab))
-				return false;
-			ft = k_dict_str(d, lab.str);
+			if (ka->epoch != d->epoch) { /* once per attribute: most frames have one */
+				struct model_label lab;
+
+				if (!c_attr_memo(d, ai, &lab))
+					return false;
+				ka->k = k_dict_str(d, lab.str);
+				ka->epoch = d->epoch;
+			}
+			ft = ka->k;
 		} else if (loc_attr_key(d, ai, a) == LOC_KEY_FOLDED) {
 			folded = a_bool(a);
 		}
@@ -1868,6 +1900,9 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 		VEC_RESERVE(&d->skeys, d->stacks.n + 1);
 		d->skeys.v[0] = (struct model_key){ 0, 0 };
 		d->pend_bytes = d->pend_frames = 0;
+		/* resolving interns at most every string: bytes and index entries */
+		for (size_t i = 0; i < d->strs.n; i++)
+			d->pend_bytes += d->strs.v[i].n + 1 + 16;
 	}
 	out->profiles = xcalloc(d->profs.n ? d->profs.n : 1, sizeof(*out->profiles));
 	/* Profiles in wire order: resource, then scope, then profile. */
@@ -1932,47 +1967,33 @@ static void dd_release(struct dd *d)
 }
 
 /*
- * The parse pools of one thread, kept between requests so a server
- * thread decoding request after request does not grow them by doubling
- * each time (a few dozen reallocations and copies per request). A thread
- * keeps at most DD_KEEP_BYTES of pool capacity; the rest is freed after
- * the request, all of it when the thread exits.
+ * Decoder states with their parse pools, kept between requests (spares,
+ * base/mem.h) so a request does not grow them by doubling each time (a
+ * few dozen reallocations and copies per request) and finds them warm in
+ * the cache. A kept state holds at most DD_KEEP_BYTES of pool capacity;
+ * a larger one is freed after its request.
  */
 #define DD_KEEP_BYTES (4u << 20)
 
-static pthread_key_t dd_key;
-static pthread_once_t dd_once = PTHREAD_ONCE_INIT;
-static bool dd_key_ok;
+static struct prof_spares dd_spares = PROF_SPARES_INIT;
 
-static void dd_free(void *arg)
+static void dd_free(struct dd *d)
 {
-	struct dd *d = arg;
-
 	if (d) {
 		dd_release(d);
 		free(d);
 	}
 }
 
-static void dd_key_init(void)
-{
-	dd_key_ok = pthread_key_create(&dd_key, dd_free) == 0;
-}
-
-/* A zeroed decoder state with this thread's pools (empty, capacity kept) and memo. */
+/* A zeroed decoder state with kept pools (empty, capacity kept) and memo, or a new one. */
 static struct dd *dd_get(void)
 {
-	struct dd *d;
+	struct dd *d = prof_spares_take(&dd_spares);
 
-	pthread_once(&dd_once, dd_key_init);
-	d = dd_key_ok ? pthread_getspecific(dd_key) : NULL;
-	if (!d)
-		return xcalloc(1, sizeof(*d));
-	(void)pthread_setspecific(dd_key, NULL); /* in use: a nested call gets its own */
-	return d;
+	return d ? d : xcalloc(1, sizeof(*d));
 }
 
-/* Empties @d's pools and gives it back to the thread, or frees it. */
+/* Empties @d's pools and keeps it as a spare, or frees it. */
 static void dd_put(struct dd *d)
 {
 	struct dd keep = { 0 };
@@ -1984,7 +2005,7 @@ static void dd_put(struct dd *d)
 	bytes += d->memo_cap * 2 * sizeof(*d->memo) + d->stack_len_cap * sizeof(*d->stack_len) +
 		 d->attr_cap * (sizeof(*d->attr_lab) + sizeof(*d->attr_loc_key)) +
 		 d->kmemo_cap * sizeof(*d->kmemo);
-	if (!dd_key_ok || bytes > DD_KEEP_BYTES || pthread_getspecific(dd_key)) {
+	if (bytes > DD_KEEP_BYTES) {
 		dd_free(d);
 		return;
 	}
@@ -2005,7 +2026,7 @@ static void dd_put(struct dd *d)
 	keep.kmemo = d->kmemo;
 	keep.kmemo_cap = d->kmemo_cap;
 	*d = keep;
-	if (pthread_setspecific(dd_key, d))
+	if (!prof_spares_give(&dd_spares, d))
 		dd_free(d);
 }
 

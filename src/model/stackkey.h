@@ -14,20 +14,24 @@
  *             its file name and build ID and its four has_* flags
  *             ({0, 0} for "no mapping");
  *   location  without lines and not folded (an unsymbolized frame):
- *             {mapping.lo ^ frame type.lo ^ ~0, (mapping.hi ^ frame
- *             type.hi) + address * 0x9e3779b97f4a7c15}, one-to-one in
- *             the address for a given mapping and frame type; else
- *             XXH3-128 of the mapping key, address, line count, folded
- *             flag, frame type key and per line the keys of the
- *             function's name, system name and file name, its start
- *             line, whether it has a function, the line and column;
+ *             XXH3-128 of the mapping key, the frame type key and the
+ *             address; else XXH3-128 of the mapping key, address, line
+ *             count, folded flag, frame type key, per line its
+ *             function's start line, whether it has a function, the
+ *             line, column and the lengths of the function's name,
+ *             system name and file name, then the bytes of those names,
+ *             line after line;
  *   stack     XXH3-128 of its location keys, root first; {0, 0} is the
  *             empty stack.
  *
- * Two different contents share a key with probability about 2^-128 per
- * pair (XXH3-128 is not a cryptographic hash; keys live only in memory
- * and in one process, so an adversary cannot learn them). Source of the
- * hash: xxHash (libxxhash, Debian package libxxhash-dev).
+ * Each kind hashes with its own seed, drawn at random when the process
+ * starts: keys live only in memory, in one process, so an outsider can
+ * neither aim inputs at a key (XXH3 is not collision resistant against
+ * someone who knows its seed: long inputs can be built to collide) nor
+ * make a string's key equal a mapping's by spelling its fields. Two
+ * different contents then share a key with probability about 2^-128
+ * per pair. Source of the hash: xxHash (libxxhash, Debian package
+ * libxxhash-dev), XXH3_128bits_withSeed.
  */
 #ifndef PROF_MODEL_STACKKEY_H
 #define PROF_MODEL_STACKKEY_H
@@ -38,9 +42,10 @@ struct model_key {
 	uint64_t lo, hi;
 };
 
-/* One line of a location, its function's strings given by their keys. */
+/* One line of a location; its function's strings by their bytes. */
 struct model_key_line {
-	struct model_key name, system_name, filename;
+	const void *name, *system_name, *filename; /* NULL when the length is 0 */
+	uint32_t name_len, system_name_len, filename_len;
 	int64_t start_line;
 	bool has_function; /* function index != 0 */
 	int64_t line, column;

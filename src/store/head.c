@@ -607,11 +607,16 @@ static struct model_key xh_location(struct xlate *x, uint32_t id)
 
 		/* Function 0 (none) reads as all empty strings, like a function with
 		 * empty names, which the head keeps apart: has_function tells them apart. */
-		x->klines.v[i] = (struct model_key_line){
-			xh_str(x, f->name), xh_str(x, f->system_name), xh_str(x, f->filename),
-			f->start_line,	    ln->function != 0,	       ln->line,
-			ln->column
-		};
+		x->klines.v[i] = (struct model_key_line){ x->p->strings.s[f->name],
+							  x->p->strings.s[f->system_name],
+							  x->p->strings.s[f->filename],
+							  x->p->strings.len[f->name],
+							  x->p->strings.len[f->system_name],
+							  x->p->strings.len[f->filename],
+							  f->start_line,
+							  ln->function != 0,
+							  ln->line,
+							  ln->column };
 	}
 	e->h = model_key_location(map, l->address, l->is_folded, ft, x->klines.v, l->nlines);
 	return e->h;
@@ -1174,12 +1179,12 @@ struct stack_slot_memo {
 
 /*
  * The tables add_ctx fills per dictionary (content hashes of its strings
- * and locations, leaf nodes by stack_off), kept by each thread between
- * calls so that a request does not allocate and zero them (they are
+ * and locations, leaf nodes by stack_off), kept between calls (spares,
+ * base/mem.h) so that a request does not allocate and zero them (they are
  * sized by the dictionary: 50 KiB for a request of 1200 locations): an
  * entry holds for the dictionary whose epoch it carries, and epochs only
- * grow; the tables are zeroed when the epoch would wrap. A thread keeps
- * at most ADD_KEEP_BYTES of them.
+ * grow; the tables are zeroed when the epoch would wrap. A kept scratch
+ * holds at most ADD_KEEP_BYTES.
  */
 struct add_scratch {
 	uint32_t epoch; /* of the dictionary in use, >= 1 */
@@ -1190,14 +1195,10 @@ struct add_scratch {
 
 #define ADD_KEEP_BYTES (4u << 20)
 
-static pthread_key_t add_key;
-static pthread_once_t add_once = PTHREAD_ONCE_INIT;
-static bool add_key_ok;
+static struct prof_spares add_spares = PROF_SPARES_INIT;
 
-static void add_scratch_free(void *arg)
+static void add_scratch_free(struct add_scratch *sc)
 {
-	struct add_scratch *sc = arg;
-
 	if (sc) {
 		free(sc->str_h);
 		free(sc->map_h);
@@ -1207,32 +1208,21 @@ static void add_scratch_free(void *arg)
 	}
 }
 
-static void add_key_init(void)
-{
-	add_key_ok = pthread_key_create(&add_key, add_scratch_free) == 0;
-}
-
-/* This thread's scratch (taken from it while in use), or a new one. */
+/* A kept scratch (base/mem.h spares: the one used last), or a new one. */
 static struct add_scratch *add_scratch_get(void)
 {
-	struct add_scratch *sc;
+	struct add_scratch *sc = prof_spares_take(&add_spares);
 
-	pthread_once(&add_once, add_key_init);
-	sc = add_key_ok ? pthread_getspecific(add_key) : NULL;
-	if (!sc)
-		return xcalloc(1, sizeof(*sc));
-	(void)pthread_setspecific(add_key, NULL);
-	return sc;
+	return sc ? sc : xcalloc(1, sizeof(*sc));
 }
 
-/* Gives @sc back to the thread, or frees it when it is large. */
+/* Keeps @sc as a spare, or frees it when it is large or spares are full. */
 static void add_scratch_put(struct add_scratch *sc)
 {
 	size_t bytes = (sc->str_cap + sc->map_cap + sc->loc_cap) * sizeof(struct hslot) +
 		       sc->stack_cap * sizeof(*sc->stack);
 
-	if (!add_key_ok || bytes > ADD_KEEP_BYTES || pthread_getspecific(add_key) ||
-	    pthread_setspecific(add_key, sc))
+	if (bytes > ADD_KEEP_BYTES || !prof_spares_give(&add_spares, sc))
 		add_scratch_free(sc);
 }
 

@@ -123,7 +123,11 @@ int store_open_head(struct store_head *h, struct store **out);
 int store_open_opts(const char *dir, const struct store_options *o, struct store **out,
 		    struct prof_err *err);
 
-/** store_close() - flush and close; NULL is allowed. */
+/**
+ * store_close() - stop the maintenance thread and close; the head is not
+ * written as a block (its rows are in the WAL, which the next open
+ * replays). NULL is allowed.
+ */
 void store_close(struct store *s);
 
 /**

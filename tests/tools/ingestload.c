@@ -16,7 +16,8 @@
  * with --samples samples, each of value
  * 1 at type samples/count with period cpu/nanoseconds (profile type
  * process_cpu:samples:count:cpu:nanoseconds), spread over --stacks
- * distinct stacks --depth frames deep. So the flame graph total of
+ * distinct stacks --depth frames deep, its times moved to the present
+ * before each send. So the flame graph total of
  * {service.name="NAME"} is exactly the number of samples stored, and a
  * request is either wholly stored or not at all: the total is a multiple
  * of --samples.
@@ -86,14 +87,23 @@ static VEC(const char *) replay_paths;
 static uint64_t acked_total; /* atomic */
 static pthread_mutex_t acked_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Where the times of a client's request are (find_times), and their base. */
+struct time_offs {
+	size_t *v;
+	size_t n, cap;
+	int64_t base;
+};
+
 struct client {
 	unsigned id;
 	pthread_t th;
 	uint64_t requests, acked, acked_value, errors, retries;
 	VEC(double) lat_ms;
+	struct time_offs times;
 };
 
-static void build_request(unsigned client, uint64_t seq, struct buf *out)
+/* Encodes one request into @out; returns its time (unix ns). */
+static int64_t build_request(unsigned client, uint64_t seq, struct buf *out)
 {
 	struct model_profile p;
 	const struct model_profile *pp = &p;
@@ -136,6 +146,7 @@ static void build_request(unsigned client, uint64_t seq, struct buf *out)
 	else
 		PROF_ASSERT(fmt_otlp_encode(&pp, 1, out) == 0);
 	model_profile_release(&p);
+	return now;
 }
 
 static int dial(void)
@@ -270,6 +281,42 @@ static void record_acked(uint64_t n)
 	pthread_mutex_unlock(&acked_lock);
 }
 
+/*
+ * Offsets of the request's times in @b: the 8-byte little-endian words
+ * holding a value from @base (the profile's time) to @base + --samples
+ * (its samples'): the fixed64 time_unix_nano and timestamps_unix_nano,
+ * shared formats.md 1.4; 8 other bytes match with probability 2^-56.
+ */
+static void find_times(const struct buf *b, int64_t base, struct time_offs *t)
+{
+	t->n = 0;
+	for (size_t i = 0; i + 8 <= b->len; i++) {
+		int64_t v;
+
+		memcpy(&v, b->p + i, 8);
+		if (v >= base && v <= base + (int64_t)o.samples) {
+			VEC_PUSH(t, i);
+			i += 7;
+		}
+	}
+	t->base = base;
+}
+
+/* Move every time of @b found by find_times by (@now - the first one). */
+static void restamp(struct buf *b, struct time_offs *t, int64_t now)
+{
+	int64_t delta = now - t->base;
+
+	for (size_t i = 0; i < t->n; i++) {
+		int64_t v;
+
+		memcpy(&v, b->p + t->v[i], 8);
+		v += delta;
+		memcpy(b->p + t->v[i], &v, 8);
+	}
+	t->base = now;
+}
+
 static void *client_main(void *arg)
 {
 	struct client *c = arg;
@@ -280,10 +327,18 @@ static void *client_main(void *arg)
 
 	buf_init(&body, 0);
 	/* One request per client, sent again and again: the client's CPU goes
-	 * to the network, not to encoding (the server decodes each anew). */
-	if (!replays.n)
-		build_request(c->id, seq, &body);
+	 * to the network, not to encoding (the server decodes each anew). Its
+	 * times (fixed64 on the wire) are moved to the present before each
+	 * send, so rows arrive in time order as an agent's do. */
+	if (!replays.n) {
+		int64_t t0 = build_request(c->id, seq, &body);
+
+		if (!o.pprof)
+			find_times(&body, t0, &c->times);
+	}
 	while (prof_now_ns() < end) {
+		if (c->times.n)
+			restamp(&body, &c->times, prof_now_ns());
 		const struct replay *rp = replays.n ? &replays.v[(c->id + seq) % replays.n] : NULL;
 		uint64_t rows = rp ? rp->rows : o.samples;
 
@@ -476,6 +531,7 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < cl[i].lat_ms.n; k++)
 			VEC_PUSH(&all, cl[i].lat_ms.v[k]);
 		VEC_FREE(&cl[i].lat_ms);
+		VEC_FREE(&cl[i].times);
 	}
 	double secs = (double)(prof_now_ns() - t0) / 1e9;
 	if (all.n)
