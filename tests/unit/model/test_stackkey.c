@@ -39,8 +39,8 @@ static void test_kinds_do_not_collide(void **state)
 
 static void test_every_field_counts(void **state)
 {
-	struct model_key m = model_key_mapping(1, 2, 3, model_key_bytes("a", 1),
-					       model_key_bytes("b", 1), 5);
+	struct model_key m =
+		model_key_mapping(1, 2, 3, model_key_bytes("a", 1), model_key_bytes("b", 1), 5);
 	struct model_key ft = model_key_bytes("native", 6), none = model_key_bytes("", 0);
 	struct model_key_line ln = { "main", "", "main.c", 4, 0, 6, 10, true, 30, 2 };
 	struct model_key base = model_key_location(m, 0x10, false, ft, &ln, 1), k;
@@ -81,9 +81,9 @@ static void test_every_field_counts(void **state)
 		k = model_key_location(m, 0x10, false, ft, &v, 1);
 		assert_false(same(base, k));
 	}
-	assert_false(same(model_key_mapping(1, 2, 3, model_key_bytes("a", 1),
-					    model_key_bytes("b", 1), 4),
-			  m));
+	assert_false(same(
+		model_key_mapping(1, 2, 3, model_key_bytes("a", 1), model_key_bytes("b", 1), 4),
+		m));
 	/* the empty stack is {0, 0}; a stack's key depends on its order */
 	struct model_key two[2] = { base, m }, owt[2] = { m, base };
 	k = model_key_stack(NULL, 0);
