@@ -118,6 +118,7 @@ struct ot_dec {
 	size_t n; /* request bytes */
 };
 
+/* Conversion errors: otlp_direct.c (C_ERR) gives the same words; change both together. */
 #define OT_ERR(...) prof_err_set(c->err, -PROF_ECORRUPT, -1, "otlp: " __VA_ARGS__)
 
 /* String @idx of the dictionary as a model string id; false when out of range. */
@@ -723,9 +724,9 @@ static int ot_to_batch(struct ot_dec *c, const OtRequest *req, struct fmt_otlp_b
 int fmt_otlp_decode(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
 		    struct prof_err *err)
 {
-	if (fmt_otlp_decode_direct(data, n, max_samples, out) == 0)
-		return 0;
-	return fmt_otlp_decode_pbc(data, n, max_samples, out, err);
+	int rc = fmt_otlp_decode_direct_err(data, n, max_samples, out, err);
+
+	return rc != FMT_OTLP_FALLBACK ? rc : fmt_otlp_decode_pbc(data, n, max_samples, out, err);
 }
 
 int fmt_otlp_decode_pbc(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,

@@ -78,7 +78,7 @@ size_t fmt_otlp_profile_bytes(const struct model_profile *p);
  * otherwise turn a request of a few hundred KiB into gigabytes. Callers
  * that decode what was accepted before (WAL replay, store check) pass 0.
  * Never reads outside @data. Thread-safe (no shared state). Tries
- * fmt_otlp_decode_direct first and falls back to fmt_otlp_decode_pbc.
+ * fmt_otlp_decode_direct_err first and falls back to fmt_otlp_decode_pbc.
  */
 int fmt_otlp_decode(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
 		    struct prof_err *err);
@@ -87,7 +87,8 @@ int fmt_otlp_decode(const void *data, size_t n, size_t max_samples, struct fmt_o
  * fmt_otlp_decode_pbc() - fmt_otlp_decode through protobuf-c alone
  * (fmt_pb_check, protobuf_c_message_unpack, then conversion): the
  * reference the direct decoder is tested against, and what gives
- * fmt_otlp_decode its errors. Same contract as fmt_otlp_decode.
+ * fmt_otlp_decode the errors of malformed bytes and of the shapes the
+ * direct decoder leaves to it. Same contract as fmt_otlp_decode.
  */
 int fmt_otlp_decode_pbc(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
 			struct prof_err *err);
@@ -136,7 +137,7 @@ void fmt_otlp_batch_resolve(struct fmt_otlp_batch *b);
 /* Internal to the module (fmt_otlp_batch_release): give @b's pending state back. */
 void fmt_otlp_pending_release(struct fmt_otlp_batch *b);
 
-/** Returned by fmt_otlp_decode_direct when only the protobuf-c path can answer. */
+/** Returned by fmt_otlp_decode_direct(_err) when only the protobuf-c path can answer. */
 #define FMT_OTLP_FALLBACK 1
 
 /**
@@ -147,11 +148,28 @@ void fmt_otlp_pending_release(struct fmt_otlp_batch *b);
  * when the input is malformed, over a limit, or uses a shape it leaves to
  * protobuf-c (a singular message field repeated, kvlist or nested array attribute
  * values, over-long tags or length prefixes, requests over 1 GiB).
+ * Errors that protobuf-c's path words too (fmt_otlp_decode_direct_err)
+ * are FMT_OTLP_FALLBACK here as well.
  * Never reads outside @data. Thread-safe: parse pools are kept between
  * calls (base/mem.h spares: at most 16, each up to 4 MiB of capacity).
  */
 int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
 			   struct fmt_otlp_batch *out);
+
+/**
+ * fmt_otlp_decode_direct_err() - fmt_otlp_decode_direct, except that a
+ * request that parses (well-formed, in the shapes the direct decoder
+ * reads) but fails conversion - an index out of range, values vs
+ * timestamps counts, a link id's size, @max_samples, the decoded size
+ * limit - gets its error here: the negative code and @err message
+ * fmt_otlp_decode_pbc gives for it, word for word, found by converting
+ * again one profile at a time as otlp.c does (no protobuf-c unpacking,
+ * one profile held at a time). FMT_OTLP_FALLBACK with @out empty for the
+ * rest (malformed bytes, shapes left to protobuf-c, an error without a
+ * message). fmt_otlp_decode, _shared and _pending answer this way.
+ */
+int fmt_otlp_decode_direct_err(const void *data, size_t n, size_t max_samples,
+			       struct fmt_otlp_batch *out, struct prof_err *err);
 
 /** fmt_otlp_batch_release() - free the profiles of @b; @b is left empty. NULL ok. */
 void fmt_otlp_batch_release(struct fmt_otlp_batch *b);

@@ -18,13 +18,20 @@
  * agent sends a profile per process and sample type over the same
  * stacks, up to 150 per request).
  *
- * Anything this decoder does not reproduce exactly - malformed bytes, an
- * index out of range, a limit, a singular message field sent twice
- * (protobuf merges those), kvlist attribute values, nested arrays, tags or lengths
- * in more bytes than protobuf-c reads - makes it return
- * FMT_OTLP_FALLBACK, and fmt_otlp_decode runs the protobuf-c path, which
- * gives the result or the precise error. The unit test and the
- * fuzz_otlp_direct target check that both paths agree.
+ * Anything this decoder does not reproduce exactly - malformed bytes, a
+ * singular message field sent twice (protobuf merges those), kvlist
+ * attribute values, nested arrays, tags or lengths in more bytes than
+ * protobuf-c reads - makes it return FMT_OTLP_FALLBACK, and
+ * fmt_otlp_decode runs the protobuf-c path, which gives the result or the
+ * precise error. A request that parses but does not convert (an index
+ * out of range, values vs timestamps, a link id's size, max_samples, the
+ * decoded size limit) gets its error here, code and words as otlp.c's
+ * (C_ERR): the replay pass converts it again as otlp.c does, a profile at
+ * a time, so the first error and the size count are that path's, and a
+ * rejected request costs about what an accepted one does (protobuf-c would
+ * unpack it whole and convert every profile before the bad one). The
+ * unit test and the fuzz_otlp_direct target check that both paths agree,
+ * on results and on errors.
  */
 #include "base/buf.h"
 #include "base/compat.h"
@@ -73,6 +80,17 @@
 
 /* Give up and let the protobuf-c path decide (otlp.h). */
 #define BAIL() return false
+
+/*
+ * A conversion error protobuf-c's path reports too: records @code (and,
+ * when d->err is set, the message, word for word otlp.c's) and evaluates
+ * to false. Formatting is skipped in the fast pass (d->err NULL).
+ */
+#define C_FAIL(d, code, ...)                                                                  \
+	((d)->rc = (d)->rc ? (d)->rc : (code),                                                \
+	 (d)->err ? (void)prof_err_set((d)->err, (code), -1, "otlp: " __VA_ARGS__) : (void)0, \
+	 false)
+#define C_ERR(d, ...) C_FAIL(d, -PROF_ECORRUPT, __VA_ARGS__)
 
 struct span {
 	const uint8_t *p;
@@ -217,6 +235,13 @@ struct dd {
 	VEC(struct model_label) labels;
 	struct buf tmp; /* rendering of non-string attribute values */
 	size_t max_samples, nsamples;
+	size_t pi; /* number of the profile being converted, in wire order */
+	/*
+	 * Conversion errors (C_ERR): @rc is the code of the first one, @err
+	 * gets its message when set (the replay pass, see replay()).
+	 */
+	int rc;
+	struct prof_err *err;
 
 	/*
 	 * fmt_otlp_decode_pending: stacks are keyed (k_stack), not translated.
@@ -1188,7 +1213,10 @@ static bool c_render(struct dd *d, const struct dany *v)
 		return buf_add_json_str(&d->tmp, (const char *)v->s.p, v->s.n) == 0;
 	case AV_IDX:
 		if (v->i < 0 || (uint64_t)v->i >= d->strs.n)
-			return false;
+			return C_ERR(d,
+				     "attribute value: string_value_strindex %d out of range "
+				     "(%zu strings)",
+				     (int)v->i, d->strs.n);
 		if (v->i == 0)
 			return buf_add_json_str(&d->tmp, "", 0) == 0;
 		return buf_add_json_str(&d->tmp, (const char *)d->strs.v[v->i].p,
@@ -1218,8 +1246,9 @@ static bool c_render(struct dd *d, const struct dany *v)
 	}
 }
 
-/* An attribute value as a model label value (otlp.c ot_value). */
-static bool c_value(struct dd *d, const struct dany *v, bool has, struct model_label *l)
+/* An attribute value as a model label value (otlp.c ot_value; errors name @who[@wi]). */
+static bool c_value(struct dd *d, const struct dany *v, bool has, struct model_label *l,
+		    const char *who, size_t wi)
 {
 	l->str = 0;
 	l->num = 0;
@@ -1232,7 +1261,12 @@ static bool c_value(struct dd *d, const struct dany *v, bool has, struct model_l
 		l->str = model_intern_n(d->dict, (const char *)v->s.p, v->s.n);
 		return true;
 	case AV_IDX:
-		return c_str(d, v->i, &l->str);
+		if (!c_str(d, v->i, &l->str))
+			return C_ERR(d,
+				     "%s[%zu].value.string_value_strindex %d out of range (%zu "
+				     "strings)",
+				     who, wi, (int)v->i, d->strs.n);
+		return true;
 	case AV_INT:
 		l->num = v->i;
 		return true;
@@ -1256,8 +1290,13 @@ static bool c_attr(struct dd *d, int32_t ai, struct model_label *l)
 	const struct dattr *a = &d->attrs.v[ai];
 
 	memset(l, 0, sizeof(*l));
-	return c_str(d, a->key, &l->key) && c_str(d, a->unit, &l->num_unit) &&
-	       c_value(d, &a->v, a->has_value, l);
+	if (!c_str(d, a->key, &l->key))
+		return C_ERR(d, "attribute_table[%d].key_strindex %d out of range (%zu strings)",
+			     ai, a->key, d->strs.n);
+	if (!c_str(d, a->unit, &l->num_unit))
+		return C_ERR(d, "attribute_table[%d].unit_strindex %d out of range (%zu strings)",
+			     ai, a->unit, d->strs.n);
+	return c_value(d, &a->v, a->has_value, l, "attribute_table", (size_t)ai);
 }
 
 /*
@@ -1297,13 +1336,17 @@ static bool c_mapping(struct dd *d, int32_t mi, uint32_t *out)
 	mm.memory_limit = dm->limit;
 	mm.file_offset = dm->off;
 	if (!c_str(d, dm->file, &mm.filename))
-		return false;
+		return C_ERR(d, "mapping_table[%d].filename_strindex %d out of range (%zu strings)",
+			     mi, dm->file, d->strs.n);
 	for (uint32_t k = 0; k < dm->nai; k++) {
 		int32_t ai = d->ai.v[dm->ai_off + k];
 		const struct dattr *a;
 
 		if (ai < 0 || (size_t)ai >= d->attrs.n)
-			return false;
+			return C_ERR(d,
+				     "mapping_table[%d].attribute_indices[%u] = %d out of range "
+				     "(%zu attributes)",
+				     mi, k, ai, d->attrs.n);
 		a = &d->attrs.v[ai];
 		if (c_str_is(d, a->key, KEY_BUILD_ID_GNU)) {
 			struct model_label l;
@@ -1338,9 +1381,18 @@ static bool c_function(struct dd *d, int32_t fi, uint32_t *out)
 		return true;
 	}
 	f = &d->fns.v[fi];
-	if (!c_str(d, f->name, &mf.name) || !c_str(d, f->sys, &mf.system_name) ||
-	    !c_str(d, f->file, &mf.filename))
-		return false;
+	if (!c_str(d, f->name, &mf.name))
+		return C_ERR(d, "function_table[%d].name_strindex %d out of range (%zu strings)",
+			     fi, f->name, d->strs.n);
+	if (!c_str(d, f->sys, &mf.system_name))
+		return C_ERR(d,
+			     "function_table[%d].system_name_strindex %d out of range (%zu "
+			     "strings)",
+			     fi, f->sys, d->strs.n);
+	if (!c_str(d, f->file, &mf.filename))
+		return C_ERR(d,
+			     "function_table[%d].filename_strindex %d out of range (%zu strings)",
+			     fi, f->file, d->strs.n);
 	mf.start_line = f->start;
 	m[0] = model_function_add(d->dict, &mf);
 	m[1] = d->epoch;
@@ -1375,7 +1427,12 @@ static bool c_location(struct dd *d, int32_t li, uint32_t *out)
 	}
 	l = &d->locs.v[li];
 	if (l->map) {
-		if (l->map < 0 || (size_t)l->map >= d->maps.n || !c_mapping(d, l->map, &mapping))
+		if (l->map < 0 || (size_t)l->map >= d->maps.n)
+			return C_ERR(d,
+				     "location_table[%d].mapping_index %d out of range (%zu "
+				     "mappings)",
+				     li, l->map, d->maps.n);
+		if (!c_mapping(d, l->map, &mapping))
 			return false;
 	}
 	d->mlines.n = 0;
@@ -1385,8 +1442,12 @@ static bool c_location(struct dd *d, int32_t li, uint32_t *out)
 		struct model_line ml = { 0, ln->line, ln->col };
 
 		if (ln->fn) {
-			if (ln->fn < 0 || (size_t)ln->fn >= d->fns.n ||
-			    !c_function(d, ln->fn, &ml.function))
+			if (ln->fn < 0 || (size_t)ln->fn >= d->fns.n)
+				return C_ERR(d,
+					     "location_table[%d].lines[%u].function_index %d out "
+					     "of range (%zu functions)",
+					     li, k, ln->fn, d->fns.n);
+			if (!c_function(d, ln->fn, &ml.function))
 				return false;
 		}
 		d->mlines.v[d->mlines.n++] = ml;
@@ -1396,7 +1457,10 @@ static bool c_location(struct dd *d, int32_t li, uint32_t *out)
 		const struct dattr *a;
 
 		if (ai < 0 || (size_t)ai >= d->attrs.n)
-			return false;
+			return C_ERR(d,
+				     "location_table[%d].attribute_indices[%u] = %d out of range "
+				     "(%zu attributes)",
+				     li, k, ai, d->attrs.n);
 		a = &d->attrs.v[ai];
 		if (loc_attr_key(d, ai, a) == LOC_KEY_FRAME_TYPE) {
 			struct model_label lab;
@@ -1434,12 +1498,17 @@ static bool c_stack(struct dd *d, int32_t si, uint32_t *off, uint32_t *n)
 		int32_t li = d->stack_li.v[s->off + k];
 		uint32_t loc = 0;
 
-		if (li <= 0 || (size_t)li >= d->locs.n || !c_location(d, li, &loc))
+		if (li <= 0 || (size_t)li >= d->locs.n)
+			return C_ERR(d,
+				     "stack_table[%d].location_indices[%u] = %d out of range "
+				     "(%zu locations; 0 is the null location)",
+				     si, k, li, d->locs.n);
+		if (!c_location(d, li, &loc))
 			return false;
 		d->mlocs.v[d->mlocs.n++] = loc;
 	}
 	if (d->dict->stack_locs.n + d->mlocs.n > UINT32_MAX)
-		return false;
+		return C_FAIL(d, -PROF_ETOOBIG, "more than 2^32 stack entries");
 	*off = model_stack_add(d->dict, d->mlocs.v, (uint32_t)d->mlocs.n);
 	*n = (uint32_t)d->mlocs.n;
 	m[0] = *off;
@@ -1640,9 +1709,11 @@ static bool c_link(struct dd *d, int32_t ki, uint32_t *out)
 	}
 	k = &d->links.v[ki];
 	memset(&ml, 0, sizeof(ml));
-	if ((k->trace.n != 0 && k->trace.n != sizeof(ml.trace_id)) ||
-	    (k->span.n != 0 && k->span.n != sizeof(ml.span_id)))
-		return false;
+	if (k->trace.n != 0 && k->trace.n != sizeof(ml.trace_id))
+		return C_ERR(d, "link_table[%d].trace_id has %zu bytes (16 expected)", ki,
+			     k->trace.n);
+	if (k->span.n != 0 && k->span.n != sizeof(ml.span_id))
+		return C_ERR(d, "link_table[%d].span_id has %zu bytes (8 expected)", ki, k->span.n);
 	if (k->trace.n)
 		memcpy(ml.trace_id, k->trace.p, sizeof(ml.trace_id));
 	if (k->span.n)
@@ -1654,16 +1725,17 @@ static bool c_link(struct dd *d, int32_t ki, uint32_t *out)
 	return true;
 }
 
-/* A resource/scope KeyValue into p->attrs (otlp.c ot_keyvalue). */
-static bool c_keyvalue(struct dd *d, const struct dkv *kv)
+/* A resource/scope KeyValue, @who[@i], into p->attrs (otlp.c ot_keyvalue). */
+static bool c_keyvalue(struct dd *d, const struct dkv *kv, const char *who, size_t i)
 {
 	struct model_label l = { 0 };
 
 	if (kv->key.n)
 		l.key = model_intern_n(d->dict, (const char *)kv->key.p, kv->key.n);
 	else if (!c_str(d, kv->key_idx, &l.key))
-		return false;
-	if (!c_value(d, &kv->v, kv->has_value, &l))
+		return C_ERR(d, "%s[%zu].key_strindex %d out of range (%zu strings)", who, i,
+			     kv->key_idx, d->strs.n);
+	if (!c_value(d, &kv->v, kv->has_value, &l, who, i))
 		return false;
 	if (!strcmp(model_str(d->dict, l.key), KEY_DEFAULT_TYPE))
 		d->p->default_sample_type = l.str;
@@ -1680,11 +1752,15 @@ static bool c_profile_attrs(struct dd *d, const struct dprof *pr)
 		struct model_label l;
 
 		if (ai < 0 || (size_t)ai >= d->attrs.n)
-			return false;
+			return C_ERR(d,
+				     "profile %zu: attribute_indices[%u] = %d out of range (%zu "
+				     "attributes)",
+				     d->pi, k, ai, d->attrs.n);
 		a = &d->attrs.v[ai];
 		if (c_str_is(d, a->key, KEY_COMMENT) && a->has_value && a->v.kase == AV_ARRAY) {
 			for (uint32_t j = 0; j < a->v.narr; j++) {
-				if (!c_value(d, &d->arr.v[a->v.arr_off + j], true, &l))
+				if (!c_value(d, &d->arr.v[a->v.arr_off + j], true, &l,
+					     "attribute_table", (size_t)ai))
 					return false;
 				VEC_PUSH(&d->p->comments, l.str);
 			}
@@ -1722,7 +1798,10 @@ static bool c_samples(struct dd *d, const struct dprof *pr)
 		size_t nobs;
 
 		if (s->stack < 0 || (size_t)s->stack >= d->stacks.n)
-			return false;
+			return C_ERR(d,
+				     "profile %zu sample %u: stack_index %d out of range (%zu "
+				     "stacks)",
+				     d->pi, i, s->stack, d->stacks.n);
 		if (d->pending) {
 			/* the stack id stands in until pending_resolve */
 			if (s->stack && !k_stack(d, s->stack))
@@ -1732,8 +1811,12 @@ static bool c_samples(struct dd *d, const struct dprof *pr)
 			return false;
 		}
 		if (s->link) {
-			if (s->link < 0 || (size_t)s->link >= d->links.n ||
-			    !c_link(d, s->link, &link))
+			if (s->link < 0 || (size_t)s->link >= d->links.n)
+				return C_ERR(d,
+					     "profile %zu sample %u: link_index %d out of range "
+					     "(%zu links)",
+					     d->pi, i, s->link, d->links.n);
+			if (!c_link(d, s->link, &link))
 				return false;
 		}
 		d->labels.n = 0;
@@ -1741,20 +1824,29 @@ static bool c_samples(struct dd *d, const struct dprof *pr)
 		for (uint32_t k = 0; k < s->nai; k++) {
 			int32_t ai = d->samp_ai.v[s->ai_off + k];
 
-			if (ai < 0 || (size_t)ai >= d->attrs.n ||
-			    !c_attr_memo(d, ai, &d->labels.v[d->labels.n]))
+			if (ai < 0 || (size_t)ai >= d->attrs.n)
+				return C_ERR(d,
+					     "profile %zu sample %u: attribute_indices[%u] = %d "
+					     "out of range (%zu attributes)",
+					     d->pi, i, k, ai, d->attrs.n);
+			if (!c_attr_memo(d, ai, &d->labels.v[d->labels.n]))
 				return false;
 			d->labels.n++;
 		}
 		if (s->nv && s->nt && s->nv != s->nt)
-			return false;
+			return C_ERR(d,
+				     "profile %zu sample %u: %u values but %u timestamps (must "
+				     "be equal when both are present)",
+				     d->pi, i, s->nv, s->nt);
 		nobs = PROF_MAX(s->nv, s->nt);
 		if (d->max_samples && d->nsamples + nobs > d->max_samples)
-			return false;
+			return C_FAIL(d, -PROF_ETOOBIG,
+				      "more than %zu samples (profile %zu sample %u)",
+				      d->max_samples, d->pi, i);
 		if (!nobs)
 			continue;
 		if (d->p->labels.n + d->labels.n > UINT32_MAX)
-			return false;
+			return C_FAIL(d, -PROF_ETOOBIG, "more than 2^32 sample labels");
 		d->nsamples += nobs;
 		lab = model_labels_add(d->p, d->labels.v, d->labels.n);
 		for (size_t j = 0; j < nobs; j++) {
@@ -1767,12 +1859,19 @@ static bool c_samples(struct dd *d, const struct dprof *pr)
 	return true;
 }
 
-static bool c_vtype(struct dd *d, bool has, const struct dvt *vt, struct model_value_type *out)
+static bool c_vtype(struct dd *d, bool has, const struct dvt *vt, struct model_value_type *out,
+		    const char *field)
 {
 	out->type = out->unit = 0;
 	if (!has)
 		return true;
-	return c_str(d, vt->type, &out->type) && c_str(d, vt->unit, &out->unit);
+	if (!c_str(d, vt->type, &out->type))
+		return C_ERR(d, "profile %zu: %s.type_strindex %d out of range (%zu strings)",
+			     d->pi, field, vt->type, d->strs.n);
+	if (!c_str(d, vt->unit, &out->unit))
+		return C_ERR(d, "profile %zu: %s.unit_strindex %d out of range (%zu strings)",
+			     d->pi, field, vt->unit, d->strs.n);
+	return true;
 }
 
 static bool c_profile(struct dd *d, const struct drp *rp, const struct dsp *sp,
@@ -1781,19 +1880,19 @@ static bool c_profile(struct dd *d, const struct drp *rp, const struct dsp *sp,
 	struct model_profile *p = d->p;
 	struct model_value_type vt;
 
-	if (!c_vtype(d, pr->has_st, &pr->st, &vt))
+	if (!c_vtype(d, pr->has_st, &pr->st, &vt, "sample_type"))
 		return false;
 	VEC_PUSH(&p->sample_types, vt);
-	if (!c_vtype(d, pr->has_pt, &pr->pt, &p->period_type))
+	if (!c_vtype(d, pr->has_pt, &pr->pt, &p->period_type, "period_type"))
 		return false;
 	p->period = pr->period;
 	p->time_ns = (int64_t)pr->time;
 	p->duration_ns = (int64_t)pr->dur;
 	for (uint32_t k = 0; k < rp->nkv; k++)
-		if (!c_keyvalue(d, &d->kvs.v[rp->kv_off + k]))
+		if (!c_keyvalue(d, &d->kvs.v[rp->kv_off + k], "resource.attributes", k))
 			return false;
 	for (uint32_t k = 0; k < sp->nkv; k++)
-		if (!c_keyvalue(d, &d->kvs.v[sp->kv_off + k]))
+		if (!c_keyvalue(d, &d->kvs.v[sp->kv_off + k], "scope.attributes", k))
 			return false;
 	/* No model_profile_validate here: every index is made by the steps above
 	 * from a checked one, so the profile holds the invariants by construction
@@ -1851,13 +1950,19 @@ own:
 	VEC_RESERVE(&p->labels, nlab);
 }
 
+/* Every table's indices fit int32 (otlp.c: else "dictionary table over 2^31 entries"). */
+static bool tables_fit(const struct dd *d)
+{
+	return d->strs.n <= INT32_MAX && d->maps.n <= INT32_MAX && d->locs.n <= INT32_MAX &&
+	       d->fns.n <= INT32_MAX && d->links.n <= INT32_MAX && d->attrs.n <= INT32_MAX &&
+	       d->stacks.n <= INT32_MAX;
+}
+
 static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 {
 	size_t total, pi = 0, bytes = 0;
 
-	if (d->strs.n > INT32_MAX || d->maps.n > INT32_MAX || d->locs.n > INT32_MAX ||
-	    d->fns.n > INT32_MAX || d->links.n > INT32_MAX || d->attrs.n > INT32_MAX ||
-	    d->stacks.n > INT32_MAX)
+	if (!tables_fit(d))
 		return false;
 	d->base_str = 0;
 	d->base_map = d->base_str + d->strs.n + 1;
@@ -1917,6 +2022,7 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 				out->n = pi + 1;
 				d->p = &out->profiles[pi];
 				d->dict = d->shared ? &out->profiles[0] : d->p;
+				d->pi = pi;
 				reserve(d, &d->profs.v[sp->pr_off + k]);
 				/* shared: one translation of the dictionary for all */
 				if (!d->shared || pi == 0)
@@ -1943,6 +2049,79 @@ static bool convert(struct dd *d, size_t n, struct fmt_otlp_batch *out)
 		out->shared_dict = out->n > 1;
 	}
 	return true;
+}
+
+/*
+ * After convert() failed on a request that parsed: convert it again as
+ * otlp.c does, each profile with its own dictionary and tables grown
+ * the same way (no reserve), one profile at a time, freed once counted,
+ * so its checks, its decoded-size count (fmt_otlp_profile_bytes of the
+ * same tables) and so its first error are protobuf-c's path's, without
+ * protobuf-c's unpacked tree nor every profile held at once. Returns
+ * that error's code with @err set, or FMT_OTLP_FALLBACK when it finds
+ * none (the fast pass failed for its own reasons: the shared
+ * dictionary's count, a rendering over d->tmp's cap) or one only the
+ * protobuf-c path words.
+ */
+static int replay(struct dd *d, size_t n, struct prof_err *err)
+{
+	struct model_profile p;
+	size_t pi = 0, bytes = 0;
+	int rc;
+
+	if (!tables_fit(d)) /* convert stopped before sizing the memos */
+		return FMT_OTLP_FALLBACK;
+	if (d->last_epoch > UINT32_MAX - d->profs.n - 1) {
+		/* epochs would wrap: start the memos afresh (as convert) */
+		memset(d->memo, 0, d->memo_cap * 2 * sizeof(*d->memo));
+		d->last_epoch = 0;
+		free(d->kmemo);
+		d->kmemo = NULL;
+		d->kmemo_cap = 0;
+	}
+	d->shared = d->pending = false;
+	d->nsamples = 0;
+	d->rc = 0;
+	d->err = err;
+	for (size_t r = 0; r < d->rps.n; r++) {
+		const struct drp *rp = &d->rps.v[r];
+
+		for (uint32_t s = 0; s < rp->nsp; s++) {
+			const struct dsp *sp = &d->sps.v[rp->sp_off + s];
+
+			for (uint32_t k = 0; k < sp->npr; k++, pi++) {
+				model_profile_init(&p);
+				d->p = d->dict = &p;
+				d->pi = pi;
+				d->epoch = ++d->last_epoch;
+				if (!c_profile(d, rp, sp, &d->profs.v[sp->pr_off + k]))
+					rc = d->rc ? d->rc : FMT_OTLP_FALLBACK;
+				else /* otlp.c ot_profile; holds by construction */
+					rc = model_profile_validate(&p, err);
+				if (!rc && d->max_samples) {
+					bytes += fmt_otlp_profile_bytes(&p);
+					if (bytes > FMT_OTLP_DECODED_MAX(n))
+						rc = prof_err_set(
+							err, -PROF_ETOOBIG, -1,
+							"otlp: decoded size limit (64 x the "
+							"request's %zu bytes + 16 MiB) exceeded at "
+							"profile %zu: %zu bytes (each profile "
+							"copies the dictionary entries it uses)",
+							n, pi, bytes);
+				}
+				model_profile_release(&p);
+				if (rc)
+					goto out;
+			}
+		}
+	}
+	rc = FMT_OTLP_FALLBACK;
+out:
+	d->err = NULL;
+	/* an error without its words (an allocation cap): protobuf-c's path words it */
+	if (rc < 0 && err && !err->msg[0])
+		rc = FMT_OTLP_FALLBACK;
+	return rc;
 }
 
 /* Every pool of struct dd, for dd_release and dd_put. */
@@ -2068,11 +2247,17 @@ static void pending_resolve(struct model_pending *pd)
 	}
 }
 
+/*
+ * The direct decoder: 0 with @out filled; with @err, the error of a
+ * request that parses but does not convert (replay); otherwise
+ * FMT_OTLP_FALLBACK with @out empty.
+ */
 static int decode_direct(const void *data, size_t n, size_t max_samples, bool shared, bool pending,
-			 struct fmt_otlp_batch *out)
+			 struct fmt_otlp_batch *out, struct prof_err *err)
 {
 	struct dd *d;
-	bool ok;
+	bool parsed, ok;
+	int rc = FMT_OTLP_FALLBACK;
 
 	memset(out, 0, sizeof(*out));
 	/* Offsets into the pools are 32-bit; bigger requests take the other path. */
@@ -2085,9 +2270,9 @@ static int decode_direct(const void *data, size_t n, size_t max_samples, bool sh
 	if (pending)
 		d->k_empty = model_key_bytes("", 0);
 	buf_init(&d->tmp, 1u << 20);
-	ok = p_request(d, data, (const uint8_t *)data + n) &&
-	     d->alloc <= 24 * n + (1u << 20) && /* otlp.c: fmt_pb_check's cap */
-	     convert(d, n, out);
+	parsed = p_request(d, data, (const uint8_t *)data + n) &&
+		 d->alloc <= 24 * n + (1u << 20); /* otlp.c: fmt_pb_check's cap */
+	ok = parsed && convert(d, n, out);
 	if (ok && pending && out->n) {
 		d->pub = (struct model_pending){ d->skeys.v, PROF_MAX(d->stacks.n, 1),
 						 pending_resolve };
@@ -2100,34 +2285,41 @@ static int decode_direct(const void *data, size_t n, size_t max_samples, bool sh
 		out->pending = &d->handle; /* d goes back at fmt_otlp_batch_release */
 		return 0;
 	}
-	dd_put(d);
 	if (!ok) {
 		fmt_otlp_batch_release(out);
-		return FMT_OTLP_FALLBACK;
+		if (parsed && err)
+			rc = replay(d, n, err);
 	}
-	return 0;
+	dd_put(d);
+	return ok ? 0 : rc;
 }
 
 int fmt_otlp_decode_direct(const void *data, size_t n, size_t max_samples,
 			   struct fmt_otlp_batch *out)
 {
-	return decode_direct(data, n, max_samples, false, false, out);
+	return decode_direct(data, n, max_samples, false, false, out, NULL);
+}
+
+int fmt_otlp_decode_direct_err(const void *data, size_t n, size_t max_samples,
+			       struct fmt_otlp_batch *out, struct prof_err *err)
+{
+	return decode_direct(data, n, max_samples, false, false, out, err);
 }
 
 int fmt_otlp_decode_shared(const void *data, size_t n, size_t max_samples,
 			   struct fmt_otlp_batch *out, struct prof_err *err)
 {
-	if (decode_direct(data, n, max_samples, true, false, out) == 0)
-		return 0;
-	return fmt_otlp_decode_pbc(data, n, max_samples, out, err);
+	int rc = decode_direct(data, n, max_samples, true, false, out, err);
+
+	return rc != FMT_OTLP_FALLBACK ? rc : fmt_otlp_decode_pbc(data, n, max_samples, out, err);
 }
 
 int fmt_otlp_decode_pending(const void *data, size_t n, size_t max_samples,
 			    struct fmt_otlp_batch *out, struct prof_err *err)
 {
-	if (decode_direct(data, n, max_samples, true, true, out) == 0)
-		return 0;
-	return fmt_otlp_decode_pbc(data, n, max_samples, out, err);
+	int rc = decode_direct(data, n, max_samples, true, true, out, err);
+
+	return rc != FMT_OTLP_FALLBACK ? rc : fmt_otlp_decode_pbc(data, n, max_samples, out, err);
 }
 
 void fmt_otlp_batch_resolve(struct fmt_otlp_batch *b)

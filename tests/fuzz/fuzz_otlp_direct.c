@@ -9,8 +9,13 @@
  * must decode, validate, share one dictionary and keep every profile's
  * samples, values and labels (the unit test compares the content); so must
  * the pending form (fmt_otlp_decode_pending), valid before and after it is
- * resolved, over the same stacks once resolved. Build and
- * run: scripts/fuzz.sh (seeds: the corpus as OTLP protobuf).
+ * resolved, over the same stacks once resolved. When the direct one
+ * rejects a byte string itself (fmt_otlp_decode_direct_err), protobuf-c
+ * must reject it with the same code and message; when protobuf-c rejects
+ * one, the store's decoders must answer with its code and message (or,
+ * past the decoded size limit only, take it: their one dictionary is
+ * counted once). Build and run: scripts/fuzz.sh (seeds: the corpus as
+ * OTLP protobuf).
  */
 #include "base/compat.h"
 #include "base/err.h"
@@ -120,17 +125,49 @@ static void same_profile(const struct model_profile *a, const struct model_profi
 	SAME(a->name, b->name);
 }
 
+/* @fn (a store decoder) on what protobuf-c rejects with @rr, @want: the same answer. */
+static void same_error(int (*fn)(const void *, size_t, size_t, struct fmt_otlp_batch *,
+				 struct prof_err *),
+		       const uint8_t *data, size_t size, int rr, const char *want)
+{
+	struct fmt_otlp_batch b;
+	struct prof_err err;
+	int rc;
+
+	prof_err_init(&err);
+	rc = fn(data, size, 1u << 20, &b, &err);
+	if (rc == 0 && strstr(want, "decoded size limit")) {
+		fmt_otlp_batch_release(&b);
+		return;
+	}
+	SAME(rc, rr);
+	PROF_ASSERT(strcmp(err.msg, want) == 0);
+	PROF_ASSERT(b.n == 0 && b.profiles == NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fmt_otlp_batch d, r;
-	struct prof_err err;
+	struct prof_err err, derr;
 	int rd, rr;
 
 	/* The sample cap bounds what a tiny input can expand to (values x timestamps). */
-	rd = fmt_otlp_decode_direct(data, size, 1u << 20, &d);
-	PROF_ASSERT(rd == 0 || rd == FMT_OTLP_FALLBACK);
+	prof_err_init(&derr);
+	rd = fmt_otlp_decode_direct_err(data, size, 1u << 20, &d, &derr);
+	PROF_ASSERT(rd == 0 || rd == FMT_OTLP_FALLBACK || rd < 0);
 	if (rd) {
 		PROF_ASSERT(d.n == 0 && d.profiles == NULL);
+		prof_err_init(&err);
+		rr = fmt_otlp_decode_pbc(data, size, 1u << 20, &r, &err);
+		if (rd < 0) { /* its own error: protobuf-c's, word for word */
+			SAME(rd, rr);
+			PROF_ASSERT(strcmp(derr.msg, err.msg) == 0);
+		}
+		if (rr) {
+			same_error(fmt_otlp_decode_shared, data, size, rr, err.msg);
+			same_error(fmt_otlp_decode_pending, data, size, rr, err.msg);
+		}
+		fmt_otlp_batch_release(&r);
 		return 0;
 	}
 	prof_err_init(&err);

@@ -11,6 +11,11 @@
  * and the eBPF profiler write, packed and unpacked repeated fields, unknown
  * fields, links, bool/double/bytes values, a scalar sent twice), and
  * thousands of mutations of them (bit flips, truncations, inserted bytes).
+ * On every input the direct decoder rejects itself
+ * (fmt_otlp_decode_direct_err: it parses but does not convert), the code
+ * and message must be protobuf-c's, word for word; and on every input
+ * protobuf-c rejects, the store's decoders (fmt_otlp_decode_shared,
+ * _pending) answer with its code and message.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -263,21 +268,68 @@ static void pending_agrees(const void *data, size_t n, size_t max_samples,
 	fmt_otlp_batch_release(&pb);
 }
 
+/* Inputs the direct decoder rejected itself, with protobuf-c's words (differential). */
+static size_t direct_errors;
+
+/*
+ * The store's decoder @fn on @data, which protobuf-c rejects with @rr and
+ * @want: the same code and message, and nothing decoded; or, past the
+ * decoded size limit only, the profiles (the store's one dictionary for
+ * all of them is counted once, not per profile).
+ */
+static void same_error(int (*fn)(const void *, size_t, size_t, struct fmt_otlp_batch *,
+				 struct prof_err *),
+		       const char *name, const void *data, size_t n, size_t max_samples, int rr,
+		       const char *want)
+{
+	struct fmt_otlp_batch b;
+	struct prof_err err;
+	int rc;
+
+	prof_err_init(&err);
+	rc = fn(data, n, max_samples, &b, &err);
+	if (rc == 0 && strstr(want, "decoded size limit")) {
+		fmt_otlp_batch_release(&b);
+		return;
+	}
+	if (rc != rr || strcmp(err.msg, want))
+		fail_msg("%s: rc %d, \"%s\"\n  protobuf-c: rc %d, \"%s\"", name, rc, err.msg, rr,
+			 want);
+	assert_int_equal(b.n, 0);
+	assert_null(b.profiles);
+}
+
 /*
  * Both decoders on @data: returns true when the direct one took it. When
  * it did, protobuf-c must agree exactly, and fmt_otlp_decode_shared must
- * give the same profiles by content, valid, sharing one dictionary.
+ * give the same profiles by content, valid, sharing one dictionary. When
+ * it gave an error, protobuf-c must give the same code and message; when
+ * protobuf-c gives one, so must fmt_otlp_decode_shared and _pending.
  */
 static bool differential(const void *data, size_t n, size_t max_samples)
 {
 	struct fmt_otlp_batch d, r;
-	struct prof_err err;
+	struct prof_err err, derr;
 	int rd, rr;
 
-	rd = fmt_otlp_decode_direct(data, n, max_samples, &d);
-	assert_true(rd == 0 || rd == FMT_OTLP_FALLBACK);
+	prof_err_init(&derr);
+	rd = fmt_otlp_decode_direct_err(data, n, max_samples, &d, &derr);
+	assert_true(rd == 0 || rd == FMT_OTLP_FALLBACK || rd < 0);
 	prof_err_init(&err);
 	rr = fmt_otlp_decode_pbc(data, n, max_samples, &r, &err);
+	if (rd < 0) {
+		direct_errors++;
+		if (rd != rr || strcmp(derr.msg, err.msg))
+			fail_msg("direct: rc %d, \"%s\"\n  protobuf-c: rc %d, \"%s\"", rd, derr.msg,
+				 rr, err.msg);
+	} else if (rd == FMT_OTLP_FALLBACK) {
+		assert_string_equal(derr.msg, "");
+	}
+	if (rr != 0) {
+		same_error(fmt_otlp_decode_shared, "shared", data, n, max_samples, rr, err.msg);
+		same_error(fmt_otlp_decode_pending, "pending", data, n, max_samples, rr, err.msg);
+		same_error(fmt_otlp_decode, "fmt_otlp_decode", data, n, max_samples, rr, err.msg);
+	}
 	if (rd == 0) {
 		if (rr != 0)
 			fail_msg("direct decoder accepted what protobuf-c rejects: %s", err.msg);
@@ -457,8 +509,31 @@ static void f64(struct buf *b, unsigned num, uint64_t v)
  * attributes through the table, a link, a location with two lines and a
  * frame type, a mapping with a build ID, values and timestamps side by
  * side, repeated fields packed and unpacked, unknown fields. @variant
- * changes one detail (see the cases).
+ * changes one detail (see the cases); from BAD_FIRST on, each makes one
+ * error protobuf-c's path reports (bad_requests lists them).
  */
+enum {
+	BAD_FIRST = 5,
+	BAD_STACK_INDEX = BAD_FIRST,
+	BAD_FUNCTION_INDEX,
+	BAD_MAPPING_INDEX,
+	BAD_NAME_STRINDEX,
+	BAD_SAMPLE_ATTR,
+	BAD_TRACE_ID,
+	BAD_VALUES_TIMESTAMPS,
+	BAD_LINK_INDEX,
+	BAD_LOCATION_INDEX,
+	BAD_VALUE_STRINDEX,
+	BAD_LOCATION_ATTR,
+	BAD_ARRAY_STRINDEX,
+	BAD_PROFILE_ATTR,
+	BAD_SAMPLE_TYPE,
+	BAD_LAST = BAD_SAMPLE_TYPE
+};
+
+/* @good, or @bad in variant @v */
+#define V(v, good, bad) (variant == (v) ? (bad) : (good))
+
 static void build_request(struct buf *out, int variant)
 {
 	static const char *const strs[] = {
@@ -508,16 +583,18 @@ static void build_request(struct buf *out, int variant)
 	fmsg(&dict, 1, &m);
 	/* location_table: zero; 1 = main+work inlined, frame type; 2 = address only */
 	fmsg(&dict, 2, &m);
-	fv(&m, 1, 1);
+	fv(&m, 1, V(BAD_MAPPING_INDEX, 1, 5));
 	fv(&m, 2, 0x401234);
 	fv(&s, 1, 2);
 	fv(&s, 2, 42);
 	fmsg(&m, 3, &s);
-	fv(&s, 1, 1);
+	fv(&s, 1, V(BAD_FUNCTION_INDEX, 1, 9));
 	fv(&s, 2, 7);
 	fv(&s, 3, 3);
 	fmsg(&m, 3, &s);
 	fv(&m, 4, 1);
+	if (variant == BAD_LOCATION_ATTR)
+		fv(&m, 4, 50);
 	fmsg(&dict, 2, &m);
 	fv(&m, 1, 1);
 	fv(&m, 2, 0x401300);
@@ -526,7 +603,7 @@ static void build_request(struct buf *out, int variant)
 	fmsg(&dict, 2, &m);
 	/* function_table */
 	fmsg(&dict, 3, &m);
-	fv(&m, 1, 5);
+	fv(&m, 1, V(BAD_NAME_STRINDEX, 5, 99));
 	fv(&m, 3, 7);
 	fv(&m, 4, 10);
 	fmsg(&dict, 3, &m);
@@ -537,7 +614,7 @@ static void build_request(struct buf *out, int variant)
 	fbytes(&m, 1, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16);
 	fbytes(&m, 2, "\0\0\0\0\0\0\0\0", 8);
 	fmsg(&dict, 4, &m);
-	fbytes(&m, 1, "0123456789abcdef", 16);
+	fbytes(&m, 1, "0123456789abcdef", V(BAD_TRACE_ID, 16, 15));
 	fbytes(&m, 2, "01234567", 8);
 	fmsg(&dict, 4, &m);
 	/* string_table */
@@ -586,7 +663,7 @@ static void build_request(struct buf *out, int variant)
 	fmsg(&a, 1, &s);
 	f64(&s, 4, 0x3ff8000000000000ull);
 	fmsg(&a, 1, &s);
-	fv(&s, 8, 4);
+	fv(&s, 8, V(BAD_ARRAY_STRINDEX, 4, 77));
 	fmsg(&a, 1, &s);
 	fbytes(&s, 7, "\x00\xff", 2);
 	fmsg(&a, 1, &s);
@@ -599,7 +676,7 @@ static void build_request(struct buf *out, int variant)
 	tag(&m, 1, 2);
 	pv(&m, 2);
 	pv(&m, 1);
-	pv(&m, 2);
+	pv(&m, V(BAD_LOCATION_INDEX, 2, 3));
 	fmsg(&dict, 7, &m);
 	fv(&m, 1, 2);
 	fmsg(&dict, 7, &m);
@@ -608,7 +685,7 @@ static void build_request(struct buf *out, int variant)
 
 	/* resource: service.name by key_strindex + string_value_strindex; host.name plain */
 	fv(&a, 3, 3);
-	fv(&v, 8, 4);
+	fv(&v, 8, V(BAD_VALUE_STRINDEX, 4, -1));
 	fmsg(&a, 2, &v);
 	fmsg(&s, 1, &a);
 	if (variant == 4)
@@ -628,7 +705,7 @@ static void build_request(struct buf *out, int variant)
 	fmsg(&sp, 1, &s);
 	/* profile: cpu/nanoseconds, period, time, attributes 5 and 6 */
 	fv(&s, 1, 1);
-	fv(&s, 2, 2);
+	fv(&s, 2, V(BAD_SAMPLE_TYPE, 2, 21));
 	fmsg(&pr, 1, &s);
 	f64(&pr, 3, 1700000000000000000ull);
 	fv(&pr, 4, 10000000000ull);
@@ -636,15 +713,17 @@ static void build_request(struct buf *out, int variant)
 	fv(&s, 2, 2);
 	fmsg(&pr, 5, &s);
 	fv(&pr, 6, 10000000);
-	fv(&pr, 11, 5);
+	fv(&pr, 11, V(BAD_PROFILE_ATTR, 5, 9));
 	/* sample 1: stack 1, attr 3, link 1, values [10 20] packed, timestamps [t t+1] packed */
 	fv(&s, 1, 1);
-	fv(&s, 2, 3);
-	fv(&s, 3, 1);
+	fv(&s, 2, V(BAD_SAMPLE_ATTR, 3, 9));
+	fv(&s, 3, V(BAD_LINK_INDEX, 1, 2));
 	tag(&s, 4, 2);
-	pv(&s, 2);
+	pv(&s, V(BAD_VALUES_TIMESTAMPS, 2, 3));
 	pv(&s, 10);
 	pv(&s, 20);
+	if (variant == BAD_VALUES_TIMESTAMPS)
+		pv(&s, 30);
 	tag(&s, 5, 2);
 	pv(&s, 16);
 	for (int k = 0; k < 2; k++)
@@ -655,7 +734,7 @@ static void build_request(struct buf *out, int variant)
 		}
 	fmsg(&pr, 2, &s);
 	/* sample 2: stack 2, one value unpacked, then profile attribute 6 unpacked after it */
-	fv(&s, 1, 2);
+	fv(&s, 1, V(BAD_STACK_INDEX, 2, 7));
 	fv(&s, 4, 5);
 	fv(&s, 2, 8);
 	fmsg(&pr, 2, &s);
@@ -744,7 +823,7 @@ static void test_handmade_agrees(void **state)
 		prof_err_init(&err);
 		assert_int_equal(fmt_otlp_decode(bad.p, bad.len, 0, &b, &err), 0);
 		fmt_otlp_batch_release(&b);
-		/* an index out of range: the error comes from the protobuf-c path */
+		/* an index out of range: the direct decoder words it as protobuf-c */
 		buf_reset(&bad);
 		fv(&v, 1, 9);
 		fmsg(&a, 2, &v);
@@ -757,6 +836,12 @@ static void test_handmade_agrees(void **state)
 		fmsg(&bad, 2, &v);
 		assert_int_equal(fmt_otlp_decode_direct(bad.p, bad.len, 0, &b), FMT_OTLP_FALLBACK);
 		prof_err_init(&err);
+		assert_int_equal(fmt_otlp_decode_direct_err(bad.p, bad.len, 0, &b, &err),
+				 -PROF_ECORRUPT);
+		assert_string_equal(
+			err.msg, "otlp: profile 0 sample 0: stack_index 9 out of range (1 stacks)");
+		assert_false(differential(bad.p, bad.len, 0));
+		prof_err_init(&err);
 		assert_int_equal(fmt_otlp_decode(bad.p, bad.len, 0, &b, &err), -PROF_ECORRUPT);
 		assert_non_null(strstr(err.msg, "stack_index 9 out of range"));
 		buf_release(&bad);
@@ -766,10 +851,88 @@ static void test_handmade_agrees(void **state)
 	buf_release(&req);
 }
 
+/*
+ * Requests that parse but do not convert: the direct decoder rejects each
+ * itself (no protobuf-c unpacking) with protobuf-c's code and words, as do
+ * the store's decoders; so it does on their mutations and when the
+ * sample limit is what the request passes.
+ */
+static void test_errors_agree(void **state)
+{
+	static const struct {
+		int variant;
+		int code;
+		const char *msg;
+	} bad[] = {
+		{ BAD_STACK_INDEX, -PROF_ECORRUPT,
+		  "otlp: profile 0 sample 1: stack_index 7 out of range (3 stacks)" },
+		{ BAD_FUNCTION_INDEX, -PROF_ECORRUPT,
+		  "otlp: location_table[1].lines[1].function_index 9 out of range (3 functions)" },
+		{ BAD_MAPPING_INDEX, -PROF_ECORRUPT,
+		  "otlp: location_table[1].mapping_index 5 out of range (2 mappings)" },
+		{ BAD_NAME_STRINDEX, -PROF_ECORRUPT,
+		  "otlp: function_table[1].name_strindex 99 out of range (21 strings)" },
+		{ BAD_SAMPLE_ATTR, -PROF_ECORRUPT,
+		  "otlp: profile 0 sample 0: attribute_indices[0] = 9 out of range (9 "
+		  "attributes)" },
+		{ BAD_TRACE_ID, -PROF_ECORRUPT,
+		  "otlp: link_table[1].trace_id has 15 bytes (16 expected)" },
+		{ BAD_VALUES_TIMESTAMPS, -PROF_ECORRUPT,
+		  "otlp: profile 0 sample 0: 3 values but 2 timestamps (must be equal when both "
+		  "are present)" },
+		{ BAD_LINK_INDEX, -PROF_ECORRUPT,
+		  "otlp: profile 0 sample 0: link_index 2 out of range (2 links)" },
+		{ BAD_LOCATION_INDEX, -PROF_ECORRUPT,
+		  "otlp: stack_table[1].location_indices[1] = 3 out of range (3 locations; 0 is "
+		  "the null location)" },
+		{ BAD_VALUE_STRINDEX, -PROF_ECORRUPT,
+		  "otlp: resource.attributes[0].value.string_value_strindex -1 out of range (21 "
+		  "strings)" },
+		{ BAD_LOCATION_ATTR, -PROF_ECORRUPT,
+		  "otlp: location_table[1].attribute_indices[1] = 50 out of range (9 attributes)" },
+		{ BAD_ARRAY_STRINDEX, -PROF_ECORRUPT,
+		  "otlp: attribute value: string_value_strindex 77 out of range (21 strings)" },
+		{ BAD_PROFILE_ATTR, -PROF_ECORRUPT,
+		  "otlp: profile 0: attribute_indices[0] = 9 out of range (9 attributes)" },
+		{ BAD_SAMPLE_TYPE, -PROF_ECORRUPT,
+		  "otlp: profile 0: sample_type.unit_strindex 21 out of range (21 strings)" },
+	};
+	struct buf req = BUF_INIT;
+	struct fmt_otlp_batch b;
+	struct prof_err err;
+	size_t before;
+
+	(void)state;
+	buf_init(&req, 0);
+	PROF_ASSERT(PROF_ARRAY_SIZE(bad) == BAD_LAST - BAD_FIRST + 1);
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(bad); i++) {
+		build_request(&req, bad[i].variant);
+		prof_err_init(&err);
+		assert_int_equal(fmt_otlp_decode_direct_err(req.p, req.len, 0, &b, &err),
+				 bad[i].code);
+		assert_string_equal(err.msg, bad[i].msg);
+		assert_int_equal(b.n, 0);
+		before = direct_errors;
+		assert_false(differential(req.p, req.len, 0));
+		assert_int_equal(direct_errors, before + 1);
+		mutate(&req, 500, (uint64_t)bad[i].variant);
+	}
+	/* the sample limit: 5 model samples, 4 allowed */
+	build_request(&req, 2);
+	prof_err_init(&err);
+	assert_int_equal(fmt_otlp_decode_direct_err(req.p, req.len, 4, &b, &err), -PROF_ETOOBIG);
+	assert_string_equal(err.msg, "otlp: more than 4 samples (profile 0 sample 2)");
+	assert_false(differential(req.p, req.len, 4));
+	assert_true(differential(req.p, req.len, 5));
+	print_message("direct decoder's own errors so far: %zu\n", direct_errors);
+	buf_release(&req);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handmade_agrees),
+		cmocka_unit_test(test_errors_agree),
 		cmocka_unit_test(test_corpus_agrees),
 	};
 

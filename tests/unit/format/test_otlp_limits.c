@@ -9,7 +9,8 @@
  *   - profiles x dictionary: many profiles using one large string get a
  *     copy each; with a sample limit (the server's case) the decoded size
  *     is capped at FMT_OTLP_DECODED_MAX (-PROF_ETOOBIG naming the limit),
- *     without one (WAL replay of what was accepted) it is not.
+ *     without one (WAL replay of what was accepted) it is not; the direct
+ *     decoder reports the limit itself, in protobuf-c's words.
  * Requests are written field by field (numbers from src/format/proto).
  */
 #include "base/compat.h"
@@ -126,6 +127,39 @@ static int decode(const struct buf *req, size_t max_samples, int which, struct f
 		     : fmt_otlp_decode_direct(req->p, req->len, max_samples, b);
 }
 
+/*
+ * The direct decoder's own answer (fmt_otlp_decode_direct_err) on @req:
+ * protobuf-c's code @code and message @msg; the store's decoders' too,
+ * unless @store_takes (their one dictionary for all profiles is counted
+ * once, so they take what passes the limit only through its copies).
+ */
+static void same_as_pbc(const struct buf *req, size_t max_samples, int code, const char *msg,
+			bool store_takes)
+{
+	char want[sizeof(((struct prof_err *)0)->msg)];
+	struct fmt_otlp_batch b;
+	struct prof_err err;
+
+	snprintf(want, sizeof(want), "%s", msg);
+	prof_err_init(&err);
+	assert_int_equal(fmt_otlp_decode_direct_err(req->p, req->len, max_samples, &b, &err), code);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(b.n, 0);
+	if (store_takes) {
+		assert_int_equal(fmt_otlp_decode_pending(req->p, req->len, max_samples, &b, &err),
+				 0);
+		fmt_otlp_batch_release(&b);
+		return;
+	}
+	prof_err_init(&err);
+	assert_int_equal(fmt_otlp_decode_shared(req->p, req->len, max_samples, &b, &err), code);
+	assert_string_equal(err.msg, want);
+	prof_err_init(&err);
+	assert_int_equal(fmt_otlp_decode_pending(req->p, req->len, max_samples, &b, &err), code);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(b.n, 0);
+}
+
 static void test_labels_shared_by_observations(void **state)
 {
 	struct buf req = BUF_INIT;
@@ -181,8 +215,34 @@ static void test_profiles_times_dictionary(void **state)
 	assert_int_equal(decode(&req, 1000000, 1, &b, &err), -PROF_ETOOBIG);
 	assert_int_equal(b.n, 0);
 	assert_non_null(strstr(err.msg, "decoded size limit (64 x the request's"));
+	same_as_pbc(&req, 1000000, -PROF_ETOOBIG, err.msg, true);
 	assert_int_equal(fmt_otlp_decode(req.p, req.len, 1000000, &b, &err), -PROF_ETOOBIG);
 	assert_non_null(strstr(err.msg, "each profile copies the dictionary entries it uses"));
+	/* A bad index in a profile after the one that passes the limit: the
+	 * limit is what protobuf-c's path reports, so it is what all report. */
+	{
+		struct buf bad = BUF_INIT, rp = BUF_INIT, sp = BUF_INIT, pr = BUF_INIT,
+			   sm = BUF_INIT;
+
+		buf_init(&bad, 0), buf_init(&rp, 0), buf_init(&sp, 0), buf_init(&pr, 0);
+		buf_init(&sm, 0);
+		buf_add(&bad, req.p, req.len);
+		fv(&sm, 1, 9); /* stack_index 9 of 2 */
+		fmsg(&pr, 2, &sm);
+		fmsg(&sp, 2, &pr);
+		fmsg(&rp, 2, &sp);
+		fmsg(&bad, 1, &rp); /* resource_profiles: the 701st profile */
+		assert_int_equal(decode(&bad, 1000000, 1, &b, &err), -PROF_ETOOBIG);
+		assert_non_null(strstr(err.msg, "decoded size limit"));
+		same_as_pbc(&bad, 1000000, -PROF_ETOOBIG, err.msg, false);
+		/* without the limit, the bad index */
+		assert_int_equal(decode(&bad, 0, 1, &b, &err), -PROF_ECORRUPT);
+		assert_string_equal(err.msg, "otlp: profile 700 sample 0: stack_index 9 out of "
+					     "range (2 stacks)");
+		same_as_pbc(&bad, 0, -PROF_ECORRUPT, err.msg, false);
+		buf_release(&bad), buf_release(&rp), buf_release(&sp), buf_release(&pr);
+		buf_release(&sm);
+	}
 	/* No sample limit (WAL replay): decoded whole, by both paths. */
 	for (int which = 0; which < 2; which++) {
 		size_t bytes = 0;
