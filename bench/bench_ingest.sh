@@ -4,6 +4,8 @@
 # fsync on (every acknowledged request is in the WAL on disk):
 #   1. agent-shaped OTLP/HTTP protobuf: 8 keep-alive clients for SECONDS
 #      (default 60), each request 200 samples over 50 stacks 24 frames deep;
+#      then the same with the server pinned to CPU 0 and the clients to
+#      CPU 1 (taskset), which measures what one server core does;
 #   2. what our agent really sends: `profd agent --dump` with its default
 #      settings (19 Hz, one request per 10 s) records a few requests on
 #      this host first (AGENT_SECONDS, default 31: three requests and the
@@ -56,7 +58,7 @@ run() {
 	shift 4
 	f="$tmp/run.$(echo "$name" | tr -c 'A-Za-z0-9\n' _).json"
 	rm -rf "$tmp/data"
-	"$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data" >"$tmp/out" 2>"$tmp/log" &
+	$PIN_SERVER "$PROFD" server --listen 127.0.0.1:0 --data "$tmp/data" >"$tmp/out" 2>"$tmp/log" &
 	pid=$!
 	local port=
 	for _ in $(seq 1 200); do
@@ -67,7 +69,7 @@ run() {
 	[ -n "$port" ] || { echo "FAIL: server did not start"; cat "$tmp/log"; exit 1; }
 	local c0 c1
 	c0=$(cpu_s)
-	"$LOAD" --port "$port" --clients "$CLIENTS" --seconds "$secs" "$@" >"$f"
+	$PIN_LOAD "$LOAD" --port "$port" --clients "$CLIENTS" --seconds "$secs" "$@" >"$f"
 	c1=$(cpu_s)
 	local hwm stored
 	hwm=$(hwm_kb)
@@ -119,8 +121,17 @@ if [ ${#replay[@]} -gt 0 ]; then
 	"$DECODE" --seconds 3 "$(ls -S "$tmp"/agent/*.otlp.pb | head -n 1)" >"$tmp/decode_agent.json"
 fi
 : >"$tmp/rows"
+PIN_SERVER= PIN_LOAD=
 run "OTLP/HTTP protobuf" process_cpu:samples:count:cpu:nanoseconds '{service.name="bench"}' "$SECS" \
 	--service bench --samples 200
+# The same with the server confined to CPU 0 and the load generator to
+# CPU 1: what one core of the server does (taskset; needs 2 CPUs).
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+	PIN_SERVER="taskset -c 0" PIN_LOAD="taskset -c 1"
+	run "OTLP/HTTP protobuf, server on one CPU" process_cpu:samples:count:cpu:nanoseconds \
+		'{service.name="bench1"}' "$SECS" --service bench1 --samples 200
+	PIN_SERVER= PIN_LOAD=
+fi
 agent_name="OTLP/HTTP protobuf, recorded agent requests ($((${#replay[@]} / 2)))"
 if [ ${#replay[@]} -gt 0 ]; then
 	run "$agent_name" process_cpu:cpu:nanoseconds:cpu:nanoseconds '{}' "$SECS" "${replay[@]}"
@@ -178,8 +189,9 @@ run "Pyroscope /ingest pprof" process_cpu:samples:count:cpu:nanoseconds '{servic
 	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) CPU(s) ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))," \
 		"loopback, fsync on; the load generator shares the machine (load average" \
 		"$(cut -d' ' -f1 /proc/loadavg) when the report was written). Each request:"
-	echo "one profile of 200 samples (value 1) over 50 stacks 24 frames deep (1200"
-	echo "locations, none shared between stacks), or one of the requests \`profd agent\`"
+	echo "one profile of 200 samples (value 1) over 50 stacks 24 frames deep (612"
+	echo "locations: the 12 frames nearest the root are the same in every stack; the"
+	echo "times moved to the present before each send), or one of the requests \`profd agent\`"
 	echo "sent on this host just before (a profile per process and profile type, real"
 	echo "stacks, thread attributes; gzipped), replayed in turn. The flame graph total"
 	echo "after the run is compared with what was acknowledged. Samples are stored"
@@ -194,10 +206,11 @@ run "Pyroscope /ingest pprof" process_cpu:samples:count:cpu:nanoseconds '{servic
 import json, sys
 print("The OTLP decoders alone on one request of each kind (tests/tools/otlpdecode,")
 print("one thread, CPU time, best of 5 rounds); \"+ store\" is what the store does")
-print("around its WAL: the direct decoder with one dictionary for all the request's")
-print("profiles (fmt_otlp_decode_shared, so it can take less than the direct")
-print("decoder alone), model_profile_validate, store_head_check_validated and the")
-print("head insert (store_head_add_batch):")
+print("around its WAL: the direct decoder keying the request's stacks without")
+print("translating them (fmt_otlp_decode_pending, so it can take less than the")
+print("direct decoder alone), model_profile_validate, store_head_check_validated")
+print("and the head insert (store_head_add_batch), into a head that has seen the")
+print("stacks, as a server's head has after the first requests:")
 print()
 print("| request | decoder | samples per CPU-second | us per request |")
 print("|---|---|---|---|")
@@ -213,6 +226,133 @@ for path, what in ((sys.argv[1], "synthetic"), (sys.argv[2], "recorded agent")):
 PY
 	echo
 	cat <<'TXT'
+Ingest-path work of 2026-11-30, fifth round: stacks the head knows are
+found by content key straight from the wire. The server's OTLP decoder
+(fmt_otlp_decode_pending, src/format/otlp_direct.c) no longer
+translates a request's locations, functions and their strings into the
+model: it keys each stack a sample uses (src/model/stackkey.c: XXH3-128,
+each kind of key with its own per-process random seed, of a frame's
+mapping, address, frame type and lines with its function's names, then
+of the frames root first), and the head looks the keys up in its
+whole-stack table, which holds the same keys for every stack it added
+(store_head_add_batch). When it knows them all, the request costs no
+dictionary translation; when one is new, the dictionary is translated as
+before and the head adds just the new stacks. Decode + store of the
+synthetic request (tests/tools/otlpdecode --only store, instructions per
+request by callgrind): 1.051 M before, 0.755 M with the keys, 0.735 M
+after hashing function names as bytes inside the location key, keeping
+frame type keys per attribute and reading long varints without a bound
+check per byte (the per-process seeds cost 2.6% of that). The decoder
+states and the head's scratch are now spares shared by threads, the one
+used last taken first (base/mem.h prof_spares), instead of one per
+thread. Server samples per CPU-second with the server pinned to CPU 0
+and the load generator to CPU 1, 12 s runs alternating the previous
+commit and the key change (load average 4.5-6.2): before 666,190 /
+688,269, after 859,669 / 825,668; with the helpers' rounds below, the
+row "server on one CPU" in the table above: one server core takes about
+1 M samples a second. Unpinned, the server's 8 connection threads and
+the load generator share both CPUs and the CPU-second figure is lower
+(it falls as the server gets more of the machine, see earlier rounds).
+Decode and head insert took 52% of the server's CPU before (decode 33%,
+translation in the head 19%) and 43% after (decode 38%, head 5%).
+Tests that this is not a shortcut: a head holding the stacks the model
+path added takes every pending request of the corpus, hand-made inputs
+and mutations without translating anything, and the unit tests fail as
+soon as one field of the wire key differs from the head's
+(tests/unit/format/test_otlp_direct.c, test_head.c, test_stackkey.c).
+The break-it check found that the first version's cheap key for frames
+without lines (an XOR of the mapping and frame type keys) let two
+crafted frames swap into one, and that unseeded XXH3 lets anyone build
+two long names with one key (true before this change too); both are
+closed by the seeds and a real hash per kind. ingestload now moves each
+request's times to the present before sending it (it re-sent one
+request with the same 200 times, which made the flush sort see a
+million rows over 200 distinct times). A well-formed request that fails
+conversion is now rejected by the direct decoder in protobuf-c's words
+(converting again a profile at a time) instead of protobuf-c unpacking
+it: a rejected 9.6 MB request of 50 profiles x 10 000 stacks peaks at
++54 MiB, was +261 MiB (accepted: +77 MiB); 19 MB, 20 000 stacks: +107,
+was +419 MiB (accepted +149 MiB).
+
+Head flush sort, 2026-11-30 (src/store/maint.c). A flush sorts each
+series' rows by time, then stack (stably); it split them into segments
+that no later row undercuts and merge-sorted each. On the synthetic load
+a series is one segment of about a million rows: every request of a
+client repeats the same 200 times, so one series holds 200 times of
+about 5,000 rows each, and the merge sort did 15 passes. Segments of 128
+rows and more now take an LSD radix sort on the time's offset from the
+segment's oldest (8-bit digits, a digit all rows share skipped; one pass
+here), then runs of equal times are put in stack order (already so
+here); all rows at one time (a pprof profile) are radix-sorted by stack;
+small segments, or ones whose times need more than one digit per 128
+rows, keep the merge sort. The order is unchanged
+(tests/unit/store/test_maint.c checks it against a stable reference
+sort on each shape).
+A throwaway program on a million rows shaped like the synthetic series
+(best of 5, load 4.7-10): 80.6 / 97.2 / 111.3 -> 39.0 / 41.1 / 41.8 ns
+a row; a million rows at random times over 100 s, 272 -> 61 ns. In the
+server (perf, 20 s synthetic runs with one flush of the 256 MiB head,
+alternating a build of the previous commit and one with the change,
+load 6.0-6.3): the sort's share of server CPU 5.4% / 4.3% -> 1.8% /
+2.1%, 0.59 / 0.51 -> 0.23 / 0.24 CPU-seconds per flush. Samples per
+server CPU-second, 20 s runs in 5 pairs (load 5.6-6.3): before 878,158
+/ 912,942 / 1,056,036 / 1,111,205 / 1,080,554, after 1,166,013 /
+1,237,821 / 855,382 / 1,169,104 / 1,173,338 (means 1,008 k and 1,120 k;
+more than the sort's share explains, and within one build's spread:
+whether and how many flushes fall inside a run moves it by 10%).
+Preallocating WAL segments (zeros written 1 MiB ahead of the end, so an
+fdatasync does not also write the inode: this ext4 has no journal and
+writes the inode when a sync follows a write that grew the file) was
+tried and left out: the WAL alone (one thread, 17307-byte records) took
+61 / 67 / 48 -> 52 / 51 / 38 us of CPU a record, but in the server the
+zeros' copy into fresh page-cache pages cost more than the syncs saved
+(fdatasync 7.8% / 7.5% -> 5.5% / 6.0% of server CPU, pwritev 4.6% /
+4.5% -> 9.7% / 9.9%); fallocate()'s unwritten extents did not help the
+WAL alone, and FALLOC_FL_WRITE_ZEROES is not supported by this disk.
+
+Server work around ingest, 2026-11-30 (everything per request outside
+decode, head insert and WAL). Where it went before (perf, 15 s,
+server pinned to one CPU, load average 6.5): the HTTP glue around
+the handler 2.0% (access log 1.4%, half of it its write(2)), the
+pipeline around decode and store 1.7% (info_fill 0.5%), libmicrohttpd's
+select 2.2%, memset 2.7%, send and recv 7% (kernel loopback TCP, the
+client's receive included), scheduling and futex about 5% (mostly the
+WAL's group commit, by strace -k). The memset is libmicrohttpd's,
+twice per keep-alive request: shrinking the 64 KiB read buffer
+(MHD_pool_reallocate zeroes the freed part) and MHD_pool_reset zeroing
+the whole 128 KiB pool, 192 KiB per request (206 k of the request's
+1.37 M user-space instructions by callgrind). Both scale with the pool
+only, and 1.0.1 zeroes the same way; the documented limits (a 64 KiB
+URL with 512 parameters, a 100 KiB header) need the 128 KiB, so it
+stays. What changed: the access log lends a field that needs no escape
+instead of copying it, formats an IPv4 client with inet_ntop instead
+of getnameinfo, and keeps its two metric labels per thread; prof_log
+writes its time and level prefix by hand; the pipeline keeps the last
+type ids a thread formatted (by their five strings), puts a profile's
+ids in one allocation instead of one each, keeps the dataset's four
+ingest metric labels per thread and takes its per-request arrays from
+the stack for up to 7 profiles. User-space instructions per request
+(callgrind, 4 clients): the HTTP glue around the handler 42.5 k ->
+34.7 k, the pipeline around decode and store 14.3 k -> 8.2 k (together
+56.7 k -> 42.9 k, -24%; the request took 1.37 M on the commit before
+30257a0). Server samples per CPU-second on the synthetic load, 12 s
+runs alternating a build of commit 30257a0 (the stack-key decoder)
+and one with this change (load average 5.6-6.8): before 898,172 /
+820,050 / 929,393 / 868,000 / 835,867, after 982,494 / 920,501 /
+854,245 / 999,090 / 874,769 (means 870 k and 926 k, +6%, 230 -> 217
+us of server CPU per request; about the spread of one build's runs,
+and more than the instruction counts explain); on the commit before
+it, 4 pairs under load 8-11: 638.6 k -> 656.9 k (+3%). The daemons
+now wait in poll(2) instead of select(2): no faster (2.2% -> 2.0%
+of the profile), but in select mode libmicrohttpd did not start when
+its descriptors were numbered past 1023 (a parent passing many open
+files, many datasets' files) and would close connections numbered
+past it (tests/integration/test_server_many_fds.sh, which fails on
+the previous build). Left: the pool zeroing (about 3%), the body copy
+out of libmicrohttpd's read buffer (17 KB and a 32 KiB allocation
+per request, about 18 k instructions), the access log's one write(2)
+per request.
+
 Ingest-path work of 2026-11-30, fourth round. The WAL writes each group
 commit with one pwritev: an appender queues its record (header and
 payload stay on its stack) and the one that finds no write in progress
