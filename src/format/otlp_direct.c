@@ -1581,10 +1581,7 @@ static bool k_mapping(struct dd *d, int32_t mi, struct model_key *out)
 		m = &d->dict->mappings.v[id];
 		k->k = model_key_mapping(m->memory_start, m->memory_limit, m->file_offset,
 					 k_dict_str(d, m->filename), k_dict_str(d, m->build_id),
-					 (unsigned)m->has_functions |
-						 (unsigned)m->has_filenames << 1 |
-						 (unsigned)m->has_line_numbers << 2 |
-						 (unsigned)m->has_inline_frames << 3);
+					 model_mapping_flags(m));
 		k->epoch = d->epoch;
 	}
 	*out = k->k;

@@ -49,6 +49,13 @@ struct model_mapping {
 	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
 };
 
+/* The has_* flags of @m as bits 0..3, in that order (model_key_mapping's @flags). */
+static inline unsigned model_mapping_flags(const struct model_mapping *m)
+{
+	return (unsigned)m->has_functions | (unsigned)m->has_filenames << 1 |
+	       (unsigned)m->has_line_numbers << 2 | (unsigned)m->has_inline_frames << 3;
+}
+
 struct model_function {
 	uint32_t name, system_name, filename; /* string ids */
 	int64_t start_line;

@@ -360,9 +360,7 @@ static uint32_t xl_mapping(struct store_head *h, struct xlate *x, uint32_t id)
 	blob_u64(&k, nm.file_offset);
 	blob_u32(&k, nm.filename);
 	blob_u32(&k, nm.build_id);
-	blob_u32(&k, (uint32_t)nm.has_functions | (uint32_t)nm.has_filenames << 1 |
-			     (uint32_t)nm.has_line_numbers << 2 |
-			     (uint32_t)nm.has_inline_frames << 3);
+	blob_u32(&k, model_mapping_flags(&nm));
 	uint32_t hid = blob_intern(h, &h->map_keys, &k, &is_new);
 	if (is_new) {
 		uint32_t got = model_mapping_add(&h->dict, &nm);
@@ -579,10 +577,7 @@ static struct model_key xh_mapping(struct xlate *x, uint32_t id)
 
 		e->h = model_key_mapping(m->memory_start, m->memory_limit, m->file_offset,
 					 xh_str(x, m->filename), xh_str(x, m->build_id),
-					 (unsigned)m->has_functions |
-						 (unsigned)m->has_filenames << 1 |
-						 (unsigned)m->has_line_numbers << 2 |
-						 (unsigned)m->has_inline_frames << 3);
+					 model_mapping_flags(m));
 		e->epoch = x->epoch;
 	}
 	return e->h;
