@@ -245,10 +245,11 @@ struct dd {
 
 	/*
 	 * fmt_otlp_decode_pending: stacks are keyed (k_stack), not translated.
-	 * kmemo holds the keys of strings, mappings, locations and stacks by
-	 * the memo's bases, valid for the epoch they carry (like memo); skeys
-	 * the key of each stack a sample uses, by stack id. pend_bytes and
-	 * pend_frames bound what resolving would add to the dictionary.
+	 * kmemo holds the keys of mappings, locations, stacks and frame type
+	 * attributes by the memo's bases, valid for the epoch they carry (like
+	 * memo); skeys the key of each stack a sample uses, by stack id.
+	 * pend_bytes and pend_frames bound what resolving would add to the
+	 * dictionary.
 	 */
 	bool pending;
 	struct kslot *kmemo;
@@ -1522,29 +1523,6 @@ static bool c_stack(struct dd *d, int32_t si, uint32_t *off, uint32_t *n)
 static inline struct kslot *kmemo_at(struct dd *d, size_t base, size_t i)
 {
 	return &d->kmemo[base + i];
-}
-
-/* The key of string @idx (the bytes c_str would intern), with c_str's checks. */
-static inline __attribute__((always_inline)) bool k_str(struct dd *d, int64_t idx,
-							struct model_key *out)
-{
-	struct kslot *k;
-
-	if (idx == 0 && d->strs.n == 0) {
-		*out = d->k_empty;
-		return true;
-	}
-	if (idx < 0 || (uint64_t)idx >= d->strs.n)
-		return false;
-	k = kmemo_at(d, d->base_str, (size_t)idx);
-	if (k->epoch != d->epoch) {
-		const struct span *s = &d->strs.v[idx];
-
-		k->k = model_key_bytes(s->p, s->n);
-		k->epoch = d->epoch;
-	}
-	*out = k->k;
-	return true;
 }
 
 /* The bytes of string @idx (what c_str would intern), with c_str's checks. */

@@ -1541,6 +1541,29 @@ static bool series_selected(const struct series *s, const char *type, const stru
 	return true;
 }
 
+/* Memory of kept sums @t, as h->tot_bytes counts it. */
+static size_t totals_bytes(const struct series_totals *t)
+{
+	return sizeof(*t) + t->n * sizeof(t->e[0]);
+}
+
+/*
+ * Put @t (NULL ok) in *@slot, moving h->tot_bytes from the sums there
+ * before to @t's; returns those (the caller frees them after tot_mu).
+ */
+static struct series_totals *totals_install(struct store_head *h, struct series_totals **slot,
+					    struct series_totals *t)
+{
+	struct series_totals *old = *slot;
+
+	if (old)
+		__atomic_sub_fetch(&h->tot_bytes, totals_bytes(old), __ATOMIC_RELAXED);
+	if (t)
+		__atomic_add_fetch(&h->tot_bytes, totals_bytes(t), __ATOMIC_RELAXED);
+	*slot = t;
+	return old;
+}
+
 /*
  * The totals of @rows[@n] (see struct series_totals), or NULL when a
  * value is negative or the stacks are too many for sums to pay.
@@ -1614,14 +1637,7 @@ static int series_totals_use(struct store_head *h, struct series *s, store_scan_
 		if (!t) {
 			s->tot_tried = n;
 		} else if (!s->tot || s->tot->nrows < t->nrows) {
-			old = s->tot;
-			if (old)
-				__atomic_sub_fetch(&h->tot_bytes,
-						   sizeof(*old) + old->n * sizeof(old->e[0]),
-						   __ATOMIC_RELAXED);
-			s->tot = t;
-			__atomic_add_fetch(&h->tot_bytes, sizeof(*t) + t->n * sizeof(t->e[0]),
-					   __ATOMIC_RELAXED);
+			old = totals_install(h, &s->tot, t);
 		} else {
 			old = t; /* another query built as much or more meanwhile */
 			t = s->tot;
@@ -1668,8 +1684,7 @@ static const struct series_totals *series_chunk(struct store_head *h, struct ser
 	if (!t) {
 		t = s->chunk[k] = mine;
 		if (mine != CHUNK_NONE)
-			__atomic_add_fetch(&h->tot_bytes, sizeof(*t) + t->n * sizeof(t->e[0]),
-					   __ATOMIC_RELAXED);
+			__atomic_add_fetch(&h->tot_bytes, totals_bytes(t), __ATOMIC_RELAXED);
 	} else if (mine != CHUNK_NONE) {
 		free(mine); /* another query built it meanwhile */
 	}
@@ -1716,18 +1731,10 @@ static int series_tail_use(struct store_head *h, struct series *s, size_t lo, in
 		t = series_totals_build(s->rows.v + lo, avail);
 		pthread_mutex_lock(&h->tot_mu);
 		if (!t || !s->tail || s->tail_lo != lo || s->tail->nrows < t->nrows) {
-			old = s->tail; /* stale, or another run's: not used again */
-			if (old)
-				__atomic_sub_fetch(&h->tot_bytes,
-						   sizeof(*old) + old->n * sizeof(old->e[0]),
-						   __ATOMIC_RELAXED);
-			s->tail = t;
+			/* the old one is stale, or another run's: not used again */
+			old = totals_install(h, &s->tail, t);
 			s->tail_lo = lo;
 			s->tail_tried = t ? 0 : avail;
-			if (t)
-				__atomic_add_fetch(&h->tot_bytes,
-						   sizeof(*t) + t->n * sizeof(t->e[0]),
-						   __ATOMIC_RELAXED);
 		} else {
 			old = t; /* another query built as much or more meanwhile */
 			t = s->tail;
