@@ -73,7 +73,7 @@ static void agent_on_proc(void *ctx, const struct profile_proc_event *pe)
 	snprintf(comm, sizeof(comm), "%.*s", PROFILE_COMM_LEN, pe->comm);
 	snprintf(file, sizeof(file), "%.*s", PROFILE_PATH_LEN, pe->filename);
 	if (pe->kind == PROFILE_EV_EXEC)
-		agent_procs_on_exec(l->procs, pe->pid, file, comm, pe->start_code,
+		agent_procs_on_exec(l->procs, pe->pid, file, comm, pe->start_code, pe->end_code,
 				    (int64_t)pe->time_ns);
 	else
 		agent_procs_on_exit(l->procs, pe->pid, (int64_t)pe->time_ns);
@@ -252,11 +252,13 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 		{ "kind=\"cpu\"", bst[PROFILE_STAT_SAMPLES] },
 		{ "kind=\"off_cpu\"", bst[PROFILE_STAT_OFFCPU_SAMPLES] });
 	AGENT_METRIC(b, "profd_agent_lost_samples_total", "counter",
-		     "Samples lost, by reason (BPF ring buffer or map full, collector bound).",
+		     "Samples lost, by reason (BPF ring buffer or map full, collector bound, "
+		     "stale_image: the process exec'd before its sample was read).",
 		     { "reason=\"ringbuf_full\"", bst[PROFILE_STAT_RINGBUF_FULL] },
 		     { "reason=\"offcpu_ringbuf_full\"", bst[PROFILE_STAT_OFFCPU_RINGBUF_FULL] },
 		     { "reason=\"offcpu_map_full\"", bst[PROFILE_STAT_OFFCPU_MAP_FULL] },
 		     { "reason=\"collector_bound\"", cst.dropped },
+		     { "reason=\"stale_image\"", cst.stale_image },
 		     { "reason=\"proc_event_ringbuf_full\"", bst[PROFILE_STAT_PROC_RINGBUF_FULL] });
 	metric_head(
 		b, "profd_agent_bpf_events_total", "counter",
@@ -359,7 +361,8 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 		     { "what=\"maps_failed\"", pst.maps_failed },
 		     { "what=\"at_exec\"", pst.exec_reads },
 		     { "what=\"maps_rebuilt_from_events\"", pst.maps_rebuilt },
-		     { "what=\"exec_rate_limited\"", pst.exec_skipped });
+		     { "what=\"exec_rate_limited\"", pst.exec_skipped },
+		     { "what=\"image_changed\"", pst.image_rereads });
 	AGENT_METRIC(
 		b, "profd_agent_loader_events_total", "counter",
 		"Dynamic loader link maps received, and mappings they added that /proc had not shown.",
@@ -429,17 +432,18 @@ static void agent_flush(struct agent_parts *a, int64_t start_unix, int64_t dur_n
 		 " | since start: bpf samples=%" PRIu64 " offcpu=%" PRIu64 " idle=%" PRIu64
 		 " self=%" PRIu64 " filtered=%" PRIu64 " ringbuf_full=%" PRIu64
 		 " kstack_err=%" PRIu64 " ustack_err=%" PRIu64 " | dropped=%" PRIu64
-		 " maps_failed=%" PRIu64 " unknown_frames=%" PRIu64 " jit=%" PRIu64 "/%" PRIu64
-		 " truncated=%" PRIu64 " dwarf=%" PRIu64 "/%" PRIu64 " procs=%" PRIu64
-		 " | export sent=%" PRIu64 " failures=%" PRIu64 " dropped=%" PRIu64
-		 " queued_bytes=%" PRIu64 " | self_cpu_ms=%" PRId64 " rss_kb=%ld maxrss_kb=%ld",
+		 " stale_image=%" PRIu64 " maps_failed=%" PRIu64 " unknown_frames=%" PRIu64
+		 " jit=%" PRIu64 "/%" PRIu64 " truncated=%" PRIu64 " dwarf=%" PRIu64 "/%" PRIu64
+		 " procs=%" PRIu64 " | export sent=%" PRIu64 " failures=%" PRIu64
+		 " dropped=%" PRIu64 " queued_bytes=%" PRIu64 " | self_cpu_ms=%" PRId64
+		 " rss_kb=%ld maxrss_kb=%ld",
 		 n, nsamples, bst[PROFILE_STAT_SAMPLES], bst[PROFILE_STAT_OFFCPU_SAMPLES],
 		 bst[PROFILE_STAT_IDLE], bst[PROFILE_STAT_SELF], bst[PROFILE_STAT_FILTERED],
 		 bst[PROFILE_STAT_RINGBUF_FULL], bst[PROFILE_STAT_KSTACK_ERR],
-		 bst[PROFILE_STAT_USTACK_ERR], cst.dropped, cst.maps_failed, cst.unknown_frames,
-		 cst.jit_named, cst.jit_frames, cst.truncated, cst.dwarf_complete, cst.dwarf_stacks,
-		 pst.entries, xst.sent, xst.failures, xst.dropped, xst.queued_bytes, cpu_ms, rss_kb,
-		 maxrss_kb);
+		 bst[PROFILE_STAT_USTACK_ERR], cst.dropped, cst.stale_image, cst.maps_failed,
+		 cst.unknown_frames, cst.jit_named, cst.jit_frames, cst.truncated,
+		 cst.dwarf_complete, cst.dwarf_stacks, pst.entries, xst.sent, xst.failures,
+		 xst.dropped, xst.queued_bytes, cpu_ms, rss_kb, maxrss_kb);
 }
 
 static void agent_publish_metrics(struct agent_metrics *m, const struct agent_parts *a)

@@ -109,8 +109,10 @@ struct collect_prof {
 	struct pair_index maps;	  /* (maps generation, map index) -> profile mapping */
 };
 
+/* One image of one process in this interval (an exec mid-interval starts another). */
 struct collect_proc {
 	uint32_t pid;
+	uint64_t start_code, end_code; /* the image (agent_proc), 0 = unknown */
 	struct collect_prof cpu, off;
 };
 
@@ -119,7 +121,7 @@ struct agent_collect {
 	struct agent_procs *procs;
 	bool own_procs;
 	VEC(struct collect_proc *) procs_v;
-	struct pair_index by_pid; /* pid -> index in procs_v */
+	struct pair_index by_pid; /* (pid, image hash) -> index in procs_v */
 	size_t nsamples;	  /* in this interval */
 	struct agent_collect_stats stats;
 	uint64_t *pcs;			 /* PROFILE_MAX_FRAMES scratch for unwound stacks */
@@ -302,18 +304,24 @@ static void collect_prof_init(struct agent_collect *c, struct collect_prof *cp, 
 	collect_prof_attrs(c, p, ap);
 }
 
-static struct collect_proc *collect_proc_get(struct agent_collect *c, uint32_t pid)
+/* The entry of @ap's image this interval; NULL at the bound (or two images with one hash). */
+static struct collect_proc *collect_proc_get(struct agent_collect *c, const struct agent_proc *ap)
 {
+	uint64_t h = ap->start_code * 0x9e3779b97f4a7c15ull ^ ap->end_code;
+	uint32_t idx, key = (uint32_t)(h >> 32) ^ (uint32_t)h;
 	struct collect_proc *pr;
-	uint32_t idx;
 
-	if (pair_get(&c->by_pid, pid, 0, &idx))
-		return c->procs_v.v[idx];
+	if (pair_get(&c->by_pid, ap->pid, key, &idx)) {
+		pr = c->procs_v.v[idx];
+		return pr->start_code == ap->start_code && pr->end_code == ap->end_code ? pr : NULL;
+	}
 	if (c->procs_v.n >= c->o.max_procs)
 		return NULL;
 	pr = xcalloc(1, sizeof(*pr));
-	pr->pid = pid;
-	pair_put(&c->by_pid, pid, 0, (uint32_t)c->procs_v.n);
+	pr->pid = ap->pid;
+	pr->start_code = ap->start_code;
+	pr->end_code = ap->end_code;
+	pair_put(&c->by_pid, ap->pid, key, (uint32_t)c->procs_v.n);
 	VEC_PUSH(&c->procs_v, pr);
 	c->stats.procs++;
 	return pr;
@@ -671,11 +679,20 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 
 	if (e->kind != PROFILE_EV_CPU && e->kind != PROFILE_EV_OFFCPU)
 		return -EINVAL;
-	if (c->nsamples >= c->o.max_samples || !(pr = collect_proc_get(c, e->pid))) {
+	if (c->nsamples >= c->o.max_samples) {
 		c->stats.dropped++;
 		return -PROF_ETOOBIG;
 	}
-	ap = agent_procs_get(c->procs, e->pid, e->comm, (int64_t)e->time_ns);
+	ap = agent_procs_get_image(c->procs, e->pid, e->comm, (int64_t)e->time_ns, e->start_code,
+				   e->end_code);
+	if (!ap) {
+		c->stats.stale_image++;
+		return -ESTALE;
+	}
+	if (!(pr = collect_proc_get(c, ap))) {
+		c->stats.dropped++;
+		return -PROF_ETOOBIG;
+	}
 	cp = e->kind == PROFILE_EV_OFFCPU ? &pr->off : &pr->cpu;
 	if (!cp->prof)
 		collect_prof_init(c, cp, e->kind, ap);

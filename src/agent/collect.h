@@ -104,16 +104,17 @@ struct agent_collect_stats {
 	uint64_t offcpu_ns;	       /* sum of their values */
 	uint64_t offcpu_kstack_missed; /* off-CPU events whose kernel stack was not found */
 	uint64_t dropped;	       /* events dropped at a bound */
-	uint64_t procs;		       /* (process, interval) entries started */
-	uint64_t maps_failed;	       /* processes whose maps could not be read when needed */
-	uint64_t unknown_frames;       /* user frames outside every known mapping */
-	uint64_t jit_frames;	       /* user frames in anonymous executable memory */
-	uint64_t jit_named;	       /* ... of which the perf map named */
-	uint64_t truncated;	       /* stacks marked [truncated] */
-	uint64_t ustack_errors;	       /* events whose user stack was unreadable */
-	uint64_t dwarf_stacks;	       /* user stacks unwound with CFI */
-	uint64_t dwarf_complete;       /* ... that reached the outermost frame */
-	uint64_t profiles_emitted;     /* profiles handed out by _take */
+	uint64_t stale_image;	   /* events of an image replaced (exec) before they were read */
+	uint64_t procs;		   /* (process, interval) entries started */
+	uint64_t maps_failed;	   /* processes whose maps could not be read when needed */
+	uint64_t unknown_frames;   /* user frames outside every known mapping */
+	uint64_t jit_frames;	   /* user frames in anonymous executable memory */
+	uint64_t jit_named;	   /* ... of which the perf map named */
+	uint64_t truncated;	   /* stacks marked [truncated] */
+	uint64_t ustack_errors;	   /* events whose user stack was unreadable */
+	uint64_t dwarf_stacks;	   /* user stacks unwound with CFI */
+	uint64_t dwarf_complete;   /* ... that reached the outermost frame */
+	uint64_t profiles_emitted; /* profiles handed out by _take */
 };
 
 struct agent_collect;
@@ -128,8 +129,10 @@ void agent_collect_free(struct agent_collect *c);
  * PROFILE_EV_OFFCPU) sampled at @time_unix_ns (ns since the epoch). @e
  * is only read during the call; when e->flags has PROFILE_F_STACK_COPY it
  * must be the head of a struct profile_event_ext. Returns 0,
- * -PROF_ETOOBIG when a bound dropped it (counted in stats.dropped), or
- * -EINVAL for another kind.
+ * -PROF_ETOOBIG when a bound dropped it (counted in stats.dropped),
+ * -ESTALE when the process exec'd after the sample and before it was
+ * read, so nothing describes the sampled image any more (stats.
+ * stale_image; agent_procs_get_image), or -EINVAL for another kind.
  */
 int agent_collect_add(struct agent_collect *c, const struct profile_event *e, int64_t time_unix_ns);
 

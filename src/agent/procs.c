@@ -199,7 +199,76 @@ static void proc_read_maps(struct agent_procs *ps, struct agent_proc *pr, int64_
 	pr->maps_gen = ++ps->maps_gen;
 }
 
-/* Executable, name, namespace pid, container, command line. */
+static int64_t procs_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int agent_stat_image(const char *stat, size_t len, uint64_t *start_code, uint64_t *end_code)
+{
+	const char *p = NULL, *end = stat + len;
+	uint64_t v[2] = { 0, 0 };
+	int field = 2; /* ")" ends field 2, comm, which may hold spaces and ")" */
+
+	for (const char *q = stat; q < end; q++)
+		if (*q == ')')
+			p = q + 1;
+	if (!p)
+		return -EINVAL;
+	while (p < end && field < 27) {
+		char *stop;
+		unsigned long long x;
+
+		while (p < end && *p == ' ')
+			p++;
+		if (p >= end)
+			break;
+		field++;
+		if (field >= 26) {
+			errno = 0;
+			x = strtoull(p, &stop, 10);
+			if (errno || stop == p || stop > end)
+				return -EINVAL;
+			v[field - 26] = x;
+			p = stop;
+			continue;
+		}
+		while (p < end && *p != ' ')
+			p++;
+	}
+	if (field < 27)
+		return -EINVAL;
+	/* 1: not permitted to see it (fs/proc/array.c); 0: no mm. */
+	if (v[0] <= 1 || v[1] <= 1)
+		v[0] = v[1] = 0;
+	*start_code = v[0];
+	*end_code = v[1];
+	return 0;
+}
+
+/* The image /proc/PID/stat shows now; leaves @pr's alone when it cannot be read. */
+static void proc_read_image(struct agent_procs *ps, struct agent_proc *pr)
+{
+	uint64_t sc, ec;
+	struct buf b;
+
+	if (read_proc_file(ps, pr->pid, "stat", &b, 4096) == 0 &&
+	    agent_stat_image(b.p ? b.p : "", b.len, &sc, &ec) == 0 && sc) {
+		pr->start_code = sc;
+		pr->end_code = ec;
+	}
+	buf_release(&b);
+}
+
+/*
+ * Executable, name, namespace pid, container, command line. The image
+ * (/proc/PID/stat) is read right after the executable link, so the two
+ * describe the same image unless an exec falls in the microseconds
+ * between.
+ */
 static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const char *exec_file,
 			    const char *comm)
 {
@@ -210,11 +279,13 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 	struct buf b;
 	ssize_t n;
 
+	pr->image_ns = procs_mono_ns();
 	snprintf(path, sizeof(path), "%s/%u/exe", ps->o.proc_root, pr->pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	if (n < 0)
 		n = 0;
 	exe[n] = '\0';
+	proc_read_image(ps, pr);
 	if ((size_t)n > dlen && !strcmp(exe + n - dlen, deleted))
 		exe[n - dlen] = '\0';
 	if (exe[0]) {
@@ -373,8 +444,41 @@ static bool procs_take_exec_token(struct agent_procs *ps, int64_t now_ns)
 	return true;
 }
 
+/* Whether @pr describes the image (@start_code, @end_code); unknown on either side matches. */
+static bool proc_same_image(const struct agent_proc *pr, uint64_t start_code, uint64_t end_code)
+{
+	if (!start_code || !pr->start_code)
+		return true;
+	if (pr->start_code != start_code)
+		return false;
+	return !end_code || !pr->end_code || pr->end_code == end_code;
+}
+
+struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, const char *comm,
+					 int64_t now_ns, uint64_t start_code, uint64_t end_code)
+{
+	struct agent_proc *pr = agent_procs_get(ps, pid, comm, now_ns);
+
+	if (!pr || proc_same_image(pr, start_code, end_code))
+		return pr;
+	if (pr->image_ns < now_ns) {
+		/* The process exec'd after we read it, and we were not told. */
+		char cbuf[32];
+
+		ps->st.image_rereads++;
+		snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
+		pr = procs_create(ps, pid, now_ns);
+		proc_read_attrs(ps, pr, NULL, cbuf);
+		proc_first_maps(ps, pr, now_ns);
+		if (proc_same_image(pr, start_code, end_code))
+			return pr;
+	}
+	ps->st.stale_image++;
+	return NULL;
+}
+
 void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filename,
-			 const char *comm, uint64_t start_code, int64_t now_ns)
+			 const char *comm, uint64_t start_code, uint64_t end_code, int64_t now_ns)
 {
 	struct agent_proc *pr;
 	char cbuf[32];
@@ -383,6 +487,8 @@ void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filen
 	pr = procs_create(ps, pid, now_ns);
 	pr->from_exec = true;
 	pr->start_code = start_code;
+	pr->end_code = end_code;
+	pr->image_ns = now_ns;
 	if (!procs_take_exec_token(ps, now_ns)) {
 		/* Over budget: names from the event only; /proc when sampled. */
 		ps->st.exec_skipped++;

@@ -24,6 +24,13 @@
  *     from the exec event; each file's executable PT_LOAD segments give the
  *     ranges. So a short-lived process's frames in its executable and in
  *     libc still resolve;
+ *   - each entry knows the image it describes (start and end of code,
+ *     from /proc/PID/stat or the exec event); agent_procs_get_image
+ *     checks a sample's image against it: a sample of an image the
+ *     process has left since (it exec'd before the sample was read, and
+ *     /proc shows the new one) is refused, and an entry older than the
+ *     sample's image (an exec event lost, or skipped because the new
+ *     executable is excluded) is read again;
  *   - marked dead by agent_procs_on_exit (events arrive in order, so all
  *     samples of the process came before) and freed by agent_procs_tick
  *     a little later; a sample for a dead pid means the pid was reused
@@ -87,7 +94,14 @@ struct agent_proc {
 	bool from_exec; /* created from an exec event */
 	bool dead;
 	int64_t used_ns, dead_ns; /* event clock (CLOCK_MONOTONIC ns) */
-	uint64_t start_code;	  /* from the exec event: the executable's lowest code address */
+	/*
+	 * The image this entry describes: mm->start_code and end_code from
+	 * /proc/PID/stat (fields 26, 27) when it was read, else from the
+	 * exec event; 0 = unknown. @image_ns: CLOCK_MONOTONIC when they were
+	 * taken (the clock of the event times).
+	 */
+	uint64_t start_code, end_code;
+	int64_t image_ns;
 	struct agent_proc_lib {
 		uint64_t bias;
 		char *path; /* owned; "" = the executable */
@@ -119,7 +133,9 @@ struct agent_procs_stats {
 	uint64_t perfmap_loads; /* perf map (re)loads */
 	uint64_t libs_events;	/* link-map events handled */
 	uint64_t libs_mapped;	/* mappings added from them (not yet seen in /proc) */
-	uint64_t entries;	/* entries now */
+	uint64_t image_rereads; /* entries read again for a sample of a newer image */
+	uint64_t stale_image; /* samples refused: their image was replaced before they were read */
+	uint64_t entries;     /* entries now */
 };
 
 struct agent_procs;
@@ -140,12 +156,36 @@ struct agent_proc *agent_procs_get(struct agent_procs *ps, uint32_t pid, const c
 				   int64_t now_ns);
 
 /**
+ * agent_stat_image() - mm->start_code and end_code of a process from
+ * @len bytes of its /proc/PID/stat (proc(5): fields 26 startcode and 27
+ * endcode, counted from 1; field 2, the comm in parentheses, may hold
+ * spaces and parentheses, so fields are counted after the last ')').
+ * Both 0 when the kernel hid them (it shows 1 without ptrace access) or
+ * the process has no mm. 0, or -EINVAL when the text is not a stat line.
+ */
+int agent_stat_image(const char *stat, size_t len, uint64_t *start_code, uint64_t *end_code);
+
+/**
+ * agent_procs_get_image() - agent_procs_get for a sample of the image
+ * (@start_code, @end_code) taken at @now_ns (struct profile_event; 0, 0
+ * = unknown, never refused). NULL when the sample's image is not the one
+ * the process runs now and the entry was read after the sample: the
+ * process exec'd in between, and what /proc says (names, mappings,
+ * container) is about the new image (counted in stats.stale_image).
+ * An entry read before the sample that describes another image is read
+ * again first (stats.image_rereads).
+ */
+struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, const char *comm,
+					 int64_t now_ns, uint64_t start_code, uint64_t end_code);
+
+/**
  * agent_procs_on_exec() - a process called execve: forget the old image,
  * read its cheap /proc facts now. @filename is the path given to execve,
- * @start_code the new image's lowest code address (0 = unknown).
+ * @start_code and @end_code the new image's mm->start_code and end_code
+ * (0 = unknown).
  */
 void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filename,
-			 const char *comm, uint64_t start_code, int64_t now_ns);
+			 const char *comm, uint64_t start_code, uint64_t end_code, int64_t now_ns);
 /**
  * agent_procs_on_libs() - the loader's list of objects for process
  * le->pid (see above): kept for a later rebuild, or, when the maps were

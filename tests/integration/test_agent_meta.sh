@@ -10,8 +10,9 @@
 #   - --command-line adds process.command_line;
 #   - targeting: --include-cgroup (the pod) and --include-exe metaspin
 #     sample those and nothing else, --exclude-exe wins over the include
-#     (a process in the pod running exclspin is never sampled), and the
-#     BPF side counts what it skipped (/metrics);
+#     (a process in the pod running exclspin is never sampled, nor named
+#     in samples taken of it as bash just before it exec'd exclspin), and
+#     the BPF side counts what it skipped (/metrics);
 #   - every sample carries thread.name, thread.id and cpu.logical_number;
 #   - --k8s: pod name, namespace, node, container name, owner Deployment,
 #     pod labels and annotations from a kubelet's GET /pods (a stand-in
@@ -93,7 +94,15 @@ echo "ok agent attached"
 # Into the container's cgroup before exec, so every sample is from inside.
 sh -c "echo \$\$ >'$ctr/cgroup.procs' && exec '$tmp/ctrspin' $RUN" >/dev/null &
 p1=$!
-sh -c "echo \$\$ >'$ctr/cgroup.procs' && exec '$tmp/exclspin' $RUN" >/dev/null &
+# Exec races, twenty times: a bash started outside the pod (so no exec
+# event announced it) moves itself into the pod, spins about 20 ms there
+# (sampled: nothing excludes bash) and becomes exclspin. The agent reads
+# those samples up to its 100 ms poll period later, after the exec: they
+# must not be named after the new image.
+for r in $(seq 20); do
+	bash -c "echo \$\$ >'$ctr/cgroup.procs' && for ((i = 0; i < 5000; i++)); do :; done &&
+		exec '$tmp/exclspin' 0.2" >/dev/null
+done &
 p2=$!
 unshare --pid --fork --mount-proc "$tmp/metaspin" "$RUN" marker-arg-7731 >/dev/null &
 p3=$!
@@ -104,6 +113,7 @@ extra_pids="$kubelet_pid $p1 $p2 $p3 $p4"
 wait $p1 $p2 $p3 $p4 || fail "a workload failed"
 extra_pids=$kubelet_pid
 filtered=$(agent_metric "$mport" 'profd_agent_bpf_events_total{event="filtered"}')
+stale=$(agent_metric "$mport" 'profd_agent_lost_samples_total{reason="stale_image"}')
 sleep 0.3
 agent_stop
 
@@ -117,7 +127,7 @@ for unwanted in otherspin exclspin; do
 done
 [ "${filtered%.*}" -gt 0 ] || fail "the BPF side filtered nothing (filtered=$filtered)"
 echo "ok targeting: ctrspin (cgroup) and metaspin (exe) sampled; otherspin, exclspin not;" \
-	"$filtered ticks skipped in the kernel"
+	"$filtered ticks skipped in the kernel, $stale samples of a replaced image refused"
 values container.id | grep -q "\"$hex\"" || fail "container.id $hex missing: $(values container.id)"
 values k8s.pod.uid | grep -q "\"$uid\"" || fail "k8s.pod.uid $uid missing: $(values k8s.pod.uid)"
 agent_flame 'process_cpu:cpu:nanoseconds:cpu:nanoseconds' \

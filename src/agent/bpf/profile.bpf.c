@@ -44,7 +44,7 @@
  *
  * Targeting: --include/--exclude by executable name or cgroup become the
  * maps exe_filter and cgroup_filter; a process's executable verdict is
- * cached per tgid (verdicts, reset at exec and exit). The check comes
+ * cached per tgid and address space (verdicts, reset at exec and exit). The check comes
  * before any unwinding, so skipped processes cost one map lookup.
  *
  * Every early return bumps a named per-CPU counter (profile.h), so lost
@@ -126,12 +126,12 @@ struct {
 	__type(value, __u8);
 } cgroup_filter SEC(".maps");
 
-/* tgid -> executable verdict (PROFILE_V_INCLUDE, _EXCLUDE or _NOMATCH). */
+/* tgid -> executable verdict (PROFILE_V_INCLUDE, _EXCLUDE or _NOMATCH) and its mm. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, struct profile_exe_verdict);
 } verdicts SEC(".maps");
 
 static __always_inline void stat_inc(__u32 idx)
@@ -158,27 +158,34 @@ static __always_inline __u8 cgroup_verdict(void)
 	return PROFILE_V_NOMATCH;
 }
 
-/* The verdict for @task's executable name, cached per tgid. */
+/*
+ * The verdict for @task's executable name, cached per tgid for its
+ * current address space (struct profile_exe_verdict: a tick inside an
+ * exec, after the new image is installed, decides again).
+ */
 static __always_inline __u8 exe_verdict(struct task_struct *task, __u32 tgid)
 {
+	struct profile_exe_verdict nv = { 0 }, *cached;
 	struct profile_exe_key key;
 	const unsigned char *name;
-	__u8 *cached, v = PROFILE_V_NOMATCH;
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
 
 	cached = bpf_map_lookup_elem(&verdicts, &tgid);
-	if (cached)
-		return *cached;
+	if (cached && cached->mm == mm)
+		return cached->verdict;
+	nv.mm = mm;
+	nv.verdict = PROFILE_V_NOMATCH;
 	__builtin_memset(&key, 0, sizeof(key));
 	name = BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name);
 	if (name && bpf_probe_read_kernel_str(key.name, sizeof(key.name), name) > 0) {
 		__u8 *f = bpf_map_lookup_elem(&exe_filter, &key);
 
 		if (f)
-			v = *f;
+			nv.verdict = *f;
 	}
-	if (bpf_map_update_elem(&verdicts, &tgid, &v, BPF_ANY))
+	if (bpf_map_update_elem(&verdicts, &tgid, &nv, BPF_ANY))
 		stat_inc(PROFILE_STAT_VERDICT_UPDATE_ERR);
-	return v;
+	return nv.verdict;
 }
 
 /*
@@ -283,6 +290,9 @@ static __always_inline void fill_event(void *ctx, struct profile_event *e, __u32
 	e->flags = 0;
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		e->flags |= PROFILE_F_KTHREAD;
+	/* A kernel thread has no mm: the reads fail and leave 0. */
+	e->start_code = BPF_CORE_READ(task, mm, start_code);
+	e->end_code = BPF_CORE_READ(task, mm, end_code);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 
 	if (e->kind == PROFILE_EV_OFFCPU) {
@@ -540,6 +550,7 @@ int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	pe->pid = tgid;
 	pe->time_ns = bpf_ktime_get_ns();
 	pe->start_code = BPF_CORE_READ(p, mm, start_code);
+	pe->end_code = BPF_CORE_READ(p, mm, end_code);
 	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
 	if (bpf_probe_read_kernel_str(pe->filename, sizeof(pe->filename), bprm->filename) < 0)
 		pe->filename[0] = '\0';
@@ -574,6 +585,7 @@ int BPF_PROG(profile_exit, struct task_struct *p)
 	pe->pid = tgid;
 	pe->time_ns = bpf_ktime_get_ns();
 	pe->start_code = 0;
+	pe->end_code = 0;
 	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
 	pe->filename[0] = '\0';
 	bpf_ringbuf_submit(pe, wakeup_flag());

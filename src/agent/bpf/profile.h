@@ -67,8 +67,15 @@ struct profile_event {
 	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u64 value;   /* PROFILE_EV_OFFCPU: ns off CPU; 0 otherwise */
 	__u64 aux;     /* PROFILE_EV_OFFCPU: switch-in time, joins PROFILE_EV_OFFCPU_KSTACK */
-	__u32 pid;     /* tgid (process id in the root pid namespace) */
-	__u32 tid;     /* thread id */
+	/*
+	 * The image the process ran (mm->start_code, mm->end_code; 0 for a
+	 * kernel thread): an exec replaces both, and /proc/PID/stat shows
+	 * them (fields 26, 27), so user space can tell a sample of a
+	 * replaced image from one of the image /proc describes.
+	 */
+	__u64 start_code, end_code;
+	__u32 pid; /* tgid (process id in the root pid namespace) */
+	__u32 tid; /* thread id */
 	__u32 cpu;
 	__s32 kstack_n;		     /* kernel frames in @kstack, or -errno */
 	__s32 ustack_n;		     /* user frames in @ustack, or -errno */
@@ -104,6 +111,7 @@ struct profile_proc_event {
 	__u32 pid;  /* tgid */
 	__u64 time_ns;
 	__u64 start_code; /* EXEC: the new image's lowest code address (mm->start_code) */
+	__u64 end_code;	  /* EXEC: mm->end_code */
 	char comm[PROFILE_COMM_LEN];
 	char filename[PROFILE_PATH_LEN]; /* EXEC: the path given to execve; "" for EXIT */
 };
@@ -138,6 +146,19 @@ enum profile_verdict {
 #define PROFILE_FILTER_EXCLUDE_CGROUP (1u << 3)
 /* Cgroup rules match a task's cgroup or any ancestor up to this depth. */
 #define PROFILE_CGROUP_MAX_LEVEL 16
+
+/*
+ * Value of "verdicts" (by tgid): the executable verdict and the address
+ * space it was decided for. An exec installs the new mm (and its
+ * exe_file) before sched_process_exec fires, so ticks in between must not
+ * use the old image's verdict: a verdict counts only while task->mm is
+ * still @mm.
+ */
+struct profile_exe_verdict {
+	__u64 mm;
+	__u8 verdict; /* enum profile_verdict */
+	__u8 pad[7];
+};
 
 /* Key of "exe_filter": the executable's file name, zero padded. */
 struct profile_exe_key {

@@ -4,14 +4,19 @@
  * maps were read gets them rebuilt from the loader's link map event
  * (libc found where it was loaded, with the same ELF addresses our own
  * /proc maps give), the exec event's file name stands in for the
- * executable, malformed link-map names are skipped, and the rate limit
- * on exec reads.
+ * executable, malformed link-map names are skipped, the rate limit
+ * on exec reads, /proc/PID/stat's image fields, and samples across an
+ * exec (a real child that execs sleep): a sample of the image the child
+ * left is refused once /proc shows the new one, and an entry read before
+ * an exec nobody announced is read again for a sample of the new image.
  */
 #include "base/compat.h"
 #include "agent/procs.h"
 
 #include <link.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -66,7 +71,7 @@ static void test_gone_process_maps_rebuilt_from_link_map(void **state)
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 
 	/* What the kernel sent while it lived: exec, then the loader's link map. */
-	agent_procs_on_exec(ps, (uint32_t)pid, "/usr/bin/true", "true", 0, 10);
+	agent_procs_on_exec(ps, (uint32_t)pid, "/usr/bin/true", "true", 0, 0, 10);
 	le->kind = PROFILE_EV_LIBS;
 	le->pid = (uint32_t)pid;
 	le->n = 3;
@@ -112,9 +117,190 @@ static void test_exec_reads_are_rate_limited(void **state)
 	assert_int_equal(agent_procs_new(&o, &ps), 0);
 	/* 20 execs within a millisecond: 5 read /proc, the rest keep the event's names. */
 	for (uint32_t i = 0; i < 20; i++)
-		agent_procs_on_exec(ps, 4000000 + i, "/opt/x/tool", "tool", 0, 1000 + i);
+		agent_procs_on_exec(ps, 4000000 + i, "/opt/x/tool", "tool", 0, 0, 1000 + i);
 	agent_procs_get_stats(ps, &st);
 	assert_true(st.exec_reads == 5 && st.exec_skipped == 15 && st.entries == 20);
+	agent_procs_free(ps);
+	agent_elfinfo_cache_free(cache);
+}
+
+static void test_stat_image(void **state)
+{
+	static const char line[] =
+		"42 (a) b (c)) R 1 42 42 0 -1 4194560 100 0 0 0 5 1 0 0 20 0 1 0 "
+		"900 1000 200 18446744073709551615 94000000000000 "
+		"94000000065536 140000000000000 0 0 0 0 0 0 0 0 0 17 1 0 0\n";
+	uint64_t sc = 7, ec = 7;
+	char buf[4096];
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	/* The comm holds spaces and ')': fields count from the last ')'. */
+	assert_int_equal(agent_stat_image(line, strlen(line), &sc, &ec), 0);
+	assert_true(sc == 94000000000000ull && ec == 94000000065536ull);
+	/* Hidden (1) or no mm (0): unknown. */
+	{
+		static const char hidden[] =
+			"7 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 9 9 9 1 1 1";
+
+		assert_int_equal(agent_stat_image(hidden, strlen(hidden), &sc, &ec), 0);
+		assert_true(sc == 0 && ec == 0);
+	}
+	/* Cut before field 27, no ')', not a number: errors. */
+	assert_int_equal(agent_stat_image(line, 110, &sc, &ec), -EINVAL);
+	assert_int_equal(agent_stat_image("12 comm R 1", 11, &sc, &ec), -EINVAL);
+	{
+		static const char bad[] =
+			"7 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 9 9 9 zz 1 1";
+
+		assert_int_equal(agent_stat_image(bad, strlen(bad), &sc, &ec), -EINVAL);
+	}
+	/* Ours: this function's code lies between start_code and end_code. */
+	f = fopen("/proc/self/stat", "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	assert_int_equal(agent_stat_image(buf, n, &sc, &ec), 0);
+	assert_true(sc <= (uintptr_t)test_stat_image && (uintptr_t)test_stat_image < ec);
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Our image, as a sample of our forked child before it execs carries it. */
+static void self_image(uint64_t *sc, uint64_t *ec)
+{
+	char buf[4096];
+	size_t n;
+	FILE *f = fopen("/proc/self/stat", "r");
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	assert_int_equal(agent_stat_image(buf, n, sc, ec), 0);
+	assert_true(*sc != 0);
+}
+
+/*
+ * Wait until /proc/@pid/exe is @want and the new image is complete (the
+ * exec installs the new mm and its exe before it sets start_code), and
+ * return the image /proc/@pid/stat shows.
+ */
+static void wait_exec(pid_t pid, const char *want, uint64_t *sc, uint64_t *ec)
+{
+	char path[64], exe[4096], buf[4096];
+
+	for (int i = 0; i < 5000; i++) {
+		ssize_t n;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+			f = fopen(path, "r");
+			assert_non_null(f);
+			n = (ssize_t)fread(buf, 1, sizeof(buf), f);
+			fclose(f);
+			if (!strcmp(exe, want) && agent_stat_image(buf, (size_t)n, sc, ec) == 0 &&
+			    *sc)
+				return;
+		}
+		usleep(1000);
+	}
+	fail_msg("child %d never exec'd %s", (int)pid, want);
+}
+
+/* A child that waits for a byte on @fd, then execs sleep. */
+static pid_t spawn_exec_later(int fds[2], const char *sleep_path)
+{
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c;
+
+		close(fds[1]);
+		if (read(fds[0], &c, 1) == 1)
+			execl(sleep_path, "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	return pid;
+}
+
+static void test_samples_across_exec(void **state)
+{
+	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
+	struct agent_procs_opts o = { 0 };
+	struct agent_procs_stats st;
+	struct agent_procs *ps;
+	struct agent_proc *pr;
+	char sleep_path[4096], self_name[256];
+	uint64_t sc, ec, new_sc, new_ec;
+	int64_t t_before;
+	ssize_t n;
+	int fds[2];
+	pid_t pid;
+
+	(void)state;
+	n = readlink("/proc/self/exe", sleep_path, sizeof(sleep_path) - 1);
+	assert_true(n > 0);
+	sleep_path[n] = '\0';
+	snprintf(self_name, sizeof(self_name), "%s", strrchr(sleep_path, '/') + 1);
+	n = realpath("/bin/sleep", sleep_path) ? (ssize_t)strlen(sleep_path) : -1;
+	assert_true(n > 0);
+	self_image(&sc, &ec);
+	o.elfcache = cache;
+	assert_int_equal(agent_procs_new(&o, &ps), 0);
+
+	/* 1. Sampled before the exec, read after it: refused; the entry describes sleep. */
+	pid = spawn_exec_later(fds, sleep_path);
+	t_before = mono_ns();
+	assert_int_equal(write(fds[1], "x", 1), 1);
+	wait_exec(pid, sleep_path, &new_sc, &new_ec);
+	assert_null(agent_procs_get_image(ps, (uint32_t)pid, "test", t_before, sc, ec));
+	agent_procs_get_stats(ps, &st);
+	assert_true(st.stale_image == 1 && st.image_rereads == 0);
+	pr = agent_procs_get_image(ps, (uint32_t)pid, "sleep", mono_ns(), 0, 0);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_name, "sleep");
+	assert_true(pr->start_code == new_sc && pr->end_code == new_ec);
+	assert_true(new_sc != sc || new_ec != ec);
+	/* A sample of the new image is taken. */
+	assert_non_null(
+		agent_procs_get_image(ps, (uint32_t)pid, "sleep", mono_ns(), new_sc, new_ec));
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	close(fds[1]);
+
+	/* 2. Read before an unannounced exec: a sample of the new image reads it again. */
+	pid = spawn_exec_later(fds, sleep_path);
+	pr = agent_procs_get_image(ps, (uint32_t)pid, "test", mono_ns(), sc, ec);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_name, self_name);
+	assert_int_equal(write(fds[1], "x", 1), 1);
+	wait_exec(pid, sleep_path, &new_sc, &new_ec);
+	pr = agent_procs_get_image(ps, (uint32_t)pid, "sleep", mono_ns(), new_sc, new_ec);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_name, "sleep");
+	agent_procs_get_stats(ps, &st);
+	assert_true(st.stale_image == 1 && st.image_rereads == 1);
+	/* Unknown images (kernel threads, unreadable stat) are never refused. */
+	assert_non_null(agent_procs_get_image(ps, (uint32_t)pid, "sleep", 0, 0, 0));
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	close(fds[1]);
+
 	agent_procs_free(ps);
 	agent_elfinfo_cache_free(cache);
 }
@@ -124,6 +310,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gone_process_maps_rebuilt_from_link_map),
 		cmocka_unit_test(test_exec_reads_are_rate_limited),
+		cmocka_unit_test(test_stat_image),
+		cmocka_unit_test(test_samples_across_exec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
