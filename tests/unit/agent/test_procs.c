@@ -13,6 +13,7 @@
 #include "base/compat.h"
 #include "agent/procs.h"
 
+#include <limits.h>
 #include <link.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -245,20 +246,14 @@ static void test_samples_across_exec(void **state)
 	struct agent_procs_stats st;
 	struct agent_procs *ps;
 	struct agent_proc *pr;
-	char sleep_path[4096], self_name[256];
+	char sleep_path[PATH_MAX];
 	uint64_t sc, ec, new_sc, new_ec;
 	int64_t t_before;
-	ssize_t n;
 	int fds[2];
 	pid_t pid;
 
 	(void)state;
-	n = readlink("/proc/self/exe", sleep_path, sizeof(sleep_path) - 1);
-	assert_true(n > 0);
-	sleep_path[n] = '\0';
-	snprintf(self_name, sizeof(self_name), "%s", strrchr(sleep_path, '/') + 1);
-	n = realpath("/bin/sleep", sleep_path) ? (ssize_t)strlen(sleep_path) : -1;
-	assert_true(n > 0);
+	assert_non_null(realpath("/bin/sleep", sleep_path));
 	self_image(&sc, &ec);
 	o.elfcache = cache;
 	assert_int_equal(agent_procs_new(&o, &ps), 0);
@@ -287,7 +282,7 @@ static void test_samples_across_exec(void **state)
 	pid = spawn_exec_later(fds, sleep_path);
 	pr = agent_procs_get_image(ps, (uint32_t)pid, "test", mono_ns(), sc, ec);
 	assert_non_null(pr);
-	assert_string_equal(pr->exe_name, self_name);
+	assert_string_equal(pr->exe_name, program_invocation_short_name);
 	assert_int_equal(write(fds[1], "x", 1), 1);
 	wait_exec(pid, sleep_path, &new_sc, &new_ec);
 	pr = agent_procs_get_image(ps, (uint32_t)pid, "sleep", mono_ns(), new_sc, new_ec);

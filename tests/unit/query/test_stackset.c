@@ -955,6 +955,93 @@ static void test_translation_cache_locations_and_shared_names(void **state)
 	store_head_free(h3);
 }
 
+/*
+ * A head of two services whose work() lives in another file (svc a: a.c
+ * from line 10, svc b: b.c from line 20; a's samples come first) and a
+ * head where work() has no file at all.
+ */
+static void add_work(struct store_head *h, const char *svc, const char *file, int64_t line,
+		     int64_t value)
+{
+	struct model_profile p;
+
+	qh_init(&p, svc, false);
+	uint32_t fn = model_function_intern(&p, model_intern(&p, "work"), 0,
+					    file ? model_intern(&p, file) : 0, line);
+	struct model_line ln = { fn, line + 3, 0 };
+	uint32_t locs[2] = { qh_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0, &ln, 1) };
+	qh_add_locs(&p, locs, 2, value, T0, NULL, 0);
+	qh_head_add(h, &p);
+}
+
+/* The table of @h for @selector (@frame_filter: NULL, or one that hides nothing). */
+static char *table_text(struct store_head *h, const char *selector, const char *frame_filter)
+{
+	struct qh_args a = { { "query", selector, "from", "1699999999000", "to", "1700000001000",
+			       frame_filter ? "frame_filter" : NULL, frame_filter, NULL } };
+	struct buf out;
+	struct prof_err err;
+
+	buf_init(&out, 0);
+	assert_int_equal(qh_run(h, "table", &a, &out, NULL, &err), 0);
+	char *s = xstrdup(out.p);
+	buf_release(&out);
+	return s;
+}
+
+/* The table row of work() in @selector's table must name @want (JSON text of file and line). */
+static void expect_work(struct store_head *h, const char *selector, const char *want)
+{
+	for (int uncached = 0; uncached < 2; uncached++) {
+		char *t = table_text(h, selector, uncached ? "^nothing$" : NULL);
+		const char *r = strstr(t, "{\"name\":\"work\"");
+
+		if (!r)
+			fail_msg("%s: no row work in %s", selector, t);
+		const char *end = strchr(r, '}');
+		if (strncmp(end - strlen(want), want, strlen(want)) ||
+		    (!*want && strstr(r, "\"file\"") && strstr(r, "\"file\"") < end))
+			fail_msg("%s (%s): want ...%s}, got %.*s", selector,
+				 uncached ? "uncached" : "cached", want, (int)(end - r + 1), r);
+		free(t);
+	}
+}
+
+/*
+ * A function's source file (and line) comes from the queried data, never
+ * from another series or store that the process-wide translation cache
+ * happened to translate first; when the selection holds it in several
+ * files, the first in stack order wins (the cached and uncached paths
+ * agree).
+ */
+static void test_srcloc_from_the_selected_data(void **state)
+{
+	struct store_head *h = store_head_new(), *h2 = store_head_new(), *h3 = store_head_new();
+
+	(void)state;
+	query_stackset_cache_clear();
+	add_work(h, "a", "a.c", 10, 5);
+	add_work(h, "b", "b.c", 20, 7);
+	expect_work(h, "{service_name=\"b\"}", "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
+	expect_work(h, "{service_name=\"a\"}", "\"total_samples\":1,\"file\":\"a.c\",\"line\":10");
+	expect_work(h, "{}", "\"total_samples\":2,\"file\":\"a.c\",\"line\":10");
+	/* Another store (a dataset of its own): work() without a file, or in c.c. */
+	add_work(h2, "b", NULL, 0, 3);
+	expect_work(h2, "{}", "\"total_samples\":1");
+	add_work(h3, "a", "c.c", 30, 4);
+	expect_work(h3, "{service_name=\"a\"}", "\"total_samples\":1,\"file\":\"c.c\",\"line\":30");
+	/* And again, with every file in the cache: still each selection's own. */
+	expect_work(h2, "{}", "\"total_samples\":1");
+	expect_work(h, "{service_name=\"b\"}", "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
+	/* The head grows by a series of a third file; b's answer does not move. */
+	add_work(h, "c", "z.c", 1, 1);
+	expect_work(h, "{service_name=\"b\"}", "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
+	expect_work(h, "{service_name=\"c\"}", "\"total_samples\":1,\"file\":\"z.c\",\"line\":1");
+	store_head_free(h);
+	store_head_free(h2);
+	store_head_free(h3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -970,6 +1057,7 @@ int main(void)
 		cmocka_unit_test(test_views_30000_deep_on_a_small_stack),
 		cmocka_unit_test(test_translation_cache),
 		cmocka_unit_test(test_translation_cache_locations_and_shared_names),
+		cmocka_unit_test(test_srcloc_from_the_selected_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
