@@ -73,8 +73,7 @@ static void agent_on_proc(void *ctx, const struct profile_proc_event *pe)
 	snprintf(comm, sizeof(comm), "%.*s", PROFILE_COMM_LEN, pe->comm);
 	snprintf(file, sizeof(file), "%.*s", PROFILE_PATH_LEN, pe->filename);
 	if (pe->kind == PROFILE_EV_EXEC)
-		agent_procs_on_exec(l->procs, pe->pid, file, comm, pe->start_code, pe->end_code,
-				    (int64_t)pe->time_ns);
+		agent_procs_on_exec(l->procs, pe->pid, file, comm, &pe->img, (int64_t)pe->time_ns);
 	else
 		agent_procs_on_exit(l->procs, pe->pid, (int64_t)pe->time_ns);
 }

@@ -112,7 +112,7 @@ struct collect_prof {
 /* One image of one process in this interval (an exec mid-interval starts another). */
 struct collect_proc {
 	uint32_t pid;
-	uint64_t start_code, end_code; /* the image (agent_proc), 0 = unknown */
+	struct profile_image img; /* the image (agent_proc), 0 = unknown */
 	struct collect_prof cpu, off;
 };
 
@@ -307,20 +307,22 @@ static void collect_prof_init(struct agent_collect *c, struct collect_prof *cp, 
 /* The entry of @ap's image this interval; NULL at the bound (or two images with one hash). */
 static struct collect_proc *collect_proc_get(struct agent_collect *c, const struct agent_proc *ap)
 {
-	uint64_t h = ap->start_code * 0x9e3779b97f4a7c15ull ^ ap->end_code;
+	const struct profile_image *im = &ap->img;
+	uint64_t h =
+		((im->start_code * 0x9e3779b97f4a7c15ull) ^ im->end_code) * 0xff51afd7ed558ccdull ^
+		im->start_brk;
 	uint32_t idx, key = (uint32_t)(h >> 32) ^ (uint32_t)h;
 	struct collect_proc *pr;
 
 	if (pair_get(&c->by_pid, ap->pid, key, &idx)) {
 		pr = c->procs_v.v[idx];
-		return pr->start_code == ap->start_code && pr->end_code == ap->end_code ? pr : NULL;
+		return !memcmp(&pr->img, im, sizeof(*im)) ? pr : NULL;
 	}
 	if (c->procs_v.n >= c->o.max_procs)
 		return NULL;
 	pr = xcalloc(1, sizeof(*pr));
 	pr->pid = ap->pid;
-	pr->start_code = ap->start_code;
-	pr->end_code = ap->end_code;
+	pr->img = *im;
 	pair_put(&c->by_pid, ap->pid, key, (uint32_t)c->procs_v.n);
 	VEC_PUSH(&c->procs_v, pr);
 	c->stats.procs++;
@@ -683,8 +685,8 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 		c->stats.dropped++;
 		return -PROF_ETOOBIG;
 	}
-	ap = agent_procs_get_image(c->procs, e->pid, e->comm, (int64_t)e->time_ns, e->start_code,
-				   e->end_code);
+	ap = agent_procs_get_image(c->procs, e->pid, e->tid, e->comm, (int64_t)e->time_ns,
+				   (e->flags & PROFILE_F_KTHREAD) ? NULL : &e->img);
 	if (!ap) {
 		c->stats.stale_image++;
 		return -ESTALE;

@@ -154,14 +154,28 @@ void agent_procs_get_stats(const struct agent_procs *ps, struct agent_procs_stat
 	st->entries = ps->n;
 }
 
-/* Read a small /proc file; 0 and @b filled, or -errno. */
-static int read_proc_file(const struct agent_procs *ps, uint32_t pid, const char *name,
-			  struct buf *b, size_t max)
+/*
+ * @pr's directory: <proc_root>/PID, or <proc_root>/PID/task/TID when the
+ * main thread is gone and thread TID still runs (the main thread's own
+ * exe, maps and root are empty once it exited).
+ */
+static void proc_dir(const struct agent_procs *ps, const struct agent_proc *pr, char *out, size_t n)
 {
-	char path[256];
+	if (pr->via_tid)
+		snprintf(out, n, "%s/%u/task/%u", ps->o.proc_root, pr->pid, pr->via_tid);
+	else
+		snprintf(out, n, "%s/%u", ps->o.proc_root, pr->pid);
+}
+
+/* Read a small file of @pr's /proc directory; 0 and @b filled, or -errno. */
+static int read_proc_file(const struct agent_procs *ps, const struct agent_proc *pr,
+			  const char *name, struct buf *b, size_t max)
+{
+	char dir[128], path[256];
 
 	buf_init(b, max);
-	snprintf(path, sizeof(path), "%s/%u/%s", ps->o.proc_root, pid, name);
+	proc_dir(ps, pr, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return buf_read_file(b, path);
 }
 
@@ -185,7 +199,14 @@ static void proc_read_maps(struct agent_procs *ps, struct agent_proc *pr, int64_
 	int rc;
 
 	agent_procmaps_init(&fresh);
-	rc = agent_procmaps_read(&fresh, ps->o.proc_root, (int)pr->pid, ps->o.elfcache);
+	if (pr->via_tid) {
+		char root[128];
+
+		snprintf(root, sizeof(root), "%s/%u/task", ps->o.proc_root, pr->pid);
+		rc = agent_procmaps_read(&fresh, root, (int)pr->via_tid, ps->o.elfcache);
+	} else {
+		rc = agent_procmaps_read(&fresh, ps->o.proc_root, (int)pr->pid, ps->o.elfcache);
+	}
 	ps->st.maps_reads++;
 	pr->maps_read_ns = now_ns;
 	pr->maps_rc = rc;
@@ -207,59 +228,59 @@ static int64_t procs_mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int agent_stat_image(const char *stat, size_t len, uint64_t *start_code, uint64_t *end_code)
+int agent_stat_image(const char *stat, size_t len, struct profile_image *img)
 {
+	static const int want[] = { 26, 27, 47 }; /* startcode, endcode, start_brk */
 	const char *p = NULL, *end = stat + len;
-	uint64_t v[2] = { 0, 0 };
+	uint64_t v[3] = { 0, 0, 0 };
 	int field = 2; /* ")" ends field 2, comm, which may hold spaces and ")" */
+	size_t k = 0;
 
 	for (const char *q = stat; q < end; q++)
 		if (*q == ')')
 			p = q + 1;
 	if (!p)
 		return -EINVAL;
-	while (p < end && field < 27) {
+	while (p < end && k < PROF_ARRAY_SIZE(want)) {
 		char *stop;
 		unsigned long long x;
 
-		while (p < end && *p == ' ')
+		while (p < end && (*p == ' ' || *p == '\n'))
 			p++;
 		if (p >= end)
 			break;
-		field++;
-		if (field >= 26) {
+		if (++field == want[k]) {
 			errno = 0;
 			x = strtoull(p, &stop, 10);
 			if (errno || stop == p || stop > end)
 				return -EINVAL;
-			v[field - 26] = x;
+			v[k++] = x;
 			p = stop;
 			continue;
 		}
 		while (p < end && *p != ' ')
 			p++;
 	}
-	if (field < 27)
-		return -EINVAL;
+	if (k < 2)
+		return -EINVAL; /* start_brk came in Linux 3.3: optional */
 	/* 1: not permitted to see it (fs/proc/array.c); 0: no mm. */
 	if (v[0] <= 1 || v[1] <= 1)
-		v[0] = v[1] = 0;
-	*start_code = v[0];
-	*end_code = v[1];
+		v[0] = v[1] = v[2] = 0;
+	img->start_code = v[0];
+	img->end_code = v[1];
+	img->start_brk = v[2];
 	return 0;
 }
 
-/* The image /proc/PID/stat shows now; leaves @pr's alone when it cannot be read. */
+/* The image /proc shows now; leaves @pr's alone when it cannot be read. */
 static void proc_read_image(struct agent_procs *ps, struct agent_proc *pr)
 {
-	uint64_t sc, ec;
+	struct profile_image img;
 	struct buf b;
 
-	if (read_proc_file(ps, pr->pid, "stat", &b, 4096) == 0 &&
-	    agent_stat_image(b.p ? b.p : "", b.len, &sc, &ec) == 0 && sc) {
-		pr->start_code = sc;
-		pr->end_code = ec;
-	}
+	if (read_proc_file(ps, pr, "stat", &b, 4096) == 0 &&
+	    agent_stat_image(b.p ? b.p : "", b.len, &img) == 0 && img.start_code)
+		pr->img = img;
 	buf_release(&b);
 }
 
@@ -274,14 +295,26 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 {
 	static const char deleted[] = " (deleted)";
 	const size_t dlen = sizeof(deleted) - 1;
-	char path[256], exe[4096];
+	char dir[128], path[256], exe[4096];
 	const char *name = NULL;
 	struct buf b;
 	ssize_t n;
 
 	pr->image_ns = procs_mono_ns();
-	snprintf(path, sizeof(path), "%s/%u/exe", ps->o.proc_root, pr->pid);
+	proc_dir(ps, pr, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/exe", dir);
 	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0 && errno == ENOENT && !pr->via_tid && pr->last_tid && pr->last_tid != pr->pid) {
+		/* The main thread exited before the others: read a live thread's. */
+		pr->via_tid = pr->last_tid;
+		proc_dir(ps, pr, dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/exe", dir);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n < 0) {
+			pr->via_tid = 0;
+			proc_dir(ps, pr, dir, sizeof(dir));
+		}
+	}
 	if (n < 0)
 		n = 0;
 	exe[n] = '\0';
@@ -300,7 +333,7 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 	if ((!name || !name[0]) && pr->exe_name[0])
 		name = NULL; /* keep what we had */
 	else if (!name || !name[0]) {
-		if (read_proc_file(ps, pr->pid, "comm", &b, 256) == 0 && b.len) {
+		if (read_proc_file(ps, pr, "comm", &b, 256) == 0 && b.len) {
 			while (b.len && b.p[b.len - 1] == '\n')
 				b.p[--b.len] = '\0';
 			proc_set_str(&pr->exe_name, b.p);
@@ -317,16 +350,16 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 	 * /proc/PID/status, which the kernel formats line by line (a few
 	 * per cent of the agent's time on a host that starts many processes).
 	 */
-	snprintf(path, sizeof(path), "%s/%u/ns/pid", ps->o.proc_root, pr->pid);
+	snprintf(path, sizeof(path), "%s/ns/pid", dir);
 	n = ps->pidns[0] ? readlink(path, exe, sizeof(exe) - 1) : -1;
 	if (n > 0 && (size_t)n == strlen(ps->pidns) && !memcmp(exe, ps->pidns, (size_t)n)) {
 		pr->vpid = pr->pid;
 	} else {
-		if (read_proc_file(ps, pr->pid, "status", &b, PROCS_SMALL_FILE_MAX) == 0)
+		if (read_proc_file(ps, pr, "status", &b, PROCS_SMALL_FILE_MAX) == 0)
 			pr->vpid = agent_status_nspid(b.p ? b.p : "", b.len);
 		buf_release(&b);
 	}
-	if (read_proc_file(ps, pr->pid, "cgroup", &b, PROCS_SMALL_FILE_MAX) == 0)
+	if (read_proc_file(ps, pr, "cgroup", &b, PROCS_SMALL_FILE_MAX) == 0)
 		agent_container_parse(b.p ? b.p : "", b.len, &pr->ctr);
 	buf_release(&b);
 	if (ps->o.command_line) {
@@ -334,7 +367,7 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 		char cpath[256];
 		FILE *f;
 
-		snprintf(cpath, sizeof(cpath), "%s/%u/cmdline", ps->o.proc_root, pr->pid);
+		snprintf(cpath, sizeof(cpath), "%s/cmdline", dir);
 		f = fopen(cpath, "re");
 		if (f) {
 			char tmp[PROCS_CMDLINE_MAX + 1];
@@ -408,27 +441,6 @@ static void proc_first_maps(struct agent_procs *ps, struct agent_proc *pr, int64
 	proc_free_libs(pr);
 }
 
-struct agent_proc *agent_procs_get(struct agent_procs *ps, uint32_t pid, const char *comm,
-				   int64_t now_ns)
-{
-	struct agent_proc *pr = procs_lookup(ps, pid);
-	char cbuf[32];
-
-	snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
-	if (pr && !pr->dead) {
-		pr->used_ns = now_ns;
-		if (!pr->exe_name[0])
-			proc_read_attrs(ps, pr, NULL, cbuf); /* made by a loader event */
-		if (!pr->maps_read_ns)
-			proc_first_maps(ps, pr, now_ns);
-		return pr;
-	}
-	pr = procs_create(ps, pid, now_ns);
-	proc_read_attrs(ps, pr, NULL, cbuf);
-	proc_first_maps(ps, pr, now_ns);
-	return pr;
-}
-
 static bool procs_take_exec_token(struct agent_procs *ps, int64_t now_ns)
 {
 	double rate = ps->o.max_exec_reads;
@@ -444,22 +456,68 @@ static bool procs_take_exec_token(struct agent_procs *ps, int64_t now_ns)
 	return true;
 }
 
-/* Whether @pr describes the image (@start_code, @end_code); unknown on either side matches. */
-static bool proc_same_image(const struct agent_proc *pr, uint64_t start_code, uint64_t end_code)
+/* Whether @pr describes image @img; a part unknown on either side matches. */
+static bool proc_same_image(const struct agent_proc *pr, const struct profile_image *img)
 {
-	if (!start_code || !pr->start_code)
+	const uint64_t a[] = { img->start_code, img->end_code, img->start_brk };
+	const uint64_t b[] = { pr->img.start_code, pr->img.end_code, pr->img.start_brk };
+
+	if (!a[0] || !b[0])
 		return true;
-	if (pr->start_code != start_code)
-		return false;
-	return !end_code || !pr->end_code || pr->end_code == end_code;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(a); i++)
+		if (a[i] && b[i] && a[i] != b[i])
+			return false;
+	return true;
 }
 
-struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, const char *comm,
-					 int64_t now_ns, uint64_t start_code, uint64_t end_code)
+/* The entry for @pid (live, or made from /proc), with @tid as the thread to read through. */
+static struct agent_proc *procs_get_tid(struct agent_procs *ps, uint32_t pid, uint32_t tid,
+					const char *comm, int64_t now_ns)
 {
-	struct agent_proc *pr = agent_procs_get(ps, pid, comm, now_ns);
+	struct agent_proc *pr = procs_lookup(ps, pid);
+	char cbuf[32];
 
-	if (!pr || proc_same_image(pr, start_code, end_code))
+	snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
+	if (pr && !pr->dead) {
+		pr->used_ns = now_ns;
+		pr->last_tid = tid;
+		if (!pr->exe_name[0])
+			proc_read_attrs(ps, pr, NULL, cbuf); /* made by a loader event */
+		if (!pr->maps_read_ns)
+			proc_first_maps(ps, pr, now_ns);
+		return pr;
+	}
+	pr = procs_create(ps, pid, now_ns);
+	pr->last_tid = tid;
+	proc_read_attrs(ps, pr, NULL, cbuf);
+	proc_first_maps(ps, pr, now_ns);
+	return pr;
+}
+
+struct agent_proc *agent_procs_get(struct agent_procs *ps, uint32_t pid, const char *comm,
+				   int64_t now_ns)
+{
+	return procs_get_tid(ps, pid, pid, comm, now_ns);
+}
+
+struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, uint32_t tid,
+					 const char *comm, int64_t now_ns,
+					 const struct profile_image *img)
+{
+	struct agent_proc *pr = procs_lookup(ps, pid);
+
+	/*
+	 * After the exit event the last thread still tears the process down
+	 * (its mm gone: an image of 0) or runs on briefly: the dead entry is
+	 * still this process, not a reused pid.
+	 */
+	if (img && pr && pr->dead && now_ns - pr->dead_ns < AGENT_PROCS_DEAD_NS &&
+	    (!img->start_code || (pr->img.start_code && proc_same_image(pr, img)))) {
+		pr->used_ns = now_ns;
+		return pr;
+	}
+	pr = procs_get_tid(ps, pid, tid, comm, now_ns);
+	if (!img || proc_same_image(pr, img))
 		return pr;
 	if (pr->image_ns < now_ns) {
 		/* The process exec'd after we read it, and we were not told. */
@@ -468,9 +526,10 @@ struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, c
 		ps->st.image_rereads++;
 		snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
 		pr = procs_create(ps, pid, now_ns);
+		pr->last_tid = tid;
 		proc_read_attrs(ps, pr, NULL, cbuf);
 		proc_first_maps(ps, pr, now_ns);
-		if (proc_same_image(pr, start_code, end_code))
+		if (proc_same_image(pr, img))
 			return pr;
 	}
 	ps->st.stale_image++;
@@ -478,7 +537,7 @@ struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, c
 }
 
 void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filename,
-			 const char *comm, uint64_t start_code, uint64_t end_code, int64_t now_ns)
+			 const char *comm, const struct profile_image *img, int64_t now_ns)
 {
 	struct agent_proc *pr;
 	char cbuf[32];
@@ -486,8 +545,8 @@ void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filen
 	snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
 	pr = procs_create(ps, pid, now_ns);
 	pr->from_exec = true;
-	pr->start_code = start_code;
-	pr->end_code = end_code;
+	if (img)
+		pr->img = *img;
 	pr->image_ns = now_ns;
 	if (!procs_take_exec_token(ps, now_ns)) {
 		/* Over budget: names from the event only; /proc when sampled. */
@@ -524,7 +583,7 @@ static unsigned procs_add_lib(struct agent_procs *ps, struct agent_proc *pr, con
 			      uint64_t bias)
 {
 	const uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-	char open_path[PROFILE_PATH_LEN + 64];
+	char dir[128], open_path[PROFILE_PATH_LEN + 160];
 	Elf64_Phdr ph[64];
 	Elf64_Ehdr eh;
 	struct stat st;
@@ -532,7 +591,8 @@ static unsigned procs_add_lib(struct agent_procs *ps, struct agent_proc *pr, con
 	int fd;
 
 	/* The process's own view of the path first (containers), then ours. */
-	snprintf(open_path, sizeof(open_path), "%s/%u/root%s", ps->o.proc_root, pr->pid, path);
+	proc_dir(ps, pr, dir, sizeof(dir));
+	snprintf(open_path, sizeof(open_path), "%s/root%s", dir, path);
 	fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(open_path, sizeof(open_path), "%s", path);
@@ -617,13 +677,13 @@ static unsigned proc_apply_libs(struct agent_procs *ps, struct agent_proc *pr)
 		if (path[0] == '/')
 			added += procs_add_lib(ps, pr, path, pr->libs[i].bias);
 	}
-	if (!exe_done && pr->start_code && pr->exe_path[0] == '/') {
+	if (!exe_done && pr->img.start_code && pr->exe_path[0] == '/') {
 		/* A static executable (no loader): bias = start_code - lowest code vaddr. */
 		int64_t min = procs_min_exec_vaddr(pr->exe_path);
 
-		if (min >= 0 && pr->start_code >= (uint64_t)min)
-			added +=
-				procs_add_lib(ps, pr, pr->exe_path, pr->start_code - (uint64_t)min);
+		if (min >= 0 && pr->img.start_code >= (uint64_t)min)
+			added += procs_add_lib(ps, pr, pr->exe_path,
+					       pr->img.start_code - (uint64_t)min);
 	}
 	if (added) {
 		pr->maps_gen = ++ps->maps_gen;
@@ -702,7 +762,7 @@ const char *agent_procs_jit_symbol(struct agent_procs *ps, struct agent_proc *pr
 				   int64_t now_ns)
 {
 	const char *name = NULL;
-	char path[512];
+	char dir[128], path[512];
 
 	if (pr->perfmap_read_ns)
 		name = agent_perfmap_lookup(&pr->perfmap, addr);
@@ -710,8 +770,8 @@ const char *agent_procs_jit_symbol(struct agent_procs *ps, struct agent_proc *pr
 	    (pr->perfmap_read_ns && now_ns - pr->perfmap_read_ns < AGENT_PROCS_REREAD_NS))
 		return name;
 	/* The runtime names the file with the pid it sees: its namespace's. */
-	snprintf(path, sizeof(path), "%s/%u/root/tmp/perf-%u.map", ps->o.proc_root, pr->pid,
-		 pr->vpid ? pr->vpid : pr->pid);
+	proc_dir(ps, pr, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/root/tmp/perf-%u.map", dir, pr->vpid ? pr->vpid : pr->pid);
 	pr->perfmap_read_ns = now_ns;
 	pr->perfmap_rc = agent_perfmap_load(&pr->perfmap, path, ps->o.perfmap_max_bytes,
 					    PROCS_PERFMAP_MAX_SYMS);

@@ -31,10 +31,15 @@
  *     /proc shows the new one) is refused, and an entry older than the
  *     sample's image (an exec event lost, or skipped because the new
  *     executable is excluded) is read again;
- *   - marked dead by agent_procs_on_exit (events arrive in order, so all
- *     samples of the process came before) and freed by agent_procs_tick
- *     a little later; a sample for a dead pid means the pid was reused
- *     and makes a new entry;
+ *   - when the main thread exited before the others, /proc/PID shows no
+ *     executable, maps or root any more: the entry is read through a
+ *     live thread's /proc/PID/task/TID instead (the last sampled one);
+ *   - marked dead by agent_procs_on_exit, when the last thread exits
+ *     (events arrive in order, so the samples before came first) and
+ *     freed by agent_procs_tick a little later. Samples of that last
+ *     thread tearing the process down (no mm, or still the same image)
+ *     keep using the dead entry; any other sample for a dead pid means
+ *     the pid was reused and makes a new entry;
  *   - entries unused for AGENT_PROCS_IDLE_NS are freed by tick too (they
  *     are read again if the process shows up), and at max_procs the least
  *     recently used entry makes room.
@@ -95,13 +100,15 @@ struct agent_proc {
 	bool dead;
 	int64_t used_ns, dead_ns; /* event clock (CLOCK_MONOTONIC ns) */
 	/*
-	 * The image this entry describes: mm->start_code and end_code from
-	 * /proc/PID/stat (fields 26, 27) when it was read, else from the
-	 * exec event; 0 = unknown. @image_ns: CLOCK_MONOTONIC when they were
-	 * taken (the clock of the event times).
+	 * The image this entry describes (bpf/profile.h struct profile_image)
+	 * from /proc/PID/stat when it was read, else from the exec event; 0 =
+	 * unknown. @image_ns: CLOCK_MONOTONIC when it was taken (the clock of
+	 * the event times).
 	 */
-	uint64_t start_code, end_code;
+	struct profile_image img;
 	int64_t image_ns;
+	uint32_t last_tid; /* the thread of the last sample */
+	uint32_t via_tid;  /* 0: read /proc/PID; else /proc/PID/task/TID (main thread gone) */
 	struct agent_proc_lib {
 		uint64_t bias;
 		char *path; /* owned; "" = the executable */
@@ -156,36 +163,38 @@ struct agent_proc *agent_procs_get(struct agent_procs *ps, uint32_t pid, const c
 				   int64_t now_ns);
 
 /**
- * agent_stat_image() - mm->start_code and end_code of a process from
- * @len bytes of its /proc/PID/stat (proc(5): fields 26 startcode and 27
- * endcode, counted from 1; field 2, the comm in parentheses, may hold
- * spaces and parentheses, so fields are counted after the last ')').
- * Both 0 when the kernel hid them (it shows 1 without ptrace access) or
- * the process has no mm. 0, or -EINVAL when the text is not a stat line.
+ * agent_stat_image() - a process's image (struct profile_image) from
+ * @len bytes of its /proc/PID/stat (proc(5): fields 26 startcode, 27
+ * endcode, 47 start_brk, counted from 1; field 2, the comm in
+ * parentheses, may hold spaces and parentheses, so fields are counted
+ * after the last ')'). start_brk is 0 when the line stops before it
+ * (kernels before 3.3). All 0 when the kernel hid them (it shows 1
+ * without ptrace access) or the process has no mm. 0, or -EINVAL when
+ * the text is not a stat line.
  */
-int agent_stat_image(const char *stat, size_t len, uint64_t *start_code, uint64_t *end_code);
+int agent_stat_image(const char *stat, size_t len, struct profile_image *img);
 
 /**
- * agent_procs_get_image() - agent_procs_get for a sample of the image
- * (@start_code, @end_code) taken at @now_ns (struct profile_event; 0, 0
- * = unknown, never refused). NULL when the sample's image is not the one
- * the process runs now and the entry was read after the sample: the
- * process exec'd in between, and what /proc says (names, mappings,
- * container) is about the new image (counted in stats.stale_image).
- * An entry read before the sample that describes another image is read
- * again first (stats.image_rereads).
+ * agent_procs_get_image() - agent_procs_get for a sample of image @img
+ * taken at @now_ns on thread @tid (struct profile_event; @img NULL for a
+ * kernel thread; a part 0 = unknown, which matches anything). NULL when
+ * the sample's image is not the one the process runs now and the entry
+ * was read after the sample: the process exec'd in between, and what
+ * /proc says (names, mappings, container) is about the new image
+ * (counted in stats.stale_image). An entry read before the sample that
+ * describes another image is read again first (stats.image_rereads).
  */
-struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, const char *comm,
-					 int64_t now_ns, uint64_t start_code, uint64_t end_code);
+struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, uint32_t tid,
+					 const char *comm, int64_t now_ns,
+					 const struct profile_image *img);
 
 /**
  * agent_procs_on_exec() - a process called execve: forget the old image,
  * read its cheap /proc facts now. @filename is the path given to execve,
- * @start_code and @end_code the new image's mm->start_code and end_code
- * (0 = unknown).
+ * @img the new image (NULL = unknown).
  */
 void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filename,
-			 const char *comm, uint64_t start_code, uint64_t end_code, int64_t now_ns);
+			 const char *comm, const struct profile_image *img, int64_t now_ns);
 /**
  * agent_procs_on_libs() - the loader's list of objects for process
  * le->pid (see above): kept for a later rebuild, or, when the maps were

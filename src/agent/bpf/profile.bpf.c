@@ -44,7 +44,8 @@
  *
  * Targeting: --include/--exclude by executable name or cgroup become the
  * maps exe_filter and cgroup_filter; a process's executable verdict is
- * cached per tgid and address space (verdicts, reset at exec and exit). The check comes
+ * cached per tgid and address space (verdicts, reset at exec, kept
+ * through the exit of the last thread). The check comes
  * before any unwinding, so skipped processes cost one map lookup.
  *
  * Every early return bumps a named per-CPU counter (profile.h), so lost
@@ -168,10 +169,14 @@ static __always_inline __u8 exe_verdict(struct task_struct *task, __u32 tgid)
 	struct profile_exe_verdict nv = { 0 }, *cached;
 	struct profile_exe_key key;
 	const unsigned char *name;
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	__u64 mm;
 
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
+		return PROFILE_V_NOMATCH; /* no executable (and its tgid may be a reused one) */
+	mm = (__u64)BPF_CORE_READ(task, mm);
 	cached = bpf_map_lookup_elem(&verdicts, &tgid);
-	if (cached && cached->mm == mm)
+	/* No mm: an exiting task (exit_mm ran); its image's verdict still holds. */
+	if (cached && (cached->mm == mm || !mm))
 		return cached->verdict;
 	nv.mm = mm;
 	nv.verdict = PROFILE_V_NOMATCH;
@@ -290,9 +295,10 @@ static __always_inline void fill_event(void *ctx, struct profile_event *e, __u32
 	e->flags = 0;
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		e->flags |= PROFILE_F_KTHREAD;
-	/* A kernel thread has no mm: the reads fail and leave 0. */
-	e->start_code = BPF_CORE_READ(task, mm, start_code);
-	e->end_code = BPF_CORE_READ(task, mm, end_code);
+	/* A kernel thread or an exiting task has no mm: the reads fail and leave 0. */
+	e->img.start_code = BPF_CORE_READ(task, mm, start_code);
+	e->img.end_code = BPF_CORE_READ(task, mm, end_code);
+	e->img.start_brk = BPF_CORE_READ(task, mm, start_brk);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 
 	if (e->kind == PROFILE_EV_OFFCPU) {
@@ -549,8 +555,9 @@ int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	pe->kind = PROFILE_EV_EXEC;
 	pe->pid = tgid;
 	pe->time_ns = bpf_ktime_get_ns();
-	pe->start_code = BPF_CORE_READ(p, mm, start_code);
-	pe->end_code = BPF_CORE_READ(p, mm, end_code);
+	pe->img.start_code = BPF_CORE_READ(p, mm, start_code);
+	pe->img.end_code = BPF_CORE_READ(p, mm, end_code);
+	pe->img.start_brk = BPF_CORE_READ(p, mm, start_brk);
 	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
 	if (bpf_probe_read_kernel_str(pe->filename, sizeof(pe->filename), bprm->filename) < 0)
 		pe->filename[0] = '\0';
@@ -560,14 +567,24 @@ int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	return 0;
 }
 
+/*
+ * A thread exits. The process is gone when its last thread goes, which
+ * need not be the main one (a main thread may pthread_exit first): do_exit
+ * has decremented signal->live before this tracepoint on every kernel.
+ * The last thread still runs a while after it (exit_mm tears down the
+ * address space, on newer kernels after this point), so the executable
+ * verdict is kept, marked with mm 0: an exiting task has no mm and must
+ * still be excluded when its executable is (struct profile_exe_verdict).
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(profile_exit, struct task_struct *p)
 {
 	__u32 tid = p->pid, tgid = p->tgid;
+	struct profile_exe_verdict *v;
 	struct profile_proc_event *pe;
 
 	bpf_map_delete_elem(&offcpu_start, &tid);
-	if (tid != tgid) {
+	if (BPF_CORE_READ(p, signal, live.counter) > 0) {
 		stat_inc(PROFILE_STAT_THREAD_EXIT);
 		return 0;
 	}
@@ -575,7 +592,9 @@ int BPF_PROG(profile_exit, struct task_struct *p)
 		stat_inc(PROFILE_STAT_PROC_SELF);
 		return 0;
 	}
-	bpf_map_delete_elem(&verdicts, &tgid);
+	v = bpf_map_lookup_elem(&verdicts, &tgid);
+	if (v)
+		v->mm = 0;
 	pe = bpf_ringbuf_reserve(&events, sizeof(*pe), 0);
 	if (!pe) {
 		stat_inc(PROFILE_STAT_PROC_RINGBUF_FULL);
@@ -584,8 +603,7 @@ int BPF_PROG(profile_exit, struct task_struct *p)
 	pe->kind = PROFILE_EV_EXIT;
 	pe->pid = tgid;
 	pe->time_ns = bpf_ktime_get_ns();
-	pe->start_code = 0;
-	pe->end_code = 0;
+	__builtin_memset(&pe->img, 0, sizeof(pe->img));
 	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
 	pe->filename[0] = '\0';
 	bpf_ringbuf_submit(pe, wakeup_flag());

@@ -61,21 +61,27 @@ enum profile_event_kind {
 #define PROFILE_F_STACK_COPY	   (1u << 1) /* a struct profile_event_ext */
 #define PROFILE_F_KTHREAD	   (1u << 2) /* a kernel thread: no user stack */
 
+/*
+ * The image a process runs, as mm_struct holds it: an exec replaces all
+ * three, and /proc/PID/stat shows them (proc(5) fields 26 startcode, 27
+ * endcode, 47 start_brk), so user space can tell a sample of a replaced
+ * image from one of the image /proc describes. start_brk tells apart two
+ * non-PIE executables with one code layout (brk is randomized per exec
+ * with ASLR). All 0 for a task without an mm (kernel thread, exiting).
+ */
+struct profile_image {
+	__u64 start_code, end_code, start_brk;
+};
+
 struct profile_event {
 	__u32 kind;    /* PROFILE_EV_CPU or PROFILE_EV_OFFCPU */
 	__u32 flags;   /* PROFILE_F_* */
 	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u64 value;   /* PROFILE_EV_OFFCPU: ns off CPU; 0 otherwise */
 	__u64 aux;     /* PROFILE_EV_OFFCPU: switch-in time, joins PROFILE_EV_OFFCPU_KSTACK */
-	/*
-	 * The image the process ran (mm->start_code, mm->end_code; 0 for a
-	 * kernel thread): an exec replaces both, and /proc/PID/stat shows
-	 * them (fields 26, 27), so user space can tell a sample of a
-	 * replaced image from one of the image /proc describes.
-	 */
-	__u64 start_code, end_code;
-	__u32 pid; /* tgid (process id in the root pid namespace) */
-	__u32 tid; /* thread id */
+	struct profile_image img; /* the image the task ran (all 0 when it had no mm) */
+	__u32 pid;		  /* tgid (process id in the root pid namespace) */
+	__u32 tid;		  /* thread id */
 	__u32 cpu;
 	__s32 kstack_n;		     /* kernel frames in @kstack, or -errno */
 	__s32 ustack_n;		     /* user frames in @ustack, or -errno */
@@ -110,8 +116,7 @@ struct profile_proc_event {
 	__u32 kind; /* PROFILE_EV_EXEC or PROFILE_EV_EXIT */
 	__u32 pid;  /* tgid */
 	__u64 time_ns;
-	__u64 start_code; /* EXEC: the new image's lowest code address (mm->start_code) */
-	__u64 end_code;	  /* EXEC: mm->end_code */
+	struct profile_image img; /* EXEC: the new image (start_code: its lowest code address) */
 	char comm[PROFILE_COMM_LEN];
 	char filename[PROFILE_PATH_LEN]; /* EXEC: the path given to execve; "" for EXIT */
 };
@@ -152,7 +157,9 @@ enum profile_verdict {
  * space it was decided for. An exec installs the new mm (and its
  * exe_file) before sched_process_exec fires, so ticks in between must not
  * use the old image's verdict: a verdict counts only while task->mm is
- * still @mm.
+ * still @mm, or for a task with no mm any more (exiting: exit_mm ran).
+ * When the last thread exits, @mm becomes 0 and the entry stays (LRU):
+ * the exiting task is still judged by its image.
  */
 struct profile_exe_verdict {
 	__u64 mm;

@@ -15,7 +15,9 @@
 
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,7 +74,7 @@ static void test_gone_process_maps_rebuilt_from_link_map(void **state)
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 
 	/* What the kernel sent while it lived: exec, then the loader's link map. */
-	agent_procs_on_exec(ps, (uint32_t)pid, "/usr/bin/true", "true", 0, 0, 10);
+	agent_procs_on_exec(ps, (uint32_t)pid, "/usr/bin/true", "true", NULL, 10);
 	le->kind = PROFILE_EV_LIBS;
 	le->pid = (uint32_t)pid;
 	le->n = 3;
@@ -118,7 +120,7 @@ static void test_exec_reads_are_rate_limited(void **state)
 	assert_int_equal(agent_procs_new(&o, &ps), 0);
 	/* 20 execs within a millisecond: 5 read /proc, the rest keep the event's names. */
 	for (uint32_t i = 0; i < 20; i++)
-		agent_procs_on_exec(ps, 4000000 + i, "/opt/x/tool", "tool", 0, 0, 1000 + i);
+		agent_procs_on_exec(ps, 4000000 + i, "/opt/x/tool", "tool", NULL, 1000 + i);
 	agent_procs_get_stats(ps, &st);
 	assert_true(st.exec_reads == 5 && st.exec_skipped == 15 && st.entries == 20);
 	agent_procs_free(ps);
@@ -127,43 +129,55 @@ static void test_exec_reads_are_rate_limited(void **state)
 
 static void test_stat_image(void **state)
 {
+	/* proc(5) fields 1-52; 26, 27 and 47 are the image. */
 	static const char line[] =
-		"42 (a) b (c)) R 1 42 42 0 -1 4194560 100 0 0 0 5 1 0 0 20 0 1 0 "
-		"900 1000 200 18446744073709551615 94000000000000 "
-		"94000000065536 140000000000000 0 0 0 0 0 0 0 0 0 17 1 0 0\n";
-	uint64_t sc = 7, ec = 7;
+		"42 (a) b (c)) R 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 "
+		"24 25 94000000000000 94000000065536 140000000000000 29 30 31 32 33 34 "
+		"35 36 37 38 39 40 41 42 43 44 45 46 94000000200000 48 49 50 51 52\n";
+	struct profile_image img;
 	char buf[4096];
 	size_t n;
 	FILE *f;
 
 	(void)state;
 	/* The comm holds spaces and ')': fields count from the last ')'. */
-	assert_int_equal(agent_stat_image(line, strlen(line), &sc, &ec), 0);
-	assert_true(sc == 94000000000000ull && ec == 94000000065536ull);
+	assert_int_equal(agent_stat_image(line, strlen(line), &img), 0);
+	assert_true(img.start_code == 94000000000000ull && img.end_code == 94000000065536ull);
+	assert_true(img.start_brk == 94000000200000ull);
+	/* Before Linux 3.3 the line ends at field 44: no start_brk. */
+	{
+		const char *p44 = strstr(line, " 45 46 ");
+
+		assert_non_null(p44);
+		assert_int_equal(agent_stat_image(line, (size_t)(p44 - line), &img), 0);
+		assert_true(img.start_code == 94000000000000ull && img.start_brk == 0);
+	}
 	/* Hidden (1) or no mm (0): unknown. */
 	{
 		static const char hidden[] =
 			"7 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 9 9 9 1 1 1";
 
-		assert_int_equal(agent_stat_image(hidden, strlen(hidden), &sc, &ec), 0);
-		assert_true(sc == 0 && ec == 0);
+		assert_int_equal(agent_stat_image(hidden, strlen(hidden), &img), 0);
+		assert_true(img.start_code == 0 && img.end_code == 0 && img.start_brk == 0);
 	}
 	/* Cut before field 27, no ')', not a number: errors. */
-	assert_int_equal(agent_stat_image(line, 110, &sc, &ec), -EINVAL);
-	assert_int_equal(agent_stat_image("12 comm R 1", 11, &sc, &ec), -EINVAL);
+	assert_int_equal(agent_stat_image(line, 88, &img), -EINVAL);
+	assert_int_equal(agent_stat_image("12 comm R 1", 11, &img), -EINVAL);
 	{
 		static const char bad[] =
 			"7 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 9 9 9 zz 1 1";
 
-		assert_int_equal(agent_stat_image(bad, strlen(bad), &sc, &ec), -EINVAL);
+		assert_int_equal(agent_stat_image(bad, strlen(bad), &img), -EINVAL);
 	}
-	/* Ours: this function's code lies between start_code and end_code. */
+	/* Ours: this function's code lies in [start_code, end_code), the heap starts at start_brk. */
 	f = fopen("/proc/self/stat", "r");
 	assert_non_null(f);
 	n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
-	assert_int_equal(agent_stat_image(buf, n, &sc, &ec), 0);
-	assert_true(sc <= (uintptr_t)test_stat_image && (uintptr_t)test_stat_image < ec);
+	assert_int_equal(agent_stat_image(buf, n, &img), 0);
+	assert_true(img.start_code <= (uintptr_t)test_stat_image &&
+		    (uintptr_t)test_stat_image < img.end_code);
+	assert_true(img.start_brk && img.start_brk <= (uintptr_t)sbrk(0));
 }
 
 static int64_t mono_ns(void)
@@ -174,18 +188,23 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Our image, as a sample of our forked child before it execs carries it. */
-static void self_image(uint64_t *sc, uint64_t *ec)
+/* The image /proc/@pid/stat shows ("self" for @pid 0); 0 when it cannot. */
+static int pid_image(pid_t pid, struct profile_image *img)
 {
-	char buf[4096];
+	char path[64], buf[4096];
 	size_t n;
-	FILE *f = fopen("/proc/self/stat", "r");
+	FILE *f;
 
-	assert_non_null(f);
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
 	n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
-	assert_int_equal(agent_stat_image(buf, n, sc, ec), 0);
-	assert_true(*sc != 0);
+	return agent_stat_image(buf, n, img);
 }
 
 /*
@@ -193,25 +212,17 @@ static void self_image(uint64_t *sc, uint64_t *ec)
  * exec installs the new mm and its exe before it sets start_code), and
  * return the image /proc/@pid/stat shows.
  */
-static void wait_exec(pid_t pid, const char *want, uint64_t *sc, uint64_t *ec)
+static void wait_exec(pid_t pid, const char *want, struct profile_image *img)
 {
-	char path[64], exe[4096], buf[4096];
+	char path[64], exe[4096];
 
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	for (int i = 0; i < 5000; i++) {
-		ssize_t n;
-		FILE *f;
+		ssize_t n = readlink(path, exe, sizeof(exe) - 1);
 
-		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-		n = readlink(path, exe, sizeof(exe) - 1);
 		if (n > 0) {
 			exe[n] = '\0';
-			snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-			f = fopen(path, "r");
-			assert_non_null(f);
-			n = (ssize_t)fread(buf, 1, sizeof(buf), f);
-			fclose(f);
-			if (!strcmp(exe, want) && agent_stat_image(buf, (size_t)n, sc, ec) == 0 &&
-			    *sc)
+			if (!strcmp(exe, want) && pid_image(pid, img) == 0 && img->start_code)
 				return;
 		}
 		usleep(1000);
@@ -230,6 +241,7 @@ static pid_t spawn_exec_later(int fds[2], const char *sleep_path)
 	if (pid == 0) {
 		char c;
 
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with us if an assertion fails */
 		close(fds[1]);
 		if (read(fds[0], &c, 1) == 1)
 			execl(sleep_path, "sleep", "30", (char *)NULL);
@@ -243,18 +255,19 @@ static void test_samples_across_exec(void **state)
 {
 	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
 	struct agent_procs_opts o = { 0 };
+	struct profile_image self, img, zero = { 0, 0, 0 };
 	struct agent_procs_stats st;
 	struct agent_procs *ps;
 	struct agent_proc *pr;
 	char sleep_path[PATH_MAX];
-	uint64_t sc, ec, new_sc, new_ec;
 	int64_t t_before;
 	int fds[2];
 	pid_t pid;
 
 	(void)state;
 	assert_non_null(realpath("/bin/sleep", sleep_path));
-	self_image(&sc, &ec);
+	assert_int_equal(pid_image(0, &self), 0);
+	assert_true(self.start_code && self.end_code && self.start_brk);
 	o.elfcache = cache;
 	assert_int_equal(agent_procs_new(&o, &ps), 0);
 
@@ -262,40 +275,134 @@ static void test_samples_across_exec(void **state)
 	pid = spawn_exec_later(fds, sleep_path);
 	t_before = mono_ns();
 	assert_int_equal(write(fds[1], "x", 1), 1);
-	wait_exec(pid, sleep_path, &new_sc, &new_ec);
-	assert_null(agent_procs_get_image(ps, (uint32_t)pid, "test", t_before, sc, ec));
+	wait_exec(pid, sleep_path, &img);
+	assert_null(
+		agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "test", t_before, &self));
 	agent_procs_get_stats(ps, &st);
 	assert_true(st.stale_image == 1 && st.image_rereads == 0);
-	pr = agent_procs_get_image(ps, (uint32_t)pid, "sleep", mono_ns(), 0, 0);
+	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "sleep", mono_ns(), &zero);
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_name, "sleep");
-	assert_true(pr->start_code == new_sc && pr->end_code == new_ec);
-	assert_true(new_sc != sc || new_ec != ec);
+	assert_memory_equal(&pr->img, &img, sizeof(img));
+	assert_true(img.start_code != self.start_code || img.start_brk != self.start_brk);
 	/* A sample of the new image is taken. */
-	assert_non_null(
-		agent_procs_get_image(ps, (uint32_t)pid, "sleep", mono_ns(), new_sc, new_ec));
+	assert_ptr_equal(
+		agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "sleep", mono_ns(), &img),
+		pr);
+	/* One part differing (start_brk: two non-PIE files with one layout) is another image. */
+	img.start_brk ^= 0x1000;
+	assert_null(
+		agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "sleep", t_before, &img));
+	img.start_brk ^= 0x1000;
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	close(fds[1]);
 
-	/* 2. Read before an unannounced exec: a sample of the new image reads it again. */
+	/*
+	 * 2. After the exit event, the last thread's teardown (no mm: image
+	 * 0) and ticks of the same image still belong to the dead process;
+	 * another image at that pid is a new process.
+	 */
+	agent_procs_on_exit(ps, (uint32_t)pid, mono_ns());
+	assert_ptr_equal(
+		agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "sleep", mono_ns(), &zero),
+		pr);
+	assert_ptr_equal(
+		agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "sleep", mono_ns(), &img),
+		pr);
+	assert_string_equal(pr->exe_name, "sleep");
+	agent_procs_get_stats(ps, &st);
+	assert_true(st.created == 1);
+	agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "x", mono_ns(), &self);
+	agent_procs_get_stats(ps, &st);
+	assert_true(st.created == 2);
+
+	/* 3. Read before an unannounced exec: a sample of the new image reads it again. */
 	pid = spawn_exec_later(fds, sleep_path);
-	pr = agent_procs_get_image(ps, (uint32_t)pid, "test", mono_ns(), sc, ec);
+	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "test", mono_ns(), &self);
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_name, program_invocation_short_name);
 	assert_int_equal(write(fds[1], "x", 1), 1);
-	wait_exec(pid, sleep_path, &new_sc, &new_ec);
-	pr = agent_procs_get_image(ps, (uint32_t)pid, "sleep", mono_ns(), new_sc, new_ec);
+	wait_exec(pid, sleep_path, &img);
+	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "sleep", mono_ns(), &img);
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_name, "sleep");
 	agent_procs_get_stats(ps, &st);
-	assert_true(st.stale_image == 1 && st.image_rereads == 1);
-	/* Unknown images (kernel threads, unreadable stat) are never refused. */
-	assert_non_null(agent_procs_get_image(ps, (uint32_t)pid, "sleep", 0, 0, 0));
+	assert_true(st.stale_image == 2 && st.image_rereads == 1);
+	/* Kernel threads (no image at all) are never refused. */
+	assert_non_null(agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "sleep", 0, NULL));
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	close(fds[1]);
 
+	agent_procs_free(ps);
+	agent_elfinfo_cache_free(cache);
+}
+
+/* The worker of test_main_thread_gone: says its tid, then waits. */
+static void *worker_wait(void *arg)
+{
+	int fd = *(int *)arg;
+	pid_t tid = gettid();
+
+	if (write(fd, &tid, sizeof(tid)) != (ssize_t)sizeof(tid))
+		_exit(1);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/*
+ * A process whose main thread exited (pthread_exit) while a worker runs:
+ * /proc/PID shows no executable or maps any more; the entry is read
+ * through the worker's /proc/PID/task/TID, so the process keeps its name
+ * and its code resolves.
+ */
+static void test_main_thread_gone(void **state)
+{
+	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
+	struct agent_procs_opts o = { 0 };
+	struct profile_image self;
+	struct agent_procs *ps;
+	struct agent_proc *pr;
+	char path[64], exe[256];
+	int fds[2];
+	pid_t pid, tid = 0;
+
+	(void)state;
+	assert_int_equal(pid_image(0, &self), 0);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_t t;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(fds[0]);
+		if (pthread_create(&t, NULL, worker_wait, &fds[1]))
+			_exit(1);
+		pthread_exit(NULL);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	close(fds[0]);
+	/* Wait for the main thread to be gone: its exe link goes. */
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 5000 && readlink(path, exe, sizeof(exe)) > 0; i++)
+		usleep(1000);
+	assert_true(readlink(path, exe, sizeof(exe)) < 0);
+
+	o.elfcache = cache;
+	assert_int_equal(agent_procs_new(&o, &ps), 0);
+	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)tid, "worker", mono_ns(), &self);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_name, program_invocation_short_name);
+	assert_true(pr->exe_path[0] == '/');
+	assert_non_null(agent_procs_find_map(ps, pr, (uint64_t)(uintptr_t)test_main_thread_gone,
+					     mono_ns()));
+	assert_memory_equal(&pr->img, &self, sizeof(self));
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	agent_procs_free(ps);
 	agent_elfinfo_cache_free(cache);
 }
@@ -307,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_exec_reads_are_rate_limited),
 		cmocka_unit_test(test_stat_image),
 		cmocka_unit_test(test_samples_across_exec),
+		cmocka_unit_test(test_main_thread_gone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

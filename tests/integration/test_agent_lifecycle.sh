@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_agent_lifecycle.sh - the agent at the ends of a process's life
+# (tests/workloads/lifecycle.c), sampling at 499 Hz:
+#   - a process whose main thread exits first (pthread_exit) while a
+#     worker spins in worker_spin(): /proc/PID no longer shows its
+#     executable or maps, so the agent must read them through the live
+#     thread (/proc/PID/task/TID). Its samples must be named after the
+#     executable (not the 15-byte thread name) and >= 80 % of them must
+#     have worker_spin() symbolized; before, none were ([unknown]).
+#   - an excluded executable (--exclude-exe bigexit) that frees 1 GiB as
+#     it exits, five times: the kernel tears its memory down after the
+#     exit tracepoint and without an mm, where the agent's executable
+#     verdict was lost; no sample of it may reach the server (there were
+#     ~10 per exit before).
+# Needs root and kernel BTF.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/integration/agent_lib.sh
+agent_lib_init agent-lifecycle
+
+${CC:-cc} -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/lifecycle" tests/workloads/lifecycle.c ||
+	fail "cannot build lifecycle.c"
+cp "$tmp/lifecycle" "$tmp/mainexit_process"
+cp "$tmp/lifecycle" "$tmp/bigexit"
+agent_start_server
+AGENT_BIN=$PROFD_FAST agent_start --server "$base" --interval 1s --frequency 499 \
+	--exclude-exe bigexit
+echo "ok agent attached"
+"$tmp/mainexit_process" mainexit 2 &
+p1=$!
+extra_pids=$p1
+for _ in 1 2 3 4 5; do
+	"$tmp/bigexit" bigexit 1024 || fail "bigexit failed"
+done
+wait "$p1" || fail "mainexit_process failed"
+extra_pids=
+sleep 0.3
+agent_stop
+
+names=$(curl -fs "$base/api/v1/labels/process.executable.name/values")
+! grep -q '"bigexit"' <<<"$names" || fail "the excluded bigexit was sampled: $names"
+grep -q '"mainexit_process"' <<<"$names" || fail "no samples named mainexit_process: $names"
+type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
+agent_flame "$type" '{process.executable.name="mainexit_process"}' "$tmp/main.json"
+python3 tests/integration/agent_check.py "$tmp/main.json" worker_spin '[unknown]*' >"$tmp/main.sum"
+python3 - "$tmp/main.sum" <<'PY' || fail "samples of a process without its main thread"
+import json, sys
+s = json.load(open(sys.argv[1]))
+total = s["total"]
+samples = total / (1e9 / 499)
+named = 100 * s["names"]["worker_spin"] / total if total else 0
+unknown = 100 * s["names"]["[unknown]*"] / total if total else 100
+print(f"ok mainexit_process: {samples:.0f} samples, worker_spin() in {named:.1f}% (want >= 80), "
+      f"a frame [unknown] in {unknown:.1f}%")
+sys.exit(0 if samples >= 100 and named >= 80 else 1)
+PY
+echo "ok excluded bigexit never sampled, even while its memory is torn down"
