@@ -301,6 +301,7 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 	ssize_t n;
 
 	pr->image_ns = procs_mono_ns();
+	pr->attrs_read = true;
 	proc_dir(ps, pr, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/exe", dir);
 	n = readlink(path, exe, sizeof(exe) - 1);
@@ -481,8 +482,9 @@ static struct agent_proc *procs_get_tid(struct agent_procs *ps, uint32_t pid, ui
 	if (pr && !pr->dead) {
 		pr->used_ns = now_ns;
 		pr->last_tid = tid;
-		if (!pr->exe_name[0])
-			proc_read_attrs(ps, pr, NULL, cbuf); /* made by a loader event */
+		/* Made by a loader event, or by an exec past the rate limit. */
+		if (!pr->attrs_read)
+			proc_read_attrs(ps, pr, NULL, cbuf);
 		if (!pr->maps_read_ns)
 			proc_first_maps(ps, pr, now_ns);
 		return pr;

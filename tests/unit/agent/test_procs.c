@@ -107,6 +107,20 @@ static void test_gone_process_maps_rebuilt_from_link_map(void **state)
 	free(le);
 }
 
+/* Whether /proc/@pid/exe is @want. */
+static bool proc_exe_is(pid_t pid, const char *want)
+{
+	char path[64], exe[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	return !strcmp(exe, want);
+}
+
 static void test_exec_reads_are_rate_limited(void **state)
 {
 	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
@@ -123,6 +137,33 @@ static void test_exec_reads_are_rate_limited(void **state)
 		agent_procs_on_exec(ps, 4000000 + i, "/opt/x/tool", "tool", NULL, 1000 + i);
 	agent_procs_get_stats(ps, &st);
 	assert_true(st.exec_reads == 5 && st.exec_skipped == 15 && st.entries == 20);
+	/*
+	 * A live process exec'd by a relative path past the limit: the event
+	 * gives only "sleep"; its first sample reads /proc for the path.
+	 */
+	{
+		char sleep_path[PATH_MAX];
+		struct agent_proc *pr;
+		pid_t pid;
+
+		assert_non_null(realpath("/bin/sleep", sleep_path));
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			execl(sleep_path, "sleep", "30", (char *)NULL);
+			_exit(127);
+		}
+		for (int i = 0; i < 5000 && !proc_exe_is(pid, sleep_path); i++)
+			usleep(1000);
+		agent_procs_on_exec(ps, (uint32_t)pid, "sleep", "sleep", NULL, 2000);
+		pr = agent_procs_get(ps, (uint32_t)pid, "sleep", 2001);
+		assert_non_null(pr);
+		assert_string_equal(pr->exe_name, "sleep");
+		assert_string_equal(pr->exe_path, sleep_path);
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, NULL, 0), pid);
+	}
 	agent_procs_free(ps);
 	agent_elfinfo_cache_free(cache);
 }
@@ -214,17 +255,9 @@ static int pid_image(pid_t pid, struct profile_image *img)
  */
 static void wait_exec(pid_t pid, const char *want, struct profile_image *img)
 {
-	char path[64], exe[4096];
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	for (int i = 0; i < 5000; i++) {
-		ssize_t n = readlink(path, exe, sizeof(exe) - 1);
-
-		if (n > 0) {
-			exe[n] = '\0';
-			if (!strcmp(exe, want) && pid_image(pid, img) == 0 && img->start_code)
-				return;
-		}
+		if (proc_exe_is(pid, want) && pid_image(pid, img) == 0 && img->start_code)
+			return;
 		usleep(1000);
 	}
 	fail_msg("child %d never exec'd %s", (int)pid, want);
