@@ -272,15 +272,26 @@ int agent_stat_image(const char *stat, size_t len, struct profile_image *img)
 	return 0;
 }
 
-/* The image /proc shows now; leaves @pr's alone when it cannot be read. */
-static void proc_read_image(struct agent_procs *ps, struct agent_proc *pr)
+/*
+ * The image /proc shows now; leaves @pr's alone when it cannot be read.
+ * @has_exe: the executable link resolved, so the process has an mm: an
+ * image of 0 then means an exec is under way (the new mm and its
+ * executable are installed, start_code is not set yet), and the names
+ * just read are the new image's, which no sample taken so far ran.
+ */
+static void proc_read_image(struct agent_procs *ps, struct agent_proc *pr, bool has_exe)
 {
 	struct profile_image img;
 	struct buf b;
 
+	pr->img_in_exec = false;
 	if (read_proc_file(ps, pr, "stat", &b, 4096) == 0 &&
-	    agent_stat_image(b.p ? b.p : "", b.len, &img) == 0 && img.start_code)
-		pr->img = img;
+	    agent_stat_image(b.p ? b.p : "", b.len, &img) == 0) {
+		if (img.start_code)
+			pr->img = img;
+		else if (has_exe)
+			pr->img_in_exec = true;
+	}
 	buf_release(&b);
 }
 
@@ -319,7 +330,7 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 	if (n < 0)
 		n = 0;
 	exe[n] = '\0';
-	proc_read_image(ps, pr);
+	proc_read_image(ps, pr, n > 0);
 	if ((size_t)n > dlen && !strcmp(exe + n - dlen, deleted))
 		exe[n - dlen] = '\0';
 	if (exe[0]) {
@@ -463,6 +474,8 @@ static bool proc_same_image(const struct agent_proc *pr, const struct profile_im
 	const uint64_t a[] = { img->start_code, img->end_code, img->start_brk };
 	const uint64_t b[] = { pr->img.start_code, pr->img.end_code, pr->img.start_brk };
 
+	if (a[0] && pr->img_in_exec)
+		return false; /* read mid-exec: names of an image no sample has run yet */
 	if (!a[0] || !b[0])
 		return true;
 	for (size_t i = 0; i < PROF_ARRAY_SIZE(a); i++)

@@ -108,6 +108,7 @@ struct agent_proc {
 	 */
 	struct profile_image img;
 	int64_t image_ns;
+	bool img_in_exec;  /* read during an exec: names of the new image, image not set yet */
 	uint32_t last_tid; /* the thread of the last sample */
 	uint32_t via_tid;  /* 0: read /proc/PID; else /proc/PID/task/TID (main thread gone) */
 	struct agent_proc_lib {

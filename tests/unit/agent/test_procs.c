@@ -372,6 +372,72 @@ static void test_samples_across_exec(void **state)
 	agent_elfinfo_cache_free(cache);
 }
 
+/* Write @text to @dir/@name. */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * /proc read in the middle of an exec (a fake /proc: the executable link
+ * is the new file's, stat's image still 0): a sample of the old image
+ * taken before must not get the new names; once the exec is complete, a
+ * sample of the new image reads /proc again and is taken.
+ */
+static void test_read_mid_exec(void **state)
+{
+	static const char stat_fmt[] =
+		"777 (newexe) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 9 9 9 "
+		"%s %s 9 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 %s 0 0 0 0 0\n";
+	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
+	struct agent_procs_opts o = { 0 };
+	struct profile_image old_img = { 0x1000, 0x2000, 0x3000 },
+			     new_img = { 0x5000, 0x6000, 0x7000 };
+	char root[] = "/tmp/profd-test-procs-XXXXXX", dir[128], exe[128], text[512];
+	struct agent_procs_stats st;
+	struct agent_procs *ps;
+	struct agent_proc *pr;
+	int64_t t0 = mono_ns();
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/777", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(exe, sizeof(exe), "%s/newexe", root);
+	put_file(root, "newexe", "");
+	snprintf(text, sizeof(text), "%s/exe", dir);
+	assert_int_equal(symlink(exe, text), 0);
+	snprintf(text, sizeof(text), stat_fmt, "0", "0", "0");
+	put_file(dir, "stat", text);
+
+	o.elfcache = cache;
+	o.proc_root = root;
+	assert_int_equal(agent_procs_new(&o, &ps), 0);
+	assert_null(agent_procs_get_image(ps, 777, 777, "oldexe", t0, &old_img));
+	/* A sample after that read: read again, still mid-exec: refused too. */
+	assert_null(agent_procs_get_image(ps, 777, 777, "oldexe", mono_ns(), &old_img));
+	agent_procs_get_stats(ps, &st);
+	assert_true(st.stale_image == 2 && st.image_rereads == 1);
+	/* The exec completes; a sample of the new image is taken, with its names. */
+	snprintf(text, sizeof(text), stat_fmt, "20480", "24576", "28672");
+	put_file(dir, "stat", text);
+	pr = agent_procs_get_image(ps, 777, 777, "newexe", mono_ns(), &new_img);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_name, "newexe");
+	assert_memory_equal(&pr->img, &new_img, sizeof(new_img));
+	agent_procs_free(ps);
+	agent_elfinfo_cache_free(cache);
+	snprintf(text, sizeof(text), "rm -rf '%s'", root);
+	assert_int_equal(system(text), 0);
+}
+
 /* The worker of test_main_thread_gone: says its tid, then waits. */
 static void *worker_wait(void *arg)
 {
@@ -448,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_stat_image),
 		cmocka_unit_test(test_samples_across_exec),
 		cmocka_unit_test(test_main_thread_gone),
+		cmocka_unit_test(test_read_mid_exec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
