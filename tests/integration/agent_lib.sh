@@ -81,7 +81,8 @@ agent_start_server() {
 	base="http://127.0.0.1:$port"
 	"$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" >>"$tmp/server.log" 2>&1 &
 	server_pid=$!
-	for _ in $(seq 1 100); do
+	# Up to 30 s (returns as soon as it answers): a loaded CI machine is slow.
+	for _ in $(seq 1 300); do
 		curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && return 0
 		kill -0 "$server_pid" 2>/dev/null || fail "server exited at start"
 		sleep 0.1
@@ -90,9 +91,14 @@ agent_start_server() {
 }
 
 agent_start() {
-	"${AGENT_BIN:-$PROFD}" agent "$@" >"$tmp/agent.log" 2>&1 &
+	# Empty the log here, not in the background job's redirection: that one
+	# runs whenever the job is scheduled, and until then the wait below
+	# could read "agent started" from the previous agent's log (seen on a
+	# loaded machine: the test went on before this agent had started).
+	: >"$tmp/agent.log"
+	"${AGENT_BIN:-$PROFD}" agent "$@" >>"$tmp/agent.log" 2>&1 &
 	agent_pid=$!
-	for _ in $(seq 1 200); do
+	for _ in $(seq 1 600); do # up to 60 s: the sanitized agent loads BPF on a loaded machine
 		grep -qs "agent started" "$tmp/agent.log" && return 0
 		if ! kill -0 "$agent_pid" 2>/dev/null; then
 			agent_pid=

@@ -12,6 +12,9 @@
                                              OUT.tls as one line each
     python3 export_peer.py hang PORT         accept connections, read the
                                              request, never answer
+
+Each prints "listening PORT" on stdout once its socket listens, so that
+the test can wait for it rather than guess how long Python takes to start.
 """
 import http.server
 import json
@@ -51,9 +54,11 @@ def record(port, out, cert=None, key=None):
     if cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert, key)
-        TLSServer(("127.0.0.1", port), H).serve_forever()
+        srv = TLSServer(("127.0.0.1", port), H)
     else:
-        http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), H)
+    print(f"listening {port}", flush=True)
+    srv.serve_forever()
 
 
 def hang(port):
@@ -61,6 +66,7 @@ def hang(port):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("127.0.0.1", port))
     s.listen(64)
+    print(f"listening {port}", flush=True)
     held = []
 
     def drain(c):

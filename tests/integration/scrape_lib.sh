@@ -13,6 +13,9 @@
 #                    parsed JSON, act = activeTargets, by_job(j), prof(tgt, name));
 #   targets_cached PY_EXPR  the same over the answer targets_get last fetched;
 #   wait_for SECONDS 'SHELL EXPRESSION'  poll until it holds (0) or time runs out (1);
+#                    it returns as soon as the expression holds, so give
+#                    a generous SECONDS (a bound on a hang, not a latency
+#                    check: CI runs a sanitized server on a loaded 2-core VM);
 #   spawn CMD...     run CMD in the background and kill it at exit.
 source "$(dirname "${BASH_SOURCE[0]}")/ingest_lib.sh"
 

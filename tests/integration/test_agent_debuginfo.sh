@@ -63,8 +63,10 @@ p_full=$!
 p_strip=$!
 wait "$p_full" || fail "di_full failed"
 wait "$p_strip" || fail "di_strip failed"
-# The last interval's offers reach the uploader at the next flush.
-for _ in $(seq 1 100); do
+# The last interval's offers reach the uploader at the next flush (up to
+# 30 s: the sanitized agent on a loaded CI machine is slow; the loop ends
+# as soon as both uploads show).
+for _ in $(seq 1 300); do
 	up_bin=$(agent_metric "$mport" 'profd_agent_debuginfo_uploads_total{file="binary"}')
 	up_dbg=$(agent_metric "$mport" 'profd_agent_debuginfo_uploads_total{file="debug_file"}')
 	queue=$(agent_metric "$mport" 'profd_agent_debuginfo_queue')
@@ -162,7 +164,7 @@ mport=$(agent_free_port)
 agent_start --server "$base" --interval 1s --frequency 99 --include-exe di_full \
 	--metrics-listen "127.0.0.1:$mport"
 "$tmp/bin/di_full" 1.5 >/dev/null || fail "di_full failed"
-for _ in $(seq 1 50); do
+for _ in $(seq 1 200); do # up to 20 s, as above
 	present=$(agent_metric "$mport" 'profd_agent_debuginfo_build_ids_total{outcome="present"}')
 	[ "$present" -ge 1 ] && break
 	sleep 0.1

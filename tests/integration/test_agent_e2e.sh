@@ -67,7 +67,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 base="http://127.0.0.1:$port"
 "$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 300); do # up to 30 s on a loaded machine; ends when it answers
 	curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && break
 	kill -0 "$server_pid" 2>/dev/null || fail "server exited at start"
 	sleep 0.1
@@ -77,7 +77,7 @@ curl -fs "$base/api/v1/profile-types" >/dev/null || fail "server not answering o
 mkdir -p "$tmp/dump"
 "$PROFD_FAST" agent --server "$base" --interval 2s --frequency "$FREQ" --dump "$tmp/dump" >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 300); do # up to 30 s, likewise
 	grep -q "agent started" "$tmp/agent.log" && break
 	if ! kill -0 "$agent_pid" 2>/dev/null; then
 		agent_pid=

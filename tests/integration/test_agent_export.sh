@@ -29,14 +29,32 @@ GAP_SECONDS=${GAP_SECONDS:-8}
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -fno-inline -o "$tmp/spin" tests/workloads/spin.c ||
 	fail "cannot build spin.c"
 
+# start_peer ARGS...: export_peer.py ARGS in the background (its pid in
+# extra_pids), once it listens (up to 30 s: Python starts slowly on a loaded
+# machine, and an agent that finds nobody listening logs a connect error,
+# not the one a check below looks for).
+start_peer() {
+	local out=$tmp/peer.$RANDOM
+	python3 tests/integration/export_peer.py "$@" >"$out" 2>&1 &
+	extra_pids=$!
+	for _ in $(seq 1 300); do
+		grep -qs '^listening' "$out" && return 0
+		kill -0 "$extra_pids" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "export_peer.py $1 did not start: $(cat "$out")"
+}
+# The short spins below run until they have had 1 s of CPU (19 samples at
+# the default 19 Hz), so each agent has something to send however loaded
+# the machine is.
+
 # --- 1. credentials
 rport=$(agent_free_port)
-python3 tests/integration/export_peer.py record "$rport" "$tmp/requests.jsonl" &
-extra_pids=$!
+start_peer record "$rport" "$tmp/requests.jsonl"
 printf 'tok-%s\n' "$RANDOM$RANDOM" >"$tmp/token"
 agent_start --server "http://127.0.0.1:$rport" --interval 300ms --include-exe spin \
 	--bearer-token-file "$tmp/token" --dataset team-a
-"$tmp/spin" 1.5 >/dev/null
+SPIN_CPU_SECONDS=1 "$tmp/spin" 1.5 >/dev/null
 agent_stop
 python3 - "$tmp/requests.jsonl" "$(head -n 1 "$tmp/token")" <<'PY' || fail "request headers"
 import json, sys
@@ -64,11 +82,10 @@ printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage
 openssl x509 -req -in "$tmp/srv.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca.key" -CAcreateserial \
 	-days 1 -extfile "$tmp/srv.ext" -out "$tmp/srv.pem" 2>/dev/null || fail "openssl: the server certificate"
 tport=$(agent_free_port)
-python3 tests/integration/export_peer.py record-tls "$tport" "$tmp/tls.jsonl" "$tmp/srv.pem" "$tmp/srv.key" &
-extra_pids=$!
+start_peer record-tls "$tport" "$tmp/tls.jsonl" "$tmp/srv.pem" "$tmp/srv.key"
 # without the CA the certificate is refused: nothing arrives, the log says why
 agent_start --server "https://127.0.0.1:$tport" --interval 300ms --include-exe spin --no-upload-debuginfo
-"$tmp/spin" 1 >/dev/null
+SPIN_CPU_SECONDS=1 "$tmp/spin" 1 >/dev/null
 agent_stop
 [ ! -s "$tmp/tls.jsonl" ] || fail "an export reached the TLS receiver without the CA"
 grep -q "agent export failed url=https://127.0.0.1:$tport/v1development/profiles .*certificate" \
@@ -78,7 +95,7 @@ echo "ok TLS without the CA: nothing sent, $(grep -c "agent export failed" "$tmp
 # with --ca-file it is trusted
 agent_start --server "https://127.0.0.1:$tport" --interval 300ms --include-exe spin --no-upload-debuginfo \
 	--ca-file "$tmp/ca.pem"
-"$tmp/spin" 1.5 >/dev/null
+SPIN_CPU_SECONDS=1 "$tmp/spin" 1.5 >/dev/null
 agent_stop
 python3 - "$tmp/tls.jsonl" <<'PY' || fail "requests over TLS"
 import json, sys
@@ -160,8 +177,7 @@ PY
 # --- 3. a hung server
 hport=$(agent_free_port)
 mport=$(agent_free_port)
-python3 tests/integration/export_peer.py hang "$hport" &
-extra_pids=$!
+start_peer hang "$hport"
 AGENT_BIN=$PROFD_FAST agent_start --server "http://127.0.0.1:$hport" --interval 200ms \
 	--frequency 499 --max-buffer 8KiB --include-exe spin --metrics-listen "127.0.0.1:$mport"
 "$tmp/spin" 7 >/dev/null &

@@ -22,16 +22,18 @@ base="http://127.0.0.1:$hport"
 "$PROFD_FAST" server --listen "127.0.0.1:$hport" --grpc-listen "127.0.0.1:$gport" \
 	--data "$tmp/data" >>"$tmp/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 300); do # up to 30 s on a loaded machine
 	curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && break
 	sleep 0.1
 done
 mport=$(agent_free_port)
-# 99 Hz: on a loaded machine spin may get a third of a core, and the 70/30
-# share needs some 100 samples to be steady.
+# 99 Hz, and spin runs on past 3 s until it has used 2 s of CPU (~200
+# samples): on a loaded machine spin may get a third of a core or less,
+# and the 70/30 share needs some 100 samples to be steady (sd of the share
+# sqrt(0.21 / n): 3.3 points at 200 samples, the window is +-15).
 agent_start --server "grpc://127.0.0.1:$gport" --interval 500ms --frequency 99 --include-exe spin \
 	--metrics-listen "127.0.0.1:$mport"
-"$tmp/spin" 3 >/dev/null
+SPIN_CPU_SECONDS=2 "$tmp/spin" 3 >/dev/null
 sleep 1
 sent=$(agent_metric "$mport" 'profd_agent_export_sent_total')
 agent_stop
@@ -74,7 +76,7 @@ export GRPC_TEST_TOKEN
 "$PROFD_FAST" server --listen "127.0.0.1:$hport" --grpc-listen "127.0.0.1:$gport" \
 	--config "$tmp/profd.yaml" --data "$tmp/data2" >>"$tmp/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 300); do # up to 30 s on a loaded machine
 	curl -fs -H "Authorization: Bearer $GRPC_TEST_TOKEN" "$base/api/v1/profile-types" >/dev/null 2>&1 && break
 	sleep 0.1
 done
@@ -82,7 +84,10 @@ printf '%s\n' "$GRPC_TEST_TOKEN" >"$tmp/token.ok"
 printf 'wrong-token\n' >"$tmp/token.bad"
 agent_start --server "grpc://127.0.0.1:$gport" --no-upload-debuginfo --interval 500ms \
 	--include-exe spin --bearer-token-file "$tmp/token.ok"
-"$tmp/spin" 1.5 >/dev/null
+# At least 1 s of spin's CPU (~19 samples at the default 19 Hz): with only
+# its 1.5 s of wall time a loaded machine gave it as few as 2 samples, and
+# none would fail the check below by chance.
+SPIN_CPU_SECONDS=1 "$tmp/spin" 1.5 >/dev/null
 agent_stop
 grep -q "rejected\|export failed" "$tmp/agent.log" && fail "gRPC export with the right token: $(grep -m1 'rejected\|failed' "$tmp/agent.log")"
 grep -q "$GRPC_TEST_TOKEN" "$tmp/agent.log" "$tmp/server.log" && fail "the token shows in a log"
@@ -94,7 +99,7 @@ n=$(curl -fsG -H "Authorization: Bearer $GRPC_TEST_TOKEN" "$base/api/v1/flamegra
 echo "ok the right token as gRPC metadata: $n samples in dataset team"
 agent_start --server "grpc://127.0.0.1:$gport" --no-upload-debuginfo --interval 500ms \
 	--include-exe spin --bearer-token-file "$tmp/token.bad"
-"$tmp/spin" 1.5 >/dev/null
+SPIN_CPU_SECONDS=1 "$tmp/spin" 1.5 >/dev/null
 agent_stop
 grep -q "grpc-status=16 action=drop" "$tmp/agent.log" ||
 	fail "a wrong token: no UNAUTHENTICATED drop in the agent log: $(grep -m1 'rejected' "$tmp/agent.log")"

@@ -81,10 +81,11 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 PY
 extra_pids=$!
-for _ in $(seq 1 50); do
+for _ in $(seq 1 300); do # up to 30 s: Python starts slowly on a loaded machine
 	curl -s -o /dev/null "http://127.0.0.1:$kport/pods" && break
 	sleep 0.1
 done
+curl -s -o /dev/null "http://127.0.0.1:$kport/pods" || fail "the stand-in kubelet did not start"
 agent_start --server "$base" --interval 1s --frequency 49 --dump "$tmp/dump" \
 	--include-cgroup "$pod" --include-exe metaspin --exclude-exe exclspin --command-line \
 	--metrics-listen "127.0.0.1:$mport" --k8s --k8s-kubelet "http://127.0.0.1:$kport/pods" \

@@ -240,7 +240,7 @@ agent_part() {
 	"$PROFD_FAST" agent --server "$base" --bearer-token "$WRITER" --interval 1s --frequency 49 \
 		--include-exe spin >"$tmp/agent.log" 2>&1 &
 	agent_pid=$!
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 300); do # up to 30 s on a loaded machine
 		grep -q "agent started" "$tmp/agent.log" && break
 		kill -0 "$agent_pid" 2>/dev/null || break
 		sleep 0.1
@@ -250,7 +250,11 @@ agent_part() {
 		echo "skip: agent part (eBPF unavailable: $(tail -n 1 "$tmp/agent.log"))"
 		return
 	fi
-	"$tmp/spin" 5 >/dev/null &
+	# At least 3 s of CPU (spin runs on past 5 s on a loaded machine): some
+	# 147 samples at 49 Hz, so the 55-85 % window on hot_a's 70 % is 4 sd
+	# (sd = sqrt(0.21 / n)); with a third of a core for 5 s it would be
+	# ~80 samples and under 3 sd.
+	SPIN_CPU_SECONDS=3 "$tmp/spin" 5 >/dev/null &
 	spin_pid=$!
 	wait "$spin_pid"
 	spin_pid=

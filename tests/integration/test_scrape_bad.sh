@@ -46,7 +46,7 @@ all_bad_down() {
 	[ "$(targets_get 'len(by_job("bad")) == 6 and all(x["health"] == "down" for x in by_job("bad"))')" = True ]
 }
 good_up() { [ "$(targets_get 'by_job("good")[0]["health"]')" = up ]; }
-checkx "every bad target is down within 8 s" 'wait_for 8 all_bad_down'
+checkx "every bad target is down (polled up to 30 s)" 'wait_for 30 all_bad_down'
 for k in hang err500 garbage huge chunked refused; do
 	echo "# $k: $(kind_err $k)"
 done
@@ -61,12 +61,18 @@ checkx "hang: the scrape took the timeout (1 s), not longer ($hang_dur s)" \
 	"python3 -c 'import sys; sys.exit(not (0.9 <= $hang_dur < 3))'"
 
 # The good target is scraped on time meanwhile.
-checkx "good target up" 'wait_for 4 good_up'
+checkx "good target up" 'wait_for 20 good_up'
+# Over 5 s (timed, not assumed): at 1 s a scrape that waited for the hung
+# one (1 s timeout every 2 s, plus the huge bodies) would fall to about
+# one per 2 s; 5 s leaves a slow tick or two of margin on a loaded machine.
+t0=$(date +%s%N)
 g0=$(targets_get 'prof(by_job("good")[0], "heap")["scrapes"]')
-sleep 2.5
+sleep 5
 g1=$(targets_get 'prof(by_job("good")[0], "heap")["scrapes"]')
-echo "# good target scrapes: $g0 -> $g1 in 2.5 s"
-check "good target scraped every second while the hang hangs (>= 2 in 2.5 s)" [ $((g1 - g0)) -ge 2 ]
+el=$((($(date +%s%N) - t0) / 1000000))
+echo "# good target scrapes: $g0 -> $g1 in $el ms"
+check "good target scraped every second while the hang hangs (>= 70 % of $el ms / 1 s, at least 3)" \
+	[ $((g1 - g0)) -ge 3 ] && [ $(((g1 - g0) * 1000)) -ge $((el * 7 / 10)) ]
 type=$(types | python3 -c 'import json,sys; print([t for t in json.load(sys.stdin) if t.startswith("memory:")][0])')
 check "good target's profiles stored ($type)" [ "$(total "$type" '{job="good"}')" -gt 0 ]
 check "nothing stored for the bad job" [ "$(total "$type" '{job="bad"}')" = 0 ]

@@ -49,7 +49,7 @@ EOF
 fwd_pid=$!
 extra_pids+=("$fwd_pid")
 fwd_stored() { [ "$(total "$T" '{job="fwd"}')" -ge 14 ] 2>/dev/null; }
-checkx "forwarded profiles arrive (at least two scrapes within 6 s)" 'wait_for 6 fwd_stored'
+checkx "forwarded profiles arrive (at least two scrapes, polled up to 20 s)" 'wait_for 20 fwd_stored'
 kill -TERM "$fwd_pid"
 wait "$fwd_pid"
 rc=$?
@@ -116,7 +116,7 @@ check "receiver total 7+11+13+5" [ "$(total "$F" '{job="files",team="x"}')" = 36
 mk "$tmp/serverwatch/one.pprof" 3
 mk "$tmp/serverwatch/two.pprof" 4
 dropbox() { [ "$(total "$F" '{job="dropbox"}')" = 7 ] 2>/dev/null; }
-checkx "server watch_configs: both files ingested (3+4)" 'wait_for 5 dropbox'
+checkx "server watch_configs: both files ingested (3+4)" 'wait_for 20 dropbox'
 check "server state file in its data dir" [ -f "$tmp/data/scrape-watch.state" ]
 stop_server TERM
 check "receiver stops cleanly" [ "$stop_rc" = 0 ]

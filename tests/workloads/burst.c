@@ -2,9 +2,14 @@
 /*
  * burst.c - short-lived processes for test_agent_shortlived.sh. Built
  * twice by the test: as "spawner", which starts RATE processes a second
- * (posix_spawn + wait) for SECONDS; and as "burst", each of which spins
- * in burn() for MS milliseconds of wall time and exits, so every process
- * lives a few milliseconds, far less than the agent's 100 ms poll.
+ * (posix_spawn + wait) for SECONDS, and with SPAWN_MIN set in the
+ * environment runs on past SECONDS until it has started that many, but
+ * for at most 5 * SECONDS (a loaded machine spawns slower: 20 a second
+ * were seen instead of 100); and as "burst", each of which spins in
+ * burn() until it has used MS milliseconds of CPU, or 4 * MS of wall time
+ * if a loaded machine gives it less, and exits, so every process lives a
+ * few milliseconds, far less than the agent's 100 ms poll, and spends
+ * most of its CPU in burn() however loaded the machine is.
  *
  *   spawner SECONDS RATE PATH-TO-burst MS
  *   burst MS
@@ -21,20 +26,26 @@
 extern char **environ;
 static volatile uint64_t sink;
 
-static double now_s(void)
+static double clock_s(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
 }
 
 __attribute__((noinline)) void burn(double ms)
 {
-	double end = now_s() + ms / 1000.0;
+	double end = now_s() + 4 * ms / 1000.0;
+	double cpu_end = clock_s(CLOCK_PROCESS_CPUTIME_ID) + ms / 1000.0;
 	uint64_t x = 1;
 
-	while (now_s() < end)
+	while (now_s() < end && clock_s(CLOCK_PROCESS_CPUTIME_ID) < cpu_end)
 		for (int i = 0; i < 20000; i++) {
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 			__asm__ volatile("" : "+r"(x));
@@ -46,9 +57,10 @@ __attribute__((noinline)) int spawn_loop(double seconds, double rate, char *path
 {
 	double start = now_s(), next = start;
 	char *argv[] = { path, ms, NULL };
-	long started = 0;
+	const char *min_env = getenv("SPAWN_MIN");
+	long started = 0, min = min_env ? atol(min_env) : 0;
 
-	while (now_s() < start + seconds) {
+	while (now_s() < start + seconds || (started < min && now_s() < start + 5 * seconds)) {
 		pid_t pid;
 		struct timespec ts;
 		double wait_s;
