@@ -304,6 +304,20 @@ const struct query_ss_srcloc *query_stackset_srcloc(const struct query_stackset 
 	return i ? &ss->srcs.v[i - 1] : NULL;
 }
 
+/* The source-location record of the strings (may be ""), names interned in @ss. */
+static void srcloc_make(struct query_stackset *ss, struct query_ss_srcloc *r, const char *file,
+			int64_t line, const char *build_id, const char *mapping)
+{
+	memset(r, 0, sizeof(*r));
+	if (*file)
+		r->file = query_stackset_name(ss, file, strlen(file));
+	if (*build_id)
+		r->build_id = query_stackset_name(ss, build_id, strlen(build_id));
+	if (*mapping)
+		r->mapping = query_stackset_name(ss, mapping, strlen(mapping));
+	r->line = *file && line > 0 ? line : 0;
+}
+
 /*
  * Note where frame name @name's code is (strings may be ""): the first
  * record with a file wins, else the first with a binary.
@@ -312,18 +326,12 @@ static void srcloc_note(struct query_stackset *ss, uint32_t name, const char *fi
 			const char *build_id, const char *mapping)
 {
 	uint32_t i = of_get(ss->src_of, ss->nsrc_of, name) - 1; /* QMAP_NONE when none */
-	struct query_ss_srcloc r = { 0 };
+	struct query_ss_srcloc r;
 
 	if ((i != QMAP_NONE && (ss->srcs.v[i].file || !*file)) ||
 	    (!*file && !*build_id && !*mapping))
 		return;
-	if (*file)
-		r.file = query_stackset_name(ss, file, strlen(file));
-	if (*build_id)
-		r.build_id = query_stackset_name(ss, build_id, strlen(build_id));
-	if (*mapping)
-		r.mapping = query_stackset_name(ss, mapping, strlen(mapping));
-	r.line = *file && line > 0 ? line : 0;
+	srcloc_make(ss, &r, file, line, build_id, mapping);
 	if (i != QMAP_NONE) {
 		ss->srcs.v[i] = r;
 		return;
@@ -379,11 +387,18 @@ struct xlator {
 	const struct model_profile *dict;
 	struct symbolizer *sym;
 	const struct query_filter *filter;
-	uint32_t kernel_type;	  /* string id of "kernel" in dict, or UINT32_MAX */
-	bool used_sym;		  /* a location was looked up in the symbolizer */
-	uint32_t *loc_off;	  /* [dict locations]: offset in frames + 1, 0 = not yet */
-	bool once;		  /* the caller asks once per location (xc_location): no memo */
-	VEC(uint32_t) frames;	  /* per location: n, then n x (name id, FR_* flags), outer first */
+	uint32_t kernel_type; /* string id of "kernel" in dict, or UINT32_MAX */
+	bool used_sym;	      /* a location was looked up in the symbolizer */
+	uint32_t *loc_off;    /* [dict locations]: offset in frames + 1, 0 = not yet */
+	bool once;	      /* the caller asks once per location (xc_location): no memo */
+	bool trie;	      /* translating for the cache's trie (xc_source): see frames */
+	/*
+	 * Per location: n, then n x (name id, FR_* flags), outer first. For
+	 * the trie (no filter: the flags would be 0) the second word is the
+	 * frame's source-location variant instead (xc_variant), and nothing
+	 * is noted in the trie's own srcs.
+	 */
+	VEC(uint32_t) frames;
 	struct sym_frame *symbuf; /* SYM_FRAMES_MAX, allocated on first use */
 };
 
@@ -423,6 +438,22 @@ static uint32_t push_frame(struct xlator *x, const char *name, size_t n, bool ke
 	VEC_PUSH(&x->frames, id);
 	VEC_PUSH(&x->frames, flags);
 	return id;
+}
+
+static uint32_t xc_variant(uint32_t name, const struct query_ss_srcloc *r);
+
+/* Where the code of frame @id (the last one pushed) is: see xlator.frames. */
+static void frame_srcloc(struct xlator *x, uint32_t id, const char *file, int64_t line,
+			 const char *build_id, const char *mapping)
+{
+	struct query_ss_srcloc r;
+
+	if (!x->trie) {
+		srcloc_note(x->ss, id, file, line, build_id, mapping);
+		return;
+	}
+	srcloc_make(x->ss, &r, file, line, build_id, mapping);
+	x->frames.v[x->frames.n - 1] = xc_variant(id, &r);
 }
 
 /*
@@ -476,9 +507,9 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 			const char *nm = line_name(d, l, j, tmp, sizeof(tmp), &len);
 			uint32_t id = push_frame(x, nm, len, kernel, module);
 
-			srcloc_note(x->ss, id, ln->function ? model_str(d, f->filename) : "",
-				    ln->function && f->start_line > 0 ? f->start_line : ln->line,
-				    bid, path);
+			frame_srcloc(x, id, ln->function ? model_str(d, f->filename) : "",
+				     ln->function && f->start_line > 0 ? f->start_line : ln->line,
+				     bid, path);
 		}
 		return off;
 	}
@@ -496,8 +527,8 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 					x->symbuf[j].name[0] ? x->symbuf[j].name : "<unknown>";
 				uint32_t id = push_frame(x, nm, strlen(nm), kernel, module);
 
-				srcloc_note(x->ss, id, x->symbuf[j].file, x->symbuf[j].line, bid,
-					    path);
+				frame_srcloc(x, id, x->symbuf[j].file, x->symbuf[j].line, bid,
+					     path);
 			}
 			return off;
 		}
@@ -509,7 +540,7 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, l->address);
 	x->ss->unsymbolized++;
 	uint32_t id = push_frame(x, tmp, strlen(tmp), kernel, module);
-	srcloc_note(x->ss, id, "", 0, bid, path);
+	frame_srcloc(x, id, "", 0, bid, path);
 	if (!of_get(x->ss->raw_of, x->ss->nraw_of, id)) {
 		struct query_ss_raw r = { l->address, 0, 0 };
 
@@ -708,6 +739,23 @@ static double snaps_weight(const struct snaps *sn, uint32_t series, uint32_t buc
  * strings and ids (xc_share_names; a pin keeps the strings alive after
  * the cache lets go of them), so an answer over a month of blocks with a
  * few hundred thousand distinct frames interns none of them again.
+ *
+ * Where a function's code is (file, line, binary) is not part of the
+ * trie: one trie node serves every source whose call path has those
+ * names, whatever their files, so the answer must come from the selected
+ * data, not from the trie (one service's main() in a.c must not name
+ * another's main() in b.c, nor one dataset's file another's). Each frame
+ * of a trie record carries its source-location variant (an id in xc.var,
+ * see xc_variant), and each trie name remembers whether it has met one
+ * variant or several (XC_MULTI). A name of one variant has it in any
+ * selection. For the names of several, the query looks at the stacks of
+ * each source it reads (the touched ones and their ancestors) whose
+ * location has such a frame (xc_variant_stacks, kept per source) and
+ * picks as the uncached path does: sources in scan order, stacks by id,
+ * frames outer first, the first record with a file, else the first with
+ * a binary (see struct query_ss_srcloc). A name that gets a second
+ * variant while a query runs (from a source translated after one it
+ * already summed) makes it run once more (collect; collector.var_moved).
  */
 #define XC_MAX_NODES   ((size_t)16 << 20)
 #define XC_MAX_MAPPED  ((size_t)64 << 20)
@@ -725,6 +773,12 @@ struct xc_src {
 	uint64_t fp;
 	size_t nlocs, nlines, nfuncs, nmaps, nstrs; /* dictionary sizes fingerprinted */
 	uint64_t used;				    /* LRU clock */
+	uint32_t *locrec; /* [nlocrec]: location -> its frame record in lwords + 1, 0 = none */
+	size_t nlocrec;
+	VEC(uint32_t) vstk;   /* stacks (ascending) with a frame of a name of several variants */
+	VEC(uint32_t) vnames; /* those names, each once */
+	uint64_t vgen;	      /* xc.var_gen and ... */
+	size_t vn;	      /* ... n that vstk was made for */
 };
 
 /*
@@ -748,7 +802,14 @@ static struct {
 	VEC(struct xc_src) src;
 	struct qmap lidx; /* the location cache: hash of a location key -> index in lrec */
 	VEC(struct xc_loc) lrec;
-	VEC(uint32_t) lwords; /* location keys and frame records ([n, name, flags, ...]) */
+	VEC(uint32_t) lwords; /* location keys and frame records ([n, name, variant, ...]) */
+	/* Source-location variants (see xc_variant). */
+	VEC(struct query_ss_srcloc) var; /* id 0: nothing known */
+	struct qmap var_idx;		 /* hash of a record (probed on) -> id */
+	uint32_t *name_var;		 /* [nname_var]: trie name -> variant + 1, XC_MULTI */
+	size_t nname_var;
+	size_t nmulti;	  /* names at XC_MULTI */
+	uint64_t var_gen; /* moves when a name gets its second variant */
 	size_t mapped;
 	struct query_ss_cache_stats stats;
 	/*
@@ -860,17 +921,30 @@ static void xc_drop_map(struct xc_src *e)
 	e->node = NULL;
 	e->n = 0;
 	e->uses_sym = false;
+	free(e->locrec);
+	e->locrec = NULL;
+	e->nlocrec = 0;
+	VEC_FREE(&e->vstk);
+	VEC_FREE(&e->vnames);
+	e->vn = 0;
 }
 
 static void xc_reset(void)
 {
 	for (size_t i = 0; i < xc.src.n; i++)
-		free(xc.src.v[i].node);
+		xc_drop_map(&xc.src.v[i]);
 	xc.src.n = 0;
 	xc.mapped = 0;
 	qmap_release(&xc.lidx);
 	VEC_FREE(&xc.lrec);
 	VEC_FREE(&xc.lwords);
+	VEC_FREE(&xc.var);
+	qmap_release(&xc.var_idx);
+	free(xc.name_var);
+	xc.name_var = NULL;
+	xc.nname_var = 0;
+	xc.nmulti = 0;
+	xc.var_gen++;
 	/* Sets built earlier may still read the names: the pin takes the bytes. */
 	xc.pin->chunks = xc.trie.names.chunk;
 	xc.trie.names.chunk = NULL;
@@ -953,6 +1027,62 @@ static void xc_memo_release(struct xc_memo *m)
 static uint32_t trie_name(const char *s, size_t n)
 {
 	return strtab_intern(&xc.trie.names, s, n);
+}
+
+/* xc.name_var of a name met with more than one variant. */
+#define XC_MULTI UINT32_MAX
+
+static bool xc_is_multi(uint32_t name)
+{
+	return name < xc.nname_var && xc.name_var[name] == XC_MULTI;
+}
+
+/*
+ * The variant id of source-location record @r (names of the trie; 0 when
+ * it knows nothing), the same id for equal records, and @name's variant
+ * state updated: the first variant it meets, or XC_MULTI from its second
+ * on (xc.var_gen moves then). Called with xc.mu held.
+ */
+static uint32_t xc_variant(uint32_t name, const struct query_ss_srcloc *r)
+{
+	uint32_t v = 0;
+
+	if (!xc.var.n) {
+		struct query_ss_srcloc none = { 0 };
+
+		VEC_PUSH(&xc.var, none);
+	}
+	if (r->file || r->build_id || r->mapping) {
+		uint64_t h = XXH3_64bits(r, sizeof(*r));
+
+		for (;; h++) { /* probe on past records of another content with this hash */
+			v = qmap_get(&xc.var_idx, h);
+			if (v == QMAP_NONE) {
+				VEC_PUSH(&xc.var, *r);
+				v = (uint32_t)xc.var.n - 1;
+				qmap_put(&xc.var_idx, h, v);
+				break;
+			}
+			if (!memcmp(&xc.var.v[v], r, sizeof(*r)))
+				break;
+		}
+	}
+	if (name >= xc.nname_var) {
+		size_t want = PROF_MAX((size_t)name + 1, PROF_MAX(xc.nname_var * 2, (size_t)1024));
+
+		xc.name_var = xreallocarray(xc.name_var, want, sizeof(uint32_t));
+		memset(xc.name_var + xc.nname_var, 0, (want - xc.nname_var) * sizeof(uint32_t));
+		xc.nname_var = want;
+	}
+	uint32_t *st = &xc.name_var[name];
+	if (!*st) {
+		*st = v + 1;
+	} else if (*st != XC_MULTI && *st != v + 1) {
+		*st = XC_MULTI;
+		xc.nmulti++;
+		xc.var_gen++;
+	}
+	return v;
 }
 
 /* The key of location @loc into m->key; false when it has none (translated directly). */
@@ -1161,6 +1291,76 @@ static void xc_prefill(struct xlator *x, struct xc_memo *m, uint64_t gen)
 	VEC_FREE(&keys);
 }
 
+/*
+ * Keep @m's location -> frame record map in @e (the query reads the
+ * frames' variants through it, xc_variant_stacks; a grown head starts
+ * from it), the records of @x's own first copied to lwords (unindexed,
+ * with the two words xc_location expects after a record). Called with
+ * xc.mu held.
+ */
+static void xc_keep_locations(struct xc_src *e, struct xlator *x, struct xc_memo *m, size_t nlocs)
+{
+	for (size_t l = 0; l < nlocs; l++) {
+		uint32_t r = m->loc[l];
+
+		if (!(r & XC_LOCAL))
+			continue;
+		const uint32_t *fr = &x->frames.v[(r & ~XC_LOCAL) - 1];
+		size_t words = 1 + 2 * (size_t)fr[0];
+
+		PROF_ASSERT(xc.lwords.n + words + 2 < XC_LOCAL);
+		VEC_RESERVE(&xc.lwords, words + 2);
+		m->loc[l] = (uint32_t)xc.lwords.n + 1;
+		memcpy(xc.lwords.v + xc.lwords.n, fr, words * sizeof(uint32_t));
+		xc.lwords.n += words;
+		xc.lwords.v[xc.lwords.n++] = UINT32_MAX;
+		xc.lwords.v[xc.lwords.n++] = 0;
+	}
+	free(e->locrec);
+	e->locrec = m->loc;
+	e->nlocrec = nlocs;
+	m->loc = NULL;
+}
+
+/*
+ * e->vstk for the names at XC_MULTI now: the stacks of @src (ascending)
+ * whose location has a frame of such a name, and e->vnames those names.
+ * Remade when a name got there or the source grew. Called with xc.mu
+ * held.
+ */
+static void xc_variant_stacks(struct xc_src *e, const struct store_source *src)
+{
+	if (e->vgen == xc.var_gen && e->vn == e->n)
+		return;
+	uint8_t *multi = query_scratch_take(e->nlocrec + 1, 1, true);
+	uint8_t *seen = query_scratch_take(xc.nname_var + 1, 1, true);
+
+	e->vnames.n = 0;
+	for (size_t l = 0; l < e->nlocrec; l++) {
+		const uint32_t *fr = e->locrec[l] ? &xc.lwords.v[e->locrec[l] - 1] : NULL;
+
+		for (uint32_t f = 0; fr && f < fr[0]; f++) {
+			uint32_t nm = fr[1 + 2 * f];
+
+			if (!xc_is_multi(nm))
+				continue;
+			multi[l] = 1;
+			if (!seen[nm]) {
+				seen[nm] = 1;
+				VEC_PUSH(&e->vnames, nm);
+			}
+		}
+	}
+	e->vstk.n = 0;
+	for (size_t s = 1; s < e->n; s++)
+		if (src->stacks[s].loc < e->nlocrec && multi[src->stacks[s].loc])
+			VEC_PUSH(&e->vstk, (uint32_t)s);
+	query_scratch_give(seen);
+	query_scratch_give(multi);
+	e->vgen = xc.var_gen;
+	e->vn = e->n;
+}
+
 /* xc_source's mark of a stack not yet mapped (no trie node has this id: XC_MAX_NODES). */
 #define XC_UNRESOLVED UINT32_MAX
 
@@ -1357,7 +1557,11 @@ static struct xc_src *xc_source(const struct store_source *src, struct symbolize
 	np.sym = sym;
 	xlator_init(&x, &xc.trie, d, &np);
 	x.once = true;
+	x.trie = true;
 	xc_memo_init(&memo, d);
+	if (e->n && e->locrec) /* a head grown: its locations so far are translated */
+		memcpy(memo.loc, e->locrec,
+		       PROF_MIN(e->nlocrec, d->locations.n) * sizeof(uint32_t));
 	if (from == 1 && xc.lrec.n)
 		xc_prefill(&x, &memo, gen);
 	qmap_reserve(&xc.trie.child_idx, xc.trie.nodes.n + add);
@@ -1391,6 +1595,7 @@ static struct xc_src *xc_source(const struct store_source *src, struct symbolize
 		e->node[s] = at;
 	}
 	e->uses_sym |= x.used_sym;
+	xc_keep_locations(e, &x, &memo, d->locations.n);
 	xc_memo_release(&memo);
 	xlator_release(&x);
 	xc.mapped += src->nstacks - e->n;
@@ -1501,17 +1706,19 @@ static void xc_share_names(struct query_stackset *ss)
 
 /*
  * The raw-frame and source-location records of the names @ss's nodes
- * use, copied from the trie (ids are shared), with the names those
- * records name in turn (what copy_name does name by name); each raw
- * record counts as an unsymbolized frame. Called with xc.mu held.
+ * use, from the trie (ids are shared), with the names those records name
+ * in turn (what copy_name does name by name); each raw record counts as
+ * an unsymbolized frame. A name's source location is its one variant, or
+ * for a name of several what the query picked, @qvar[name] (@nqvar ids;
+ * 0 = none). Called with xc.mu held.
  */
-static void xc_copy_records(struct query_stackset *ss)
+static void xc_copy_records(struct query_stackset *ss, const uint32_t *qvar, size_t nqvar)
 {
 	const struct query_stackset *t = &xc.trie;
 	uint8_t *seen = xcalloc(t->names.n + 1, 1);
 	VEC(uint32_t) work = { 0 };
 
-	if (!t->raw.n && !t->srcs.n)
+	if (!t->raw.n && xc.var.n <= 1)
 		goto out;
 	for (size_t i = 1; i < ss->nodes.n; i++) {
 		uint32_t nm = ss->nodes.v[i].name;
@@ -1525,7 +1732,9 @@ static void xc_copy_records(struct query_stackset *ss)
 		uint32_t nm = work.v[--work.n], next[5];
 		size_t nnext = 0;
 		const struct query_ss_raw *r = query_stackset_raw(t, nm);
-		const struct query_ss_srcloc *sl = query_stackset_srcloc(t, nm);
+		uint32_t st = nm < xc.nname_var ? xc.name_var[nm] : 0;
+		uint32_t v = st == XC_MULTI ? (nm < nqvar ? qvar[nm] : 0) : st ? st - 1 : 0;
+		const struct query_ss_srcloc *sl = v ? &xc.var.v[v] : NULL;
 
 		if (r) {
 			VEC_PUSH(&ss->raw, *r);
@@ -1557,11 +1766,11 @@ out:
  * Copy the touched trie nodes @acc[@n] and their ancestors into @ss (an
  * empty set) in trie id order, with their entries (side s in bucket s),
  * and apply the stack filter @f. Names are shared with the trie
- * (xc_share_names), so a node keeps its trie name id. Called with xc.mu
- * held.
+ * (xc_share_names), so a node keeps its trie name id; @qvar[@nqvar] as
+ * xc_copy_records. Called with xc.mu held.
  */
 static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct query_filter *f,
-		      struct query_stackset *ss)
+		      const uint32_t *qvar, size_t nqvar, struct query_stackset *ss)
 {
 	const struct query_stackset *t = &xc.trie;
 	if (xc.nex < t->nodes.n + 1) {
@@ -1606,7 +1815,7 @@ static int xc_extract(const struct qacc *acc, size_t n, bool pair, const struct 
 		ss->nodes.v[ss->nodes.n++] = nd;
 	}
 	ss->child_idx_stale = true;
-	xc_copy_records(ss);
+	xc_copy_records(ss, qvar, nqvar);
 
 	/* The stack filter: a node matches when a frame on its path does (parents first). */
 	uint8_t *match = NULL;
@@ -1696,6 +1905,10 @@ struct collector {
 	uint32_t *qslot; /* [nqslot]: trie node -> index in qacc + 1, 0 = none yet */
 	size_t nqslot;
 	VEC(struct qacc) qacc;
+	uint32_t *qvar; /* [nqvar]: trie name at XC_MULTI -> the variant picked, 0 = none */
+	size_t nqvar;
+	bool var_set, var_moved; /* var_gen seen; it moved since (the query runs again) */
+	uint64_t var_gen;
 };
 
 /*
@@ -2112,6 +2325,74 @@ static int add_one(struct collector *c, const struct smap *map, uint32_t s, uint
 	return query_stackset_add(c->ss, v >> 1, group, bucket, value, count, gauge);
 }
 
+/*
+ * The source-location variants of this source's frames of names at
+ * XC_MULTI into c->qvar: the touched stacks and their ancestors in id
+ * order, frames outer first, the first variant with a file, else the
+ * first (srcloc_note's rule, as the uncached path notes them). A name
+ * with a file is settled: the source is skipped when all of its names
+ * are (settled by an earlier source), and left when they become so.
+ * Called with xc.mu held.
+ */
+static void xc_note_variants(struct collector *c, struct xc_src *e, const struct store_source *src)
+{
+	size_t open = 0;
+
+	xc_variant_stacks(e, src);
+	if (c->nqvar < xc.trie.names.n) {
+		size_t want = xc.trie.names.n + xc.trie.names.n / 4 + 1;
+		uint32_t *q = query_scratch_take(want, sizeof(uint32_t), true);
+
+		if (c->nqvar)
+			memcpy(q, c->qvar, c->nqvar * sizeof(uint32_t));
+		query_scratch_give(c->qvar);
+		c->qvar = q;
+		c->nqvar = want;
+	}
+	for (size_t k = 0; k < e->vnames.n; k++)
+		open += !c->qvar[e->vnames.v[k]] || !xc.var.v[c->qvar[e->vnames.v[k]]].file;
+	if (!open)
+		return;
+	uint8_t *mark = query_scratch_take(e->n + 1, 1, true);
+
+	/*
+	 * The touched stacks and their ancestors: few, by walking up from
+	 * each; many, by one sweep down the ids (parent < id), which reads
+	 * the stacks in order instead of at random.
+	 */
+	if (c->totals.n < e->n / 16) {
+		for (size_t i = 0; i < c->totals.n; i++)
+			for (uint32_t s = c->totals.v[i].stack; s && !mark[s];
+			     s = src->stacks[s].parent)
+				mark[s] = 1;
+	} else {
+		for (size_t i = 0; i < c->totals.n; i++)
+			mark[c->totals.v[i].stack] = 1;
+		for (size_t s = e->n; s-- > 1;)
+			if (mark[s])
+				mark[src->stacks[s].parent] = 1;
+	}
+	for (size_t k = 0; k < e->vstk.n && open; k++) {
+		uint32_t s = e->vstk.v[k];
+
+		if (!mark[s])
+			continue;
+		const uint32_t *fr = &xc.lwords.v[e->locrec[src->stacks[s].loc] - 1];
+		for (uint32_t f = 0; f < fr[0]; f++) {
+			uint32_t nm = fr[1 + 2 * f], v = fr[2 + 2 * f], cur;
+
+			if (!v || !xc_is_multi(nm))
+				continue;
+			cur = c->qvar[nm];
+			if (!cur || (!xc.var.v[cur].file && xc.var.v[v].file)) {
+				c->qvar[nm] = v;
+				open -= !!xc.var.v[v].file;
+			}
+		}
+	}
+	query_scratch_give(mark);
+}
+
 /* How many totals ahead source_end_cached prefetches (two stages). */
 #define XC_SUM_AHEAD 16
 
@@ -2127,6 +2408,16 @@ static int source_end_cached(struct collector *c, const struct store_source *src
 	}
 	c->epoch = xc.epoch;
 	c->epoch_set = true;
+	if (c->var_set && c->var_gen != xc.var_gen) {
+		/* A name got a second variant: the sources summed before did not note it. */
+		pthread_mutex_unlock(&xc.mu);
+		c->xc_lost = c->var_moved = true;
+		return 1;
+	}
+	c->var_gen = xc.var_gen;
+	c->var_set = true;
+	if (xc.nmulti)
+		xc_note_variants(c, e, src);
 	if (!c->qslot && xc.qslot_spare) {
 		c->qslot = xc.qslot_spare; /* all zero */
 		c->nqslot = xc.nqslot_spare;
@@ -2333,21 +2624,27 @@ static void collector_release(struct collector *c)
 	}
 	query_scratch_give(c->qacc.v);
 	memset(&c->qacc, 0, sizeof(c->qacc));
+	query_scratch_give(c->qvar);
+	c->qvar = NULL;
+	c->nqvar = 0;
 }
 
 /*
  * Collect @p (and, with @pb, side B into bucket 1) into @ss. @use_cache:
  * try the translation cache; *@lost is set when it could not serve the
- * query (nothing usable is in @ss then).
+ * query (nothing usable is in @ss then), *@moved too when that was a
+ * name getting a second source-location variant (another try is likely
+ * to be served: the sources are translated now).
  */
 static int collect(struct store *st, const struct query_stackset_params *p,
 		   const struct query_stackset_params *pb, struct query_stackset *ss,
-		   bool use_cache, bool *lost, struct prof_err *err)
+		   bool use_cache, bool *lost, bool *moved, struct prof_err *err)
 {
 	struct collector c = { 0 };
 	int rc;
 
 	*lost = false;
+	*moved = false;
 	rc = setup(ss, p->type, p, err);
 	if (rc)
 		return rc;
@@ -2366,12 +2663,16 @@ static int collect(struct store *st, const struct query_stackset_params *p,
 		pthread_mutex_lock(&xc.mu);
 		if (c.epoch_set && xc.epoch != c.epoch)
 			c.xc_lost = true;
+		else if (c.var_set && xc.var_gen != c.var_gen)
+			c.xc_lost = c.var_moved = true;
 		else if (c.qacc.n)
-			rc = xc_extract(c.qacc.v, c.qacc.n, pb != NULL, p->filter, ss);
+			rc = xc_extract(c.qacc.v, c.qacc.n, pb != NULL, p->filter, c.qvar, c.nqvar,
+					ss);
 		pthread_mutex_unlock(&xc.mu);
 	}
 	if (c.xc_lost)
 		*lost = true;
+	*moved = c.var_moved;
 	if (!rc && p->keep_samples && ss->samples.n > 1)
 		qsort(ss->samples.v, ss->samples.n, sizeof(*ss->samples.v), cmp_sample);
 	if (c.over_samples)
@@ -2385,12 +2686,16 @@ static int collect(struct store *st, const struct query_stackset_params *p,
 int query_stackset_collect(struct store *st, const struct query_stackset_params *p,
 			   struct query_stackset *ss, struct prof_err *err)
 {
-	bool lost;
-	int rc = collect(st, p, NULL, ss, cacheable(p), &lost, err);
+	bool lost, moved;
+	int rc = collect(st, p, NULL, ss, cacheable(p), &lost, &moved, err);
 
+	if (!rc && lost && moved) { /* once more through the cache, now filled */
+		query_stackset_release(ss);
+		rc = collect(st, p, NULL, ss, true, &lost, &moved, err);
+	}
 	if (!rc && lost) {
 		query_stackset_release(ss);
-		rc = collect(st, p, NULL, ss, false, &lost, err);
+		rc = collect(st, p, NULL, ss, false, &lost, &moved, err);
 	}
 	return rc;
 }
@@ -2423,11 +2728,15 @@ int query_stackset_collect_pair(struct store *st, const struct query_stackset_pa
 				struct prof_err *err)
 {
 	struct query_stackset sb;
-	bool lost = false;
+	bool lost = false, moved = false;
 	int rc;
 
 	if (cacheable(a) && cacheable(b)) {
-		rc = collect(st, a, b, ss, true, &lost, err);
+		rc = collect(st, a, b, ss, true, &lost, &moved, err);
+		if (!rc && lost && moved) {
+			query_stackset_release(ss);
+			rc = collect(st, a, b, ss, true, &lost, &moved, err);
+		}
 		if (rc || !lost)
 			return rc;
 		query_stackset_release(ss);

@@ -115,6 +115,14 @@ struct query_ss_raw {
  * start line when the profile gives it (pprof Function.start_line), else
  * the source line of the first of its addresses the set met (DWARF line
  * table; for the caller part of an inline chain, the call site).
+ *
+ * It comes from the set's own data only (the selected series of the
+ * queried store, never another series, store or earlier query). When that
+ * data has the name in several places (two services' main() in a.c and
+ * b.c), the first in stack order is taken: sources (blocks, heads) in the
+ * store's scan order, within a source the stacks by id (a parent before
+ * its children), the frames of a location outer first; the first record
+ * with a file wins, else the first with a build ID or binary.
  */
 struct query_ss_srcloc {
 	uint32_t file, build_id, mapping;

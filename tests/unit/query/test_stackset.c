@@ -19,6 +19,7 @@
 #include "query/sandwich.h"
 #include "query/selector.h"
 #include "query/table.h"
+#include "unit/store/testlib.h"
 
 #include <pthread.h>
 
@@ -955,13 +956,9 @@ static void test_translation_cache_locations_and_shared_names(void **state)
 	store_head_free(h3);
 }
 
-/*
- * A head of two services whose work() lives in another file (svc a: a.c
- * from line 10, svc b: b.c from line 20; a's samples come first) and a
- * head where work() has no file at all.
- */
-static void add_work(struct store_head *h, const char *svc, const char *file, int64_t line,
-		     int64_t value)
+/* A profile of service @svc: main;work, work() in @file (NULL: none) from @line. */
+static void work_profile(struct model_profile *pp, const char *svc, const char *file, int64_t line,
+			 int64_t value)
 {
 	struct model_profile p;
 
@@ -971,29 +968,43 @@ static void add_work(struct store_head *h, const char *svc, const char *file, in
 	struct model_line ln = { fn, line + 3, 0 };
 	uint32_t locs[2] = { qh_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0, &ln, 1) };
 	qh_add_locs(&p, locs, 2, value, T0, NULL, 0);
+	*pp = p;
+}
+
+static void add_work(struct store_head *h, const char *svc, const char *file, int64_t line,
+		     int64_t value)
+{
+	struct model_profile p;
+
+	work_profile(&p, svc, file, line, value);
 	qh_head_add(h, &p);
 }
 
-/* The table of @h for @selector (@frame_filter: NULL, or one that hides nothing). */
-static char *table_text(struct store_head *h, const char *selector, const char *frame_filter)
+/* The table of @st for @selector (@frame_filter: NULL, or one that hides nothing). */
+static char *table_text(struct store *st, const char *selector, const char *frame_filter)
 {
-	struct qh_args a = { { "query", selector, "from", "1699999999000", "to", "1700000001000",
-			       frame_filter ? "frame_filter" : NULL, frame_filter, NULL } };
+	struct qh_args a = { { "type", CPU, "query", selector, "from", "1699999999000", "to",
+			       "1700000001000", frame_filter ? "frame_filter" : NULL, frame_filter,
+			       NULL } };
+	struct query_env env = { st, NULL, T0MS + 3600 * 1000 };
 	struct buf out;
 	struct prof_err err;
+	const char *ct;
 
 	buf_init(&out, 0);
-	assert_int_equal(qh_run(h, "table", &a, &out, NULL, &err), 0);
+	prof_err_init(&err);
+	if (query_request_run(&env, "table", qh_arg, &a, &out, &ct, &err))
+		fail_msg("%s: %s", selector, err.msg);
 	char *s = xstrdup(out.p);
 	buf_release(&out);
 	return s;
 }
 
-/* The table row of work() in @selector's table must name @want (JSON text of file and line). */
-static void expect_work(struct store_head *h, const char *selector, const char *want)
+/* The table row of work() in @selector's table must end in @want (JSON text of file and line). */
+static void expect_work_st(struct store *st, const char *selector, const char *want)
 {
 	for (int uncached = 0; uncached < 2; uncached++) {
-		char *t = table_text(h, selector, uncached ? "^nothing$" : NULL);
+		char *t = table_text(st, selector, uncached ? "^nothing$" : NULL);
 		const char *r = strstr(t, "{\"name\":\"work\"");
 
 		if (!r)
@@ -1005,6 +1016,15 @@ static void expect_work(struct store_head *h, const char *selector, const char *
 				 uncached ? "uncached" : "cached", want, (int)(end - r + 1), r);
 		free(t);
 	}
+}
+
+static void expect_work(struct store_head *h, const char *selector, const char *want)
+{
+	struct store *st;
+
+	store_open_head(h, &st);
+	expect_work_st(st, selector, want);
+	store_close(st);
 }
 
 /*
@@ -1022,24 +1042,69 @@ static void test_srcloc_from_the_selected_data(void **state)
 	query_stackset_cache_clear();
 	add_work(h, "a", "a.c", 10, 5);
 	add_work(h, "b", "b.c", 20, 7);
-	expect_work(h, "{service_name=\"b\"}", "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
-	expect_work(h, "{service_name=\"a\"}", "\"total_samples\":1,\"file\":\"a.c\",\"line\":10");
+	expect_work(h, "{service.name=\"b\"}", "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
+	expect_work(h, "{service.name=\"a\"}", "\"total_samples\":1,\"file\":\"a.c\",\"line\":10");
 	expect_work(h, "{}", "\"total_samples\":2,\"file\":\"a.c\",\"line\":10");
 	/* Another store (a dataset of its own): work() without a file, or in c.c. */
 	add_work(h2, "b", NULL, 0, 3);
 	expect_work(h2, "{}", "\"total_samples\":1");
 	add_work(h3, "a", "c.c", 30, 4);
-	expect_work(h3, "{service_name=\"a\"}", "\"total_samples\":1,\"file\":\"c.c\",\"line\":30");
+	expect_work(h3, "{service.name=\"a\"}", "\"total_samples\":1,\"file\":\"c.c\",\"line\":30");
 	/* And again, with every file in the cache: still each selection's own. */
 	expect_work(h2, "{}", "\"total_samples\":1");
-	expect_work(h, "{service_name=\"b\"}", "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
+	expect_work(h, "{service.name=\"b\"}", "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
 	/* The head grows by a series of a third file; b's answer does not move. */
 	add_work(h, "c", "z.c", 1, 1);
-	expect_work(h, "{service_name=\"b\"}", "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
-	expect_work(h, "{service_name=\"c\"}", "\"total_samples\":1,\"file\":\"z.c\",\"line\":1");
+	expect_work(h, "{service.name=\"b\"}", "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
+	expect_work(h, "{service.name=\"c\"}", "\"total_samples\":1,\"file\":\"z.c\",\"line\":1");
 	store_head_free(h);
 	store_head_free(h2);
 	store_head_free(h3);
+}
+
+/*
+ * The same over two sources, a block (a: a.c) and the head (b: b.c): the
+ * head's translation gives work() its second variant after the block was
+ * summed, so the query runs once more, through the now filled cache.
+ */
+static void test_srcloc_over_a_block_and_the_head(void **state)
+{
+	char *dir = tl_tmpdir("qsrcloc");
+	struct store_options o = tl_opts();
+	struct store *st = tl_open(dir, &o);
+	struct model_profile p;
+	struct prof_err err;
+	struct query_ss_cache_stats c0, c1;
+
+	(void)state;
+	prof_err_init(&err);
+	work_profile(&p, "a", "a.c", 10, 5);
+	assert_int_equal(tl_ingest(st, &p), 0);
+	model_profile_release(&p);
+	assert_int_equal(store_flush(st, &err), 0);
+	work_profile(&p, "b", "b.c", 20, 7);
+	assert_int_equal(tl_ingest(st, &p), 0);
+	model_profile_release(&p);
+
+	query_stackset_cache_clear();
+	query_stackset_cache_stats(&c0);
+	char *t = table_text(st, "{}", NULL);
+	query_stackset_cache_stats(&c1);
+	/* Both: the block comes first in the scan. */
+	assert_non_null(strstr(t, "\"name\":\"work\",\"self\":12,\"total\":12,\"self_samples\":2,"
+				  "\"total_samples\":2,\"file\":\"a.c\",\"line\":10}"));
+	free(t);
+	/* Block and head translated, then both served by the cache on the second try. */
+	assert_int_equal(c1.misses - c0.misses, 2);
+	assert_int_equal(c1.hits - c0.hits, 2);
+	expect_work_st(st, "{}", "\"total_samples\":2,\"file\":\"a.c\",\"line\":10");
+	expect_work_st(st, "{service.name=\"b\"}",
+		       "\"total_samples\":1,\"file\":\"b.c\",\"line\":20");
+	expect_work_st(st, "{service.name=\"a\"}",
+		       "\"total_samples\":1,\"file\":\"a.c\",\"line\":10");
+	store_close(st);
+	tl_rmdir(dir);
+	free(dir);
 }
 
 int main(void)
@@ -1058,6 +1123,7 @@ int main(void)
 		cmocka_unit_test(test_translation_cache),
 		cmocka_unit_test(test_translation_cache_locations_and_shared_names),
 		cmocka_unit_test(test_srcloc_from_the_selected_data),
+		cmocka_unit_test(test_srcloc_over_a_block_and_the_head),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
