@@ -533,16 +533,18 @@ int agent_export_submit(struct agent_export *x, const struct model_profile *cons
 	}
 	pthread_mutex_lock(&x->mu);
 	x->st.requests++;
-	if (r.len > x->o.max_queue_bytes) {
+	if (r.len <= x->o.max_queue_bytes)
+		export_make_room(x, r.len);
+	if (x->st.queued_bytes + r.len > x->o.max_queue_bytes) {
+		/* Larger than the bound, or the request being sent leaves no room. */
 		x->st.dropped++;
 		x->st.dropped_full++;
 		x->st.dropped_bytes += r.len;
-		log_warn("agent export: request seq=%" PRIu64
-			 " bytes=%zu is larger than max_queue_bytes=%zu; dropped",
-			 r.seq, r.len, x->o.max_queue_bytes);
+		log_warn("agent export: request seq=%" PRIu64 " bytes=%zu does not fit in "
+			 "max_queue_bytes=%zu (%zu in flight); dropped",
+			 r.seq, r.len, x->o.max_queue_bytes, x->st.queued_bytes);
 		export_req_free(&r);
 	} else {
-		export_make_room(x, r.len);
 		VEC_PUSH(&x->queue, r);
 		x->st.queued_bytes += r.len;
 		x->st.queued++;

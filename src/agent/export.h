@@ -49,8 +49,10 @@
  * struct agent_export_opts - @server_url: base URL ("http://host:4040",
  * or "grpc://host:4317" / "grpcs://..." for OTLP/gRPC),
  * or NULL to only dump; @dump_dir: directory for request dumps, or NULL;
- * @max_queue_bytes: cap on compressed bytes waiting to be sent (0 = 32
- * MiB); @timeout_ms: per-request limit (0 = 10000); @max_backoff_ms:
+ * @max_queue_bytes: cap on compressed bytes waiting to be sent, the
+ * request being sent included (0 = 32 MiB): a new request makes room by
+ * dropping the oldest waiting ones, and is dropped itself when it still
+ * does not fit; @timeout_ms: per-request limit (0 = 10000); @max_backoff_ms:
  * longest wait between retries (0 = 30000); @bearer_token, @dataset:
  * header values or NULL (copied; must not contain CR or LF); @ca_file: a
  * PEM file of the CA certificates that sign an https:// or grpcs://
