@@ -105,17 +105,17 @@ int agent_container_parse(const char *text, size_t n, struct agent_container *ou
 	return out->id[0] || out->pod_uid[0];
 }
 
-uint32_t agent_status_nspid(const char *text, size_t n)
+/* The innermost id of status line @key ("\nNSpid:"), 0 when missing or malformed. */
+static uint32_t status_ns_line(const char *text, size_t n, const char *key, size_t klen)
 {
-	static const char key[] = "\nNSpid:";
 	const char *end = text + n, *p, *eol;
 	uint64_t last = 0;
 	bool any = false;
 
-	if (n >= sizeof(key) - 2 && !memcmp(text, key + 1, sizeof(key) - 2))
-		p = text + sizeof(key) - 2;
-	else if ((p = memmem(text, n, key, sizeof(key) - 1)))
-		p += sizeof(key) - 1;
+	if (n >= klen - 1 && !memcmp(text, key + 1, klen - 1))
+		p = text + klen - 1;
+	else if ((p = memmem(text, n, key, klen)))
+		p += klen;
 	else
 		return 0;
 	eol = memchr(p, '\n', (size_t)(end - p));
@@ -141,4 +141,12 @@ uint32_t agent_status_nspid(const char *text, size_t n)
 		}
 	}
 	return any ? (uint32_t)last : 0;
+}
+
+uint32_t agent_status_nspid(const char *text, size_t n)
+{
+	static const char tgid[] = "\nNStgid:", pid[] = "\nNSpid:";
+	uint32_t v = status_ns_line(text, n, tgid, sizeof(tgid) - 1);
+
+	return v ? v : status_ns_line(text, n, pid, sizeof(pid) - 1);
 }

@@ -46,10 +46,11 @@ struct agent_container {
 int agent_container_parse(const char *text, size_t n, struct agent_container *out);
 
 /**
- * agent_status_nspid() - the innermost pid of NSpid in @n bytes of
- * /proc/PID/status ("NSpid:\t4242\t17" -> 17; the host pid when the
- * process is in the root namespace), or 0 when the line is missing or
- * malformed.
+ * agent_status_nspid() - the process's innermost pid from @n bytes of
+ * /proc/PID/status (or /proc/PID/task/TID/status): the last id of NStgid
+ * ("NStgid:\t4242\t17" -> 17; the host pid when the process is in the
+ * root namespace), else of NSpid (kernels before 4.1; a thread's own id
+ * in a task's file), or 0 when both are missing or malformed.
  */
 uint32_t agent_status_nspid(const char *text, size_t n);
 

@@ -5,6 +5,7 @@
 #include "base/mem.h"
 #include "agent/procs.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -193,19 +194,68 @@ static void proc_set_str(char **dst, const char *s)
 }
 
 /* Maps into a scratch table first: a failed read keeps what we had. */
+/*
+ * The main thread of @pr is gone (its exe link is): read through another
+ * thread whose exe link still resolves, @pr->last_tid first, else the
+ * first one listed in /proc/PID/task. Sets @pr->via_tid; false when none.
+ */
+static bool proc_use_live_thread(const struct agent_procs *ps, struct agent_proc *pr)
+{
+	char path[192], exe[16];
+	struct dirent *de;
+	DIR *d;
+
+	if (pr->last_tid && pr->last_tid != pr->pid) {
+		snprintf(path, sizeof(path), "%s/%u/task/%u/exe", ps->o.proc_root, pr->pid,
+			 pr->last_tid);
+		if (readlink(path, exe, sizeof(exe)) > 0) {
+			pr->via_tid = pr->last_tid;
+			return true;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/%u/task", ps->o.proc_root, pr->pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		char *stop;
+		unsigned long tid = strtoul(de->d_name, &stop, 10);
+
+		if (*stop || !tid || tid == pr->pid || tid > UINT32_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/task/%lu/exe", ps->o.proc_root, pr->pid, tid);
+		if (readlink(path, exe, sizeof(exe)) > 0) {
+			pr->via_tid = (uint32_t)tid;
+			break;
+		}
+	}
+	closedir(d);
+	return pr->via_tid != 0;
+}
+
+/* @pr's maps (through pr->via_tid when set) into @pm: 0 or -errno. */
+static int proc_maps_into(struct agent_procs *ps, struct agent_proc *pr, struct agent_procmaps *pm)
+{
+	char root[128];
+
+	if (!pr->via_tid)
+		return agent_procmaps_read(pm, ps->o.proc_root, (int)pr->pid, ps->o.elfcache);
+	snprintf(root, sizeof(root), "%s/%u/task", ps->o.proc_root, pr->pid);
+	return agent_procmaps_read(pm, root, (int)pr->via_tid, ps->o.elfcache);
+}
+
 static void proc_read_maps(struct agent_procs *ps, struct agent_proc *pr, int64_t now_ns)
 {
 	struct agent_procmaps fresh;
 	int rc;
 
 	agent_procmaps_init(&fresh);
-	if (pr->via_tid) {
-		char root[128];
-
-		snprintf(root, sizeof(root), "%s/%u/task", ps->o.proc_root, pr->pid);
-		rc = agent_procmaps_read(&fresh, root, (int)pr->via_tid, ps->o.elfcache);
-	} else {
-		rc = agent_procmaps_read(&fresh, ps->o.proc_root, (int)pr->pid, ps->o.elfcache);
+	rc = proc_maps_into(ps, pr, &fresh);
+	if (!rc && !fresh.maps.n && !pr->via_tid && proc_use_live_thread(ps, pr)) {
+		/* No mapping at all: the main thread is gone (a zombie has no mm). */
+		agent_procmaps_release(&fresh);
+		agent_procmaps_init(&fresh);
+		rc = proc_maps_into(ps, pr, &fresh);
 	}
 	ps->st.maps_reads++;
 	pr->maps_read_ns = now_ns;
@@ -316,9 +366,8 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 	proc_dir(ps, pr, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/exe", dir);
 	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n < 0 && errno == ENOENT && !pr->via_tid && pr->last_tid && pr->last_tid != pr->pid) {
+	if (n < 0 && errno == ENOENT && !pr->via_tid && proc_use_live_thread(ps, pr)) {
 		/* The main thread exited before the others: read a live thread's. */
-		pr->via_tid = pr->last_tid;
 		proc_dir(ps, pr, dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/exe", dir);
 		n = readlink(path, exe, sizeof(exe) - 1);
@@ -345,7 +394,16 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 	if ((!name || !name[0]) && pr->exe_name[0])
 		name = NULL; /* keep what we had */
 	else if (!name || !name[0]) {
-		if (read_proc_file(ps, pr, "comm", &b, 256) == 0 && b.len) {
+		/*
+		 * No executable (gone, or a zombie): the comm. A sample of the
+		 * main thread names it as it was then; /proc's may be that of
+		 * an image exec'd since (a spawned child sampled before its
+		 * exec, read after it).
+		 */
+		buf_init(&b, 0);
+		if (comm && comm[0] && pr->last_tid == pr->pid) {
+			proc_set_str(&pr->exe_name, comm);
+		} else if (read_proc_file(ps, pr, "comm", &b, 256) == 0 && b.len) {
 			while (b.len && b.p[b.len - 1] == '\n')
 				b.p[--b.len] = '\0';
 			proc_set_str(&pr->exe_name, b.p);

@@ -210,7 +210,7 @@ static int sampler_find_ldso(char *path, size_t pathsz, int64_t *rdebug_off)
 static int sampler_attach_tracing(struct agent_sampler *s, struct prof_err *err)
 {
 	struct bpf_program *progs[] = { s->skel->progs.profile_exec, s->skel->progs.profile_exit,
-					s->skel->progs.profile_switch,
+					s->skel->progs.profile_fork, s->skel->progs.profile_switch,
 					s->skel->progs.profile_sys_exit };
 	struct bpf_link *link;
 	int rc;
@@ -330,6 +330,7 @@ static int sampler_configure(struct agent_sampler *s, const struct agent_sampler
 		bpf_program__set_autoload(sk->progs.profile_libs, false);
 	}
 	bpf_program__set_autoload(sk->progs.profile_sys_exit, opts->off_cpu);
+	bpf_program__set_autoload(sk->progs.profile_fork, nexe > 0);
 	return 0;
 }
 

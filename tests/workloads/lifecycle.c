@@ -13,6 +13,11 @@
  *                                in exit_mmap freeing it, after the
  *                                process's exit tracepoint and without an
  *                                mm (exit_mm cleared it).
+ *   lifecycle forkexit MIB N     touches MIB MiB, then forks N children
+ *                                one after another that exit at once
+ *                                (never exec): each tears down its copy
+ *                                of the page tables without an mm, and
+ *                                is too short-lived to be sampled alive.
  *
  * Build: cc -O2 -g -fno-omit-frame-pointer -pthread -o lifecycle lifecycle.c
  */
@@ -20,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static double cpu_seconds(void)
 {
@@ -53,7 +60,8 @@ int main(int argc, char **argv)
 	pthread_t t;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: lifecycle mainexit SECONDS | bigexit MIB\n");
+		fprintf(stderr,
+			"usage: lifecycle mainexit SECONDS | bigexit MIB | forkexit MIB N\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "mainexit")) {
@@ -62,14 +70,25 @@ int main(int argc, char **argv)
 			return 1;
 		pthread_exit(NULL);
 	}
-	if (!strcmp(argv[1], "bigexit")) {
+	if (!strcmp(argv[1], "bigexit") || !strcmp(argv[1], "forkexit")) {
 		size_t n = (size_t)atol(argv[2]) << 20;
+		int children = argc > 3 ? atoi(argv[3]) : 0;
 		char *p = malloc(n);
 
 		if (!p)
 			return 1;
 		memset(p, 1, n);
 		sink = (unsigned long)p[n / 2];
+		for (int i = 0; i < children; i++) {
+			pid_t pid = fork();
+
+			if (pid < 0)
+				return 1;
+			if (pid == 0)
+				_exit(0);
+			if (waitpid(pid, NULL, 0) != pid)
+				return 1;
+		}
 		return 0;
 	}
 	return 2;

@@ -201,7 +201,7 @@ enum profile_stat {
 	PROFILE_STAT_PROC_RINGBUF_FULL = 20,   /* exec/exit event dropped: ring buffer full */
 	PROFILE_STAT_PROC_FILTERED = 21,       /* exec of an excluded process: no event */
 	PROFILE_STAT_PROC_SELF = 22,	       /* exec/exit of the agent itself: no event */
-	PROFILE_STAT_THREAD_EXIT = 23, /* a thread other than the main one exited: no event */
+	PROFILE_STAT_THREAD_EXIT = 23, /* a thread other than the process's last exited: no event */
 	PROFILE_STAT_VERDICT_UPDATE_ERR = 24,	 /* targeting verdict not cached (decided again) */
 	PROFILE_STAT_OFFCPU_STALE = 25,		 /* slept outside the returning syscall: not sent */
 	PROFILE_STAT_OFFCPU_SKIP_PREEMPTED = 26, /* switch-out of a runnable (preempted) thread */

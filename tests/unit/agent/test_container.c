@@ -99,6 +99,13 @@ static void test_nspid(void **state)
 	assert_int_equal(agent_status_nspid(st3, strlen(st3)), 0);
 	assert_int_equal(agent_status_nspid(st4, strlen(st4)), 3);
 	assert_int_equal(agent_status_nspid(st5, strlen(st5)), 0);
+	/* A thread's status (/proc/PID/task/TID): the process's id is NStgid's. */
+	{
+		static const char st6[] = "Name:\tw\nTgid:\t4242\nNStgid:\t4242\t1\nPid:\t4250\n"
+					  "NSpid:\t4250\t2\n";
+
+		assert_int_equal(agent_status_nspid(st6, strlen(st6)), 1);
+	}
 }
 
 int main(void)

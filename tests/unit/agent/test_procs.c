@@ -500,9 +500,70 @@ static void test_main_thread_gone(void **state)
 	assert_non_null(agent_procs_find_map(ps, pr, (uint64_t)(uintptr_t)test_main_thread_gone,
 					     mono_ns()));
 	assert_memory_equal(&pr->img, &self, sizeof(self));
+	agent_procs_free(ps);
+
+	/* Its exec event read before any sample named a thread: found in /proc/PID/task. */
+	assert_int_equal(agent_procs_new(&o, &ps), 0);
+	agent_procs_on_exec(ps, (uint32_t)pid, "relative-name", "comm", NULL, mono_ns());
+	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "comm", mono_ns(), &self);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_name, program_invocation_short_name);
+	assert_true(pr->exe_path[0] == '/' && pr->via_tid == (uint32_t)tid);
+	assert_non_null(agent_procs_find_map(ps, pr, (uint64_t)(uintptr_t)test_main_thread_gone,
+					     mono_ns()));
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	agent_procs_free(ps);
+	agent_elfinfo_cache_free(cache);
+}
+
+/*
+ * A zombie (no executable any more) that renamed itself after it was
+ * sampled: the sample of its main thread names it as it was then (a
+ * spawned child sampled before its exec and read after it).
+ */
+static void test_zombie_named_by_its_sample(void **state)
+{
+	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
+	struct agent_procs_opts o = { 0 };
+	struct profile_image self;
+	struct agent_procs *ps;
+	struct agent_proc *pr;
+	char path[64], comm[32] = "";
+	pid_t pid;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(pid_image(0, &self), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_NAME, "renamed-later");
+		_exit(0);
+	}
+	/* Wait for the zombie with its new name (not reaped until the end). */
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	for (int i = 0; i < 5000; i++) {
+		struct profile_image img;
+
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f) && !strncmp(comm, "renamed-later", 13) &&
+		    pid_image(pid, &img) == 0 && !img.start_code) {
+			fclose(f);
+			break;
+		}
+		if (f)
+			fclose(f);
+		usleep(1000);
+	}
+	assert_int_equal(strncmp(comm, "renamed-later", 13), 0);
+	o.elfcache = cache;
+	assert_int_equal(agent_procs_new(&o, &ps), 0);
+	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "spawner", mono_ns(), &self);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_name, "spawner");
+	agent_procs_free(ps);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	agent_elfinfo_cache_free(cache);
 }
 
@@ -515,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_samples_across_exec),
 		cmocka_unit_test(test_main_thread_gone),
 		cmocka_unit_test(test_read_mid_exec),
+		cmocka_unit_test(test_zombie_named_by_its_sample),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
