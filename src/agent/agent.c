@@ -72,10 +72,13 @@ static void agent_on_proc(void *ctx, const struct profile_proc_event *pe)
 	/* Ring buffer bytes are input: terminate the strings ourselves. */
 	snprintf(comm, sizeof(comm), "%.*s", PROFILE_COMM_LEN, pe->comm);
 	snprintf(file, sizeof(file), "%.*s", PROFILE_PATH_LEN, pe->filename);
-	if (pe->kind == PROFILE_EV_EXEC)
-		agent_procs_on_exec(l->procs, pe->pid, file, comm, &pe->img, (int64_t)pe->time_ns);
-	else
+	if (pe->kind == PROFILE_EV_EXEC) {
+		struct agent_exec ex = { file, comm, pe->img, pe->ppid, pe->exe_dev, pe->exe_ino };
+
+		agent_procs_on_exec(l->procs, pe->pid, &ex, (int64_t)pe->time_ns);
+	} else {
 		agent_procs_on_exit(l->procs, pe->pid, (int64_t)pe->time_ns);
+	}
 }
 
 static void agent_on_libs(void *ctx, const struct profile_libs_event *le)
@@ -361,7 +364,8 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 		     { "what=\"at_exec\"", pst.exec_reads },
 		     { "what=\"maps_rebuilt_from_events\"", pst.maps_rebuilt },
 		     { "what=\"exec_rate_limited\"", pst.exec_skipped },
-		     { "what=\"image_changed\"", pst.image_rereads });
+		     { "what=\"image_changed\"", pst.image_rereads },
+		     { "what=\"exec_relative_resolved\"", pst.exec_relative });
 	AGENT_METRIC(
 		b, "profd_agent_loader_events_total", "counter",
 		"Dynamic loader link maps received, and mappings they added that /proc had not shown.",

@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define PROCS_DEFAULT_MAX	 8192
@@ -609,18 +610,51 @@ struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, u
 	return NULL;
 }
 
-void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filename,
-			 const char *comm, const struct profile_image *img, int64_t now_ns)
+/*
+ * @ex's relative file name as an absolute path in the parent's working
+ * directory, into @out, when that file is the one exec'd (inode and
+ * device as the kernel gave them); false otherwise.
+ */
+static bool proc_resolve_relative(const struct agent_procs *ps, const struct agent_exec *ex,
+				  char *out, size_t n)
 {
-	struct agent_proc *pr;
-	char cbuf[32];
+	const char *name = ex->filename;
+	char path[128], cwd[PROFILE_PATH_LEN];
+	struct stat st;
+	ssize_t k;
 
-	snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
+	if (!name || !name[0] || name[0] == '/' || !ex->ppid || !ex->exe_ino)
+		return false;
+	while (name[0] == '.' && name[1] == '/')
+		name += 2;
+	snprintf(path, sizeof(path), "%s/%u/cwd", ps->o.proc_root, ex->ppid);
+	k = readlink(path, cwd, sizeof(cwd) - 1);
+	if (k <= 0 || cwd[0] != '/')
+		return false;
+	cwd[k] = '\0';
+	if ((size_t)snprintf(out, n, "%s/%s", k > 1 ? cwd : "", name) >= n)
+		return false;
+	/* The kernel's dev_t is major << 20 | minor (include/linux/kdev_t.h). */
+	return stat(out, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == ex->exe_ino &&
+	       major(st.st_dev) == ex->exe_dev >> 20 && minor(st.st_dev) == (ex->exe_dev & 0xfffff);
+}
+
+void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const struct agent_exec *ex,
+			 int64_t now_ns)
+{
+	const char *filename = ex->filename;
+	char cbuf[32], resolved[PROFILE_PATH_LEN + 1];
+	struct agent_proc *pr;
+
+	snprintf(cbuf, sizeof(cbuf), "%.*s", 16, ex->comm ? ex->comm : "");
 	pr = procs_create(ps, pid, now_ns);
 	pr->from_exec = true;
-	if (img)
-		pr->img = *img;
+	pr->img = ex->img;
 	pr->image_ns = now_ns;
+	if (proc_resolve_relative(ps, ex, resolved, sizeof(resolved))) {
+		filename = resolved;
+		ps->st.exec_relative++;
+	}
 	if (!procs_take_exec_token(ps, now_ns)) {
 		/* Over budget: names from the event only; /proc when sampled. */
 		ps->st.exec_skipped++;

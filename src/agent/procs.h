@@ -143,6 +143,7 @@ struct agent_procs_stats {
 	uint64_t libs_events;	/* link-map events handled */
 	uint64_t libs_mapped;	/* mappings added from them (not yet seen in /proc) */
 	uint64_t image_rereads; /* entries read again for a sample of a newer image */
+	uint64_t exec_relative; /* relative exec'd names found in the parent's directory */
 	uint64_t stale_image; /* samples refused: their image was replaced before they were read */
 	uint64_t entries;     /* entries now */
 };
@@ -191,12 +192,28 @@ struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, u
 					 const struct profile_image *img);
 
 /**
- * agent_procs_on_exec() - a process called execve: forget the old image,
- * read its cheap /proc facts now. @filename is the path given to execve,
- * @img the new image (NULL = unknown).
+ * struct agent_exec - what the kernel's exec event says (bpf/profile.h
+ * struct profile_proc_event): @filename the path given to execve (may be
+ * relative), @comm the new comm, @img the new image, @ppid the parent's
+ * pid, @exe_ino and @exe_dev the executable's inode and device (kernel
+ * dev_t, major << 20 | minor); 0 / NULL = unknown.
  */
-void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const char *filename,
-			 const char *comm, const struct profile_image *img, int64_t now_ns);
+struct agent_exec {
+	const char *filename, *comm;
+	struct profile_image img;
+	uint32_t ppid, exe_dev;
+	uint64_t exe_ino;
+};
+
+/**
+ * agent_procs_on_exec() - a process called execve: forget the old image,
+ * read its cheap /proc facts now. A relative @ex->filename is looked up
+ * in the parent's working directory (/proc/PPID/cwd: the child inherits
+ * it) and kept as the executable's path when that file is the exec'd one
+ * (same inode and device), for a process gone before /proc is read.
+ */
+void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const struct agent_exec *ex,
+			 int64_t now_ns);
 /**
  * agent_procs_on_libs() - the loader's list of objects for process
  * le->pid (see above): kept for a later rebuild, or, when the maps were

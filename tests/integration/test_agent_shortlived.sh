@@ -31,7 +31,10 @@ agent_start_server
 AGENT_BIN=$PROFD_FAST agent_start --server "$base" --interval 1s --frequency 99 \
 	--metrics-listen "127.0.0.1:$(agent_free_port)"
 echo "ok agent attached"
-SPAWN_MIN=$((SECONDS_RUN * 100)) "$tmp/spawner" "$SECONDS_RUN" 100 "$tmp/burst" 5 >"$tmp/spawner.out" ||
+# The spawner runs in $tmp and execs "./burst": a relative name, which the
+# agent must find in the parent's directory for a process gone before
+# /proc could be read.
+(cd "$tmp" && SPAWN_MIN=$((SECONDS_RUN * 100)) ./spawner "$SECONDS_RUN" 100 ./burst 5) >"$tmp/spawner.out" ||
 	fail "spawner failed"
 started=$(sed -n 's/^spawner: \([0-9]*\) processes.*/\1/p' "$tmp/spawner.out")
 sleep 0.3

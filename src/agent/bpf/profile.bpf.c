@@ -558,6 +558,10 @@ int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	pe->img.start_code = BPF_CORE_READ(p, mm, start_code);
 	pe->img.end_code = BPF_CORE_READ(p, mm, end_code);
 	pe->img.start_brk = BPF_CORE_READ(p, mm, start_brk);
+	/* A relative filename is resolved in the parent's directory and checked against these. */
+	pe->exe_ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+	pe->exe_dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
+	pe->ppid = BPF_CORE_READ(p, real_parent, tgid);
 	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
 	if (bpf_probe_read_kernel_str(pe->filename, sizeof(pe->filename), bprm->filename) < 0)
 		pe->filename[0] = '\0';
@@ -628,6 +632,9 @@ int BPF_PROG(profile_exit, struct task_struct *p)
 	pe->pid = tgid;
 	pe->time_ns = bpf_ktime_get_ns();
 	__builtin_memset(&pe->img, 0, sizeof(pe->img));
+	pe->exe_ino = 0;
+	pe->exe_dev = 0;
+	pe->ppid = 0;
 	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
 	pe->filename[0] = '\0';
 	bpf_ringbuf_submit(pe, wakeup_flag());

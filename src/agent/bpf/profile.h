@@ -117,6 +117,9 @@ struct profile_proc_event {
 	__u32 pid;  /* tgid */
 	__u64 time_ns;
 	struct profile_image img; /* EXEC: the new image (start_code: its lowest code address) */
+	__u64 exe_ino;		  /* EXEC: the executable's inode number ... */
+	__u32 exe_dev;		  /* ... and device (kernel dev_t: major << 20 | minor) */
+	__u32 ppid;		  /* EXEC: the parent's tgid */
 	char comm[PROFILE_COMM_LEN];
 	char filename[PROFILE_PATH_LEN]; /* EXEC: the path given to execve; "" for EXIT */
 };

@@ -488,7 +488,11 @@ static void test_short_lived_process_named_from_exec(void **state)
 			break;
 		usleep(5000);
 	}
-	agent_procs_on_exec(procs, (uint32_t)pid, "/bin/cat", "cat", NULL, 100);
+	{
+		struct agent_exec ex = { .filename = "/bin/cat", .comm = "cat" };
+
+		agent_procs_on_exec(procs, (uint32_t)pid, &ex, 100);
+	}
 	/* Gone before its sample is read (EOF on its stdin ends cat). */
 	close(pipefd[1]);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);

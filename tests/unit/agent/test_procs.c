@@ -18,6 +18,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +50,17 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* An exec event with only a file name and comm. */
+static void exec_event(struct agent_procs *ps, uint32_t pid, const char *file, const char *comm,
+		       int64_t now_ns)
+{
+	struct agent_exec ex = { 0 };
+
+	ex.filename = file;
+	ex.comm = comm;
+	agent_procs_on_exec(ps, pid, &ex, now_ns);
+}
+
 static void test_gone_process_maps_rebuilt_from_link_map(void **state)
 {
 	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
@@ -74,7 +87,7 @@ static void test_gone_process_maps_rebuilt_from_link_map(void **state)
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 
 	/* What the kernel sent while it lived: exec, then the loader's link map. */
-	agent_procs_on_exec(ps, (uint32_t)pid, "/usr/bin/true", "true", NULL, 10);
+	exec_event(ps, (uint32_t)pid, "/usr/bin/true", "true", 10);
 	le->kind = PROFILE_EV_LIBS;
 	le->pid = (uint32_t)pid;
 	le->n = 3;
@@ -134,7 +147,7 @@ static void test_exec_reads_are_rate_limited(void **state)
 	assert_int_equal(agent_procs_new(&o, &ps), 0);
 	/* 20 execs within a millisecond: 5 read /proc, the rest keep the event's names. */
 	for (uint32_t i = 0; i < 20; i++)
-		agent_procs_on_exec(ps, 4000000 + i, "/opt/x/tool", "tool", NULL, 1000 + i);
+		exec_event(ps, 4000000 + i, "/opt/x/tool", "tool", 1000 + i);
 	agent_procs_get_stats(ps, &st);
 	assert_true(st.exec_reads == 5 && st.exec_skipped == 15 && st.entries == 20);
 	/*
@@ -156,7 +169,7 @@ static void test_exec_reads_are_rate_limited(void **state)
 		}
 		for (int i = 0; i < 5000 && !proc_exe_is(pid, sleep_path); i++)
 			usleep(1000);
-		agent_procs_on_exec(ps, (uint32_t)pid, "sleep", "sleep", NULL, 2000);
+		exec_event(ps, (uint32_t)pid, "sleep", "sleep", 2000);
 		pr = agent_procs_get(ps, (uint32_t)pid, "sleep", 2001);
 		assert_non_null(pr);
 		assert_string_equal(pr->exe_name, "sleep");
@@ -438,6 +451,72 @@ static void test_read_mid_exec(void **state)
 	assert_int_equal(system(text), 0);
 }
 
+/*
+ * A process exec'd by a relative name and gone before /proc could be
+ * read: the name is found in its parent's working directory (a child of
+ * ours that chdir'd to a temporary directory holding "tool") when the
+ * file there is the exec'd one (inode and device); any other file of that
+ * name is not taken.
+ */
+static void test_relative_exec_in_parents_directory(void **state)
+{
+	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
+	struct agent_procs_opts o = { 0 };
+	char dir[] = "/tmp/profd-test-relexec-XXXXXX", tool[128], cmd[256];
+	struct agent_exec ex = { 0 };
+	struct agent_procs *ps;
+	struct agent_proc *pr;
+	struct stat st;
+	int fds[2];
+	pid_t parent;
+	char c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(tool, sizeof(tool), "%s/tool", dir);
+	snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", tool);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(stat(tool, &st), 0);
+	assert_int_equal(pipe(fds), 0);
+	parent = fork();
+	assert_true(parent >= 0);
+	if (parent == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (chdir(dir) || write(fds[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	o.elfcache = cache;
+	assert_int_equal(agent_procs_new(&o, &ps), 0);
+	ex.filename = "./tool";
+	ex.comm = "tool";
+	ex.ppid = (uint32_t)parent;
+	ex.exe_ino = (uint64_t)st.st_ino;
+	ex.exe_dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
+	agent_procs_on_exec(ps, 4000100, &ex, 10); /* no such pid: gone */
+	pr = agent_procs_get(ps, 4000100, "tool", 11);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_path, tool);
+	assert_string_equal(pr->exe_name, "tool");
+	/* Another inode: not the exec'd file. */
+	ex.exe_ino++;
+	agent_procs_on_exec(ps, 4000101, &ex, 12);
+	pr = agent_procs_get(ps, 4000101, "tool", 13);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_path, "");
+	assert_string_equal(pr->exe_name, "tool");
+	kill(parent, SIGKILL);
+	assert_int_equal(waitpid(parent, NULL, 0), parent);
+	close(fds[0]);
+	close(fds[1]);
+	agent_procs_free(ps);
+	agent_elfinfo_cache_free(cache);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* The worker of test_main_thread_gone: says its tid, then waits. */
 static void *worker_wait(void *arg)
 {
@@ -504,7 +583,7 @@ static void test_main_thread_gone(void **state)
 
 	/* Its exec event read before any sample named a thread: found in /proc/PID/task. */
 	assert_int_equal(agent_procs_new(&o, &ps), 0);
-	agent_procs_on_exec(ps, (uint32_t)pid, "relative-name", "comm", NULL, mono_ns());
+	exec_event(ps, (uint32_t)pid, "relative-name", "comm", mono_ns());
 	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "comm", mono_ns(), &self);
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_name, program_invocation_short_name);
@@ -577,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_main_thread_gone),
 		cmocka_unit_test(test_read_mid_exec),
 		cmocka_unit_test(test_zombie_named_by_its_sample),
+		cmocka_unit_test(test_relative_exec_in_parents_directory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
