@@ -73,7 +73,8 @@ static void agent_on_proc(void *ctx, const struct profile_proc_event *pe)
 	snprintf(comm, sizeof(comm), "%.*s", PROFILE_COMM_LEN, pe->comm);
 	snprintf(file, sizeof(file), "%.*s", PROFILE_PATH_LEN, pe->filename);
 	if (pe->kind == PROFILE_EV_EXEC) {
-		struct agent_exec ex = { file, comm, pe->img, pe->ppid, pe->exe_dev, pe->exe_ino };
+		struct agent_exec ex = { file,	      comm,	   pe->img,   pe->ppid,
+					 pe->exe_dev, pe->exe_ino, pe->mnt_ns };
 
 		agent_procs_on_exec(l->procs, pe->pid, &ex, (int64_t)pe->time_ns);
 	} else {

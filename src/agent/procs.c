@@ -29,6 +29,7 @@ struct agent_procs {
 	int64_t exec_tokens_ns;
 	int64_t swept_ns; /* last sweep of dead and idle entries */
 	char pidns[64];	  /* our own PID namespace ("pid:[N]"), "" = unknown */
+	uint32_t mntns;	  /* our own mount namespace's inode, 0 = unknown */
 	struct agent_procs_stats st;
 };
 
@@ -129,12 +130,17 @@ int agent_procs_new(const struct agent_procs_opts *opts, struct agent_procs **ou
 	ps->slots = xcalloc(ps->nslots, sizeof(*ps->slots));
 	ps->exec_tokens = ps->o.max_exec_reads;
 	{
-		char path[256];
+		char path[256], mnt[64];
 		ssize_t n;
 
 		snprintf(path, sizeof(path), "%s/self/ns/pid", ps->o.proc_root);
 		n = readlink(path, ps->pidns, sizeof(ps->pidns) - 1);
 		ps->pidns[n > 0 ? n : 0] = '\0';
+		snprintf(path, sizeof(path), "%s/self/ns/mnt", ps->o.proc_root);
+		n = readlink(path, mnt, sizeof(mnt) - 1);
+		mnt[n > 0 ? n : 0] = '\0';
+		if (!strncmp(mnt, "mnt:[", 5))
+			ps->mntns = (uint32_t)strtoul(mnt + 5, NULL, 10);
 	}
 	*out = ps;
 	return 0;
@@ -651,6 +657,9 @@ void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const struct agen
 	pr->from_exec = true;
 	pr->img = ex->img;
 	pr->image_ns = now_ns;
+	pr->mnt_ns = ex->mnt_ns;
+	pr->exe_ino = ex->exe_ino;
+	pr->exe_dev = ex->exe_dev;
 	if (proc_resolve_relative(ps, ex, resolved, sizeof(resolved))) {
 		filename = resolved;
 		ps->st.exec_relative++;
@@ -685,9 +694,15 @@ static bool procs_insert_map(struct agent_procmaps *pm, struct agent_map *m)
 	return true;
 }
 
-/* The executable segments of the ELF file @path loaded with bias @bias. */
+/*
+ * The executable segments of the ELF file @path (@is_exe: the process's
+ * executable) loaded with bias @bias. The file is opened in the process's
+ * root; when that is gone, by the same path in ours only if the process
+ * shares our mount namespace (else the path may name another file), and
+ * the executable only if it is the inode and device the exec event gave.
+ */
 static unsigned procs_add_lib(struct agent_procs *ps, struct agent_proc *pr, const char *path,
-			      uint64_t bias)
+			      uint64_t bias, bool is_exe)
 {
 	const uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	char dir[128], open_path[PROFILE_PATH_LEN + 160];
@@ -701,13 +716,16 @@ static unsigned procs_add_lib(struct agent_procs *ps, struct agent_proc *pr, con
 	proc_dir(ps, pr, dir, sizeof(dir));
 	snprintf(open_path, sizeof(open_path), "%s/root%s", dir, path);
 	fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 && (!pr->mnt_ns || !ps->mntns || pr->mnt_ns == ps->mntns)) {
 		snprintf(open_path, sizeof(open_path), "%s", path);
 		fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	}
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (is_exe && pr->exe_ino &&
+	     ((uint64_t)st.st_ino != pr->exe_ino || major(st.st_dev) != pr->exe_dev >> 20 ||
+	      minor(st.st_dev) != (pr->exe_dev & 0xfffff))) ||
 	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
@@ -782,7 +800,8 @@ static unsigned proc_apply_libs(struct agent_procs *ps, struct agent_proc *pr)
 		if (!pr->libs[i].path[0])
 			exe_done = true;
 		if (path[0] == '/')
-			added += procs_add_lib(ps, pr, path, pr->libs[i].bias);
+			added +=
+				procs_add_lib(ps, pr, path, pr->libs[i].bias, !pr->libs[i].path[0]);
 	}
 	if (!exe_done && pr->img.start_code && pr->exe_path[0] == '/') {
 		/* A static executable (no loader): bias = start_code - lowest code vaddr. */
@@ -790,7 +809,7 @@ static unsigned proc_apply_libs(struct agent_procs *ps, struct agent_proc *pr)
 
 		if (min >= 0 && pr->img.start_code >= (uint64_t)min)
 			added += procs_add_lib(ps, pr, pr->exe_path,
-					       pr->img.start_code - (uint64_t)min);
+					       pr->img.start_code - (uint64_t)min, true);
 	}
 	if (added) {
 		pr->maps_gen = ++ps->maps_gen;

@@ -110,7 +110,9 @@ struct agent_proc {
 	int64_t image_ns;
 	bool img_in_exec;  /* read during an exec: names of the new image, image not set yet */
 	uint32_t last_tid; /* the thread of the last sample */
-	uint32_t via_tid;  /* 0: read /proc/PID; else /proc/PID/task/TID (main thread gone) */
+	uint32_t mnt_ns, exe_dev; /* from the exec event (struct agent_exec), 0 = unknown */
+	uint64_t exe_ino;
+	uint32_t via_tid; /* 0: read /proc/PID; else /proc/PID/task/TID (main thread gone) */
 	struct agent_proc_lib {
 		uint64_t bias;
 		char *path; /* owned; "" = the executable */
@@ -196,13 +198,18 @@ struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, u
  * struct profile_proc_event): @filename the path given to execve (may be
  * relative), @comm the new comm, @img the new image, @ppid the parent's
  * pid, @exe_ino and @exe_dev the executable's inode and device (kernel
- * dev_t, major << 20 | minor); 0 / NULL = unknown.
+ * dev_t, major << 20 | minor), @mnt_ns its mount namespace; 0 / NULL =
+ * unknown. When the process is gone before /proc/PID/root can be read,
+ * its files are looked up by path in the agent's own mount namespace
+ * only if it is the process's too, and its executable only if the
+ * inode and device match.
  */
 struct agent_exec {
 	const char *filename, *comm;
 	struct profile_image img;
 	uint32_t ppid, exe_dev;
 	uint64_t exe_ino;
+	uint32_t mnt_ns; /* inode of its mount namespace */
 };
 
 /**

@@ -562,6 +562,8 @@ int BPF_PROG(profile_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	pe->exe_ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
 	pe->exe_dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
 	pe->ppid = BPF_CORE_READ(p, real_parent, tgid);
+	pe->mnt_ns = BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum);
+	pe->pad = 0;
 	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
 	if (bpf_probe_read_kernel_str(pe->filename, sizeof(pe->filename), bprm->filename) < 0)
 		pe->filename[0] = '\0';
@@ -635,6 +637,8 @@ int BPF_PROG(profile_exit, struct task_struct *p)
 	pe->exe_ino = 0;
 	pe->exe_dev = 0;
 	pe->ppid = 0;
+	pe->mnt_ns = 0;
+	pe->pad = 0;
 	bpf_get_current_comm(pe->comm, sizeof(pe->comm));
 	pe->filename[0] = '\0';
 	bpf_ringbuf_submit(pe, wakeup_flag());

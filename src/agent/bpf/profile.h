@@ -120,6 +120,8 @@ struct profile_proc_event {
 	__u64 exe_ino;		  /* EXEC: the executable's inode number ... */
 	__u32 exe_dev;		  /* ... and device (kernel dev_t: major << 20 | minor) */
 	__u32 ppid;		  /* EXEC: the parent's tgid */
+	__u32 mnt_ns;		  /* EXEC: inode of its mount namespace (/proc/PID/ns/mnt) */
+	__u32 pad;
 	char comm[PROFILE_COMM_LEN];
 	char filename[PROFILE_PATH_LEN]; /* EXEC: the path given to execve; "" for EXIT */
 };

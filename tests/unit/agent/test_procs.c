@@ -134,6 +134,63 @@ static bool proc_exe_is(pid_t pid, const char *want)
 	return !strcmp(exe, want);
 }
 
+/* Our mount namespace's inode (/proc/self/ns/mnt is "mnt:[N]"). */
+static uint32_t own_mnt_ns(void)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/mnt", link, sizeof(link) - 1);
+
+	assert_true(n > 5);
+	link[n] = '\0';
+	return (uint32_t)strtoul(link + 5, NULL, 10);
+}
+
+/*
+ * A gone process's libc is found by path in our root only when the
+ * process was in our mount namespace (in another, the same path may name
+ * another file: a container's libc).
+ */
+static void test_gone_process_in_another_mount_namespace(void **state)
+{
+	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
+	struct agent_procs_opts o = { 0 };
+	struct profile_libs_event *le = calloc(1, sizeof(*le));
+	struct libc_info li;
+	struct agent_procs *ps;
+	struct agent_proc *pr;
+	uint32_t own = own_mnt_ns();
+
+	(void)state;
+	memset(&li, 0, sizeof(li));
+	assert_true(dl_iterate_phdr(find_libc, &li) == 1 && li.code);
+	o.elfcache = cache;
+	assert_int_equal(agent_procs_new(&o, &ps), 0);
+	le->kind = PROFILE_EV_LIBS;
+	le->n = 1;
+	snprintf(le->libs[0].name, sizeof(le->libs[0].name), "%s", li.path);
+	le->libs[0].l_addr = li.bias;
+	for (int k = 0; k < 2; k++) {
+		struct agent_exec ex = { 0 };
+		uint32_t fake = 4000200 + (uint32_t)k; /* no such pid: gone */
+
+		ex.filename = "/usr/bin/true";
+		ex.comm = "true";
+		ex.mnt_ns = k == 0 ? own + 1 : own;
+		agent_procs_on_exec(ps, fake, &ex, 10);
+		le->pid = fake;
+		agent_procs_on_libs(ps, le, 20);
+		pr = agent_procs_get(ps, fake, "true", 30);
+		assert_non_null(pr);
+		if (k == 0)
+			assert_null(agent_procs_find_map(ps, pr, li.code, 30));
+		else
+			assert_non_null(agent_procs_find_map(ps, pr, li.code, 30));
+	}
+	agent_procs_free(ps);
+	agent_elfinfo_cache_free(cache);
+	free(le);
+}
+
 static void test_exec_reads_are_rate_limited(void **state)
 {
 	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
@@ -650,6 +707,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gone_process_maps_rebuilt_from_link_map),
+		cmocka_unit_test(test_gone_process_in_another_mount_namespace),
 		cmocka_unit_test(test_exec_reads_are_rate_limited),
 		cmocka_unit_test(test_stat_image),
 		cmocka_unit_test(test_samples_across_exec),
