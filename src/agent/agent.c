@@ -366,7 +366,8 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 		     { "what=\"maps_rebuilt_from_events\"", pst.maps_rebuilt },
 		     { "what=\"exec_rate_limited\"", pst.exec_skipped },
 		     { "what=\"image_changed\"", pst.image_rereads },
-		     { "what=\"exec_relative_resolved\"", pst.exec_relative });
+		     { "what=\"exec_relative_resolved\"", pst.exec_relative },
+		     { "what=\"inherited_from_parent\"", pst.inherited });
 	AGENT_METRIC(
 		b, "profd_agent_loader_events_total", "counter",
 		"Dynamic loader link maps received, and mappings they added that /proc had not shown.",

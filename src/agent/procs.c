@@ -580,6 +580,60 @@ struct agent_proc *agent_procs_get(struct agent_procs *ps, uint32_t pid, const c
 	return procs_get_tid(ps, pid, pid, comm, now_ns);
 }
 
+/*
+ * @pr is gone and nothing was known of it (no exec event: a forked child
+ * that never exec'd, or one sampled before its exec). Fork copies the
+ * address space, so a live entry of the same image @img (start_code,
+ * end_code and start_brk; brk is randomized per exec) is its parent or a
+ * sibling: take its names, container and mappings (a live one first; a
+ * parent known only from its exec event has its maps read now).
+ * O(entries), only for such processes. Returns whether one was found.
+ */
+static bool proc_inherit(struct agent_procs *ps, struct agent_proc *pr,
+			 const struct profile_image *img, int64_t now_ns)
+{
+	struct agent_proc *from = NULL;
+
+	if (!img->start_code || !img->end_code || !img->start_brk || pr->exe_path[0] ||
+	    (!pr->maps_rc && pr->maps.maps.n))
+		return false;
+	for (size_t i = 0; i < ps->nslots; i++) {
+		struct agent_proc *q = ps->slots[i];
+
+		if (!q || q == pr || !q->exe_path[0] || memcmp(&q->img, img, sizeof(*img)))
+			continue;
+		/* A parent known from its exec event but never sampled: read its maps now. */
+		if (!q->maps_read_ns && !q->dead)
+			proc_first_maps(ps, q, now_ns);
+		if (q->maps_rc || !q->maps.maps.n)
+			continue;
+		from = q;
+		if (!q->dead)
+			break; /* a live one (the parent) before a dead sibling */
+	}
+	if (!from)
+		return false;
+	proc_set_str(&pr->exe_path, from->exe_path);
+	proc_set_str(&pr->exe_name, from->exe_name);
+	if (from->cmdline)
+		proc_set_str(&pr->cmdline, from->cmdline);
+	pr->ctr = from->ctr;
+	pr->img = *img;
+	agent_procmaps_release(&pr->maps);
+	agent_procmaps_init(&pr->maps);
+	for (size_t i = 0; i < from->maps.maps.n; i++) {
+		struct agent_map m = from->maps.maps.v[i];
+
+		m.path = xstrdup(m.path ? m.path : "");
+		m.user = 0;
+		VEC_PUSH(&pr->maps.maps, m);
+	}
+	pr->maps_rc = 0;
+	pr->maps_gen = ++ps->maps_gen;
+	ps->st.inherited++;
+	return true;
+}
+
 struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, uint32_t tid,
 					 const char *comm, int64_t now_ns,
 					 const struct profile_image *img)
@@ -597,6 +651,8 @@ struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, u
 		return pr;
 	}
 	pr = procs_get_tid(ps, pid, tid, comm, now_ns);
+	if (img && !pr->img.start_code && proc_inherit(ps, pr, img, now_ns))
+		return pr;
 	if (!img || proc_same_image(pr, img))
 		return pr;
 	if (pr->image_ns < now_ns) {
@@ -625,21 +681,22 @@ static bool proc_resolve_relative(const struct agent_procs *ps, const struct age
 				  char *out, size_t n)
 {
 	const char *name = ex->filename;
-	char path[128], cwd[PROFILE_PATH_LEN];
+	char path[128], cwd[PROFILE_PATH_LEN], joined[2 * PROFILE_PATH_LEN + 2], canon[PATH_MAX];
 	struct stat st;
 	ssize_t k;
 
 	if (!name || !name[0] || name[0] == '/' || !ex->ppid || !ex->exe_ino)
 		return false;
-	while (name[0] == '.' && name[1] == '/')
-		name += 2;
 	snprintf(path, sizeof(path), "%s/%u/cwd", ps->o.proc_root, ex->ppid);
 	k = readlink(path, cwd, sizeof(cwd) - 1);
 	if (k <= 0 || cwd[0] != '/')
 		return false;
 	cwd[k] = '\0';
-	if ((size_t)snprintf(out, n, "%s/%s", k > 1 ? cwd : "", name) >= n)
+	snprintf(joined, sizeof(joined), "%s/%s", cwd, name);
+	/* Canonical ("..", "//" and symlinks resolved), as /proc/PID/exe gives it. */
+	if (!realpath(joined, canon) || strlen(canon) >= n)
 		return false;
+	memcpy(out, canon, strlen(canon) + 1);
 	/* The kernel's dev_t is major << 20 | minor (include/linux/kdev_t.h). */
 	return stat(out, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == ex->exe_ino &&
 	       major(st.st_dev) == ex->exe_dev >> 20 && minor(st.st_dev) == (ex->exe_dev & 0xfffff);

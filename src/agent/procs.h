@@ -31,6 +31,10 @@
  *     /proc shows the new one) is refused, and an entry older than the
  *     sample's image (an exec event lost, or skipped because the new
  *     executable is excluded) is read again;
+ *   - a process gone before it was read, of which nothing was known (a
+ *     forked child that never exec'd), takes the names and mappings of a
+ *     live entry with its exact image (its parent or a sibling: fork
+ *     copies the address space);
  *   - when the main thread exited before the others, /proc/PID shows no
  *     executable, maps or root any more: the entry is read through a
  *     live thread's /proc/PID/task/TID instead (the last sampled one);
@@ -146,6 +150,7 @@ struct agent_procs_stats {
 	uint64_t libs_mapped;	/* mappings added from them (not yet seen in /proc) */
 	uint64_t image_rereads; /* entries read again for a sample of a newer image */
 	uint64_t exec_relative; /* relative exec'd names found in the parent's directory */
+	uint64_t inherited;	/* gone forked children given their parent's names and maps */
 	uint64_t stale_image; /* samples refused: their image was replaced before they were read */
 	uint64_t entries;     /* entries now */
 };

@@ -15,6 +15,11 @@
 #     ~10 per exit before); nor of its 40 forked children that exit at
 #     once, never sampled alive, tearing down their copy of its memory
 #     (they inherit its verdict at fork; ~9 ticks each leaked before).
+#   - 20 forked children that spin 50 ms in worker_spin() and exit without
+#     exec, gone before the agent reads them: they run their parent's
+#     image, so they must be named and symbolized from the parent's entry
+#     (>= 85 % of forkspin_proc's samples in worker_spin(); brk9 saw half
+#     the children with no path and [unknown] frames).
 # Needs root and kernel BTF.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,6 +30,7 @@ ${CC:-cc} -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/lifecycle" tests/work
 	fail "cannot build lifecycle.c"
 cp "$tmp/lifecycle" "$tmp/mainexit_process"
 cp "$tmp/lifecycle" "$tmp/bigexit"
+cp "$tmp/lifecycle" "$tmp/forkspin_proc"
 agent_start_server
 AGENT_BIN=$PROFD_FAST agent_start --server "$base" --interval 1s --frequency 499 \
 	--exclude-exe bigexit
@@ -36,6 +42,7 @@ for _ in 1 2 3 4 5; do
 	"$tmp/bigexit" bigexit 1024 || fail "bigexit failed"
 done
 "$tmp/bigexit" forkexit 1024 40 || fail "bigexit forkexit failed"
+"$tmp/forkspin_proc" forkspin 20 50 || fail "forkspin_proc failed"
 wait "$p1" || fail "mainexit_process failed"
 extra_pids=
 sleep 0.3
@@ -59,3 +66,16 @@ print(f"ok mainexit_process: {samples:.0f} samples, worker_spin() in {named:.1f}
 sys.exit(0 if samples >= 100 and named >= 80 else 1)
 PY
 echo "ok excluded bigexit never sampled, even while its (or its children's) memory is torn down"
+agent_flame "$type" '{process.executable.name="forkspin_proc"}' "$tmp/fork.json"
+python3 tests/integration/agent_check.py "$tmp/fork.json" worker_spin '[unknown]*' >"$tmp/fork.sum"
+python3 - "$tmp/fork.sum" <<'PY' || fail "forked children without exec"
+import json, sys
+s = json.load(open(sys.argv[1]))
+total = s["total"]
+samples = total / (1e9 / 499)
+named = 100 * s["names"]["worker_spin"] / total if total else 0
+unknown = 100 * s["names"]["[unknown]*"] / total if total else 100
+print(f"ok forkspin_proc's children: {samples:.0f} samples, worker_spin() in {named:.1f}% "
+      f"(want >= 85), a frame [unknown] in {unknown:.1f}%")
+sys.exit(0 if samples >= 100 and named >= 85 else 1)
+PY

@@ -18,6 +18,11 @@
  *                                (never exec): each tears down its copy
  *                                of the page tables without an mm, and
  *                                is too short-lived to be sampled alive.
+ *   lifecycle forkspin N MS      forks N children one after another, each
+ *                                spinning MS ms of CPU in worker_spin() and
+ *                                exiting without exec: gone before the
+ *                                agent reads them, known only by their
+ *                                parent's image.
  *
  * Build: cc -O2 -g -fno-omit-frame-pointer -pthread -o lifecycle lifecycle.c
  */
@@ -61,7 +66,8 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: lifecycle mainexit SECONDS | bigexit MIB | forkexit MIB N\n");
+			"usage: lifecycle mainexit SECONDS | bigexit MIB | forkexit MIB N | "
+			"forkspin N MS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "mainexit")) {
@@ -69,6 +75,24 @@ int main(int argc, char **argv)
 		if (pthread_create(&t, NULL, worker, &seconds))
 			return 1;
 		pthread_exit(NULL);
+	}
+	if (!strcmp(argv[1], "forkspin") && argc > 3) {
+		int children = atoi(argv[2]);
+		double ms = atof(argv[3]);
+
+		for (int i = 0; i < children; i++) {
+			pid_t pid = fork();
+
+			if (pid < 0)
+				return 1;
+			if (pid == 0) {
+				worker_spin(ms / 1000.0);
+				_exit(0);
+			}
+			if (waitpid(pid, NULL, 0) != pid)
+				return 1;
+		}
+		return 0;
 	}
 	if (!strcmp(argv[1], "bigexit") || !strcmp(argv[1], "forkexit")) {
 		size_t n = (size_t)atol(argv[2]) << 20;

@@ -557,6 +557,12 @@ static void test_relative_exec_in_parents_directory(void **state)
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_path, tool);
 	assert_string_equal(pr->exe_name, "tool");
+	/* Any spelling of it gives the canonical path, as /proc/PID/exe would. */
+	ex.filename = ".//./tool";
+	agent_procs_on_exec(ps, 4000102, &ex, 10);
+	pr = agent_procs_get(ps, 4000102, "tool", 11);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_path, tool);
 	/* Another inode: not the exec'd file. */
 	ex.exe_ino++;
 	agent_procs_on_exec(ps, 4000101, &ex, 12);
@@ -572,6 +578,51 @@ static void test_relative_exec_in_parents_directory(void **state)
 	agent_elfinfo_cache_free(cache);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A forked child that never exec'd, gone before it was read: it runs our
+ * image, so it gets our entry's names and mappings (its code resolves).
+ */
+static void test_gone_fork_child_inherits(void **state)
+{
+	struct agent_elfinfo_cache *cache = agent_elfinfo_cache_new(0);
+	struct agent_procs_opts o = { 0 };
+	struct profile_image self, other;
+	struct agent_procs_stats st;
+	struct agent_procs *ps;
+	struct agent_proc *pr;
+	pid_t pid[2];
+
+	(void)state;
+	assert_int_equal(pid_image(0, &self), 0);
+	o.elfcache = cache;
+	assert_int_equal(agent_procs_new(&o, &ps), 0);
+	assert_non_null(agent_procs_get(ps, (uint32_t)getpid(), "test", mono_ns()));
+	for (int k = 0; k < 2; k++) {
+		pid[k] = fork();
+		assert_true(pid[k] >= 0);
+		if (pid[k] == 0)
+			_exit(0);
+		assert_int_equal(waitpid(pid[k], NULL, 0), pid[k]);
+	}
+	pr = agent_procs_get_image(ps, (uint32_t)pid[0], (uint32_t)pid[0], "test", mono_ns(),
+				   &self);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_name, program_invocation_short_name);
+	assert_true(pr->exe_path[0] == '/' && pr->pid == (uint32_t)pid[0]);
+	assert_non_null(agent_procs_find_map(
+		ps, pr, (uint64_t)(uintptr_t)test_gone_fork_child_inherits, mono_ns()));
+	/* Another image (start_brk differs): nothing to inherit. */
+	other = self;
+	other.start_brk += 0x1000;
+	pr = agent_procs_get_image(ps, (uint32_t)pid[1], (uint32_t)pid[1], "x", mono_ns(), &other);
+	assert_non_null(pr);
+	assert_string_equal(pr->exe_path, "");
+	agent_procs_get_stats(ps, &st);
+	assert_true(st.inherited == 1);
+	agent_procs_free(ps);
+	agent_elfinfo_cache_free(cache);
 }
 
 /* The worker of test_main_thread_gone: says its tid, then waits. */
@@ -715,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_read_mid_exec),
 		cmocka_unit_test(test_zombie_named_by_its_sample),
 		cmocka_unit_test(test_relative_exec_in_parents_directory),
+		cmocka_unit_test(test_gone_fork_child_inherits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
