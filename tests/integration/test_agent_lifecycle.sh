@@ -52,30 +52,23 @@ names=$(curl -fs "$base/api/v1/labels/process.executable.name/values")
 ! grep -q '"bigexit"' <<<"$names" || fail "the excluded bigexit was sampled: $names"
 grep -q '"mainexit_process"' <<<"$names" || fail "no samples named mainexit_process: $names"
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
-agent_flame "$type" '{process.executable.name="mainexit_process"}' "$tmp/main.json"
-python3 tests/integration/agent_check.py "$tmp/main.json" worker_spin '[unknown]*' >"$tmp/main.sum"
-python3 - "$tmp/main.sum" <<'PY' || fail "samples of a process without its main thread"
+# worker_share EXE MIN WHAT: EXE's samples (>= 100 at 499 Hz) must have
+# worker_spin() on >= MIN % of them.
+worker_share() {
+	agent_flame "$type" "{process.executable.name=\"$1\"}" "$tmp/$1.json"
+	python3 tests/integration/agent_check.py "$tmp/$1.json" worker_spin '[unknown]*' >"$tmp/$1.sum"
+	python3 - "$tmp/$1.sum" "$1" "$2" <<'PY' || fail "$3"
 import json, sys
-s = json.load(open(sys.argv[1]))
+s, exe, want = json.load(open(sys.argv[1])), sys.argv[2], float(sys.argv[3])
 total = s["total"]
 samples = total / (1e9 / 499)
 named = 100 * s["names"]["worker_spin"] / total if total else 0
 unknown = 100 * s["names"]["[unknown]*"] / total if total else 100
-print(f"ok mainexit_process: {samples:.0f} samples, worker_spin() in {named:.1f}% (want >= 80), "
+print(f"ok {exe}: {samples:.0f} samples, worker_spin() in {named:.1f}% (want >= {want:.0f}), "
       f"a frame [unknown] in {unknown:.1f}%")
-sys.exit(0 if samples >= 100 and named >= 80 else 1)
+sys.exit(0 if samples >= 100 and named >= want else 1)
 PY
+}
+worker_share mainexit_process 80 "samples of a process without its main thread"
 echo "ok excluded bigexit never sampled, even while its (or its children's) memory is torn down"
-agent_flame "$type" '{process.executable.name="forkspin_proc"}' "$tmp/fork.json"
-python3 tests/integration/agent_check.py "$tmp/fork.json" worker_spin '[unknown]*' >"$tmp/fork.sum"
-python3 - "$tmp/fork.sum" <<'PY' || fail "forked children without exec"
-import json, sys
-s = json.load(open(sys.argv[1]))
-total = s["total"]
-samples = total / (1e9 / 499)
-named = 100 * s["names"]["worker_spin"] / total if total else 0
-unknown = 100 * s["names"]["[unknown]*"] / total if total else 100
-print(f"ok forkspin_proc's children: {samples:.0f} samples, worker_spin() in {named:.1f}% "
-      f"(want >= 85), a frame [unknown] in {unknown:.1f}%")
-sys.exit(0 if samples >= 100 and named >= 85 else 1)
-PY
+worker_share forkspin_proc 85 "forked children without exec"
