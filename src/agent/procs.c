@@ -549,35 +549,49 @@ static bool proc_same_image(const struct agent_proc *pr, const struct profile_im
 	return true;
 }
 
-/* The entry for @pid (live, or made from /proc), with @tid as the thread to read through. */
-static struct agent_proc *procs_get_tid(struct agent_procs *ps, uint32_t pid, uint32_t tid,
-					const char *comm, int64_t now_ns)
+/* A new entry for @pid read from /proc (through thread @tid if its main thread is gone). */
+static struct agent_proc *procs_read_new(struct agent_procs *ps, uint32_t pid, uint32_t tid,
+					 const char *comm, int64_t now_ns)
 {
-	struct agent_proc *pr = procs_lookup(ps, pid);
+	struct agent_proc *pr = procs_create(ps, pid, now_ns);
+
+	pr->last_tid = tid;
+	proc_read_attrs(ps, pr, NULL, comm);
+	proc_first_maps(ps, pr, now_ns);
+	return pr;
+}
+
+/* The entry for @pid (live, or made from /proc), with @tid as the thread to read through. */
+/*
+ * @pr (procs_lookup of @pid, may be NULL) when live, else a new entry;
+ * @tid is the thread to read through. The comm is copied only when /proc
+ * is read: this runs for every sample.
+ */
+static struct agent_proc *procs_get_tid(struct agent_procs *ps, struct agent_proc *pr, uint32_t pid,
+					uint32_t tid, const char *comm, int64_t now_ns)
+{
 	char cbuf[32];
 
-	snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
 	if (pr && !pr->dead) {
 		pr->used_ns = now_ns;
 		pr->last_tid = tid;
 		/* Made by a loader event, or by an exec past the rate limit. */
-		if (!pr->attrs_read)
+		if (!pr->attrs_read) {
+			snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
 			proc_read_attrs(ps, pr, NULL, cbuf);
+		}
 		if (!pr->maps_read_ns)
 			proc_first_maps(ps, pr, now_ns);
 		return pr;
 	}
-	pr = procs_create(ps, pid, now_ns);
-	pr->last_tid = tid;
-	proc_read_attrs(ps, pr, NULL, cbuf);
-	proc_first_maps(ps, pr, now_ns);
-	return pr;
+	snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
+	return procs_read_new(ps, pid, tid, cbuf, now_ns);
 }
 
 struct agent_proc *agent_procs_get(struct agent_procs *ps, uint32_t pid, const char *comm,
 				   int64_t now_ns)
 {
-	return procs_get_tid(ps, pid, pid, comm, now_ns);
+	return procs_get_tid(ps, procs_lookup(ps, pid), pid, pid, comm, now_ns);
 }
 
 /*
@@ -594,9 +608,10 @@ static bool proc_inherit(struct agent_procs *ps, struct agent_proc *pr,
 {
 	struct agent_proc *from = NULL;
 
-	if (!img->start_code || !img->end_code || !img->start_brk || pr->exe_path[0] ||
-	    (!pr->maps_rc && pr->maps.maps.n))
+	if (pr->inherit_tried || !img->start_code || !img->end_code || !img->start_brk ||
+	    pr->exe_path[0] || (!pr->maps_rc && pr->maps.maps.n))
 		return false;
+	pr->inherit_tried = true; /* the scan is O(entries): once per entry */
 	for (size_t i = 0; i < ps->nslots; i++) {
 		struct agent_proc *q = ps->slots[i];
 
@@ -650,7 +665,7 @@ struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, u
 		pr->used_ns = now_ns;
 		return pr;
 	}
-	pr = procs_get_tid(ps, pid, tid, comm, now_ns);
+	pr = procs_get_tid(ps, pr, pid, tid, comm, now_ns);
 	if (img && !pr->img.start_code && proc_inherit(ps, pr, img, now_ns))
 		return pr;
 	if (!img || proc_same_image(pr, img))
@@ -661,15 +676,22 @@ struct agent_proc *agent_procs_get_image(struct agent_procs *ps, uint32_t pid, u
 
 		ps->st.image_rereads++;
 		snprintf(cbuf, sizeof(cbuf), "%.*s", 16, comm ? comm : "");
-		pr = procs_create(ps, pid, now_ns);
-		pr->last_tid = tid;
-		proc_read_attrs(ps, pr, NULL, cbuf);
-		proc_first_maps(ps, pr, now_ns);
+		pr = procs_read_new(ps, pid, tid, cbuf, now_ns);
 		if (proc_same_image(pr, img))
 			return pr;
 	}
 	ps->st.stale_image++;
 	return NULL;
+}
+
+/*
+ * Whether @st is the file the exec event named by inode @ino and device
+ * @kdev (the kernel's dev_t: major << 20 | minor, include/linux/kdev_t.h).
+ */
+static bool stat_is_file(const struct stat *st, uint64_t ino, uint32_t kdev)
+{
+	return (uint64_t)st->st_ino == ino && major(st->st_dev) == kdev >> 20 &&
+	       minor(st->st_dev) == (kdev & 0xfffff);
 }
 
 /*
@@ -697,9 +719,8 @@ static bool proc_resolve_relative(const struct agent_procs *ps, const struct age
 	if (!realpath(joined, canon) || strlen(canon) >= n)
 		return false;
 	memcpy(out, canon, strlen(canon) + 1);
-	/* The kernel's dev_t is major << 20 | minor (include/linux/kdev_t.h). */
-	return stat(out, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == ex->exe_ino &&
-	       major(st.st_dev) == ex->exe_dev >> 20 && minor(st.st_dev) == (ex->exe_dev & 0xfffff);
+	return stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+	       stat_is_file(&st, ex->exe_ino, ex->exe_dev);
 }
 
 void agent_procs_on_exec(struct agent_procs *ps, uint32_t pid, const struct agent_exec *ex,
@@ -780,9 +801,7 @@ static unsigned procs_add_lib(struct agent_procs *ps, struct agent_proc *pr, con
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (is_exe && pr->exe_ino &&
-	     ((uint64_t)st.st_ino != pr->exe_ino || major(st.st_dev) != pr->exe_dev >> 20 ||
-	      minor(st.st_dev) != (pr->exe_dev & 0xfffff))) ||
+	    (is_exe && pr->exe_ino && !stat_is_file(&st, pr->exe_ino, pr->exe_dev)) ||
 	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||

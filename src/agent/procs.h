@@ -100,8 +100,9 @@ struct agent_proc {
 	char *exe_name;
 	char *cmdline;
 	struct agent_container ctr;
-	bool from_exec;	 /* created from an exec event */
-	bool attrs_read; /* /proc was read (else names from the exec event only) */
+	bool from_exec;	    /* created from an exec event */
+	bool attrs_read;    /* /proc was read (else names from the exec event only) */
+	bool inherit_tried; /* looked for its parent's entry (gone, unknown fork child) */
 	bool dead;
 	int64_t used_ns, dead_ns; /* event clock (CLOCK_MONOTONIC ns) */
 	/*
