@@ -9,6 +9,7 @@
 #include "agent/debuginfo.h"
 #include "agent/elfinfo.h"
 #include "agent/export.h"
+#include "agent/interp.h"
 #include "agent/k8s.h"
 #include "agent/metrics.h"
 #include "agent/procs.h"
@@ -33,7 +34,8 @@
 struct agent_loop {
 	struct agent_collect *collect;
 	struct agent_procs *procs;
-	int64_t mono_to_unix_ns; /* add to a CLOCK_MONOTONIC time to get unix time */
+	struct agent_interp *interp; /* NULL: --no-interpreters */
+	int64_t mono_to_unix_ns;     /* add to a CLOCK_MONOTONIC time to get unix time */
 };
 
 /* Everything /metrics and the interval log line report. */
@@ -44,8 +46,9 @@ struct agent_parts {
 	struct agent_unwinder *unwinder;
 	struct agent_export *x;
 	struct agent_elfinfo_cache *elfcache;
-	struct agent_debuginfo *di; /* NULL: no debuginfo upload */
-	struct agent_k8s *k8s;	    /* NULL: no --k8s */
+	struct agent_debuginfo *di;  /* NULL: no debuginfo upload */
+	struct agent_k8s *k8s;	     /* NULL: no --k8s */
+	struct agent_interp *interp; /* NULL: no interpreter frames */
 };
 
 static int64_t mono_ns(void)
@@ -80,6 +83,32 @@ static void agent_on_proc(void *ctx, const struct profile_proc_event *pe)
 	} else {
 		agent_procs_on_exit(l->procs, pe->pid, (int64_t)pe->time_ns);
 	}
+	/* A new image may run another runtime or none; a gone process none. */
+	if (l->interp)
+		agent_interp_forget(l->interp, pe->pid);
+}
+
+static void agent_on_interp(void *ctx, const struct profile_interp_event *ie)
+{
+	struct agent_loop *l = ctx;
+
+	if (l->interp)
+		agent_interp_add_event(l->interp, ie);
+}
+
+/* agent_interp_opts callbacks: the sampler opens after the collector. */
+static int agent_interp_install(void *ctx, uint32_t pid, const struct profile_interp_proc *p)
+{
+	struct agent_parts *a = ctx;
+
+	return a->s ? agent_sampler_interp_set(a->s, pid, p) : -EAGAIN;
+}
+
+static int agent_interp_remove(void *ctx, uint32_t pid)
+{
+	struct agent_parts *a = ctx;
+
+	return a->s ? agent_sampler_interp_del(a->s, pid) : 0;
 }
 
 static void agent_on_libs(void *ctx, const struct profile_libs_event *le)
@@ -228,6 +257,58 @@ static void agent_render_binary_metrics(struct buf *b, const struct agent_parts 
 	}
 }
 
+/*
+ * Interpreter frames per (runtime, executable, version) (interp.h,
+ * agent_interp_stats): processes, and samples by how their naming ended.
+ */
+static void agent_render_interp_metrics(struct buf *b, struct agent_interp *ip)
+{
+	struct agent_interp_stats st[AGENT_INTERP_MAX_STATS];
+	size_t n = agent_interp_get_stats(ip, st, AGENT_INTERP_MAX_STATS);
+	char exe[2 * sizeof(st[0].exe)], ver[2 * sizeof(st[0].version)], why[2 * 96];
+	char lb[sizeof(exe) + sizeof(ver) + sizeof(why) + 128];
+
+	metric_head(b, "profd_agent_interp_processes_total", "counter",
+		    "Processes found running an interpreter, by runtime, executable, version "
+		    "and whether its frames are supported (reason says why not).");
+	for (size_t i = 0; i < n; i++) {
+		metric_label_value(exe, sizeof(exe), st[i].exe);
+		metric_label_value(ver, sizeof(ver), st[i].version);
+		metric_label_value(why, sizeof(why), st[i].reason);
+		snprintf(
+			lb, sizeof(lb),
+			"runtime=\"%.15s\",exe=\"%s\",version=\"%s\",supported=\"%s\",reason=\"%s\"",
+			st[i].runtime, exe, ver, st[i].supported ? "true" : "false", why);
+		metric_u64(b, "profd_agent_interp_processes_total", lb, st[i].procs);
+	}
+	metric_head(b, "profd_agent_interp_samples_total", "counter",
+		    "Samples of interpreter processes by result: named (every interpreter frame "
+		    "named), read_failed, stale, corrupt (native frames kept), no_event "
+		    "(an interpreter-loop frame without interpreter frames).");
+	for (size_t i = 0; i < n; i++) {
+		const struct {
+			const char *what;
+			uint64_t v;
+		} rows[] = { { "sent", st[i].samples },
+			     { "named", st[i].named },
+			     { "read_failed", st[i].read_failed },
+			     { "stale", st[i].stale },
+			     { "corrupt", st[i].corrupt },
+			     { "no_event", st[i].no_event } };
+
+		if (!st[i].supported)
+			continue;
+		metric_label_value(exe, sizeof(exe), st[i].exe);
+		metric_label_value(ver, sizeof(ver), st[i].version);
+		for (size_t k = 0; k < PROF_ARRAY_SIZE(rows); k++) {
+			snprintf(lb, sizeof(lb),
+				 "runtime=\"%.15s\",exe=\"%s\",version=\"%s\",result=\"%s\"",
+				 st[i].runtime, exe, ver, rows[k].what);
+			metric_u64(b, "profd_agent_interp_samples_total", lb, rows[k].v);
+		}
+	}
+}
+
 /* The Prometheus text page (metrics.h). */
 static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 {
@@ -287,6 +368,8 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 		{ "result=\"all\"", cst.dwarf_stacks },
 		{ "result=\"complete\"", cst.dwarf_complete });
 	agent_render_binary_metrics(b, a);
+	if (a->interp)
+		agent_render_interp_metrics(b, a->interp);
 	AGENT_METRIC(b, "profd_agent_jit_frames_total", "counter",
 		     "User frames in JIT code, all and those named from a perf map.",
 		     { "result=\"all\"", cst.jit_frames }, { "result=\"named\"", cst.jit_named });
@@ -554,6 +637,19 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	co.procs = a.procs;
 	co.unwinder = a.unwinder;
 	co.max_samples = AGENT_MAX_SAMPLES;
+	if (!opts->no_interp) {
+		struct agent_interp_opts io = { 0 };
+
+		io.install = agent_interp_install;
+		io.remove = agent_interp_remove;
+		io.ctx = &a;
+		rc = agent_interp_new(&io, &a.interp);
+		if (rc) {
+			prof_err_set(err, rc, -1, "agent: bad interpreter options");
+			goto out;
+		}
+		co.interp = a.interp;
+	}
 	if (opts->k8s) {
 		struct agent_k8s_opts ko = { .url = opts->k8s_kubelet,
 					     .token_file = opts->k8s_token_file,
@@ -573,6 +669,7 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 
 	loop.collect = a.collect;
 	loop.procs = a.procs;
+	loop.interp = a.interp;
 	so.frequency = opts->frequency;
 	so.off_cpu = opts->off_cpu;
 	so.off_cpu_min_ns = (uint64_t)opts->off_cpu_threshold_ns;
@@ -589,6 +686,7 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	so.on_proc = agent_on_proc;
 	so.on_kstack = agent_on_kstack;
 	so.on_libs = agent_on_libs;
+	so.on_interp = agent_on_interp;
 	so.ctx = &loop;
 	rc = agent_sampler_open(&so, &a.s, err);
 	if (rc)
@@ -694,6 +792,7 @@ out:
 	agent_debuginfo_close(a.di);
 	agent_export_close(a.x, AGENT_DRAIN_MS);
 	agent_collect_free(a.collect);
+	agent_interp_free(a.interp);
 	agent_k8s_free(a.k8s);
 	agent_unwinder_free(a.unwinder);
 	agent_procs_free(a.procs);

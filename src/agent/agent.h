@@ -58,6 +58,8 @@
  * @debuginfo_url:  profd server for uploads (NULL = @server_url when it is
  *                  http(s); a grpc:// server has no debuginfo API, so
  *                  uploads are off unless this is given)
+ * @no_interp:      no interpreter frames (interp.h): Python, Ruby and PHP
+ *                  processes show their native frames only
  * @k8s:            add pod metadata from the node's kubelet (k8s.h)
  * @k8s_kubelet, @k8s_token_file, @k8s_ca_file, @k8s_insecure: its pods
  *                  URL, credentials and TLS (NULL: k8s.h's defaults)
@@ -88,6 +90,7 @@ struct agent_opts {
 	uint64_t debuginfo_max_bytes, debuginfo_rate;
 	unsigned debuginfo_files_per_min;
 	const char *debuginfo_url;
+	bool no_interp;
 	bool k8s;
 	const char *k8s_kubelet, *k8s_token_file, *k8s_ca_file;
 	bool k8s_insecure;

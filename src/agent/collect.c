@@ -102,6 +102,7 @@ struct collect_prof {
 	struct model_profile *prof; /* NULL until the first sample of this kind */
 	uint32_t kernel_mapping;    /* profile mapping indexes, 0 = not added yet */
 	uint32_t unknown_mapping, jit_mapping, trunc_loc;
+	uint32_t interp_mapping, ft_interp; /* "[<frame type>]" and its frame type string */
 	uint32_t ft_kernel, ft_native, ft_jit, ft_abort; /* string ids of the frame types */
 	uint32_t k_thread_name, k_thread_id, k_cpu;
 	struct pair_index locs;	  /* (mapping, address) -> location */
@@ -129,6 +130,7 @@ struct agent_collect {
 	size_t nbins;
 	struct agent_binary_stats bins_other; /* binaries past the table */
 	struct profile_kstack_event *kstacks; /* AGENT_COLLECT_KSTACKS slots, kind 0 = empty */
+	struct agent_interp_stack *istack;    /* scratch for merged interpreter stacks */
 };
 
 int agent_collect_new(const struct agent_collect_opts *opts, struct agent_collect **out)
@@ -165,6 +167,8 @@ int agent_collect_new(const struct agent_collect_opts *opts, struct agent_collec
 	c->bins = xcalloc(AGENT_COLLECT_MAX_BINARIES, sizeof(*c->bins));
 	snprintf(c->bins_other.exe, sizeof(c->bins_other.exe), "other");
 	c->kstacks = xcalloc(AGENT_COLLECT_KSTACKS, sizeof(*c->kstacks));
+	if (c->o.interp)
+		c->istack = xmalloc(sizeof(*c->istack));
 	*out = c;
 	return 0;
 }
@@ -209,6 +213,7 @@ void agent_collect_free(struct agent_collect *c)
 		agent_procs_free(c->procs);
 	free(c->pcs);
 	free(c->kstacks);
+	free(c->istack);
 	free(c->bins);
 	free(c);
 }
@@ -464,6 +469,44 @@ static uint32_t collect_user_loc(struct agent_collect *c, struct collect_prof *c
 	return loc;
 }
 
+/*
+ * A named interpreter frame: one location per (function, file, start
+ * line, line), on the runtime's pseudo mapping. Interpreter objects move
+ * and are freed, so their addresses do not identify the location; the
+ * address is a hash of what names it, the same in every profile.
+ */
+static uint32_t collect_interp_loc(struct collect_prof *cp, const struct agent_interp_name *nm,
+				   const char *frame_type)
+{
+	struct model_profile *p = cp->prof;
+	struct model_line line = { 0 };
+	uint32_t fn, loc;
+	uint64_t addr;
+
+	if (!cp->interp_mapping) {
+		char name[40];
+
+		snprintf(name, sizeof(name), "[%s]", frame_type);
+		cp->interp_mapping = collect_pseudo_mapping(p, name, true);
+		cp->ft_interp = model_intern(p, frame_type);
+	}
+	fn = model_function_intern(p, model_intern(p, nm->function), 0,
+				   model_intern(p, nm->file ? nm->file : ""), nm->start_line);
+	if (pair_get(&cp->locs, cp->interp_mapping, (uint64_t)fn << 32 | (uint32_t)nm->line, &loc))
+		return loc;
+	line.function = fn;
+	line.line = nm->line;
+	/* An address that is the same for the same frame in every profile. */
+	addr = XXH3_64bits_withSeed(nm->function, strlen(nm->function),
+				    (uint64_t)nm->line * 0x9e3779b97f4a7c15ULL);
+	if (nm->file)
+		addr ^= XXH3_64bits(nm->file, strlen(nm->file));
+	loc = model_location_add(p, cp->interp_mapping, addr, &line, 1);
+	p->locations.v[loc].frame_type = cp->ft_interp;
+	pair_put(&cp->locs, cp->interp_mapping, (uint64_t)fn << 32 | (uint32_t)nm->line, loc);
+	return loc;
+}
+
 /* The "[truncated]" root frame marking a stack cut short. */
 static uint32_t collect_trunc_loc(struct collect_prof *cp)
 {
@@ -667,7 +710,8 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 {
 	const struct profile_kstack_event *ke = NULL;
 	const __u64 *kstack = e->kstack;
-	uint32_t locs[2 * PROFILE_MAX_FRAMES + 1];
+	uint32_t locs[PROFILE_MAX_FRAMES + AGENT_INTERP_MAX_ITEMS + 1];
+	struct agent_interp_stack *istack = NULL;
 	struct model_label labels[3];
 	int64_t values[2];
 	struct collect_proc *pr;
@@ -713,10 +757,35 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 	/* Non-leaf frames are return addresses: step back into the call (collect.h). */
 	for (int i = 0; i < kn; i++)
 		locs[n++] = collect_kernel_loc(c, cp, kstack[i] - (i > 0));
-	for (int i = 0; i < un; i++) {
-		if (!pcs[i])
-			continue;
-		locs[n++] = collect_user_loc(c, cp, ap, pcs[i] - (i > 0), (int64_t)e->time_ns);
+	if (c->o.interp && !(e->flags & PROFILE_F_KTHREAD)) {
+		char root[64];
+
+		snprintf(root, sizeof(root), "%s/%u/root", c->o.proc_root, ap->pid);
+		agent_interp_check(c->o.interp, ap, root);
+		istack = agent_interp_take(c->o.interp, ap, e->tid, e->time_ns, pcs,
+					   (size_t)PROF_MAX(un, 0), c->istack)
+				 ? c->istack
+				 : NULL;
+	}
+	if (istack) {
+		for (size_t k = 0; k < istack->n; k++) {
+			const struct agent_interp_item *it = &istack->items[k];
+
+			if (!it->native)
+				locs[n++] = collect_interp_loc(cp, &istack->names[it->index],
+							       istack->frame_type);
+			else if (pcs[it->index])
+				locs[n++] = collect_user_loc(c, cp, ap,
+							     pcs[it->index] - (it->index > 0),
+							     (int64_t)e->time_ns);
+		}
+	} else {
+		for (int i = 0; i < un; i++) {
+			if (!pcs[i])
+				continue;
+			locs[n++] =
+				collect_user_loc(c, cp, ap, pcs[i] - (i > 0), (int64_t)e->time_ns);
+		}
 	}
 	if (trunc && un > 0) {
 		locs[n++] = collect_trunc_loc(cp);

@@ -20,6 +20,11 @@
  * process's perf map (/tmp/perf-PID.map) on a "[jit]" mapping, or named
  * "[jit]" when the map has no symbol there (never dropped); frame type
  * "v8js" for node, "jvm" for java, "cpython" for python, else "jit".
+ * Interpreter frames (Python, Ruby, PHP; interp.h), when the sample came
+ * with an interpreter stack that was named whole, take the place of the
+ * interpreter-loop native frames they ran in: locations with one line
+ * (function, file, function start line, line) on a "[<frame type>]"
+ * mapping, frame type "cpython", "ruby" or "php".
  * A user stack that hit a capture limit gets a "[truncated]" root frame
  * (frame type "abort-marker", as the OpenTelemetry eBPF profiler marks
  * aborted unwinding).
@@ -57,6 +62,7 @@
 #include "model/profile.h"
 #include "agent/bpf/profile.h"
 #include "agent/elfinfo.h"
+#include "agent/interp.h"
 #include "agent/k8s.h"
 #include "agent/procs.h"
 #include "agent/unwind.h"
@@ -94,7 +100,8 @@ struct agent_collect_opts {
 	struct agent_unwinder *unwinder;
 	bool command_line;
 	size_t max_samples, max_procs;
-	struct agent_k8s *k8s; /* pod metadata, or NULL */
+	struct agent_k8s *k8s;	     /* pod metadata, or NULL */
+	struct agent_interp *interp; /* interpreter frames (interp.h), or NULL */
 };
 
 /** struct agent_collect_stats - running totals since _new. */

@@ -18,10 +18,11 @@
 
 #include "profile.skel.h"
 
-#define SAMPLER_RINGBUF_MIN (256u << 10)
-#define SAMPLER_RINGBUF_MAX (16u << 20)
-#define SAMPLER_OFFCPU_LRU  16384
-#define SAMPLER_VERDICT_LRU 16384
+#define SAMPLER_RINGBUF_MIN  (256u << 10)
+#define SAMPLER_RINGBUF_MAX  (16u << 20)
+#define SAMPLER_OFFCPU_LRU   16384
+#define SAMPLER_VERDICT_LRU  16384
+#define SAMPLER_INTERP_PROCS 4096
 /* The dynamic loader whose r_debug profile_libs reads (x86-64 glibc). */
 #define SAMPLER_LDSO "/lib64/ld-linux-x86-64.so.2"
 
@@ -79,6 +80,16 @@ static int sampler_on_ringbuf(void *ctx, void *data, size_t size)
 		if (size >= sizeof(struct profile_kstack_event) && s->o.on_kstack)
 			s->o.on_kstack(s->o.ctx, data);
 		break;
+	case PROFILE_EV_INTERP: {
+		/* Sent with only the frames used (interp_send). */
+		const struct profile_interp_event *ie = data;
+		size_t head = offsetof(struct profile_interp_event, frames);
+
+		if (size >= head && ie->n <= PROFILE_INTERP_MAX_FRAMES &&
+		    size >= head + ie->n * sizeof(ie->frames[0]) && s->o.on_interp)
+			s->o.on_interp(s->o.ctx, ie);
+		break;
+	}
 	case PROFILE_EV_LIBS:
 		if (size >= sizeof(struct profile_libs_event) && s->o.on_libs)
 			s->o.on_libs(s->o.ctx, data);
@@ -316,6 +327,7 @@ static int sampler_configure(struct agent_sampler *s, const struct agent_sampler
 	    (rc = bpf_map__set_max_entries(sk->maps.exe_filter, (__u32)PROF_MAX(nexe, 1))) ||
 	    (rc = bpf_map__set_max_entries(sk->maps.cgroup_filter, (__u32)PROF_MAX(ncg, 1))) ||
 	    (rc = bpf_map__set_max_entries(sk->maps.verdicts, SAMPLER_VERDICT_LRU)) ||
+	    (rc = bpf_map__set_max_entries(sk->maps.interp_procs, SAMPLER_INTERP_PROCS)) ||
 	    (rc = bpf_map__set_max_entries(
 		     sk->maps.offcpu_start,
 		     opts->off_cpu
@@ -510,9 +522,30 @@ const char *agent_sampler_stat_name(enum profile_stat st)
 		[PROFILE_STAT_LIBS_READ_ERR] = "libs_read_err",
 		[PROFILE_STAT_LIBS_RINGBUF_FULL] = "libs_ringbuf_full",
 		[PROFILE_STAT_LIBS_FILTERED] = "libs_filtered",
+		[PROFILE_STAT_INTERP_EVENTS] = "interp_events",
+		[PROFILE_STAT_INTERP_NO_THREAD] = "interp_no_thread",
+		[PROFILE_STAT_INTERP_RINGBUF_FULL] = "interp_ringbuf_full",
+		[PROFILE_STAT_INTERP_TAILCALL_ERR] = "interp_tailcall_err",
+		[PROFILE_STAT_INTERP_READ_ERR] = "interp_read_err",
+		[PROFILE_STAT_INTERP_BAD_OBJ] = "interp_bad_obj",
+		[PROFILE_STAT_INTERP_TOO_DEEP] = "interp_too_deep",
 	};
 
 	if ((unsigned)st < PROFILE_STAT_MAX && names[st])
 		return names[st];
 	return "unknown";
+}
+
+int agent_sampler_interp_set(struct agent_sampler *s, uint32_t pid,
+			     const struct profile_interp_proc *p)
+{
+	return bpf_map__update_elem(s->skel->maps.interp_procs, &pid, sizeof(pid), p, sizeof(*p),
+				    BPF_ANY);
+}
+
+int agent_sampler_interp_del(struct agent_sampler *s, uint32_t pid)
+{
+	int rc = bpf_map__delete_elem(s->skel->maps.interp_procs, &pid, sizeof(pid), 0);
+
+	return rc == -ENOENT ? 0 : rc;
 }

@@ -48,6 +48,8 @@
  * @on_proc:        called for each exec/exit event (may be NULL). Lent.
  * @on_kstack:      called for each off-CPU kernel stack (may be NULL). Lent.
  * @on_libs:        called for each loader link map (may be NULL). Lent.
+ * @on_interp:      called for each interpreter stack (may be NULL); the
+ *                  sample event it belongs to follows it. Lent.
  * @ctx:            passed through.
  */
 struct agent_sampler_opts {
@@ -65,6 +67,7 @@ struct agent_sampler_opts {
 	void (*on_proc)(void *ctx, const struct profile_proc_event *pe);
 	void (*on_kstack)(void *ctx, const struct profile_kstack_event *ke);
 	void (*on_libs)(void *ctx, const struct profile_libs_event *le);
+	void (*on_interp)(void *ctx, const struct profile_interp_event *ie);
 	void *ctx;
 };
 
@@ -111,5 +114,17 @@ int agent_sampler_read_stats(struct agent_sampler *s, uint64_t out[PROFILE_STAT_
  * ... (the enum profile_stat names in lower case, for logs and metrics).
  */
 const char *agent_sampler_stat_name(enum profile_stat st);
+
+/**
+ * agent_sampler_interp_set() - register process @pid as running the
+ * interpreter described by @p (profile.h struct profile_interp_proc):
+ * its samples carry that runtime's frames from now on. 0 or -errno
+ * (-E2BIG: the map is full, SAMPLER_INTERP_PROCS processes).
+ */
+int agent_sampler_interp_set(struct agent_sampler *s, uint32_t pid,
+			     const struct profile_interp_proc *p);
+
+/** agent_sampler_interp_del() - forget @pid's interpreter; 0 also when it had none. */
+int agent_sampler_interp_del(struct agent_sampler *s, uint32_t pid);
 
 #endif

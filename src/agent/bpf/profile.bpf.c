@@ -64,6 +64,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
+#include "interp.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -374,12 +375,111 @@ static __always_inline int emit_event(void *ctx, __u32 kind, __u32 tgid, __u32 t
 	return 0;
 }
 
+/*
+ * Processes running a known interpreter (struct profile_interp_proc, by
+ * tgid), written by user space when it detects the runtime; sized by
+ * user space before load.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct profile_interp_proc);
+} interp_procs SEC(".maps");
+
+/* The interpreter stack being gathered, per CPU (struct profile_interp_event). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profile_interp_event);
+} interp_scratch SEC(".maps");
+
+/*
+ * Send the interpreter stack gathered in @e (@n frames, walk result @err)
+ * for the sample of @tid at @now: the record's head and its @n frames
+ * only. Nothing when @n is 0.
+ */
+static __always_inline void interp_send(struct profile_interp_event *e, __u32 runtime, __u32 tid,
+					__u64 now, __u32 n, __u32 err)
+{
+	__u64 size;
+
+	if (err == PROFILE_IE_READ)
+		stat_inc(PROFILE_STAT_INTERP_READ_ERR);
+	else if (err == PROFILE_IE_BAD_OBJ)
+		stat_inc(PROFILE_STAT_INTERP_BAD_OBJ);
+	else if (err == PROFILE_IE_TOO_DEEP)
+		stat_inc(PROFILE_STAT_INTERP_TOO_DEEP);
+	if (!n || n > PROFILE_INTERP_MAX_FRAMES)
+		return;
+	e->kind = PROFILE_EV_INTERP;
+	e->tid = tid;
+	e->time_ns = now;
+	e->runtime = runtime;
+	e->n = n;
+	e->err = err;
+	e->pad = 0;
+	size = offsetof(struct profile_interp_event, frames) +
+	       (__u64)n * sizeof(struct profile_interp_frame);
+	/* Keep the compiler from folding the bound the verifier must see. */
+	barrier_var(size);
+	if (size > sizeof(*e))
+		return;
+	if (bpf_ringbuf_output(&events, e, size, BPF_RB_NO_WAKEUP)) {
+		stat_inc(PROFILE_STAT_INTERP_RINGBUF_FULL);
+		return;
+	}
+	stat_inc(PROFILE_STAT_INTERP_EVENTS);
+}
+
+#include "python.bpf.h"
+
+/* The sample event itself (after any interpreter event stamped @now). */
+static __always_inline int sample_emit(void *ctx, __u32 tgid, __u32 tid, __u64 now)
+{
+	if (emit_event(ctx, PROFILE_EV_CPU, tgid, tid, now, 0, 0)) {
+		stat_inc(PROFILE_STAT_RINGBUF_FULL);
+		return 0;
+	}
+	stat_inc(PROFILE_STAT_SAMPLES);
+	return 0;
+}
+
+/*
+ * The runtimes' programs, reached by tail call from profile_sample with
+ * its context: each sends the interpreter's frames, then the sample.
+ */
+SEC("perf_event")
+int profile_python(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct profile_interp_proc *ip = bpf_map_lookup_elem(&interp_procs, &tgid);
+
+	if (ip && ip->runtime == PROFILE_RT_PYTHON)
+		python_walk(ip, tgid, tid, now);
+	return sample_emit(ctx, tgid, tid, now);
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, PROFILE_RT_MAX);
+	__type(key, __u32);
+	__array(values, int(void *));
+} interp_progs SEC(".maps") = {
+	.values = {
+		[PROFILE_RT_PYTHON] = (void *)&profile_python,
+	},
+};
+
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	__u32 tid = (__u32)id;
+	struct profile_interp_proc *ip;
 
 	if (tid == 0) {
 		stat_inc(PROFILE_STAT_IDLE);
@@ -393,12 +493,12 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(PROFILE_STAT_FILTERED);
 		return 0;
 	}
-	if (emit_event(ctx, PROFILE_EV_CPU, tgid, tid, bpf_ktime_get_ns(), 0, 0)) {
-		stat_inc(PROFILE_STAT_RINGBUF_FULL);
-		return 0;
+	ip = bpf_map_lookup_elem(&interp_procs, &tgid);
+	if (ip && !(BPF_CORE_READ(bpf_get_current_task_btf(), flags) & PF_KTHREAD)) {
+		bpf_tail_call(ctx, &interp_progs, ip->runtime);
+		stat_inc(PROFILE_STAT_INTERP_TAILCALL_ERR);
 	}
-	stat_inc(PROFILE_STAT_SAMPLES);
-	return 0;
+	return sample_emit(ctx, tgid, tid, bpf_ktime_get_ns());
 }
 
 /* The task's state word (__state since 5.14, state before). */

@@ -26,6 +26,12 @@
  *     load bias and path of each, from its r_debug link map, so user
  *     space knows where libc is even in a process gone before it could
  *     read /proc/PID/maps.
+ *   - PROFILE_EV_INTERP (struct profile_interp_event): the frames of an
+ *     interpreter's own stack (Python, Ruby, PHP) for the sample of the
+ *     same thread and time that follows it at once, as raw words (an
+ *     object address, an instruction offset, a check value) that user
+ *     space names from the process's memory (interp.h). Sent only for
+ *     processes user space registered in "interp_procs".
  * Counts are frame counts, or a negative errno from bpf_get_stack
  * (-EFAULT when the user stack could not be read).
  *
@@ -54,6 +60,7 @@ enum profile_event_kind {
 	PROFILE_EV_EXIT = 4,
 	PROFILE_EV_OFFCPU_KSTACK = 5,
 	PROFILE_EV_LIBS = 6,
+	PROFILE_EV_INTERP = 7,
 };
 
 /* profile_event.flags */
@@ -124,6 +131,80 @@ struct profile_proc_event {
 	__u32 pad;
 	char comm[PROFILE_COMM_LEN];
 	char filename[PROFILE_PATH_LEN]; /* EXEC: the path given to execve; "" for EXIT */
+};
+
+/*
+ * Interpreter unwinding (interp.h has the design). User space writes one
+ * struct profile_interp_proc per process that runs a known interpreter
+ * into the hash map "interp_procs" (key: tgid); the sampling program then
+ * tail-calls the runtime's program (prog array "interp_progs", index =
+ * enum profile_runtime), which walks the interpreter's frame list and
+ * sends a PROFILE_EV_INTERP event just before the sample's own event.
+ */
+enum profile_runtime {
+	PROFILE_RT_NONE = 0,
+	PROFILE_RT_PYTHON = 1,
+	PROFILE_RT_RUBY = 2,
+	PROFILE_RT_PHP = 3,
+	PROFILE_RT_MAX = 4,
+};
+
+#define PROFILE_INTERP_MAX_FRAMES 96 /* interpreter frames per sample */
+#define PROFILE_INTERP_ADDRS	  4
+#define PROFILE_INTERP_OFFS	  24
+#define PROFILE_INTERP_OFF_NONE	  0xffff /* an offset that does not apply to this version */
+
+/*
+ * struct profile_interp_proc - what a runtime's BPF walker needs about one
+ * process: @runtime (enum profile_runtime), @flags (per runtime), runtime
+ * addresses of the interpreter's globals (@addr) and structure offsets
+ * (@off), both indexed by the runtime's own enum (interp_<runtime>.h on
+ * the user side, bpf/interp_<runtime>.h on the BPF side).
+ */
+struct profile_interp_proc {
+	__u32 runtime;
+	__u32 flags;
+	__u64 addr[PROFILE_INTERP_ADDRS];
+	__u16 off[PROFILE_INTERP_OFFS];
+};
+
+/* profile_interp_frame.flags */
+#define PROFILE_IF_ENTRY (1u << 0) /* the outermost frame of one interpreter-loop activation */
+#define PROFILE_IF_CFUNC (1u << 1) /* a native function the interpreter shows as a frame */
+
+/*
+ * struct profile_interp_frame - one interpreter frame, raw: @addr the
+ * long-lived object naming it (Python code object, Ruby iseq or method
+ * entry, PHP zend_function), @aux where in it (Python: instruction index
+ * in code units; PHP: the line; Ruby: the pc), @check a value read from
+ * the object in BPF that user space compares with its own read, so an
+ * object freed and reused at the same address since is never named after
+ * the new one.
+ */
+struct profile_interp_frame {
+	__u64 addr;
+	__u64 aux;
+	__u32 check;
+	__u32 flags;
+};
+
+/* profile_interp_event.err: why a walk stopped before its bottom frame (0: it did not). */
+enum profile_interp_err {
+	PROFILE_IE_OK = 0,
+	PROFILE_IE_READ = 1,	 /* a read of interpreter memory failed */
+	PROFILE_IE_BAD_OBJ = 2,	 /* a frame's object was not of the expected type */
+	PROFILE_IE_TOO_DEEP = 3, /* more than PROFILE_INTERP_MAX_FRAMES frames */
+};
+
+struct profile_interp_event {
+	__u32 kind; /* PROFILE_EV_INTERP */
+	__u32 tid;
+	__u64 time_ns; /* the time_ns of the sample event it belongs to */
+	__u32 runtime; /* enum profile_runtime */
+	__u32 n;       /* frames used in @frames, leaf first */
+	__u32 err;     /* enum profile_interp_err */
+	__u32 pad;
+	struct profile_interp_frame frames[PROFILE_INTERP_MAX_FRAMES];
 };
 
 #define PROFILE_MAX_LIBS 32
@@ -210,13 +291,20 @@ enum profile_stat {
 	PROFILE_STAT_VERDICT_UPDATE_ERR = 24,	 /* targeting verdict not cached (decided again) */
 	PROFILE_STAT_OFFCPU_STALE = 25,		 /* slept outside the returning syscall: not sent */
 	PROFILE_STAT_OFFCPU_SKIP_PREEMPTED = 26, /* switch-out of a runnable (preempted) thread */
-	PROFILE_STAT_OFFCPU_KSTACK_LOST = 27, /* off-CPU kernel stack not sent: ring buffer full */
-	PROFILE_STAT_LIBS_EVENTS = 28,	      /* link-map events submitted */
-	PROFILE_STAT_LIBS_NOT_READY = 29,     /* loader hook while it is still mapping: skipped */
-	PROFILE_STAT_LIBS_READ_ERR = 30,      /* r_debug unreadable: skipped */
-	PROFILE_STAT_LIBS_RINGBUF_FULL = 31,  /* link-map event dropped: ring buffer full */
-	PROFILE_STAT_LIBS_FILTERED = 32,      /* loader hook in an excluded process */
-	PROFILE_STAT_MAX = 33,
+	PROFILE_STAT_OFFCPU_KSTACK_LOST = 27,  /* off-CPU kernel stack not sent: ring buffer full */
+	PROFILE_STAT_LIBS_EVENTS = 28,	       /* link-map events submitted */
+	PROFILE_STAT_LIBS_NOT_READY = 29,      /* loader hook while it is still mapping: skipped */
+	PROFILE_STAT_LIBS_READ_ERR = 30,       /* r_debug unreadable: skipped */
+	PROFILE_STAT_LIBS_RINGBUF_FULL = 31,   /* link-map event dropped: ring buffer full */
+	PROFILE_STAT_LIBS_FILTERED = 32,       /* loader hook in an excluded process */
+	PROFILE_STAT_INTERP_EVENTS = 33,       /* interpreter stacks sent */
+	PROFILE_STAT_INTERP_NO_THREAD = 34,    /* no interpreter thread state for the thread */
+	PROFILE_STAT_INTERP_RINGBUF_FULL = 35, /* interpreter stack dropped: ring buffer full */
+	PROFILE_STAT_INTERP_TAILCALL_ERR = 36, /* runtime program missing: native stack only */
+	PROFILE_STAT_INTERP_READ_ERR = 37,     /* walk stopped at an unreadable frame */
+	PROFILE_STAT_INTERP_BAD_OBJ = 38,      /* walk stopped at a frame of the wrong type */
+	PROFILE_STAT_INTERP_TOO_DEEP = 39,     /* walk stopped at PROFILE_INTERP_MAX_FRAMES */
+	PROFILE_STAT_MAX = 40,
 };
 
 #endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * interp_python.h - the decoders of CPython's in-memory data that
+ * interp_python.c uses, exposed for unit tests and the fuzz target (the
+ * runtime itself is agent_interp_python, interp.h).
+ */
+#ifndef PROF_AGENT_INTERP_PYTHON_H
+#define PROF_AGENT_INTERP_PYTHON_H
+
+#include "base/compat.h"
+
+/**
+ * agent_py_linetable_line() - the line of code unit @index of a code
+ * object whose location table (co_linetable, 3.11+) is @t (@n bytes) and
+ * whose first line is @firstline. Format: CPython Objects/locations.md
+ * (entries of a first byte 1cccclll: code c, length l+1 code units, then
+ * per code a line delta as a signed 6-bit varint (13, 14), a delta of
+ * c - 10 (10-12) or none (0-9), and column bytes or varints to skip;
+ * 15 = no location). Returns the line, or 0 when @index has no line, lies
+ * past the table, or the table is corrupt. Never reads past @n.
+ */
+int64_t agent_py_linetable_line(const uint8_t *t, size_t n, int64_t firstline, uint64_t index);
+
+/**
+ * agent_py_unicode_utf8() - @ndata bytes of a compact str object's
+ * characters of @kind bytes each (1 Latin-1, 2 UCS-2, 4 UCS-4; little
+ * endian) as UTF-8 into @out (@max bytes with the NUL; cut at a
+ * character boundary). Surrogates and values past U+10FFFF become
+ * U+FFFD. 0, -PROF_ECORRUPT for another kind, -E2BIG when @max is 0.
+ */
+int agent_py_unicode_utf8(const uint8_t *data, size_t ndata, unsigned kind, char *out, size_t max);
+
+#endif
