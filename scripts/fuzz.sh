@@ -60,7 +60,8 @@ build() {
 		find "$OUT/gen" -name '*.pb-c.c'
 		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c \
 			src/scrape/config.c src/scrape/relabel.c src/query/units.c src/mcp/mcp.c \
-			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c 2>/dev/null
+			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c \
+			src/agent/interp.c src/agent/interp_python.c 2>/dev/null
 	)
 	rm -f "$OUT/libfuzzprofd.a"
 	ar rcs "$OUT/libfuzzprofd.a" "${objs[@]}"

@@ -247,6 +247,21 @@ static int py_attach(const char *path, uint64_t bias, const struct agent_memread
 	return 0;
 }
 
+void *agent_py_namer_new(int minor, uint64_t code_type)
+{
+	struct py_priv *pv;
+
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(py_layouts); i++) {
+		if (py_layouts[i].minor != minor)
+			continue;
+		pv = xcalloc(1, sizeof(*pv));
+		pv->lay = &py_layouts[i];
+		pv->code_type = code_type;
+		return pv;
+	}
+	return NULL;
+}
+
 static void py_code_clear(struct py_code *c)
 {
 	free(c->name);

@@ -30,4 +30,12 @@ int64_t agent_py_linetable_line(const uint8_t *t, size_t n, int64_t firstline, u
  */
 int agent_py_unicode_utf8(const uint8_t *data, size_t ndata, unsigned kind, char *out, size_t max);
 
+/**
+ * agent_py_namer_new() - the naming state agent_interp_python.attach
+ * makes, for CPython 3.@minor (11 or 12) with PyCode_Type at @code_type,
+ * for tests and the fuzz target that feed name_frame memory of their own.
+ * NULL for another minor version. Free with agent_interp_python.free.
+ */
+void *agent_py_namer_new(int minor, uint64_t code_type);
+
 #endif
