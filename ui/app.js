@@ -82,6 +82,7 @@
 		invert: $('invert-toggle'),
 		icicle: $('icicle-toggle'),
 		color: $('color-select'),
+		ftLegend: $('ft-legend'),
 		/* table */
 		topTable: $('top-table'),
 		tableSummary: $('table-summary'),
@@ -256,6 +257,9 @@
 		return PRESETS[state.range][0];
 	}
 
+	/* The hide presets the API knows (query/filter.h), as hide= takes them. */
+	const HIDE_PRESETS = ['go', 'jvm', 'libc', 'kernel', 'python', 'ruby', 'php', 'node'];
+
 	/* Theme colours, read once per theme (getComputedStyle is too slow per frame). */
 	const cssCache = new Map();
 	function cssVar(name) {
@@ -291,10 +295,10 @@
 		state.fn = p.get('fn') || '';
 		state.sf = p.getAll('sf').filter(Boolean);
 		state.ff = p.getAll('ff').filter(Boolean);
-		state.hide = (p.get('hide') || '').split(',').filter((x) => ['go', 'jvm', 'libc', 'kernel'].includes(x));
+		state.hide = (p.get('hide') || '').split(',').filter((x) => HIDE_PRESETS.includes(x));
 		state.invert = p.get('invert') === '1';
 		state.icicle = p.get('flame') !== '1';
-		state.color = p.get('color') === 'package' ? 'package' : 'hot';
+		state.color = ['package', 'frametype'].includes(p.get('color')) ? p.get('color') : 'hot';
 		state.sort = ['self', 'total', 'name'].includes(p.get('sort')) ? p.get('sort') : 'self';
 		state.tableSearch = p.get('tsearch') || '';
 		state.lanes = p.get('lanes') || '';
@@ -506,14 +510,44 @@
 		return c;
 	}
 
-	function frameColor(name) {
+	/*
+	 * Colours of the OpenTelemetry frame types (profile.frame.type, the
+	 * flame graph's "frame_types" and per-node "ft"); a type not listed
+	 * gets a hue from its name, a frame without a type the unknown grey.
+	 */
+	const FT_COLORS = {
+		native: 'hsl(215,18%,70%)',
+		kernel: 'hsl(30,20%,62%)',
+		cpython: 'hsl(205,70%,62%)',
+		ruby: 'hsl(355,68%,64%)',
+		php: 'hsl(250,50%,70%)',
+		jvm: 'hsl(28,85%,62%)',
+		v8js: 'hsl(50,85%,58%)',
+		go: 'hsl(185,60%,52%)',
+		dotnet: 'hsl(275,55%,66%)',
+		perl: 'hsl(160,40%,56%)',
+		beam: 'hsl(320,55%,66%)',
+		luajit: 'hsl(120,40%,58%)',
+		'abort-marker': 'hsl(0,0%,40%)',
+	};
+	const FT_UNKNOWN = 'hsl(0,0%,82%)';
+	function frameTypeColor(t) {
+		if (!t) return FT_UNKNOWN;
+		return FT_COLORS[t] || `hsl(${PKG_HUES[hash(t) % PKG_HUES.length]},55%,60%)`;
+	}
+	/* Frame type by name, from the last flame graph (the sandwich and flame chart have none). */
+	let ftByName = new Map();
+
+	function frameColor(name, node) {
+		if (state.color === 'frametype') return frameTypeColor((node && node.frameType) || ftByName.get(name) || '');
 		return state.color === 'package' ? packageColor(name) : hotColor(name);
 	}
 
 	/* ---------- trees ---------- */
 
 	/* Add parent and depth links; keep the API's order (heaviest first). */
-	function prepare(root) {
+	function prepare(root, frameTypes) {
+		const fts = Array.isArray(frameTypes) ? frameTypes : null;
 		let count = 0;
 		const stack = [[root, null, 0]];
 		let maxDepth = 0;
@@ -525,6 +559,7 @@
 			n.self = +n.self || 0;
 			n.total = +n.total || 0;
 			n.name = n.name == null ? '' : String(n.name);
+			n.frameType = fts && Number.isInteger(n.ft) && fts[n.ft] != null ? String(fts[n.ft]) : '';
 			n.children = Array.isArray(n.children) ? n.children : [];
 			count++;
 			for (const c of n.children) stack.push([c, n, depth + 1]);
@@ -811,8 +846,8 @@
 	}
 
 	function searchFill(n) {
-		if (state.fn && n.name === state.fn) return { fill: frameColor(n.name), outline: cssVar('--selected') || '#2f6fde' };
-		if (!state.search) return { fill: frameColor(n.name) };
+		if (state.fn && n.name === state.fn) return { fill: frameColor(n.name, n), outline: cssVar('--selected') || '#2f6fde' };
+		if (!state.search) return { fill: frameColor(n.name, n) };
 		if (matches(n)) return { fill: cssVar('--match') || '#d94fbf' };
 		return { fill: cssVar('--frame-dim') || '#e4e6ea', dim: true };
 	}
@@ -833,7 +868,34 @@
 	window.profdFlame = flame.model;
 	pub.views.flame = flame.model;
 
+	/* The legend of colour-by-frame-type: the types of the flame graph, with their colours. */
+	function renderFtLegend() {
+		const lg = el.ftLegend;
+		const d = flame.data;
+		if (state.color !== 'frametype' || !d || !d.root) {
+			lg.hidden = true;
+			flame.model.frameTypes = null;
+			return;
+		}
+		const count = new Map();
+		const stack = [d.root];
+		while (stack.length) {
+			const n = stack.pop();
+			if (n.parent) count.set(n.frameType, (count.get(n.frameType) || 0) + 1);
+			for (const c of n.children) stack.push(c);
+		}
+		const types = [...count.keys()].sort((a, b) => (a === '') - (b === '') || count.get(b) - count.get(a) || a.localeCompare(b));
+		flame.model.frameTypes = types.map((t) => ({ type: t || 'unknown', color: frameTypeColor(t), frames: count.get(t) }));
+		lg.innerHTML =
+			(Array.isArray(d.frame_types) && d.frame_types.length ? '' : '<span class="ft-none">This profile carries no frame types.</span> ') +
+			types
+				.map((t) => `<span class="ft-item" data-type="${escapeHtml(t || 'unknown')}"><span class="sw" style="background:${frameTypeColor(t)}"></span>${escapeHtml(t || 'unknown')}</span>`)
+				.join('');
+		lg.hidden = false;
+	}
+
 	function renderFlame() {
+		renderFtLegend();
 		flame.render();
 		timings.flameRenderMs.push(flame.model.renderMs);
 		renderBreadcrumb();
@@ -863,8 +925,17 @@
 		if (seq !== state.seq) return;
 		if (!data || !data.root) data = { unit: '', total: 0, root: { name: 'total', self: 0, total: 0, children: [] } };
 		const t1 = performance.now();
-		prepare(data.root);
+		prepare(data.root, data.frame_types);
 		const t2 = performance.now();
+		ftByName = new Map();
+		if (Array.isArray(data.frame_types)) {
+			const st = [data.root];
+			while (st.length) {
+				const n = st.pop();
+				if (n.frameType && !ftByName.has(n.name)) ftByName.set(n.name, n.frameType);
+				for (const c of n.children) st.push(c);
+			}
+		}
 		data.total = +data.total || data.root.total;
 		flame.setData(data.root, data.unit);
 		flame.data = data;
@@ -1026,7 +1097,7 @@
 
 	const swOpts = (getView, flipped) => ({
 		flipped: () => flipped,
-		fill: (n) => ({ fill: frameColor(n.name) }),
+		fill: (n) => ({ fill: frameColor(n.name, n) }),
 		rootFill: () => ({ fill: cssVar('--selected-fill') || '#9ec1f7', text: cssVar('--frame-text') || '#1b1f27' }),
 		rootLabel: (n) => `${n.name} · ${fmtValue(n.total, sandwich.unit)}`,
 		tooltip: (n) => valueTooltip(n.name, n, sandwich.profileTotal, sandwich.unit, getView().focus),

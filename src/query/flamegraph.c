@@ -24,6 +24,7 @@ void query_flamegraph_init(struct query_flamegraph *fg, const char *root_name)
 
 	memset(fg, 0, sizeof(*fg));
 	strtab_init(&fg->names);
+	strtab_init(&fg->ftypes);
 	root.name = strtab_intern_cstr(&fg->names, root_name);
 	VEC_PUSH(&fg->nodes, root);
 }
@@ -33,6 +34,8 @@ void query_flamegraph_release(struct query_flamegraph *fg)
 	if (!fg)
 		return;
 	strtab_release(&fg->names);
+	strtab_release(&fg->ftypes);
+	free(fg->ftype_of);
 	query_scratch_give(fg->nodes.v); /* big when not truncated: kept for the next query */
 	query_scratch_give(fg->children.v);
 	qmap_release(&fg->child_idx);
@@ -72,6 +75,29 @@ uint32_t query_flamegraph_child(struct query_flamegraph *fg, uint32_t parent, co
 
 /* --- from a stack set ----------------------------------------------------------------- */
 
+void query_flamegraph_frame_types(struct query_flamegraph *fg, const struct query_stackset *ss)
+{
+	free(fg->ftype_of);
+	fg->ftype_of = NULL;
+	fg->nftype_of = 0;
+	if (!ss->srcs.n)
+		return;
+	for (uint32_t i = 1; i < fg->names.n; i++) {
+		uint32_t nm = strtab_find(&ss->names, fg->names.s[i], fg->names.len[i]);
+		const struct query_ss_srcloc *sl =
+			nm == UINT32_MAX ? NULL : query_stackset_srcloc(ss, nm);
+
+		if (!sl || !sl->frame_type)
+			continue;
+		if (!fg->ftype_of) {
+			fg->nftype_of = fg->names.n;
+			fg->ftype_of = xcalloc(fg->nftype_of, sizeof(uint32_t));
+		}
+		fg->ftype_of[i] = strtab_intern(&fg->ftypes, ss->names.s[sl->frame_type],
+						ss->names.len[sl->frame_type]);
+	}
+}
+
 void query_flamegraph_from_stackset(const struct query_stackset *ss,
 				    const struct query_flame_opts *o, struct query_flamegraph *fg)
 {
@@ -94,6 +120,7 @@ void query_flamegraph_from_stackset(const struct query_stackset *ss,
 		query_flamegraph_shape(fg, &src, o->max_nodes, o->min_share);
 		query_scratch_give(self);
 		query_scratch_give(count);
+		query_flamegraph_frame_types(fg, ss);
 		return;
 	} else {
 		/* Names interned on first use (id + 1): a set may hold many more than it uses. */
@@ -120,6 +147,7 @@ void query_flamegraph_from_stackset(const struct query_stackset *ss,
 	query_scratch_give(count);
 	query_scratch_give(name_of);
 	query_flamegraph_finish(fg, o->max_nodes, o->min_share);
+	query_flamegraph_frame_types(fg, ss);
 }
 
 /* --- finishing: totals, truncation, children -------------------------------------------- */
@@ -637,6 +665,8 @@ int query_flamegraph_node_json(const struct query_flamegraph *fg, uint32_t id, s
 	(void)arg;
 	if (!rc)
 		rc = query_json_str(out, strtab_get(&fg->names, nd->name), fg->names.len[nd->name]);
+	if (!rc && fg->ftype_of && nd->name < fg->nftype_of && fg->ftype_of[nd->name] && !nd->other)
+		rc = buf_addf(out, ",\"ft\":%" PRIu32, fg->ftype_of[nd->name] - 1);
 	if (!rc)
 		rc = buf_addf(out, ",\"self\":%" PRId64 ",\"total\":%" PRId64 "%s,\"children\":[",
 			      nd->self, nd->total, nd->other ? ",\"other\":true" : "");
@@ -660,11 +690,23 @@ int query_flamegraph_write_json(const struct query_flamegraph *fg, const char *t
 			      ",\"total\":%" PRId64 ",\"samples\":%" PRIu64 ",\"max_nodes\":%zu"
 			      ",\"truncated\":{\"nodes\":%" PRIu64 ",\"total\":%" PRId64 "}"
 			      ",\"inverted\":%s,\"unsymbolized\":%" PRIu64
-			      ",\"filtered_samples\":%" PRIu64 ",\"filtered_total\":%" PRId64
-			      ",\"root\":",
+			      ",\"filtered_samples\":%" PRIu64 ",\"filtered_total\":%" PRId64,
 			      fg->total, fg->samples, max_nodes, fg->truncated_nodes,
 			      fg->truncated_total, fg->inverted ? "true" : "false",
 			      fg->unsymbolized, fg->filtered_rows, fg->filtered_value);
+	if (!rc && fg->ftypes.n > 1) {
+		rc = buf_addstr(out, ",\"frame_types\":[");
+		for (uint32_t i = 1; i < fg->ftypes.n && !rc; i++) {
+			if (i > 1)
+				rc = buf_add(out, ",", 1);
+			if (!rc)
+				rc = query_json_str(out, fg->ftypes.s[i], fg->ftypes.len[i]);
+		}
+		if (!rc)
+			rc = buf_add(out, "]", 1);
+	}
+	if (!rc)
+		rc = buf_addstr(out, ",\"root\":");
 	if (!rc)
 		rc = query_flamegraph_write_tree(fg, 0, query_flamegraph_node_json, NULL, out);
 	if (!rc)

@@ -103,6 +103,14 @@ struct query_flamegraph {
 	int64_t base_total; /* diff: side A's total */
 	uint64_t base_samples;
 	int64_t truncated_base_total;
+	/*
+	 * Frame types (profile.frame.type: "cpython", "native", ...): id 0 is
+	 * "" (none); @ftype_of[@nftype_of] gives a name's type id, NULL when
+	 * no name has one (query_flamegraph_frame_types).
+	 */
+	struct strtab ftypes;
+	uint32_t *ftype_of;
+	size_t nftype_of;
 	/* private */
 	struct qmap child_idx;
 };
@@ -128,13 +136,21 @@ void query_flamegraph_from_stackset(const struct query_stackset *ss,
  * query_flamegraph_write_json() - append
  * {"type":..,"unit":..,"total":N,"samples":N,"max_nodes":N,
  *  "truncated":{"nodes":N,"total":N},"inverted":B,"unsymbolized":N,
- *  "filtered_samples":N,"filtered_total":N,
+ *  "filtered_samples":N,"filtered_total":N,["frame_types":[S,...],]
  *  "root":{"name":"total","self":N,"total":N,"children":[...]}}
  * to @out; @type is echoed as given. Nodes merged by truncation add
- * "other":true. 0 or -PROF_ETOOBIG when @out's cap is reached.
+ * "other":true. When frames have frame types, "frame_types" lists them
+ * and a node whose name has one adds "ft":I, its index there. 0 or -PROF_ETOOBIG when @out's cap is reached.
  */
 int query_flamegraph_write_json(const struct query_flamegraph *fg, const char *type,
 				size_t max_nodes, struct buf *out);
+
+/**
+ * query_flamegraph_frame_types() - note in @fg the frame type of each of
+ * its names that @ss knows one of (struct query_ss_srcloc.frame_type);
+ * done by query_flamegraph_from_stackset.
+ */
+void query_flamegraph_frame_types(struct query_flamegraph *fg, const struct query_stackset *ss);
 
 /** query_flamegraph_release() - free what @fg owns; NULL is allowed. */
 void query_flamegraph_release(struct query_flamegraph *fg);

@@ -306,7 +306,7 @@ const struct query_ss_srcloc *query_stackset_srcloc(const struct query_stackset 
 
 /* The source-location record of the strings (may be ""), names interned in @ss. */
 static void srcloc_make(struct query_stackset *ss, struct query_ss_srcloc *r, const char *file,
-			int64_t line, const char *build_id, const char *mapping)
+			int64_t line, const char *build_id, const char *mapping, const char *ftype)
 {
 	memset(r, 0, sizeof(*r));
 	if (*file)
@@ -315,23 +315,33 @@ static void srcloc_make(struct query_stackset *ss, struct query_ss_srcloc *r, co
 		r->build_id = query_stackset_name(ss, build_id, strlen(build_id));
 	if (*mapping)
 		r->mapping = query_stackset_name(ss, mapping, strlen(mapping));
+	if (*ftype)
+		r->frame_type = query_stackset_name(ss, ftype, strlen(ftype));
 	r->line = *file && line > 0 ? line : 0;
+}
+
+/* How much @r says: 2 a file, 1 a binary, 0 only a frame type (the first of the most wins). */
+static int srcloc_rank(const struct query_ss_srcloc *r)
+{
+	return r->file ? 2 : r->build_id || r->mapping ? 1 : 0;
 }
 
 /*
  * Note where frame name @name's code is (strings may be ""): the first
- * record with a file wins, else the first with a binary.
+ * record with a file wins, else the first with a binary, else the first
+ * with a frame type.
  */
 static void srcloc_note(struct query_stackset *ss, uint32_t name, const char *file, int64_t line,
-			const char *build_id, const char *mapping)
+			const char *build_id, const char *mapping, const char *ftype)
 {
 	uint32_t i = of_get(ss->src_of, ss->nsrc_of, name) - 1; /* QMAP_NONE when none */
+	int rank = *file ? 2 : *build_id || *mapping ? 1 : 0;
 	struct query_ss_srcloc r;
 
-	if ((i != QMAP_NONE && (ss->srcs.v[i].file || !*file)) ||
-	    (!*file && !*build_id && !*mapping))
+	if ((i != QMAP_NONE && srcloc_rank(&ss->srcs.v[i]) >= rank) ||
+	    (!*file && !*build_id && !*mapping && !*ftype))
 		return;
-	srcloc_make(ss, &r, file, line, build_id, mapping);
+	srcloc_make(ss, &r, file, line, build_id, mapping, ftype);
 	if (i != QMAP_NONE) {
 		ss->srcs.v[i] = r;
 		return;
@@ -387,11 +397,10 @@ struct xlator {
 	const struct model_profile *dict;
 	struct symbolizer *sym;
 	const struct query_filter *filter;
-	uint32_t kernel_type; /* string id of "kernel" in dict, or UINT32_MAX */
-	bool used_sym;	      /* a location was looked up in the symbolizer */
-	uint32_t *loc_off;    /* [dict locations]: offset in frames + 1, 0 = not yet */
-	bool once;	      /* the caller asks once per location (xc_location): no memo */
-	bool trie;	      /* translating for the cache's trie (xc_source): see frames */
+	bool used_sym;	   /* a location was looked up in the symbolizer */
+	uint32_t *loc_off; /* [dict locations]: offset in frames + 1, 0 = not yet */
+	bool once;	   /* the caller asks once per location (xc_location): no memo */
+	bool trie;	   /* translating for the cache's trie (xc_source): see frames */
 	/*
 	 * Per location: n, then n x (name id, FR_* flags), outer first. For
 	 * the trie (no filter: the flags would be 0) the second word is the
@@ -410,7 +419,6 @@ static void xlator_init(struct xlator *x, struct query_stackset *ss,
 	x->dict = dict;
 	x->sym = p->sym;
 	x->filter = p->filter;
-	x->kernel_type = strtab_find(&dict->strings, "kernel", 6);
 }
 
 static void xlator_release(struct xlator *x)
@@ -420,7 +428,7 @@ static void xlator_release(struct xlator *x)
 	free(x->symbuf);
 }
 
-static uint32_t push_frame(struct xlator *x, const char *name, size_t n, bool kernel,
+static uint32_t push_frame(struct xlator *x, const char *name, size_t n, const char *ftype,
 			   const char *module)
 {
 	uint32_t flags = 0, id;
@@ -431,7 +439,7 @@ static uint32_t push_frame(struct xlator *x, const char *name, size_t n, bool ke
 	}
 	id = query_stackset_name(x->ss, name, n);
 
-	if (query_filter_hides(x->filter, name, n, kernel, module))
+	if (query_filter_hides(x->filter, name, n, ftype, module))
 		flags |= FR_HIDDEN;
 	if (query_filter_stack_match(x->filter, name, n))
 		flags |= FR_MATCH;
@@ -444,15 +452,15 @@ static uint32_t xc_variant(uint32_t name, const struct query_ss_srcloc *r);
 
 /* Where the code of frame @id (the last one pushed) is: see xlator.frames. */
 static void frame_srcloc(struct xlator *x, uint32_t id, const char *file, int64_t line,
-			 const char *build_id, const char *mapping)
+			 const char *build_id, const char *mapping, const char *ftype)
 {
 	struct query_ss_srcloc r;
 
 	if (!x->trie) {
-		srcloc_note(x->ss, id, file, line, build_id, mapping);
+		srcloc_note(x->ss, id, file, line, build_id, mapping, ftype);
 		return;
 	}
-	srcloc_make(x->ss, &r, file, line, build_id, mapping);
+	srcloc_make(x->ss, &r, file, line, build_id, mapping, ftype);
 	x->frames.v[x->frames.n - 1] = xc_variant(id, &r);
 }
 
@@ -488,7 +496,7 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 		return off - 1;
 	const struct model_profile *d = x->dict;
 	const struct model_location *l = &d->locations.v[loc];
-	bool kernel = l->frame_type && l->frame_type == x->kernel_type;
+	const char *ftype = l->frame_type ? model_str(d, l->frame_type) : "";
 	char tmp[SYM_FRAME_NAME_MAX];
 	size_t len;
 	const struct model_mapping *m = l->mapping ? &d->mappings.v[l->mapping] : NULL;
@@ -505,11 +513,11 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 			const struct model_line *ln = &d->lines.v[l->line_off + j];
 			const struct model_function *f = &d->functions.v[ln->function];
 			const char *nm = line_name(d, l, j, tmp, sizeof(tmp), &len);
-			uint32_t id = push_frame(x, nm, len, kernel, module);
+			uint32_t id = push_frame(x, nm, len, ftype, module);
 
 			frame_srcloc(x, id, ln->function ? model_str(d, f->filename) : "",
 				     ln->function && f->start_line > 0 ? f->start_line : ln->line,
-				     bid, path);
+				     bid, path, ftype);
 		}
 		return off;
 	}
@@ -525,10 +533,10 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 			for (int j = nf; j-- > 0;) {
 				const char *nm =
 					x->symbuf[j].name[0] ? x->symbuf[j].name : "<unknown>";
-				uint32_t id = push_frame(x, nm, strlen(nm), kernel, module);
+				uint32_t id = push_frame(x, nm, strlen(nm), ftype, module);
 
-				frame_srcloc(x, id, x->symbuf[j].file, x->symbuf[j].line, bid,
-					     path);
+				frame_srcloc(x, id, x->symbuf[j].file, x->symbuf[j].line, bid, path,
+					     ftype);
 			}
 			return off;
 		}
@@ -539,8 +547,8 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 	else
 		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, l->address);
 	x->ss->unsymbolized++;
-	uint32_t id = push_frame(x, tmp, strlen(tmp), kernel, module);
-	frame_srcloc(x, id, "", 0, bid, path);
+	uint32_t id = push_frame(x, tmp, strlen(tmp), ftype, module);
+	frame_srcloc(x, id, "", 0, bid, path, ftype);
 	if (!of_get(x->ss->raw_of, x->ss->nraw_of, id)) {
 		struct query_ss_raw r = { l->address, 0, 0 };
 
@@ -982,7 +990,8 @@ static bool xc_make_room(size_t need, const struct xc_src *keep)
  * again: for a month of day blocks of one fleet, the same few hundred
  * thousand locations thirty times. So the trie's translations are also
  * kept by content: a location's key is what its frames are made of,
- * with strings as trie name ids (the mapping's path and build ID; then
+ * with strings as trie name ids (the mapping's path and build ID, the
+ * location's frame type; then
  * either the address, for a location without lines, or per line its
  * function name, file and line as srcloc_note takes them), and a source
  * finds a location it has not seen through one hash of its key (checked
@@ -1052,7 +1061,7 @@ static uint32_t xc_variant(uint32_t name, const struct query_ss_srcloc *r)
 
 		VEC_PUSH(&xc.var, none);
 	}
-	if (r->file || r->build_id || r->mapping) {
+	if (r->file || r->build_id || r->mapping || r->frame_type) {
 		uint64_t h = XXH3_64bits(r, sizeof(*r));
 
 		for (;; h++) { /* probe on past records of another content with this hash */
@@ -1106,11 +1115,15 @@ static bool xc_location_key(struct xc_memo *m, const struct model_profile *d, ui
 		path = m->map_path[l->mapping] - 1;
 		bid = m->map_bid[l->mapping];
 	}
-	VEC_RESERVE(&m->key, 5 + 4 * (size_t)l->nlines);
+	uint32_t ftype = l->frame_type ? trie_name(model_str(d, l->frame_type),
+						   d->strings.len[l->frame_type])
+				       : 0;
+	VEC_RESERVE(&m->key, 6 + 4 * (size_t)l->nlines);
 	uint32_t *k = m->key.v;
 	size_t n = 0;
 	k[n++] = path;
 	k[n++] = bid;
+	k[n++] = ftype;
 	k[n++] = l->nlines;
 	if (!l->nlines) {
 		k[n++] = (uint32_t)l->address;
@@ -1667,6 +1680,7 @@ static uint32_t copy_name(struct query_stackset *to, const struct query_stackset
 		n.file = sl->file ? copy_name(to, from, memo, sl->file) : 0;
 		n.build_id = sl->build_id ? copy_name(to, from, memo, sl->build_id) : 0;
 		n.mapping = sl->mapping ? copy_name(to, from, memo, sl->mapping) : 0;
+		n.frame_type = sl->frame_type ? copy_name(to, from, memo, sl->frame_type) : 0;
 		VEC_PUSH(&to->srcs, n);
 		of_put(&to->src_of, &to->nsrc_of, id, (uint32_t)to->srcs.n);
 	}
@@ -1729,7 +1743,7 @@ static void xc_copy_records(struct query_stackset *ss, const uint32_t *qvar, siz
 		}
 	}
 	while (work.n) {
-		uint32_t nm = work.v[--work.n], next[5];
+		uint32_t nm = work.v[--work.n], next[6];
 		size_t nnext = 0;
 		const struct query_ss_raw *r = query_stackset_raw(t, nm);
 		uint32_t st = nm < xc.nname_var ? xc.name_var[nm] : 0;
@@ -1749,6 +1763,7 @@ static void xc_copy_records(struct query_stackset *ss, const uint32_t *qvar, siz
 			next[nnext++] = sl->file;
 			next[nnext++] = sl->build_id;
 			next[nnext++] = sl->mapping;
+			next[nnext++] = sl->frame_type;
 		}
 		for (size_t k = 0; k < nnext; k++) {
 			if (next[k] && !seen[next[k]]) {
@@ -2384,7 +2399,7 @@ static void xc_note_variants(struct collector *c, struct xc_src *e, const struct
 			if (!v || !xc_is_multi(nm))
 				continue;
 			cur = c->qvar[nm];
-			if (!cur || (!xc.var.v[cur].file && xc.var.v[v].file)) {
+			if (!cur || srcloc_rank(&xc.var.v[cur]) < srcloc_rank(&xc.var.v[v])) {
 				c->qvar[nm] = v;
 				open -= !!xc.var.v[v].file;
 			}

@@ -122,11 +122,14 @@ struct query_ss_raw {
  * b.c), the first in stack order is taken: sources (blocks, heads) in the
  * store's scan order, within a source the stacks by id (a parent before
  * its children), the frames of a location outer first; the first record
- * with a file wins, else the first with a build ID or binary.
+ * with a file wins, else the first with a build ID or binary, else the
+ * first with a frame type (a record may hold only that: a kernel frame).
+ * The frame type is that record's, so a name met as two types (rare: a
+ * native and a JIT frame of one name) has the type of the record kept.
  */
 struct query_ss_srcloc {
 	uint32_t file, build_id, mapping;
-	uint32_t pad_;
+	uint32_t frame_type; /* the location's profile.frame.type ("cpython", ...), 0 = none */
 	int64_t line;
 };
 

@@ -14,6 +14,8 @@
 #   - "worker": one sample every 100 ms in runs of the same stack
 #     (flame chart spans);
 #   - "big": a 16 000-leaf profile (16 421 nodes) for the render timing;
+#   - "pyapp": Python frames (frame type cpython) between CPython's own
+#     native frames, for hide=python and colour by frame type;
 #   - the corpus Go CPU profile (gen--cpu.pprof) when $PROFD_CORPUS has it.
 # The browser test checks the views' numbers against the API's, the URL
 # round trip, the dark theme, and saves screenshots in tests/artifacts/ui/.
@@ -80,7 +82,15 @@ with open(out, "w") as f:
 EOF
 mapfile -t BIG <"$tmp/big.args"
 "$MKOTLP" --attr service.name=big --attr process.executable.name=bigapp --time-ms $((T0 + 1800000)) "${BIG[@]}" "$tmp/big.pb"
-for f in a b c heap w0 w1 w2 w3 w4 w5 big; do
+# pyapp: Python frames named by the agent (frame type cpython on "[cpython]")
+# between CPython's own native frames (python3.12), 40 min after T0
+PY=/usr/bin/python3.12
+PYN="main!native!$PY;Py_RunMain!native!$PY;_PyEval_EvalFrameDefault!native!$PY;work_a!cpython"
+"$MKOTLP" --attr service.name=pyapp --attr process.executable.name=python3.12 --time-ms $((T0 + 2400000)) \
+	--stack "$PYN;spin!cpython;PyObject_Malloc!native!$PY=$((3 * NS))" \
+	--stack "$PYN;_PyObject_Vectorcall!native!$PY;_PyEval_EvalFrameDefault!native!$PY;spin!cpython=$((2 * NS))" \
+	"$tmp/py.pb"
+for f in a b c heap w0 w1 w2 w3 w4 w5 big py; do
 	c=$(post "$tmp/$f.pb")
 	[ "$c" = 200 ] || fail "ingest $f answered $c"
 done

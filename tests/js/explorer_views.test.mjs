@@ -16,7 +16,9 @@
  *   speedscope; in Compare: each side's pprof, folded and SVG and the
  *   diff's JSON, labelled as such); a copied link restores the whole state; dark theme;
  *   empty and error states; the 16 000-leaf flame graph's render and
- *   hover times (reported, not asserted); the corpus Go CPU profile.
+ *   hover times (reported, not asserted); interpreter frames (hide=python
+ *   keeps the Python functions, colour by frame type with its legend);
+ *   the corpus Go CPU profile.
  * Screenshots go to $PROFD_ARTIFACTS (default tests/artifacts/ui).
  *
  * Environment: PROFD_URL, PROFD_T0 (ms, see the shell test),
@@ -95,6 +97,7 @@ async function main() {
 	try {
 		await workload(page);
 		await bigProfile(page);
+		await interpreterFrames(page);
 		if (corpusFrom) await corpus(page);
 		else console.log('skip: no corpus profile ingested');
 		await states(page);
@@ -493,6 +496,51 @@ async function bigProfile(page) {
 	await page.click('#flamegraph', { position: { x: 30, y: 2 * 18 + 9 } }); /* zoom into one package's Serve */
 	await page.mouse.move(0, 0);
 	await shot(page, 'flamegraph-16k');
+}
+
+/* ---------------------------------------------------------------- interpreter frames */
+
+async function interpreterFrames(page) {
+	const q = '{service.name="pyapp"}';
+	const from = T0 + 2390000;
+	const to = T0 + 2410000;
+	await page.goto(pageUrl({ type: CPU, query: q, from, to, view: 'flame' }));
+	await settled(page, 'flame');
+	const drawn = () => page.evaluate(() => window.profdFlame.nodes.filter((n) => n.depth > 0).map((n) => ({ name: n.name, depth: n.depth, fill: n.fill })));
+
+	/* Colour by frame type: the Python frames one colour, CPython's native frames another, a legend. */
+	await page.selectOption('#color-select', 'frametype');
+	const nodes = await drawn();
+	const fills = (name) => [...new Set(nodes.filter((n) => n.name === name).map((n) => n.fill))];
+	const py = [...fills('work_a'), ...fills('spin')];
+	const nat = [...fills('_PyEval_EvalFrameDefault'), ...fills('PyObject_Malloc'), ...fills('main')];
+	const legend = await page.evaluate(() => ({
+		shown: !document.querySelector('#ft-legend').hidden,
+		items: [...document.querySelectorAll('#ft-legend .ft-item')].map((x) => x.dataset.type),
+	}));
+	check(py.length === 2 && py[0] === py[1] && new Set(nat).size === 1 && nat[0] !== py[0] &&
+		legend.shown && legend.items.includes('cpython') && legend.items.includes('native') &&
+		new URL(page.url()).searchParams.get('color') === 'frametype',
+	`colour by frame type: cpython frames ${py[0]}, native frames ${nat[0]}, legend ${legend.items.join(', ')}`, { py, nat, legend });
+	await shot(page, 'flamegraph-frametype');
+
+	/* Hide Python internals: the checkbox sets hide=python, the graph keeps work_a -> spin at the root. */
+	await page.check('#hide-presets input[value="python"]');
+	let hidden = true;
+	try {
+		await page.waitForFunction(() => new URL(location.href).searchParams.get('hide') === 'python' && window.profd.views.flame.state === 'ready' &&
+			!window.profdFlame.nodes.some((n) => n.name === '_PyEval_EvalFrameDefault'), null, { timeout: 15000 });
+	} catch {
+		hidden = false;
+	}
+	const after = await drawn();
+	const api = await apiGet('api/v1/flamegraph', { type: CPU, query: q, from, to, hide: 'python' });
+	const top = api.root.children.map((c) => c.name);
+	check(hidden && after.some((n) => n.name === 'work_a' && n.depth === 1) && after.some((n) => n.name === 'spin' && n.depth === 2) &&
+		!after.some((n) => /^(main|Py_RunMain|_PyEval_|_PyObject_|PyObject_)/.test(n.name)) && top.join() === 'work_a' && api.root.children[0].total === api.total,
+	`hide Python internals: hide=python in the URL, the graph is ${after.map((n) => n.name).join(', ')} (API root: ${top.join(', ')})`, { after, top });
+	await page.uncheck('#hide-presets input[value="python"]');
+	await page.selectOption('#color-select', 'hot');
 }
 
 /* ---------------------------------------------------------------- corpus */

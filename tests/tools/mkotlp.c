@@ -16,7 +16,11 @@
  * A stack lists frames root first, separated by ';', then '=' and the
  * value. A frame "@PATH@BUILDID@0xADDR" is an unsymbolized native frame
  * (a location with a mapping and an address but no lines), for testing
- * query-time symbolization. After a --stack, --sattr KEY=VALUE gives its
+ * query-time symbolization. A frame "NAME!TYPE" or "NAME!TYPE!PATH" is a
+ * function frame whose location has profile.frame.type TYPE (may be
+ * empty) on a mapping of file PATH (default: none; "[TYPE]" for types
+ * other than native and kernel, the agent's interpreter pseudo mappings).
+ * After a --stack, --sattr KEY=VALUE gives its
  * samples a per-sample attribute (OTLP Sample attribute, e.g.
  * thread.name; repeatable) and --link TRACEHEX:SPANHEX a link (32 and 16
  * hex digits). Valid requests are built as a model profile
@@ -173,9 +177,29 @@ static uint32_t frame_location(struct model_profile *p, struct frames *fr, const
 		loc = model_location_add(p, model_mapping_add(p, &m), addr, NULL, 0);
 	} else {
 		struct model_line ln = { 0 };
+		char *ft = strchr(s, '!'), *path = NULL, pseudo[64];
+		uint32_t map = 0;
 
+		if (ft) {
+			*ft++ = '\0';
+			path = strchr(ft, '!');
+			if (path)
+				*path++ = '\0';
+			else if (*ft && strcmp(ft, "native") && strcmp(ft, "kernel") &&
+				 strlen(ft) < sizeof(pseudo) - 2)
+				path = (snprintf(pseudo, sizeof(pseudo), "[%s]", ft), pseudo);
+		}
+		if (path && *path) {
+			struct model_mapping m = { 0 };
+
+			m.memory_limit = UINT64_MAX;
+			m.filename = model_intern(p, path);
+			map = model_mapping_add(p, &m);
+		}
 		ln.function = model_function_intern(p, model_intern(p, s), 0, 0, 0);
-		loc = model_location_add(p, 0, 0, &ln, 1);
+		loc = model_location_add(p, map, 0, &ln, 1);
+		if (ft && *ft)
+			p->locations.v[loc].frame_type = model_intern(p, ft);
 	}
 	free(s);
 	VEC_RESERVE(&fr->loc_of, id + 1 - fr->loc_of.n);

@@ -310,8 +310,187 @@ static void test_stackset_filters_and_presets(void **state)
 	assert_non_null(strstr(err.msg, "parameter 'frame_filter'"));
 	query_filter_release(&f);
 	prof_err_init(&err);
-	assert_int_equal(query_filter_init(&f, NULL, NULL, "go,python", &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "unknown preset 'python'"));
+	assert_int_equal(query_filter_init(&f, NULL, NULL, "go,cobol", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "unknown preset 'cobol'"));
+	query_filter_release(&f);
+	store_head_free(h);
+}
+
+/* --- interpreter presets ---------------------------------------------------------------------- */
+
+/* A mapping of file @path (a pseudo mapping "[cpython]" too). */
+static uint32_t ip_map(struct model_profile *p, const char *path)
+{
+	struct model_mapping m = { 0 };
+
+	m.memory_limit = UINT64_MAX;
+	m.filename = model_intern(p, path);
+	return model_mapping_add(p, &m);
+}
+
+/* A location of function @name on mapping @map (0: none) with frame type @ftype (NULL: none). */
+static uint32_t ip_loc(struct model_profile *p, const char *name, uint32_t map, const char *ftype)
+{
+	static uint64_t addr = 0x1000;
+	struct model_line ln = { model_function_intern(p, model_intern(p, name), 0, 0, 0), 0, 0 };
+	uint32_t l = model_location_add(p, map, map ? addr += 0x10 : 0, &ln, 1);
+
+	if (ftype)
+		p->locations.v[l].frame_type = model_intern(p, ftype);
+	return l;
+}
+
+/* Parse the flame graph JSON of @ss; the index of frame type @ft in its "frame_types", or -1. */
+static json_t *ip_flame_json(const struct query_stackset *ss)
+{
+	struct query_flame_opts o = { 0, 0, false };
+	struct query_flamegraph fg;
+	struct buf out;
+	json_error_t jerr;
+
+	buf_init(&out, 0);
+	query_flamegraph_from_stackset(ss, &o, &fg);
+	assert_int_equal(query_flamegraph_write_json(&fg, CPU, 0, &out), 0);
+	json_t *j = json_loadb(out.p, out.len, 0, &jerr);
+	if (!j)
+		fail_msg("invalid JSON: %s: %.300s", jerr.text, out.p);
+	buf_release(&out);
+	query_flamegraph_release(&fg);
+	return j;
+}
+
+/* The frame type of flame node @n of @j ("" when it has none). */
+static const char *ip_ft(json_t *j, json_t *n)
+{
+	json_t *ft = n ? json_object_get(n, "ft") : NULL;
+
+	assert_non_null(n);
+	if (!ft)
+		return "";
+	return json_string_value(
+		json_array_get(json_object_get(j, "frame_types"), (size_t)json_integer_value(ft)));
+}
+
+static void test_stackset_interpreter_presets(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct query_stackset ss;
+	struct query_filter f;
+	struct prof_err err;
+
+	(void)state;
+	qh_init(&p, "py", false);
+	uint32_t py = ip_map(&p, "/usr/bin/python3.12"), cpy = ip_map(&p, "[cpython]");
+	uint32_t php = ip_map(&p, "/usr/bin/php8.2"), zphp = ip_map(&p, "[php]");
+	uint32_t rb = ip_map(&p, "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1");
+	uint32_t node = ip_map(&p, "/usr/bin/node");
+	uint32_t main_ = ip_loc(&p, "main", py, NULL), runmain = ip_loc(&p, "Py_RunMain", py, NULL),
+		 eval = ip_loc(&p, "_PyEval_EvalFrameDefault", py, "native"),
+		 work_a = ip_loc(&p, "work_a", cpy, "cpython"),
+		 spin = ip_loc(&p, "spin", cpy, "cpython"),
+		 pymalloc = ip_loc(&p, "PyObject_Malloc", py, NULL),
+		 vcall = ip_loc(&p, "_PyObject_Vectorcall", py, NULL);
+
+	/* main -> Py_RunMain -> _PyEval_EvalFrameDefault -> work_a -> spin -> PyObject_Malloc */
+	uint32_t s1[] = { main_, runmain, eval, work_a, spin, pymalloc };
+	qh_add_locs(&p, s1, 6, 10, T0, NULL, 0);
+	/* work_a calls spin through the call machinery; spin's own time. */
+	uint32_t s2[] = { main_, runmain, eval, work_a, vcall, eval, spin };
+	qh_add_locs(&p, s2, 7, 5, T0, NULL, 0);
+	/* Natives known by name only (no mapping): main is not CPython's. */
+	uint32_t s3[] = { qh_fn_loc(&p, "main", 4), qh_fn_loc(&p, "Py_RunMain", 10),
+			  qh_fn_loc(&p, "_PyEval_EvalFrameDefault", 24),
+			  ip_loc(&p, "work_b", cpy, "cpython") };
+	qh_add_locs(&p, s3, 4, 3, T0, NULL, 0);
+	/* An interpreted frame on the interpreter's own file, named like an internal. */
+	uint32_t s4[] = { main_, ip_loc(&p, "run_mod", py, "cpython") };
+	qh_add_locs(&p, s4, 2, 2, T0, NULL, 0);
+	/* PHP: user functions named execute and execute_ex stay. */
+	uint32_t s5[] = { ip_loc(&p, "main", php, NULL),
+			  ip_loc(&p, "php_execute_script", php, NULL),
+			  ip_loc(&p, "zend_execute", php, NULL),
+			  ip_loc(&p, "execute_ex", php, NULL),
+			  ip_loc(&p, "execute", zphp, "php"),
+			  ip_loc(&p, "execute_ex", zphp, "php"),
+			  ip_loc(&p, "ZEND_DO_FCALL_SPEC_RETVAL_USED_HANDLER", php, NULL) };
+	qh_add_locs(&p, s5, 7, 7, T0, NULL, 0);
+	/* Ruby and Node.js. */
+	uint32_t s6[] = { ip_loc(&p, "ruby_run_node", rb, NULL),
+			  ip_loc(&p, "vm_exec_core", rb, NULL),
+			  ip_loc(&p, "Object#foo", ip_map(&p, "[ruby]"), "ruby"),
+			  ip_loc(&p, "vm_call_cfunc", rb, NULL) };
+	qh_add_locs(&p, s6, 4, 4, T0, NULL, 0);
+	uint32_t s7[] = { ip_loc(&p, "node::Start", node, NULL),
+			  ip_loc(&p, "v8::internal::Execution::Call", node, NULL),
+			  ip_loc(&p, "Builtins_JSEntry", node, NULL),
+			  ip_loc(&p, "handler /app/x.js:3", ip_map(&p, "[v8js]"), "v8js") };
+	qh_add_locs(&p, s7, 4, 6, T0, NULL, 0);
+	qh_head_add(h, &p);
+
+	/* Unfiltered (the translation cache): every frame, frame types in the flame JSON. */
+	collect_ok(h, NULL, &ss);
+	assert_true(stack_value(&ss, "main;Py_RunMain;_PyEval_EvalFrameDefault;work_a;spin;"
+				     "PyObject_Malloc") == 10);
+	json_t *j = ip_flame_json(&ss);
+	json_t *r = json_object_get(j, "root");
+	assert_string_equal(ip_ft(j, qh_path(r, "main;Py_RunMain;_PyEval_EvalFrameDefault;work_a")),
+			    "cpython");
+	assert_string_equal(ip_ft(j, qh_path(r, "main;Py_RunMain;_PyEval_EvalFrameDefault")),
+			    "native");
+	assert_string_equal(ip_ft(j, qh_path(r, "main;Py_RunMain")), "");
+	/* A name has one type, its first record's: execute_ex is the engine's here. */
+	assert_string_equal(ip_ft(j, qh_path(r, "main;php_execute_script;zend_execute;execute_ex;"
+						"execute")),
+			    "php");
+	assert_string_equal(ip_ft(j, r), "");
+	json_decref(j);
+	query_stackset_release(&ss);
+
+	/* hide=python: work_a and spin stay, the internals' cost goes to their callers. */
+	prof_err_init(&err);
+	assert_int_equal(query_filter_init(&f, NULL, NULL, "python", &err), 0);
+	collect_ok(h, &f, &ss);
+	assert_true(ss.total == 37);
+	assert_true(stack_value(&ss, "work_a;spin") == 15);
+	assert_true(stack_value(&ss, "main;work_b") == 3);
+	assert_true(stack_value(&ss, "run_mod") == 2);
+	assert_true(stack_value(&ss, "main;php_execute_script;zend_execute;execute_ex;execute;"
+				     "execute_ex;ZEND_DO_FCALL_SPEC_RETVAL_USED_HANDLER") == 7);
+	/* The flame JSON of a filtered set (the uncached path) has the types too. */
+	j = ip_flame_json(&ss);
+	assert_string_equal(ip_ft(j, qh_path(json_object_get(j, "root"), "work_a;spin")),
+			    "cpython");
+	json_decref(j);
+	query_stackset_release(&ss);
+	query_filter_release(&f);
+
+	/* hide=php: the Zend engine goes, the user's execute and execute_ex stay. */
+	assert_int_equal(query_filter_init(&f, NULL, NULL, "php", &err), 0);
+	collect_ok(h, &f, &ss);
+	assert_true(stack_value(&ss, "execute;execute_ex") == 7);
+	assert_true(stack_value(&ss, "work_a;spin") == -1); /* not CPython's business */
+	query_stackset_release(&ss);
+	query_filter_release(&f);
+
+	/* hide=ruby,node,libc: the same for CRuby and Node.js. */
+	assert_int_equal(query_filter_init(&f, NULL, NULL, "ruby,node,libc", &err), 0);
+	collect_ok(h, &f, &ss);
+	assert_true(stack_value(&ss, "Object#foo") == 4);
+	assert_true(stack_value(&ss, "handler /app/x.js:3") == 6);
+	query_stackset_release(&ss);
+	query_filter_release(&f);
+
+	/* Names alone, no frame type, no mapping: the name regexes. */
+	assert_true(!query_filter_init(&f, NULL, NULL, "python,ruby,php,node", &err));
+	assert_true(query_filter_hides(&f, "_PyEval_EvalFrameDefault", 24, NULL, NULL));
+	assert_true(query_filter_hides(&f, "ZEND_ASSIGN_SPEC_CV_CONST_HANDLER", 33, "native", ""));
+	assert_true(query_filter_hides(&f, "v8::internal::Invoke", 20, NULL, NULL));
+	assert_true(query_filter_hides(&f, "foo", 3, NULL, "libpython3.12.so.1.0"));
+	assert_false(query_filter_hides(&f, "execute_ex", 10, "php", "php8.2"));
+	assert_false(query_filter_hides(&f, "vm_exec_core", 12, "ruby", NULL));
+	assert_false(query_filter_hides(&f, "main", 4, NULL, "libc.so.6"));
+	assert_false(query_filter_hides(&f, "work", 4, "cpython", "[cpython]"));
 	query_filter_release(&f);
 	store_head_free(h);
 }
@@ -1113,6 +1292,7 @@ int main(void)
 		cmocka_unit_test(test_stackset_paths_groups_buckets),
 		cmocka_unit_test(test_stackset_merged_series_sums_like_rows),
 		cmocka_unit_test(test_stackset_filters_and_presets),
+		cmocka_unit_test(test_stackset_interpreter_presets),
 		cmocka_unit_test(test_table_recursion_counted_once),
 		cmocka_unit_test(test_flamegraph_inverted_and_sandwich),
 		cmocka_unit_test(test_truncated_stacks_stay_their_own_roots),

@@ -533,7 +533,7 @@ static void test_bad_parameters_name_the_parameter(void **state)
 		{ "flamegraph", "query", "{a=~\"(\"}", "regex for label a" },
 		{ "flamegraph", "query", "{a=", "parameter 'query'" },
 		{ "flamegraph", "frame_filter", "(", "parameter 'frame_filter'" },
-		{ "flamegraph", "hide", "python", "parameter 'hide'" },
+		{ "flamegraph", "hide", "cobol", "parameter 'hide'" },
 		{ "table", "sort", "size", "parameter 'sort': expected one of self, total, name" },
 		{ "table", "limit", "-1", "parameter 'limit'" },
 		{ "series", "step", "0", "parameter 'step'" },
