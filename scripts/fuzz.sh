@@ -61,7 +61,7 @@ build() {
 		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c \
 			src/scrape/config.c src/scrape/relabel.c src/query/units.c src/mcp/mcp.c \
 			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c \
-			src/agent/interp.c src/agent/interp_python.c 2>/dev/null
+			src/agent/interp.c src/agent/interp_python.c src/agent/interp_ruby.c 2>/dev/null
 	)
 	rm -f "$OUT/libfuzzprofd.a"
 	ar rcs "$OUT/libfuzzprofd.a" "${objs[@]}"

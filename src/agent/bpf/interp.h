@@ -43,4 +43,48 @@ enum py_off {
 #define PY_CODE_CHECK(firstline, argcount, flags) \
 	((__u32)(firstline) ^ ((__u32)(argcount) << 16) ^ ((__u32)(flags) << 24))
 
+/*
+ * ---- CRuby (3.1; docs/runtimes.md) ----
+ * Checked against Debian's ruby3.1 (3.1.2, x86-64, no DWARF) by reading
+ * a running process's memory (process_vm_readv): labels, paths and line
+ * entries of methods of tests/workloads/hot.rb, and the thread id of
+ * each of two spinning threads.
+ */
+enum rb_addr {
+	RB_A_MAIN_RACTOR =
+		0, /* &ruby_single_main_ractor (holds the rb_ractor_t *; NULL with several ractors) */
+};
+
+enum rb_off {
+	RB_O_RACTOR_EC = 0,	  /* rb_ractor_t.threads.running_ec */
+	RB_O_EC_VM_STACK = 1,	  /* rb_execution_context_t.vm_stack */
+	RB_O_EC_STACK_SIZE = 2,	  /* rb_execution_context_t.vm_stack_size (VALUEs) */
+	RB_O_EC_CFP = 3,	  /* rb_execution_context_t.cfp */
+	RB_O_EC_THREAD = 4,	  /* rb_execution_context_t.thread_ptr */
+	RB_O_TH_TID = 5,	  /* rb_thread_t native thread id (gettid() in its pid namespace) */
+	RB_O_CFP_PC = 6,	  /* rb_control_frame_t.pc */
+	RB_O_CFP_ISEQ = 7,	  /* rb_control_frame_t.iseq */
+	RB_O_CFP_EP = 8,	  /* rb_control_frame_t.ep (ep[0]: the frame's flags) */
+	RB_O_CFP_SIZE = 9,	  /* sizeof(rb_control_frame_t) */
+	RB_O_ISEQ_BODY = 10,	  /* rb_iseq_t.body */
+	RB_O_BODY_ISEQ_SIZE = 11, /* rb_iseq_constant_body.iseq_size (u32) */
+	RB_O_BODY_FIRSTLINE = 12, /* rb_iseq_constant_body.location.first_lineno (a Fixnum) */
+	RB_O_MAX = 13,
+};
+
+#define RB_FRAME_MAGIC_MASK  0x7fff0001u /* ep[0] & this: the frame's magic */
+#define RB_FRAME_MAGIC_DUMMY 0x79990001u /* the thread's bottom frame: never named */
+#define RB_FRAME_FLAG_FINISH 0x0020u	 /* the first frame one vm_exec call ran */
+#define RB_T_MASK	     0x1fu	 /* RBasic.flags & this: the object's type */
+#define RB_T_IMEMO	     0x1au
+#define RB_IMEMO_TYPE(fl)    (((fl) >> 12) & 0xf) /* an imemo's kind */
+#define RB_IMEMO_ISEQ	     7
+
+/*
+ * The check value of an iseq body: what BPF reads from it and user space
+ * reads again before trusting its cached name for that address.
+ */
+#define RB_ISEQ_CHECK(type, size, firstline) \
+	((__u32)(firstline) ^ ((__u32)(size) << 12) ^ ((__u32)(type) << 28))
+
 #endif

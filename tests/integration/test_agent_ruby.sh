@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_agent_ruby.sh - Ruby 3.1 frames in the agent's profiles, for real:
+# tests/workloads/hot.rb (work_a, work_b and Outer#run from a block,
+# 5:3:2 by construction, measured by the program itself) runs under the
+# agent; the flame graph of its pid must hold each method within 5 points
+# of the program's own share, nested under its real callers (<main> ->
+# main -> work_a -> spin; main -> block in main -> run -> spin), the
+# table must give a method's file and def line, and the agent's metrics
+# must count named Ruby samples. Skips when ruby3.1 is not installed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/integration/agent_lib.sh
+
+RUBY=${RUBY:-ruby3.1}
+command -v "$RUBY" >/dev/null || {
+	echo "skip: $RUBY is not installed"
+	exit 0
+}
+agent_lib_init ruby
+SECS=${RUBY_SECONDS:-8}
+FREQ=99
+type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
+
+agent_start_server
+mport=$(agent_free_port)
+agent_start --server "$base" --interval 1s --frequency "$FREQ" --include-exe "$(basename "$(readlink -f "$(command -v "$RUBY")")")" \
+	--metrics-listen "127.0.0.1:$mport"
+"$RUBY" tests/workloads/hot.rb "$SECS" >"$tmp/hot.out" 2>&1 &
+rpid=$!
+extra_pids=$rpid
+wait "$rpid" || fail "hot.rb failed: $(cat "$tmp/hot.out")"
+extra_pids=
+sleep 2.5 # the agent's last interval
+named=$(agent_metric "$mport" "profd_agent_interp_samples_total{runtime=\"ruby\",exe=\"$(basename "$(readlink -f "$(command -v "$RUBY")")")\",version=\"$("$RUBY" -e 'print RUBY_VERSION')\",result=\"named\"}")
+curl -fs "http://127.0.0.1:$mport/metrics" | grep -E 'interp_(samples|processes)_total' >"$tmp/metrics.txt" || true
+agent_stop
+[ "${named:-0}" -gt 0 ] 2>/dev/null || fail "no named ruby samples in the agent's metrics: $(cat "$tmp/metrics.txt")"
+echo "ok metrics: $named named ruby samples"
+
+query="{process.pid=\"$rpid\"}"
+agent_flame "$type" "$query" "$tmp/cpu.json"
+curl -fsG "$base/api/v1/table" --data-urlencode "type=$type" --data-urlencode "query=$query" \
+	--data-urlencode "from=now-10m" --data-urlencode "to=now" -o "$tmp/table.json" ||
+	fail "table query failed"
+
+def_a=$(grep -n '^def work_a' tests/workloads/hot.rb | cut -d: -f1)
+def_run=$(grep -n '^  def run' tests/workloads/hot.rb | cut -d: -f1)
+python3 - "$tmp/cpu.json" "$tmp/table.json" "$tmp/hot.out" "$FREQ" "$def_a" "$def_run" <<'PY' || fail "ruby profile check"
+import json, sys
+
+fg = json.load(open(sys.argv[1]))
+table = json.load(open(sys.argv[2]))
+own = {}
+for l in open(sys.argv[3]):
+    k, v = l.split()
+    own[k] = 100.0 * float(v)
+period = 1e9 / int(sys.argv[4])
+def_a, def_run = int(sys.argv[5]), int(sys.argv[6])
+ok = True
+
+# Total per method along its real call path (a prefix of names, root first).
+paths = {
+    "work_a": ["<main>", "main", "work_a", "spin"],
+    "work_b": ["<main>", "main", "work_b", "spin"],
+    "Outer#run": ["<main>", "main", "block in main", "run", "spin"],
+}
+sums = {k: 0 for k in paths}
+def walk(node, path):
+    for c in node.get("children", []):
+        p = path + [c["name"]]
+        for k, want in paths.items():
+            # Ruby frames in order; native frames (rb_yield, ...) may lie between.
+            rb = [x for x in p if x in ("<main>", "main", "work_a", "work_b", "block in main", "run", "spin")]
+            if rb == want and c["name"] == "spin":
+                sums[k] += c["total"]
+        walk(c, p)
+walk(fg["root"], [])
+n = sum(sums.values()) / period
+print(f"samples on the three paths: {n:.0f}")
+if n < 200:
+    print("too few samples to tell shares within 5 points")
+    sys.exit(1)
+tot = sum(sums.values())
+for k in paths:
+    share = 100.0 * sums[k] / tot
+    print(f"{k}: agent {share:.1f} %, program {own[k]:.1f} % ({' -> '.join(paths[k])})")
+    if abs(share - own[k]) > 5:
+        ok = False
+rows = {r["name"]: r for r in table.get("rows", [])}
+for name, line in (("work_a", def_a), ("run", def_run)):
+    r = rows.get(name)
+    if not r or not r.get("file", "").endswith("tests/workloads/hot.rb") or r.get("line") != line:
+        print(f"table row {name}: {r} (want file .../tests/workloads/hot.rb, line {line})")
+        ok = False
+    else:
+        print(f"ok {name} at {r['file']}:{r['line']}")
+sys.exit(0 if ok else 1)
+PY
+echo "ok agent ruby"
