@@ -3,9 +3,9 @@
 # test_pprof_legacy_go.sh - a real producer of the legacy pprof text
 # formats: tests/workloads/legacyprof.go writes the Go runtime's debug=1
 # heap, allocs, goroutine, threadcreate, mutex and block profiles; for each,
-# `go tool pprof -raw` of the file itself (pprof's legacy parsers) must
-# print exactly what it prints for profd's conversion of the file to pprof
-# protobuf (`profd convert F F.pb`): same samples and values, same
+# `go tool pprof -raw` of the file itself (pprof's legacy parsers, through
+# pprof's own protobuf of it) must print exactly what it prints for profd's
+# conversion of the file to pprof protobuf (`profd convert F F.pb`): same samples and values, same
 # locations (addresses moved back into the call), same mappings, same
 # period and drop/keep frames. Where pprof refuses a file (Go writes an
 # empty threadcreate stack as "N @", which pprof calls malformed), profd
@@ -20,7 +20,7 @@ if ! command -v go >/dev/null; then
 fi
 [ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
 tmp=$(mktemp -d /tmp/profd-legacy-go.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/out" "$tmp/empty"
 if ! GO111MODULE=off GOFLAGS= go build -o "$tmp/bin/legacyprof" tests/workloads/legacyprof.go ||
 	! "$tmp/bin/legacyprof" "$tmp/out"; then
@@ -31,7 +31,12 @@ export PPROF_BINARY_PATH=$tmp/empty
 pass=0 bad=0
 for f in "$tmp"/out/*.txt; do
 	name=$(basename "$f")
-	if go tool pprof -symbolize=none -raw "$f" >"$f.ref" 2>&1; then
+	# The reference is pprof's own protobuf of the file, printed: what pprof
+	# keeps through the format profd writes (newer pprof drops a numeric
+	# label of value 0 without a unit when it reads protobuf, as it drops
+	# the "bytes:[0]" of an empty heap record; Go 1.19's kept it).
+	if go tool pprof -symbolize=none -proto "$f" >"$f.own.pb" 2>"$f.ref" &&
+		go tool pprof -symbolize=none -raw "$f.own.pb" >"$f.ref" 2>&1; then
 		if ! "$PROFD" convert "$f" "$f.pb" 2>"$f.err"; then
 			echo "FAIL $name: pprof reads it, profd convert fails: $(cat "$f.err")"
 			bad=$((bad + 1))
