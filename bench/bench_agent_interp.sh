@@ -9,8 +9,8 @@
 # 19 Hz, then at 99 Hz, BENCH_SECONDS each (default 20) after a 3 s
 # warm-up. Figures per agent: its own CPU (utime + stime) as % of one
 # core, the CPU its BPF programs ran for in the kernel (bpf_stats
-# run_time_ns of the programs it owns), RSS at the end and its peak, and
-# for the interpreter agent the share of interpreter stacks named whole
+# run_time_ns of the programs it holds, by their ids in its fdinfo),
+# RSS at the end and its peak, and for the interpreter agent the share of interpreter stacks named whole
 # per runtime (profd_agent_interp_samples_total named / sent). Writes
 # bench/results/agent-interpreters.md. Needs root and kernel BTF.
 set -euo pipefail
@@ -60,14 +60,13 @@ hz=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hwm_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
-bpf_ns() { # run_time_ns of the BPF programs process $1 owns
+bpf_ns() { # run_time_ns of the BPF programs process $1 holds (their ids from its fds' fdinfo)
+	local ids
+	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | tr '\n' ' ')
 	bpftool prog show --json 2>/dev/null | python3 -c '
 import json, sys
-tot = 0
-for p in json.load(sys.stdin):
-    if any(o.get("pid") == int(sys.argv[1]) for o in p.get("pids", [])):
-        tot += p.get("run_time_ns", 0)
-print(tot)' "$1"
+ids = set(int(x) for x in sys.argv[1].split())
+print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin) if p.get("id") in ids))' "$ids"
 }
 
 pair() { # HZ: both agents at once over the same load
