@@ -1832,6 +1832,8 @@
 		cards += card('Samples fully symbolized', full, data.samples, 'samples');
 		cards += card('Stacks fully unwound', data.samples - (data.samples_truncated || 0), data.samples, 'samples');
 		for (const r of data.runtimes || []) cards += card(`${r.runtime.charAt(0).toUpperCase()}${r.runtime.slice(1)} frames named`, r.frames_symbolized, r.frames, 'frames');
+		for (const why of data.unsupported_runtimes || [])
+			cards += `<div class="card poor unsupported-runtime"><div class="card-title">Interpreter frames missing</div><div class="card-sub">${escapeHtml(why)}: these processes show the interpreter's own native frames</div></div>`;
 		el.healthCards.innerHTML = cards;
 		const bins = data.binaries || [];
 		el.healthTable.tBodies[0].innerHTML = bins.length

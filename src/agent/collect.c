@@ -842,9 +842,14 @@ size_t agent_collect_take(struct agent_collect *c, int64_t start_unix_ns, int64_
 			struct collect_proc *pr = c->procs_v.v[i];
 			struct collect_prof *kinds[2] = { &pr->cpu, &pr->off };
 
+			const char *why = agent_interp_unsupported(c->o.interp, pr->pid);
+
 			for (int k = 0; k < 2; k++) {
 				if (!kinds[k]->prof)
 					continue;
+				if (why)
+					model_attr_add_str(kinds[k]->prof,
+							   AGENT_INTERP_UNSUPPORTED_ATTR, why);
 				collect_window(kinds[k]->prof, start_unix_ns, duration_ns);
 				v[n++] = kinds[k]->prof;
 				kinds[k]->prof = NULL;

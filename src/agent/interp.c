@@ -120,6 +120,8 @@ int agent_interp_elf_symbols(const char *path, struct agent_interp_sym *syms, si
 struct interp_proc {
 	uint32_t pid;
 	bool used;
+	bool refused; /* a runtime was found and is not supported (reason in stats or why) */
+	char why[96];
 	uint64_t maps_gen;		    /* generation detection last ran for */
 	const struct agent_interp_ops *ops; /* NULL: no runtime attached */
 	struct agent_interp_attach att;
@@ -185,7 +187,7 @@ static size_t interp_hash(uint32_t pid, size_t mask)
 	return (size_t)(((uint64_t)pid * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
 }
 
-static struct interp_proc *interp_find(struct agent_interp *ip, uint32_t pid)
+static struct interp_proc *interp_find(const struct agent_interp *ip, uint32_t pid)
 {
 	size_t mask = ip->nslots - 1, i = interp_hash(pid, mask);
 
@@ -324,6 +326,8 @@ void agent_interp_check(struct agent_interp *ip, struct agent_proc *ap, const ch
 				snprintf(why, sizeof(why),
 					 "%s%s%s: interpreter frames not supported", ops->name,
 					 att.version[0] ? " " : "", att.version);
+				e->refused = true;
+				snprintf(e->why, sizeof(e->why), "%s", why);
 				e->stats = interp_stats_get(ip, ops->name, ap->exe_name,
 							    att.version, false, why);
 				if (e->stats >= 0)
@@ -485,6 +489,13 @@ bool agent_interp_take(struct agent_interp *ip, const struct agent_proc *ap, uin
 		st->frames_named += out->nnames;
 	}
 	return true;
+}
+
+const char *agent_interp_unsupported(const struct agent_interp *ip, uint32_t pid)
+{
+	struct interp_proc *e = ip ? interp_find(ip, pid) : NULL;
+
+	return e && e->refused ? e->why : NULL;
 }
 
 size_t agent_interp_get_stats(const struct agent_interp *ip, struct agent_interp_stats *out,

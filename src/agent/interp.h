@@ -183,6 +183,17 @@ void agent_interp_free(struct agent_interp *ip);
  */
 void agent_interp_check(struct agent_interp *ip, struct agent_proc *ap, const char *root);
 
+/**
+ * agent_interp_unsupported() - why process @pid's interpreter frames are
+ * not named ("cpython 3.13.0: interpreter frames not supported"), when
+ * its runtime was found and refused; NULL otherwise. Lent until the next
+ * call. The collector sends it as the resource attribute
+ * AGENT_INTERP_UNSUPPORTED_ATTR, so stack health can say it.
+ */
+const char *agent_interp_unsupported(const struct agent_interp *ip, uint32_t pid);
+
+#define AGENT_INTERP_UNSUPPORTED_ATTR "profd.interpreter.unsupported"
+
 /** agent_interp_forget() - process @pid exited or exec'd: drop its state and its BPF entry. */
 void agent_interp_forget(struct agent_interp *ip, uint32_t pid);
 

@@ -19,6 +19,10 @@
 
 enum sh_class { SH_PRODUCER = 0, SH_RESOLVED = 1, SH_UNRESOLVED = 2 };
 
+/* The agent's resource attribute for a runtime it found but cannot unwind (agent/interp.h). */
+#define SH_UNSUPPORTED_LABEL "profd.interpreter.unsupported"
+#define SH_MAX_UNSUPPORTED   32
+
 struct sh_binary {
 	uint32_t path, build_id; /* ids in sh.strs */
 	uint64_t frames, frames_ok, samples, samples_bad, samples_truncated;
@@ -44,6 +48,9 @@ struct sh {
 	struct qmap loc;   /* location -> class | binary << 2 | runtime << 22 */
 	struct qmap trunc; /* root location -> 1 when it is the "[truncated]" marker, else 0 */
 	VEC(uint32_t) touched;
+	/* distinct values of SH_UNSUPPORTED_LABEL over the selected series, ids in strs */
+	uint32_t unsupported[SH_MAX_UNSUPPORTED];
+	size_t nunsupported;
 };
 
 static uint32_t sh_runtime(struct sh *h, const char *name)
@@ -262,6 +269,14 @@ static int sh_write(struct sh *h, struct buf *out)
 		rc |= buf_addf(out, ",\"frames\":%" PRIu64 ",\"frames_symbolized\":%" PRIu64 "}",
 			       h->rts.v[i].frames, h->rts.v[i].frames_ok);
 	}
+	rc |= buf_addstr(out, "],\"unsupported_runtimes\":[");
+	for (size_t i = 0; i < h->nunsupported; i++) {
+		const char *why = strtab_get(&h->strs, h->unsupported[i]);
+
+		if (i)
+			rc |= buf_addstr(out, ",");
+		rc |= buf_add_json_str(out, why, strlen(why));
+	}
 	rc |= buf_addstr(out, "],\"binaries\":[");
 	if (h->bins.n > 1)
 		qsort(h->bins.v, h->bins.n, sizeof(h->bins.v[0]), sh_cmp);
@@ -294,14 +309,34 @@ static int sh_write(struct sh *h, struct buf *out)
 	return rc ? -PROF_ETOOBIG : 0;
 }
 
+static int sh_series(void *arg, const struct store_source *src, const struct store_series *s)
+{
+	struct sh *h = arg;
+
+	(void)src;
+	for (uint32_t i = 0; i < s->nlabels; i++) {
+		uint32_t id;
+		size_t k;
+
+		if (strcmp(s->labels[i].name, SH_UNSUPPORTED_LABEL))
+			continue;
+		id = strtab_intern_cstr(&h->strs, s->labels[i].value);
+		for (k = 0; k < h->nunsupported && h->unsupported[k] != id; k++)
+			;
+		if (k == h->nunsupported && h->nunsupported < SH_MAX_UNSUPPORTED)
+			h->unsupported[h->nunsupported++] = id;
+	}
+	return 0;
+}
+
 int query_symhealth_run(struct store *st, const struct query_symhealth_params *p, struct buf *out,
 			struct prof_err *err)
 {
 	struct sh h = { .p = p };
 	struct store_query q = { p->type, p->m, p->nm, p->from_ns, p->to_ns };
-	struct store_visitor v = { .arg = &h,
-				   .source_begin = sh_source_begin,
-				   .totals = sh_totals };
+	struct store_visitor v = {
+		.arg = &h, .source_begin = sh_source_begin, .series = sh_series, .totals = sh_totals
+	};
 	int rc;
 
 	strtab_init(&h.strs);

@@ -15,13 +15,17 @@
  * counted once per row it appears in. Unwinding: a stack whose root frame
  * is "[truncated]" (the agent's marker for a stack deeper than it could
  * walk; JFR's truncated traces) is not fully unwound; samples_truncated
- * counts those rows, overall and per binary on the stack.
+ * counts those rows, overall and per binary on the stack. Runtimes the
+ * agent found in a selected process but cannot unwind (the series label
+ * profd.interpreter.unsupported, agent/interp.h) are listed by reason
+ * (at most 32): their frames show the interpreter's own native code.
  *
  * JSON answer:
  *   {"type":T|null,"from":MS,"to":MS,"samples":N,
  *    "samples_with_unsymbolized":N,"samples_truncated":N,"frames":N,
  *    "frames_symbolized":N,
  *    "runtimes":[{"runtime":"native","frames":N,"frames_symbolized":N},...],
+ *    "unsupported_runtimes":["cpython 3.13.0: interpreter frames not supported",...],
  *    "binaries":[{"path":P,"build_id":B,"status":S,"frames":N,
  *                 "frames_symbolized":N,"samples":N,"samples_unsymbolized":N,
  *                 "samples_truncated":N,"hint":H},...]}   most unsymbolized samples first, at most

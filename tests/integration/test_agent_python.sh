@@ -204,3 +204,22 @@ for p in "${others[@]}"; do
 		;;
 	esac
 done
+
+# A refused version reaches stack health with its reason.
+for p in "${others[@]}"; do
+	v=$("$p" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
+	case "${v%.*}" in
+	3.11 | 3.12) continue ;;
+	esac
+	curl -fsG "$base/api/v1/health/symbols" --data-urlencode "type=$type" \
+		--data-urlencode "from=now-10m" --data-urlencode "to=now" -o "$tmp/health.json" ||
+		fail "stack health query failed"
+	python3 - "$tmp/health.json" "$v" <<'PY' || fail "stack health does not name $p ($v) as unsupported"
+import json, sys
+got = json.load(open(sys.argv[1])).get("unsupported_runtimes", [])
+want = f"cpython {sys.argv[2]}: interpreter frames not supported"
+if want not in got:
+    sys.exit(f"want {want!r} in {got}")
+print(f"ok stack health: {want}")
+PY
+done
