@@ -13,21 +13,35 @@
  * a running execution context at attach time, its thread's back pointer
  * (rb_thread_t.ec) must lead to it again, or the build is refused.
  *
- * Naming: BPF sends the iseq body's address, the frame's pc and a check
- * value (RB_ISEQ_CHECK of type, iseq_size and first_lineno). The body is
- * read (the check must match), then its label ("spin", "block in main":
- * 3.1 labels carry no class), its path (pathobj: a String, or an Array
- * [path, realpath]) and its line table (insns_info entries and the
- * succinct index table from position to entry, which Debian's build
- * uses: insns_info.positions is NULL there). The line of a frame is that
- * of position (pc - iseq_encoded) / 8 - 1, as Ruby's own calc_pos.
- * Decoded bodies are cached per process by address.
+ * Naming: BPF sends the iseq body's address, the frame's pc, a check
+ * value (RB_ISEQ_CHECK of type, iseq_size and first_lineno) and the
+ * frame's method entry (obj2). The body is read (the check must match),
+ * then its label and base label, its path (pathobj: a String, or an
+ * Array [path, realpath]), its local_iseq and its line table
+ * (insns_info entries and the succinct index table from position to
+ * entry, which Debian's build uses: insns_info.positions is NULL there).
+ * The line of a frame is that of position (pc - iseq_encoded) / 8 - 1,
+ * as Ruby's own calc_pos. Decoded bodies are cached per process by
+ * address, with the full label made for the last method entry seen.
+ *
+ * Full labels, as rb_profile_frame_full_label: "block in " (the label
+ * less its base label) + the class of me->defined_class + "#" (or "."
+ * for a singleton class: its __attached__ ivar) + the base label of the
+ * method's iseq (me->def->body.iseq.iseqptr, which must be the body's
+ * local_iseq, or the bare label is kept). A class's name is its
+ * __classpath__ ivar in RCLASS_IV_TBL (an st_table, scanned). cfunc
+ * frames (Integer#times) come as their method entry: class + "#" + the
+ * name of def->original_id, through ruby_global_symbols, found (not
+ * exported) from rb_id2str's code and used only after it named five
+ * IDs whose values 3.1 fixes right (rb31_ids); without it nothing of
+ * this is done: bare labels, cfunc frames not sent (off[RB_O_ME_OWNER]
+ * is NONE).
  *
  * The interpreter loop is rb_vm_exec: each vm_exec call is one frame of
- * it, with vm_exec_core (a local symbol, not in .dynsym) leaf side of it,
- * so Ruby frames replace the rb_vm_exec frames. cfunc frames
- * (Integer#times) are not named: their names are IDs, whose table
- * (ruby_global_symbols) Debian's libruby does not export.
+ * it, with vm_exec_core (a local symbol, not in .dynsym) leaf side of
+ * it, found as the largest callee of rb_vm_exec by .eh_frame_hdr (at
+ * least 8 KiB) and given as an inner range: Ruby frames replace the
+ * rb_vm_exec and vm_exec_core frames of one activation.
  *
  * Facts checked how (Debian ruby3.1 3.1.2, x86-64, no DWARF): every
  * offset here and in bpf/interp.h was read back from a running
@@ -38,7 +52,16 @@
  * (tests/unit/agent/test_interp_ruby.c has one such table), the frame
  * flags (FINISH on "block in main" and "<main>", the dummy bottom frame),
  * and rb_thread_t's native id against Thread#native_thread_id of two
- * spinning threads. Sources: Ruby 3.1 vm_core.h, iseq.h, iseq.c
+ * spinning threads. Method entries (flags, defined_class +8, def +16,
+ * called_id +24, owner +32), definitions (type in the low 4 bits, iseqptr
+ * +8, original_id +32), RClass.ptr +24 -> iv_tbl +8 and st_table entries,
+ * base_label +72 and local_iseq +176 were read from a process running
+ * Outer#run (blocks two levels deep), Mod#mixed (an iclass), Outer.cm (a
+ * singleton), Integer#times, Array#each and Kernel#loop; the ID values
+ * of rb31_ids with rb_intern through Fiddle, in two processes; the
+ * symbol table at 0x3af1c0 from the disassembly of get_id_serial_entry
+ * (rb_id2str jumps to it); vm_exec_core at 0x24ebd0 with eu-stack on a
+ * spinning process (below rb_vm_exec, returning after that call). Sources: Ruby 3.1 vm_core.h, iseq.h, iseq.c
  * (succ_index_table), include/ruby/internal/core/rstring.h, rarray.h;
  * the OpenTelemetry eBPF profiler's Ruby support for which structures
  * matter; docs/runtimes.md.
