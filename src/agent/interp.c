@@ -115,6 +115,82 @@ int agent_interp_elf_symbols(const char *path, struct agent_interp_sym *syms, si
 	return 0;
 }
 
+/* The .eh_frame_hdr search table lookup of agent_interp_elf_fde, on the section's bytes. */
+static int interp_fde_lookup(const uint8_t *d, size_t size, uint64_t hdr, uint64_t vaddr,
+			     uint64_t *lo, uint64_t *hi)
+{
+	uint32_t count;
+	size_t l = 0, r;
+
+	if (size < 12 || d[0] != 1)
+		return -PROF_EFORMAT;
+	if (d[1] != 0x1b || d[2] != 0x03 || d[3] != 0x3b)
+		return -ENOTSUP;
+	memcpy(&count, d + 8, 4);
+	if (count > (size - 12) / 8)
+		return -PROF_EFORMAT;
+	r = count;
+	/* The last entry whose initial location is <= vaddr. */
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+		int32_t loc;
+
+		memcpy(&loc, d + 12 + m * 8, 4);
+		if (hdr + (uint64_t)(int64_t)loc <= vaddr)
+			l = m + 1;
+		else
+			r = m;
+	}
+	if (l == 0 || l >= count)
+		return -ENOENT;
+	{
+		int32_t a, b;
+
+		memcpy(&a, d + 12 + (l - 1) * 8, 4);
+		memcpy(&b, d + 12 + l * 8, 4);
+		*lo = hdr + (uint64_t)(int64_t)a;
+		*hi = hdr + (uint64_t)(int64_t)b;
+	}
+	return 0;
+}
+
+int agent_interp_elf_fde(const char *path, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	Elf *elf;
+	int fd, rc = -ENOENT;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -PROF_EFORMAT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstr)) {
+		elf_end(elf);
+		close(fd);
+		return -PROF_EFORMAT;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(name = elf_strptr(elf, shstr, sh.sh_name)) || strcmp(name, ".eh_frame_hdr"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		rc = d && d->d_buf
+			     ? interp_fde_lookup(d->d_buf, d->d_size, sh.sh_addr, vaddr, lo, hi)
+			     : -PROF_EFORMAT;
+		break;
+	}
+	elf_end(elf);
+	close(fd);
+	return rc;
+}
+
 /* ---- per process ---- */
 
 struct interp_proc {
@@ -387,12 +463,19 @@ void agent_interp_add_event(struct agent_interp *ip, const struct profile_interp
 	memcpy(s->ev.frames, ie->frames, s->ev.n * sizeof(ie->frames[0]));
 }
 
-static bool interp_in_loops(const struct agent_interp_range *loops, size_t nloops, uint64_t pc)
+/* The loop range holding @pc, or NULL. */
+static const struct agent_interp_range *interp_loop_of(const struct agent_interp_range *loops,
+						       size_t nloops, uint64_t pc)
 {
 	for (size_t i = 0; i < nloops; i++)
 		if (pc >= loops[i].lo && pc < loops[i].hi)
-			return true;
-	return false;
+			return &loops[i];
+	return NULL;
+}
+
+static bool interp_in_loops(const struct agent_interp_range *loops, size_t nloops, uint64_t pc)
+{
+	return interp_loop_of(loops, nloops, pc) != NULL;
 }
 
 size_t agent_interp_merge(const uint64_t *pcs, size_t npcs, const struct agent_interp_range *loops,
@@ -400,11 +483,17 @@ size_t agent_interp_merge(const uint64_t *pcs, size_t npcs, const struct agent_i
 			  struct agent_interp_item *out, size_t max)
 {
 	size_t n = 0, next = 0; /* next interpreter frame to place */
+	bool inner = false;	/* the frame before was an inner-range frame that took a run */
 
 	for (size_t i = 0; i < npcs && n < max; i++) {
 		uint64_t pc = pcs[i] - (i > 0);
+		const struct agent_interp_range *r = interp_loop_of(loops, nloops, pc);
+		bool after_inner = inner;
 
-		if (next < nframes && interp_in_loops(loops, nloops, pc)) {
+		inner = false;
+		if (r && after_inner && !r->inner)
+			continue; /* the loop frame of the activation whose core took the run */
+		if (next < nframes && r) {
 			/* One activation: frames up to and including the next entry frame. */
 			while (next < nframes && n < max) {
 				bool entry = flags[next] & PROFILE_IF_ENTRY;
@@ -414,6 +503,7 @@ size_t agent_interp_merge(const uint64_t *pcs, size_t npcs, const struct agent_i
 				if (entry)
 					break;
 			}
+			inner = r->inner;
 			continue;
 		}
 		out[n].native = true;

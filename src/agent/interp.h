@@ -90,11 +90,29 @@ struct agent_interp_sym {
  */
 int agent_interp_elf_symbols(const char *path, struct agent_interp_sym *syms, size_t n);
 
-#define AGENT_INTERP_LOOPS 2 /* interpreter-loop ranges per process (hot and .cold parts) */
+/**
+ * agent_interp_elf_fde() - the code range [*@lo, *@hi) (ELF virtual
+ * addresses) of the .eh_frame FDE of @path that covers @vaddr, from the
+ * sorted table of .eh_frame_hdr: from the FDE's initial location up to
+ * the next FDE's (so padding after the function is included). 0; -ENOENT
+ * when no FDE starts at or before @vaddr or it is the last; -ENOTSUP for
+ * a table encoding other than the usual (pcrel sdata4 pointer, udata4
+ * count, datarel sdata4 entries); -errno or -PROF_EFORMAT for the file.
+ */
+int agent_interp_elf_fde(const char *path, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
 
-/** struct agent_interp_range - runtime addresses [@lo, @hi) of interpreter-loop code. */
+#define AGENT_INTERP_LOOPS 3 /* interpreter-loop ranges per process (hot and .cold parts, core) */
+
+/**
+ * struct agent_interp_range - runtime addresses [@lo, @hi) of
+ * interpreter-loop code. @inner: code that only a loop range's function
+ * calls to run that same activation's frames (Ruby's vm_exec_core under
+ * rb_vm_exec): a native frame in it and the loop frame right root-side
+ * of it are one activation, replaced by one run.
+ */
 struct agent_interp_range {
 	uint64_t lo, hi;
+	bool inner;
 };
 
 /**
@@ -246,6 +264,8 @@ bool agent_interp_take(struct agent_interp *ip, const struct agent_proc *ap, uin
  * @pcs (@npcs, leaf first; non-leaf ones are return addresses, looked up
  * one byte back), interpreter-loop ranges @loops (@nloops), interpreter
  * frame flags @flags (@nframes, leaf first, PROFILE_IF_ENTRY ends a run).
+ * A frame in an @inner range that took a run and a loop frame (not
+ * inner) right after it take that one run together.
  * Writes at most @max items to @out; returns how many.
  */
 size_t agent_interp_merge(const uint64_t *pcs, size_t npcs, const struct agent_interp_range *loops,

@@ -43,4 +43,36 @@ int64_t agent_rb_insn_line(const uint8_t *succ, size_t nsucc, const uint8_t *ent
 int agent_rb_str_head(const uint8_t head[AGENT_RB_STR_HEAD], const uint8_t **emb, uint64_t *ptr,
 		      uint64_t *len);
 
+#define AGENT_RB_ST_HEAD \
+	56 /* bytes of an st_table read: entries_start @32, _bound @40, entries @48 */
+#define AGENT_RB_ST_ENTRY 24 /* st_table_entry: hash @0 (~0: deleted), key @8, record @16 */
+
+/**
+ * agent_rb_st_find() - the record of @key among the @n st_table entries
+ * @ents (AGENT_RB_ST_ENTRY bytes each, as st_table.entries holds them from
+ * entries_start): 0 and *@val, or -ENOENT. Deleted entries are skipped.
+ */
+int agent_rb_st_find(const uint8_t *ents, size_t n, uint64_t key, uint64_t *val);
+
+/**
+ * agent_rb_rel32_targets() - the targets of the x86-64 "call rel32"
+ * (@op 0xe8) or "jmp rel32" (@op 0xe9) byte patterns in @code (@len
+ * bytes at address @addr), at most @max into @out, in order, distinct.
+ * A byte scan, not a decoder: callers check each target.
+ */
+size_t agent_rb_rel32_targets(const uint8_t *code, size_t len, uint64_t addr, uint8_t op,
+			      uint64_t *out, size_t max);
+
+/**
+ * agent_rb_gsyms_candidates() - where Ruby's symbol table
+ * (rb_symbols_t: last_id u32 @0, ids @16) may lie, from the code of a
+ * function that reads both fields with RIP-relative operands: a 32-bit
+ * "cmp" or "mov" of [rip+d1] (opcodes 0x39, 0x3b, 0x8b; optional REX
+ * without W) followed within 16 bytes by a 64-bit "mov" of [rip+d2]
+ * (REX.W 0x8b) that reads 16 bytes further. @code: @len bytes at @addr;
+ * at most @max addresses into @out. Callers check each in memory.
+ */
+size_t agent_rb_gsyms_candidates(const uint8_t *code, size_t len, uint64_t addr, uint64_t *out,
+				 size_t max);
+
 #endif

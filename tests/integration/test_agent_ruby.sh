@@ -4,10 +4,15 @@
 # tests/workloads/hot.rb (work_a, work_b and Outer#run from a block,
 # 5:3:2 by construction, measured by the program itself) runs under the
 # agent; the flame graph of its pid must hold each method within 5 points
-# of the program's own share, nested under its real callers (<main> ->
-# main -> work_a -> spin; main -> block in main -> run -> spin), the
-# table must give a method's file and def line, and the agent's metrics
-# must count named Ruby samples. Skips when ruby3.1 is not installed.
+# of the program's own share, nested under its real callers, named as
+# Ruby names them (<main> -> Object#main -> Object#work_a -> Object#spin;
+# Object#main -> Array#each (a C function) -> block in Object#main ->
+# Outer#run -> Object#spin), with no native frame between two Ruby frames
+# of one interpreter activation (vm_exec_core and rb_vm_exec are both
+# replaced) and none but Array#each's own C code between Array#each and
+# its block; the table must give a method's file and def line, and the
+# agent's metrics must count named Ruby samples. Skips when ruby3.1 is
+# not installed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
@@ -61,21 +66,33 @@ ok = True
 
 # Total per method along its real call path (a prefix of names, root first).
 paths = {
-    "work_a": ["<main>", "main", "work_a", "spin"],
-    "work_b": ["<main>", "main", "work_b", "spin"],
-    "Outer#run": ["<main>", "main", "block in main", "run", "spin"],
+    "work_a": ["<main>", "Object#main", "Object#work_a", "Object#spin"],
+    "work_b": ["<main>", "Object#main", "Object#work_b", "Object#spin"],
+    "Outer#run": ["<main>", "Object#main", "Array#each", "block in Object#main", "Outer#run",
+                  "Object#spin"],
 }
+ruby = {x for v in paths.values() for x in v}
 sums = {k: 0 for k in paths}
+gaps = {}  # (caller, callee) -> time with native frames between two Ruby frames
 def walk(node, path):
     for c in node.get("children", []):
         p = path + [c["name"]]
-        for k, want in paths.items():
-            # Ruby frames in order; native frames (rb_yield, ...) may lie between.
-            rb = [x for x in p if x in ("<main>", "main", "work_a", "work_b", "block in main", "run", "spin")]
-            if rb == want and c["name"] == "spin":
-                sums[k] += c["total"]
+        if c["name"] == "Object#spin":
+            for k, want in paths.items():
+                # Ruby frames in order; native frames (rb_yield, ...) may lie between.
+                if [x for x in p if x in ruby] == want:
+                    sums[k] += c["total"]
+                    at = [i for i, x in enumerate(p) if x in ruby]
+                    for a, b in zip(at, at[1:]):
+                        # Only Array#each's C code (rb_ary_each, rb_yield) between it and its block.
+                        if b - a > 1 and p[a] != "Array#each":
+                            gaps[(p[a], p[b], tuple(p[a + 1:b]))] = gaps.get((p[a], p[b], tuple(p[a + 1:b])), 0) + c["total"]
         walk(c, p)
 walk(fg["root"], [])
+for (a, b, between), t in sorted(gaps.items(), key=lambda x: -x[1])[:5]:
+    print(f"native frames between {a} and {b}: {' <- '.join(between)} ({t / period:.0f} samples)")
+if gaps:
+    ok = False
 n = sum(sums.values()) / period
 print(f"samples on the three paths: {n:.0f}")
 if n < 200:
@@ -88,7 +105,7 @@ for k in paths:
     if abs(share - own[k]) > 5:
         ok = False
 rows = {r["name"]: r for r in table.get("rows", [])}
-for name, line in (("work_a", def_a), ("run", def_run)):
+for name, line in (("Object#work_a", def_a), ("Outer#run", def_run)):
     r = rows.get(name)
     if not r or not r.get("file", "").endswith("tests/workloads/hot.rb") or r.get("line") != line:
         print(f"table row {name}: {r} (want file .../tests/workloads/hot.rb, line {line})")

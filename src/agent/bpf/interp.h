@@ -69,16 +69,23 @@ enum rb_off {
 	RB_O_ISEQ_BODY = 10,	  /* rb_iseq_t.body */
 	RB_O_BODY_ISEQ_SIZE = 11, /* rb_iseq_constant_body.iseq_size (u32) */
 	RB_O_BODY_FIRSTLINE = 12, /* rb_iseq_constant_body.location.first_lineno (a Fixnum) */
-	RB_O_MAX = 13,
+	RB_O_ME_DEF = 13,	  /* rb_callable_method_entry_t.def */
+	RB_O_ME_OWNER = 14, /* rb_callable_method_entry_t.owner; NONE: cfunc frames not sent */
+	RB_O_MAX = 15,
 };
 
 #define RB_FRAME_MAGIC_MASK  0x7fff0001u /* ep[0] & this: the frame's magic */
 #define RB_FRAME_MAGIC_DUMMY 0x79990001u /* the thread's bottom frame: never named */
+#define RB_FRAME_MAGIC_CFUNC 0x55550001u /* a C function's frame: its method entry at ep[-2] */
+#define RB_ENV_FLAG_LOCAL    0x0002u	 /* ep[0]: the method's own env (no outer ep[-1]) */
+#define RB_ENV_MAX_UP	     4		 /* outer envs searched for a block's method entry */
 #define RB_FRAME_FLAG_FINISH 0x0020u	 /* the first frame one vm_exec call ran */
 #define RB_T_MASK	     0x1fu	 /* RBasic.flags & this: the object's type */
 #define RB_T_IMEMO	     0x1au
 #define RB_IMEMO_TYPE(fl)    (((fl) >> 12) & 0xf) /* an imemo's kind */
 #define RB_IMEMO_ISEQ	     7
+#define RB_IMEMO_MENT	     6 /* a method entry */
+#define RB_IMEMO_SVAR	     2 /* special variables; .cref_or_me at 8 may be the method entry */
 
 /*
  * The check value of an iseq body: what BPF reads from it and user space
@@ -86,5 +93,8 @@ enum rb_off {
  */
 #define RB_ISEQ_CHECK(type, size, firstline) \
 	((__u32)(firstline) ^ ((__u32)(size) << 12) ^ ((__u32)(type) << 28))
+
+/* The check value of a cfunc frame's method entry: of its def and owner pointers. */
+#define RB_ME_CHECK(def, owner) ((__u32)((def) >> 3) ^ (__u32)((owner) >> 3) ^ 0x4d45u)
 
 #endif

@@ -179,13 +179,15 @@ struct profile_interp_proc {
  * in code units; PHP: the line; Ruby: the pc), @check a value read from
  * the object in BPF that user space compares with its own read, so an
  * object freed and reused at the same address since is never named after
- * the new one.
+ * the new one; @obj2 a second object found at sample time (Ruby: the
+ * frame's method entry, 0 = none; 0 for other runtimes).
  */
 struct profile_interp_frame {
 	__u64 addr;
 	__u64 aux;
 	__u32 check;
 	__u32 flags;
+	__u64 obj2;
 };
 
 /* profile_interp_event.err: why a walk stopped before its bottom frame (0: it did not). */

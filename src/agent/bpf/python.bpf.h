@@ -145,6 +145,7 @@ static long py_walk_step(__u64 index, void *ctx)
 	f->addr = code;
 	f->aux = instr >= first ? (instr - first) / 2 : 0;
 	f->check = PY_CODE_CHECK(firstline, argcount, flags);
+	f->obj2 = 0;
 	f->flags = (!w->shim && entry) ? PROFILE_IF_ENTRY : 0;
 	w->n = n + 1;
 	w->frame = prev;

@@ -14,11 +14,17 @@
  * ruby_single_main_ractor is NULL and nothing is sent.
  *
  * Frames: control frames lie from ec->cfp (leaf) up to the top of the
- * VM stack (vm_stack + vm_stack_size VALUEs). Frames of C functions
- * (cfuncs: no iseq or pc), of C blocks (imemo other than an iseq) and
- * the thread's dummy bottom frame are not sent: naming a cfunc needs the
- * symbol table (ruby_global_symbols), which Debian's libruby does not
- * export. The classification is done here, while the frames are valid.
+ * VM stack (vm_stack + vm_stack_size VALUEs). Each Ruby-code frame also
+ * carries its method entry (@obj2; 0 = none, as in <main> or a class
+ * body), found as Ruby's rb_vm_frame_method_entry does: ep[-2] when it
+ * is an imemo_ment, else the outer envs' (ep[-1], up to RB_ENV_MAX_UP),
+ * and at the local env an imemo_svar's cref_or_me. Frames of C functions
+ * (cfuncs) are sent as their method entry (@addr, flagged
+ * PROFILE_IF_CFUNC, check RB_ME_CHECK) when user space could name them
+ * (off[RB_O_ME_OWNER] set: it found and checked the symbol table);
+ * otherwise they, C blocks (imemo other than an iseq) and the thread's
+ * dummy bottom frame are not sent. The classification is done here,
+ * while the frames are valid.
  *
  * Activations: each vm_exec call runs frames up to the one flagged
  * VM_FRAME_FLAG_FINISH, marked PROFILE_IF_ENTRY (when that frame is one
@@ -52,6 +58,52 @@ static __always_inline void rb_mark_entry(struct rb_walk *w, struct profile_inte
 	w->act = n;
 }
 
+/* The imemo flags at @v (a VALUE that may be anything), 0 when it is not an imemo. */
+static __always_inline __u64 rb_imemo_flags(__u64 v)
+{
+	__u64 fl = 0;
+
+	if (!v || (v & 7) || v == 8 /* Qnil */ || rb_read_u64(&fl, v) ||
+	    (fl & RB_T_MASK) != RB_T_IMEMO)
+		return 0;
+	return fl;
+}
+
+/* An imemo_ment at @v: @v, else 0; an imemo_svar's cref_or_me when @svar. */
+static __always_inline __u64 rb_as_me(__u64 v, bool svar)
+{
+	__u64 fl = rb_imemo_flags(v);
+
+	if (fl && RB_IMEMO_TYPE(fl) == RB_IMEMO_MENT)
+		return v;
+	if (!fl || !svar || RB_IMEMO_TYPE(fl) != RB_IMEMO_SVAR || rb_read_u64(&v, v + 8))
+		return 0;
+	fl = rb_imemo_flags(v);
+	return fl && RB_IMEMO_TYPE(fl) == RB_IMEMO_MENT ? v : 0;
+}
+
+/* The method entry of the frame whose env is @ep (@flags = ep[0]); 0 when none was found. */
+static __always_inline __u64 rb_frame_me(__u64 ep, __u64 flags)
+{
+	__u64 v = 0, me;
+
+	for (int i = 0; i < RB_ENV_MAX_UP; i++) {
+		bool local = flags & RB_ENV_FLAG_LOCAL;
+
+		if (rb_read_u64(&v, ep - 16))
+			return 0;
+		me = rb_as_me(v, local);
+		if (me || local)
+			return me;
+		if (rb_read_u64(&v, ep - 8))
+			return 0;
+		ep = v & ~3ULL;
+		if (!ep || rb_read_u64(&flags, ep))
+			return 0;
+	}
+	return 0;
+}
+
 /* One bpf_loop step: control frame @w->cfp into the per-CPU record; 1 stops the walk. */
 static long rb_walk_step(__u64 index, void *ctx)
 {
@@ -75,6 +127,24 @@ static long rb_walk_step(__u64 index, void *ctx)
 	}
 	w->cfp = cfp + ip->off[RB_O_CFP_SIZE];
 	magic = (__u32)flags & RB_FRAME_MAGIC_MASK;
+	if (magic == RB_FRAME_MAGIC_CFUNC && ip->off[RB_O_ME_OWNER] != PROFILE_INTERP_OFF_NONE) {
+		__u64 me = rb_frame_me(ep, flags), def = 0, owner = 0;
+
+		if (!me || rb_read_u64(&def, me + ip->off[RB_O_ME_DEF]) ||
+		    rb_read_u64(&owner, me + ip->off[RB_O_ME_OWNER]))
+			goto skip;
+		if (n >= PROFILE_INTERP_MAX_FRAMES) {
+			w->err = PROFILE_IE_TOO_DEEP;
+			return 1;
+		}
+		f = &e->frames[n];
+		f->addr = me;
+		f->aux = 0;
+		f->obj2 = me;
+		f->check = RB_ME_CHECK(def, owner);
+		f->flags = PROFILE_IF_CFUNC;
+		goto sent;
+	}
 	if (magic == RB_FRAME_MAGIC_DUMMY || !pc || !iseq)
 		goto skip;
 	if (rb_read_u64(&ofl, iseq)) {
@@ -103,9 +173,11 @@ static long rb_walk_step(__u64 index, void *ctx)
 	f->aux = pc;
 	f->check = RB_ISEQ_CHECK(type, size, first);
 	f->flags = 0;
+	f->obj2 = rb_frame_me(ep, flags);
+sent:
 	w->n = n + 1;
 	if (flags & RB_FRAME_FLAG_FINISH) {
-		f->flags = PROFILE_IF_ENTRY;
+		f->flags |= PROFILE_IF_ENTRY;
 		w->act = n + 1;
 	}
 	return 0;

@@ -22,7 +22,7 @@ static void test_merge(void **state)
 {
 	/* leaf first: libc, eval (inner), ext, eval (outer), main */
 	const uint64_t pcs[] = { 0x7000, 0x1010 + 1, 0x5000 + 1, 0x1020 + 1, 0x400 + 1 };
-	const struct agent_interp_range loops[] = { { 0x1000, 0x1100 } };
+	const struct agent_interp_range loops[] = { { 0x1000, 0x1100, false } };
 	/* frames: spin, work_a (entry) | work_hash, main, <module> (entry) */
 	const uint32_t flags[] = { 0, PROFILE_IF_ENTRY, 0, 0, PROFILE_IF_ENTRY };
 	struct agent_interp_item out[16];
@@ -60,6 +60,60 @@ static void test_merge(void **state)
 	}
 	/* The output bound holds. */
 	assert_int_equal(agent_interp_merge(pcs, 5, loops, 1, flags, 5, out, 3), 3);
+}
+
+/*
+ * Ruby's shape: each activation is vm_exec_core (an inner range) called
+ * by rb_vm_exec; both frames take the activation's one run.
+ */
+static void test_merge_inner(void **state)
+{
+	/* leaf first: core, exec | helper, rb_yield, rb_ary_each | core, exec | main */
+	const uint64_t pcs[] = { 0x2100,     0x1010 + 1, 0x5000 + 1, 0x5100 + 1,
+				 0x5200 + 1, 0x2200 + 1, 0x1020 + 1, 0x400 + 1 };
+	const struct agent_interp_range loops[] = { { 0x1000, 0x1100, false },
+						    { 0x2000, 0x3000, true } };
+	/* spin, run, block in main (entry) | Array#each, main, <main> (entry) */
+	const uint32_t flags[] = { 0, 0, PROFILE_IF_ENTRY, PROFILE_IF_CFUNC, 0, PROFILE_IF_ENTRY };
+	const bool native[] = { false, false, false, true, true, true, false, false, false, true };
+	const uint32_t index[] = { 0, 1, 2, 2, 3, 4, 3, 4, 5, 7 };
+	struct agent_interp_item out[16];
+	size_t n;
+
+	(void)state;
+	n = agent_interp_merge(pcs, 8, loops, 2, flags, 6, out, 16);
+	assert_int_equal(n, 10);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(out[i].native, native[i]);
+		assert_int_equal(out[i].index, index[i]);
+	}
+	/* Without the inner range, the core frames stay native, leaf side of each run. */
+	n = agent_interp_merge(pcs, 8, loops, 1, flags, 6, out, 16);
+	assert_int_equal(n, 12);
+	assert_true(out[0].native);
+	assert_false(out[1].native);
+	/* Two core frames in a row are two activations; the exec after the second is its own. */
+	{
+		const uint64_t two[] = { 0x2100, 0x2200 + 1, 0x1010 + 1, 0x400 + 1 };
+
+		n = agent_interp_merge(two, 4, loops, 2, flags, 6, out, 16);
+		assert_int_equal(n, 7);
+		for (size_t i = 0; i < 6; i++) {
+			assert_false(out[i].native);
+			assert_int_equal(out[i].index, i);
+		}
+		assert_true(out[6].native);
+		assert_int_equal(out[6].index, 3);
+	}
+	/* An exec frame with no inner frame before it takes its run as before. */
+	{
+		const uint64_t plain[] = { 0x1010, 0x5000 + 1, 0x1020 + 1 };
+
+		n = agent_interp_merge(plain, 3, loops, 2, flags, 6, out, 16);
+		assert_int_equal(n, 7);
+		assert_true(out[3].native);
+		assert_int_equal(out[3].index, 1);
+	}
 }
 
 /*
@@ -198,7 +252,7 @@ static void test_name_frame(void **state)
 {
 	static struct fake f;
 	struct agent_memreader mem = { fake_read, &f };
-	struct profile_interp_frame fr = { CODE, 40, PY_CODE_CHECK(1, 2, 3), 0 };
+	struct profile_interp_frame fr = { CODE, 40, PY_CODE_CHECK(1, 2, 3), 0, 0 };
 	struct agent_interp_name nm;
 	void *pv = agent_py_namer_new(11, CODE_TYPE);
 	int reads;
@@ -246,9 +300,8 @@ static void test_name_frame(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_linetable),
-		cmocka_unit_test(test_unicode),
+		cmocka_unit_test(test_merge),	   cmocka_unit_test(test_merge_inner),
+		cmocka_unit_test(test_linetable),  cmocka_unit_test(test_unicode),
 		cmocka_unit_test(test_name_frame),
 	};
 

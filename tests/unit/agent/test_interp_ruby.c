@@ -12,7 +12,9 @@
  */
 #include "base/compat.h"
 #include "base/err.h"
+#include "agent/interp.h"
 #include "agent/interp_ruby.h"
+#include <unistd.h>
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -320,12 +322,138 @@ static void test_str_head(void **state)
 	assert_int_equal(agent_rb_str_head(h, &emb, &ptr, &len), -PROF_ECORRUPT);
 }
 
+/* Debian ruby3.1 3.1.2 libruby-3.1.so.3.1.2 (x86-64), rb_id2str at 0x208e80, whole. */
+static const uint8_t id2str_code[24] = {
+	0x48, 0x89, 0xf8, 0x48, 0xc1, 0xe8, 0x04, 0x48, 0x81, 0xff, 0xa9, 0x00,
+	0x00, 0x00, 0x0f, 0x47, 0xf8, 0x31, 0xf6, 0xe9, 0x78, 0xdd, 0xff, 0xff,
+};
+
+/* The same file at 0x206c10: the start of the function rb_id2str jumps to (get_id_serial_entry). */
+static const uint8_t serial_entry_code[80] = {
+	0x41, 0x55, 0x41, 0x89, 0xf5, 0x41, 0x54, 0x55, 0x53, 0x89, 0xfb, 0x48, 0x83, 0xec,
+	0x18, 0x48, 0x8b, 0x2d, 0xca, 0x79, 0x1a, 0x00, 0x64, 0x48, 0x8b, 0x04, 0x25, 0x28,
+	0x00, 0x00, 0x00, 0x48, 0x89, 0x44, 0x24, 0x08, 0x31, 0xc0, 0x4c, 0x8b, 0x65, 0x00,
+	0x4d, 0x85, 0xe4, 0x0f, 0x84, 0x9d, 0x00, 0x00, 0x00, 0x31, 0xed, 0x85, 0xff, 0x74,
+	0x67, 0x39, 0x3d, 0x71, 0x85, 0x1a, 0x00, 0x72, 0x5f, 0x48, 0x8b, 0x3d, 0x78, 0x85,
+	0x1a, 0x00, 0x89, 0xde, 0xc1, 0xee, 0x09, 0x48, 0x8b, 0x07,
+};
+
+static void test_gsyms_real_code(void **state)
+{
+	uint64_t t[4], c[4];
+
+	(void)state;
+	/* rb_id2str reads nothing itself: it jumps on (jmp rel32 at 0x208e93). */
+	assert_int_equal(
+		agent_rb_gsyms_candidates(id2str_code, sizeof(id2str_code), 0x208e80, c, 4), 0);
+	assert_int_equal(
+		agent_rb_rel32_targets(id2str_code, sizeof(id2str_code), 0x208e80, 0xe9, t, 4), 1);
+	assert_int_equal(t[0], 0x206c10);
+	/* cmp %edi,0x1a8571(%rip) (last_id) then mov 0x1a8578(%rip),%rdi (ids): 0x3af1c0. */
+	assert_int_equal(agent_rb_gsyms_candidates(serial_entry_code, sizeof(serial_entry_code),
+						   0x206c10, c, 4),
+			 1);
+	assert_int_equal(c[0], 0x3af1c0);
+	/* The same code elsewhere: the address moves with it (RIP-relative). */
+	assert_int_equal(agent_rb_gsyms_candidates(serial_entry_code, sizeof(serial_entry_code),
+						   0x206c10 + 0x1000, c, 4),
+			 1);
+	assert_int_equal(c[0], 0x3af1c0 + 0x1000);
+	/* Cut before the ids load: no candidate (both loads are needed). */
+	assert_int_equal(agent_rb_gsyms_candidates(serial_entry_code, 70, 0x206c10, c, 4), 0);
+}
+
+static void test_gsyms_pairing(void **state)
+{
+	/* mov 0x10(%rip),%eax; mov 0x18(%rip),%rdx: the second reads 16 bytes after the first. */
+	uint8_t code[] = { 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0x48,
+			   0x8b, 0x15, 0x19, 0x00, 0x00, 0x00 };
+	uint64_t c[2];
+
+	(void)state;
+	assert_int_equal(agent_rb_gsyms_candidates(code, sizeof(code), 0x1000, c, 2), 1);
+	assert_int_equal(c[0], 0x1000 + 6 + 0x10);
+	code[9] = 0x21; /* 24 bytes after: not the table's two fields */
+	assert_int_equal(agent_rb_gsyms_candidates(code, sizeof(code), 0x1000, c, 2), 0);
+	code[9] = 0x19;
+	code[6] = 0x40; /* no REX.W: a 32-bit load, not the ids VALUE */
+	assert_int_equal(agent_rb_gsyms_candidates(code, sizeof(code), 0x1000, c, 2), 0);
+}
+
+static void test_rel32_targets(void **state)
+{
+	/* call -5 (itself), call +0, call +0 again (one target), jmp back. */
+	const uint8_t code[] = { 0xe8, 0xfb, 0xff, 0xff, 0xff, 0xe8, 0x00, 0x00, 0x00, 0x00,
+				 0xe8, 0xfb, 0xff, 0xff, 0xff, 0xe9, 0xf1, 0xff, 0xff, 0xff };
+	uint64_t t[8];
+
+	(void)state;
+	assert_int_equal(agent_rb_rel32_targets(code, sizeof(code), 0x400000, 0xe8, t, 8), 2);
+	assert_int_equal(t[0], 0x400000);
+	assert_int_equal(t[1], 0x40000a);
+	assert_int_equal(agent_rb_rel32_targets(code, sizeof(code), 0x400000, 0xe9, t, 8), 1);
+	assert_int_equal(t[0], 0x400005);
+	assert_int_equal(agent_rb_rel32_targets(code, 4, 0x400000, 0xe8, t, 8), 0);
+	assert_int_equal(agent_rb_rel32_targets(code, sizeof(code), 0x400000, 0xe8, t, 1), 1);
+}
+
+/*
+ * The instance variables of class Outer::Inner (with @x = 1, @y = 2) in a
+ * ruby3.1 process, its RCLASS_IV_TBL's entries as read: __classpath__
+ * (0xf01) -> the String "Outer::Inner", @x (0xd563) -> 1, @y -> 2.
+ */
+static const uint8_t inner_ivs[72] = {
+	0xe9, 0x79, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x0f, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0xa8, 0x27, 0x4b, 0xd5, 0x3f, 0x7f, 0x00, 0x00, 0xb6, 0xb1, 0x06, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x63, 0xd5, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x34, 0xb1, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x73, 0xd5, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+};
+
+static void test_st_find(void **state)
+{
+	uint8_t e[sizeof(inner_ivs)];
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(agent_rb_st_find(inner_ivs, 3, 0xf01, &v), 0);
+	assert_int_equal(v, 0x7f3fd54b27a8);
+	assert_int_equal(agent_rb_st_find(inner_ivs, 3, 0xd573, &v), 0);
+	assert_int_equal(v, 5); /* Fixnum 2 */
+	assert_int_equal(agent_rb_st_find(inner_ivs, 3, 0xc11, &v), -ENOENT);
+	assert_int_equal(agent_rb_st_find(inner_ivs, 2, 0xd573, &v), -ENOENT); /* past n */
+	memcpy(e, inner_ivs, sizeof(e));
+	memset(e, 0xff, 8); /* a deleted entry keeps its key: not found */
+	assert_int_equal(agent_rb_st_find(e, 3, 0xf01, &v), -ENOENT);
+}
+
+static void test_core_fde(void **state)
+{
+	const char *lib = "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1.2";
+	uint64_t lo = 0, hi = 0;
+
+	(void)state;
+	if (access(lib, R_OK)) {
+		skip();
+		return;
+	}
+	/* vm_exec_core in Debian's 3.1.2: its FDE up to the next one (at 0x253050), 17536 bytes. */
+	assert_int_equal(agent_interp_elf_fde(lib, 0x24ebd0, &lo, &hi), 0);
+	assert_int_equal(lo, 0x24ebd0);
+	assert_int_equal(hi, 0x253050);
+	assert_int_equal(agent_interp_elf_fde(lib, 0x24fe30, &lo, &hi), 0);
+	assert_int_equal(lo, 0x24ebd0);
+	assert_int_equal(agent_interp_elf_fde(lib, 0x253060, &lo, &hi), 0);
+	assert_int_equal(lo, 0x253060); /* rb_vm_exec: an FDE of its own */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_line_real_table),
-		cmocka_unit_test(test_line_edges),
-		cmocka_unit_test(test_str_head),
+		cmocka_unit_test(test_line_real_table), cmocka_unit_test(test_line_edges),
+		cmocka_unit_test(test_str_head),	cmocka_unit_test(test_gsyms_real_code),
+		cmocka_unit_test(test_gsyms_pairing),	cmocka_unit_test(test_rel32_targets),
+		cmocka_unit_test(test_st_find),		cmocka_unit_test(test_core_fde),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
