@@ -45,6 +45,7 @@
 #define SYM_ELF_MAX_NAME     4096	 /* longer names are truncated */
 #define SYM_ELF_ALIAS_WALK   16		 /* how far lookup walks back for an enclosing symbol */
 #define SYM_ELF_MAX_PCLNTAB  (1u << 30)	 /* bytes of .gopclntab copied */
+#define SYM_ELF_MAX_RO	     4		 /* read-only sections searched for go:func.* */
 
 struct sym_elf_segment {
 	uint64_t offset, filesz, vaddr;
@@ -364,23 +365,22 @@ struct sym_elf_sect {
  * slices, findfunctab, minpc/maxpc, then text at byte 176 (64-bit); gofunc
  * follows the data/bss bounds, end/gcdata/gcbss, types/etypes and rodata:
  * at byte 304, or 320 from Go 1.20 on (covctrs/ecovctrs were added).
- * Found in .noptrdata (runtime.firstmoduledata) as the 8-byte-aligned word
- * equal to the .gopclntab address, confirmed by its text word; gofunc must
- * lie in one of the read-only sections seen.
+ * runtime.firstmoduledata is found as the 8-byte-aligned word equal to the
+ * .gopclntab address, confirmed by its text word, in the section the
+ * linker put it in: .go.module, a section of its own, in newer linkers
+ * (Go 1.26's cmd/link/internal/ld/data.go, SMODULEDATA), .noptrdata in
+ * older ones (Go 1.19). The layout is the same in both. gofunc must lie
+ * in one of the read-only sections seen (.rodata in Go 1.19) or in
+ * .gopclntab itself, where newer linkers write go:func.* (Go 1.26's
+ * cmd/link/internal/ld/pcln.go, writeFuncData; data.go puts the symbol
+ * in the .gopclntab section).
  */
-static void sym_elf_find_gofunc(struct sym_elf *e, uint64_t pcln_addr,
-				const struct sym_elf_sect *nd, const struct sym_elf_sect *ro,
-				size_t nro)
+static bool sym_elf_find_gofunc_in(struct sym_elf *e, uint64_t pcln_addr, size_t at,
+				   const struct sym_elf_sect *nd, const struct sym_elf_sect *ro,
+				   size_t nro)
 {
-	uint32_t magic;
-	size_t at;
-
-	if (!e->gopclntab || e->gopclntab_n < 8 || !nd->data || nd->n < 8)
-		return;
-	memcpy(&magic, e->gopclntab, 4);
-	if (magic != 0xfffffff0u && magic != 0xfffffff1u)
-		return;
-	at = magic == 0xfffffff1u ? 320 : 304;
+	if (!nd->data || nd->n < 8)
+		return false;
 	for (size_t off = 0; off + at + 8 <= nd->n; off += 8) {
 		uint64_t w, text, gofunc;
 
@@ -397,9 +397,31 @@ static void sym_elf_find_gofunc(struct sym_elf *e, uint64_t pcln_addr,
 			e->gofunc_n = ro[i].n - (size_t)(gofunc - ro[i].addr);
 			e->gofunc = xmalloc(e->gofunc_n);
 			memcpy(e->gofunc, ro[i].data + (gofunc - ro[i].addr), e->gofunc_n);
-			return;
+			return true;
 		}
 	}
+	return false;
+}
+
+static void sym_elf_find_gofunc(struct sym_elf *e, uint64_t pcln_addr,
+				const struct sym_elf_sect *md, const struct sym_elf_sect *nd,
+				const struct sym_elf_sect *ro, size_t nro)
+{
+	struct sym_elf_sect in[SYM_ELF_MAX_RO + 1];
+	uint32_t magic;
+	size_t at;
+
+	if (!e->gopclntab || e->gopclntab_n < 8)
+		return;
+	memcpy(&magic, e->gopclntab, 4);
+	if (magic != 0xfffffff0u && magic != 0xfffffff1u)
+		return;
+	at = magic == 0xfffffff1u ? 320 : 304;
+	for (size_t i = 0; i < nro; i++)
+		in[i] = ro[i];
+	in[nro++] = (struct sym_elf_sect){ pcln_addr, e->gopclntab, e->gopclntab_n };
+	if (!sym_elf_find_gofunc_in(e, pcln_addr, at, md, in, nro))
+		sym_elf_find_gofunc_in(e, pcln_addr, at, nd, in, nro);
 }
 
 /*
@@ -412,7 +434,7 @@ static int sym_elf_read_sections(Elf *elf, uint64_t size, struct sym_elf *e, str
 {
 	size_t shstrndx, nro = 0;
 	Elf_Scn *scn = NULL;
-	struct sym_elf_sect noptrdata = { 0 }, ro[4];
+	struct sym_elf_sect gomodule = { 0 }, noptrdata = { 0 }, ro[SYM_ELF_MAX_RO];
 	uint64_t pcln_addr = 0;
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
@@ -443,7 +465,7 @@ static int sym_elf_read_sections(Elf *elf, uint64_t size, struct sym_elf *e, str
 		if (!strcmp(name, ".text"))
 			e->info.text_vaddr = sh.sh_addr;
 		if (sh.sh_type == SHT_PROGBITS && sh.sh_addr &&
-		    (!strcmp(name, ".noptrdata") ||
+		    (!strcmp(name, ".noptrdata") || !strcmp(name, ".go.module") ||
 		     ((sh.sh_flags & (SHF_WRITE | SHF_EXECINSTR)) == 0 &&
 		      nro < PROF_ARRAY_SIZE(ro) &&
 		      (!strcmp(name, ".rodata") || !strcmp(name, ".data.rel.ro"))))) {
@@ -454,6 +476,8 @@ static int sym_elf_read_sections(Elf *elf, uint64_t size, struct sym_elf *e, str
 
 				if (!strcmp(name, ".noptrdata"))
 					noptrdata = sc;
+				else if (!strcmp(name, ".go.module"))
+					gomodule = sc;
 				else
 					ro[nro++] = sc;
 			}
@@ -488,7 +512,7 @@ static int sym_elf_read_sections(Elf *elf, uint64_t size, struct sym_elf *e, str
 			pcln_addr = sh.sh_addr;
 		}
 	}
-	sym_elf_find_gofunc(e, pcln_addr, &noptrdata, ro, nro);
+	sym_elf_find_gofunc(e, pcln_addr, &gomodule, &noptrdata, ro, nro);
 	return 0;
 }
 

@@ -75,9 +75,9 @@ const uint8_t *sym_elf_gopclntab(const struct sym_elf *e, size_t *n);
  * (go:func.*, holding funcdata such as inline trees) to the end of the
  * section that holds them (*@n of them; lent), or NULL when the file is
  * not a Go 1.18+ binary or its moduledata could not be found (it is found
- * through its first word, the .gopclntab address; position-dependent
- * binaries only, since a PIE's moduledata words are filled in by
- * relocations at run time).
+ * through its first word, the .gopclntab address, in .go.module or, from
+ * older linkers, .noptrdata; position-dependent binaries only, since a
+ * PIE's moduledata words are filled in by relocations at run time).
  */
 const uint8_t *sym_elf_gofunc(const struct sym_elf *e, size_t *n);
 

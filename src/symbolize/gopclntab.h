@@ -27,8 +27,9 @@
  *            offset of its NUL-terminated name in filetab
  *
  * Inlined Go frames: a function's FUNCDATA_InlTree (an array of
- * inlinedCall records) lives in go:func.* data outside the pclntab, at an
- * offset from moduledata.gofunc; PCDATA_InlTreeIndex maps each pc to its
+ * inlinedCall records) lives in go:func.* data, at an offset from
+ * moduledata.gofunc (in .rodata with Go 1.19; Go 1.26's linker writes it
+ * into .gopclntab after the tables); PCDATA_InlTreeIndex maps each pc to its
  * tree entry (runtime/symtab.go, runtime/traceback.go). With those bytes
  * given (sym_gopclntab_set_funcdata, Go 1.18+), lookups expand the inline
  * chain as Go's own tracebacks do.
@@ -50,7 +51,8 @@ struct sym_gopclntab;
 /**
  * sym_gopclntab_parse() - check the header of the @n bytes at @data and
  * index them. @text_vaddr is the address of .text, used when the table's
- * textStart is 0 (relocated at run time in PIE builds). Errors:
+ * textStart is 0 (relocated at run time in PIE builds; never stored by
+ * Go 1.26, whose runtime uses moduledata.text). Errors:
  * -PROF_EFORMAT (not a pclntab), -PROF_EUNSUPPORTED (a version or byte
  * order not handled: the magic is named), -PROF_ECORRUPT (a table lies
  * outside the data). *@out is the caller's (sym_gopclntab_free).
@@ -79,7 +81,7 @@ int sym_gopclntab_lookup_frames(const struct sym_gopclntab *g, uint64_t pc, stru
 
 /**
  * sym_gopclntab_set_funcdata() - the @n bytes starting at the binary's
- * moduledata.gofunc address (go:func.*, in .rodata), which must outlive
+ * moduledata.gofunc address (go:func.*: sym_elf_gofunc), which must outlive
  * @g; every read is bounds-checked against @n. NULL turns expansion off.
  */
 void sym_gopclntab_set_funcdata(struct sym_gopclntab *g, const uint8_t *data, size_t n);

@@ -4,7 +4,10 @@
  * on broken ones: the build ID equals the one the dynamic loader sees (and
  * readelf -n, when installed), functions of this program resolve to their
  * names through /proc/self/maps -> file offset -> ELF vaddr -> symbol, and
- * truncated or mutated copies are refused with a reason, never a crash.
+ * truncated or mutated copies are refused with a reason, never a crash;
+ * a Go binary's go:func.* bytes are found through its moduledata in both
+ * the older (.noptrdata, .rodata) and the Go 1.26 (.go.module,
+ * .gopclntab) placements, on small ELF files built here.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -356,6 +359,154 @@ static void test_elf_not_elf_and_missing(void **state)
 	sym_elf_free(NULL);
 }
 
+/*
+ * A minimal Go-like ELF (section headers only) for sym_elf_gofunc: .text,
+ * .rodata, .gopclntab and the section holding runtime.firstmoduledata,
+ * whose pcHeader word (0), text word (176) and gofunc word (320 for the
+ * Go 1.20+ magic, 304 for 1.18-1.19) locate go:func.*.
+ */
+#define GO_TEXT	 0x401000u
+#define GO_RO	 0x480000u
+#define GO_PCLN	 0x4a0000u
+#define GO_MD	 0x500000u
+#define GO_SECTS 6
+
+struct go_elf {
+	uint8_t b[4096];
+	size_t n;
+};
+
+static void go_put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8); /* little-endian host (x86-64, arm64), as the ELF says */
+}
+
+/*
+ * @md_name: ".go.module" (Go 1.26 linkers) or ".noptrdata" (Go 1.19), the
+ * moduledata at @md_off in it; @gofunc: the address its gofunc word holds.
+ */
+static void go_elf_build(struct go_elf *g, uint32_t magic, const char *md_name, size_t md_off,
+			 uint64_t gofunc)
+{
+	/* section names: .text at 1, .rodata 7, .gopclntab 15, .shstrtab 26, @md_name 36 */
+	static const char shstr_fixed[] = "\0.text\0.rodata\0.gopclntab\0.shstrtab";
+	char shstr[64];
+	size_t shstr_n;
+	struct {
+		uint32_t name, type;
+		uint64_t flags, addr, size;
+	} sec[GO_SECTS] = {
+		{ 0, SHT_NULL, 0, 0, 0 },
+		{ 1, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, GO_TEXT, 16 },
+		{ 7, SHT_PROGBITS, SHF_ALLOC, GO_RO, 64 },
+		{ 15, SHT_PROGBITS, SHF_ALLOC, GO_PCLN, 128 },
+		{ 36, SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, GO_MD, 400 },
+		{ 26, SHT_STRTAB, 0, 0, 0 },
+	};
+	Elf64_Ehdr eh = { 0 };
+	Elf64_Shdr sh[GO_SECTS];
+	size_t off = sizeof(eh);
+
+	memcpy(shstr, shstr_fixed, sizeof(shstr_fixed));
+	snprintf(shstr + 36, sizeof(shstr) - 36, "%s", md_name);
+	shstr_n = 36 + strlen(md_name) + 1;
+	sec[GO_SECTS - 1].size = shstr_n;
+	memset(g, 0, sizeof(*g));
+	memset(sh, 0, sizeof(sh));
+	for (int i = 1; i < GO_SECTS; i++) {
+		sh[i].sh_name = sec[i].name;
+		sh[i].sh_type = sec[i].type;
+		sh[i].sh_flags = sec[i].flags;
+		sh[i].sh_addr = sec[i].addr;
+		sh[i].sh_offset = off;
+		sh[i].sh_size = sec[i].size;
+		sh[i].sh_addralign = 8;
+		off += (sec[i].size + 7) & ~(uint64_t)7;
+	}
+	assert_true(off + sizeof(sh) <= sizeof(g->b));
+	/* .text: any bytes; .rodata and .gopclntab: a counting pattern */
+	for (size_t k = 0; k < 64; k++)
+		g->b[sh[2].sh_offset + k] = (uint8_t)(0x40 + k);
+	for (size_t k = 0; k < 128; k++)
+		g->b[sh[3].sh_offset + k] = (uint8_t)(0x80 + k);
+	memcpy(g->b + sh[3].sh_offset, &magic, 4);
+	memset(g->b + sh[3].sh_offset + 4, 0, 4);
+	go_put64(g->b + sh[4].sh_offset + md_off, GO_PCLN);
+	go_put64(g->b + sh[4].sh_offset + md_off + 176, GO_TEXT);
+	go_put64(g->b + sh[4].sh_offset + md_off + (magic == 0xfffffff1u ? 320 : 304), gofunc);
+	memcpy(g->b + sh[5].sh_offset, shstr, shstr_n);
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_EXEC;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = GO_SECTS;
+	eh.e_shstrndx = GO_SECTS - 1;
+	eh.e_shoff = off;
+	memcpy(g->b, &eh, sizeof(eh));
+	memcpy(g->b + off, sh, sizeof(sh));
+	g->n = off + sizeof(sh);
+}
+
+/* sym_elf_gofunc of @g: @want_n bytes equal to @want, or NULL when !want. */
+static void go_elf_expect(const struct go_elf *g, const uint8_t *want, size_t want_n)
+{
+	struct sym_elf *e = NULL;
+	struct prof_err err;
+	const uint8_t *fd;
+	size_t n = 1;
+
+	prof_err_init(&err);
+	assert_int_equal(sym_elf_open_mem(g->b, g->n, &e, &err), 0);
+	assert_true(sym_elf_info(e)->has_gopclntab);
+	fd = sym_elf_gofunc(e, &n);
+	if (!want) {
+		assert_null(fd);
+		assert_int_equal(n, 0);
+	} else {
+		assert_non_null(fd);
+		assert_int_equal(n, want_n);
+		assert_memory_equal(fd, want, want_n);
+	}
+	sym_elf_free(e);
+}
+
+static void test_elf_go_funcdata_found(void **state)
+{
+	static struct go_elf g;
+	uint8_t want[128];
+
+	(void)state;
+	/* Go 1.26: moduledata alone in .go.module; go:func.* inside .gopclntab. */
+	go_elf_build(&g, 0xfffffff1u, ".go.module", 0, GO_PCLN + 96);
+	for (size_t k = 0; k < 32; k++)
+		want[k] = (uint8_t)(0x80 + 96 + k);
+	go_elf_expect(&g, want, 32);
+	/* Older linkers (Go 1.19): moduledata in .noptrdata, go:func.* in .rodata. */
+	for (size_t k = 0; k < 24; k++)
+		want[k] = (uint8_t)(0x40 + 40 + k);
+	go_elf_build(&g, 0xfffffff1u, ".noptrdata", 16, GO_RO + 40);
+	go_elf_expect(&g, want, 24);
+	go_elf_build(&g, 0xfffffff0u, ".noptrdata", 24, GO_RO + 40);
+	go_elf_expect(&g, want, 24);
+	go_elf_build(&g, 0xfffffff0u, ".go.module", 0, GO_RO + 40);
+	go_elf_expect(&g, want, 24);
+	/* gofunc outside every read-only section, or a magic without it: none. */
+	go_elf_build(&g, 0xfffffff1u, ".go.module", 0, GO_PCLN + 128);
+	go_elf_expect(&g, NULL, 0);
+	go_elf_build(&g, 0xfffffff1u, ".go.module", 0, GO_MD + 8);
+	go_elf_expect(&g, NULL, 0);
+	go_elf_build(&g, 0xfffffffau, ".go.module", 0, GO_PCLN + 96);
+	go_elf_expect(&g, NULL, 0);
+	/* Moduledata in a section of another name is not looked for. */
+	go_elf_build(&g, 0xfffffff1u, ".data", 0, GO_PCLN + 96);
+	go_elf_expect(&g, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_elf_truncated_copies_fail_cleanly),
 		cmocka_unit_test(test_elf_mutated_headers_never_crash),
 		cmocka_unit_test(test_elf_not_elf_and_missing),
+		cmocka_unit_test(test_elf_go_funcdata_found),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
