@@ -20,7 +20,9 @@
  * the start of _PyRuntime; reading it is where support for them goes.
  *
  * Naming: the code object at the frame's address is read (its type must
- * be PyCode_Type and its check value the one BPF read), then its
+ * be PyCode_Type and its check value the one BPF read: its first line,
+ * argument count and flags, and its qualified name's and file name's
+ * length and edge bytes, PY_STR_CHECK), then its
  * qualified name, file name and location table; the line is found by
  * walking the table (PEP 626/657 format, Objects/locations.md in
  * CPython) to the frame's instruction. Decoded code objects are cached
@@ -78,7 +80,10 @@ static const struct py_layout py_layouts[] = {
 		   [PY_O_CO_ADAPTIVE] = 184,
 		   [PY_O_CO_FIRSTLINE] = 72,
 		   [PY_O_CO_ARGCOUNT] = 56,
-		   [PY_O_CO_FLAGS] = 48 },
+		   [PY_O_CO_FLAGS] = 48,
+		   [PY_O_CO_QUALNAME] = 128,
+		   [PY_O_CO_FILENAME] = 112,
+		   [PY_O_STR_DATA] = 48 },
 	  .interp_main = 48,
 	  .co_filename = 112,
 	  .co_name = 120,
@@ -100,7 +105,10 @@ static const struct py_layout py_layouts[] = {
 		   [PY_O_CO_ADAPTIVE] = 192,
 		   [PY_O_CO_FIRSTLINE] = 68,
 		   [PY_O_CO_ARGCOUNT] = 52,
-		   [PY_O_CO_FLAGS] = 48 },
+		   [PY_O_CO_FLAGS] = 48,
+		   [PY_O_CO_QUALNAME] = 128,
+		   [PY_O_CO_FILENAME] = 112,
+		   [PY_O_STR_DATA] = 40 },
 	  .interp_main = 48,
 	  .co_filename = 112,
 	  .co_name = 120,
@@ -466,6 +474,43 @@ int64_t agent_py_linetable_line(const uint8_t *t, size_t n, int64_t firstline, u
 	return 0;
 }
 
+/* What BPF's py_str_check computes for the str at @str, read the same way. */
+static uint32_t py_str_check(const struct py_layout *lay, const struct agent_memreader *mem,
+			     uint64_t str)
+{
+	uint64_t len = 0, head = 0, tail = 0, data = str + lay->off[PY_O_STR_DATA];
+
+	if (!str || mem->read(mem->ctx, str + PY_STR_LENGTH, &len, 8) || len > (1u << 20))
+		return 0;
+	if (len && mem->read(mem->ctx, data, &head, 8))
+		return 0;
+	if (len < 8)
+		head &= (1ULL << ((len & 7) * 8)) - 1;
+	else if (mem->read(mem->ctx, data + len - 8, &tail, 8))
+		return 0;
+	return PY_STR_CHECK(len, head, tail);
+}
+
+uint32_t agent_py_code_check(const void *priv, const struct agent_memreader *mem, uint64_t code)
+{
+	const struct py_priv *pv = priv;
+	const struct py_layout *lay = pv->lay;
+	uint8_t head[PY_CODE_HEAD_MAX];
+	int32_t firstline, argcount, flags;
+	uint64_t qual, file;
+
+	if (lay->off[PY_O_CO_ADAPTIVE] > sizeof(head) ||
+	    mem->read(mem->ctx, code, head, lay->off[PY_O_CO_ADAPTIVE]))
+		return 0;
+	memcpy(&firstline, head + lay->off[PY_O_CO_FIRSTLINE], 4);
+	memcpy(&argcount, head + lay->off[PY_O_CO_ARGCOUNT], 4);
+	memcpy(&flags, head + lay->off[PY_O_CO_FLAGS], 4);
+	memcpy(&qual, head + lay->co_qualname, 8);
+	memcpy(&file, head + lay->co_filename, 8);
+	return PY_CODE_CHECK(firstline, argcount, flags) ^ py_str_check(lay, mem, qual) ^
+	       (py_str_check(lay, mem, file) * 3);
+}
+
 static int py_name_frame(void *priv, const struct agent_memreader *mem,
 			 const struct profile_interp_frame *f, struct agent_interp_name *out)
 {
@@ -486,10 +531,12 @@ static int py_name_frame(void *priv, const struct agent_memreader *mem,
 		memcpy(&firstline, head + lay->off[PY_O_CO_FIRSTLINE], 4);
 		memcpy(&argcount, head + lay->off[PY_O_CO_ARGCOUNT], 4);
 		memcpy(&flags, head + lay->off[PY_O_CO_FLAGS], 4);
-		if (type != pv->code_type || PY_CODE_CHECK(firstline, argcount, flags) != f->check)
-			return -ESTALE;
 		memcpy(&name_ptr, head + lay->co_qualname, 8);
 		memcpy(&file_ptr, head + lay->co_filename, 8);
+		(void)argcount;
+		(void)flags;
+		if (type != pv->code_type || agent_py_code_check(pv, mem, f->addr) != f->check)
+			return -ESTALE;
 		memcpy(&table_ptr, head + lay->co_linetable, 8);
 		if ((rc = py_read_str(pv, mem, name_ptr, &c->name)) ||
 		    (rc = py_read_str(pv, mem, file_ptr, &c->file)))

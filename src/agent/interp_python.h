@@ -38,4 +38,15 @@ int agent_py_unicode_utf8(const uint8_t *data, size_t ndata, unsigned kind, char
  */
 void *agent_py_namer_new(int minor, uint64_t code_type);
 
+struct agent_memreader;
+
+/**
+ * agent_py_code_check() - the check value of the code object at @code as
+ * the BPF walker computes it (bpf/interp.h PY_CODE_CHECK ^ PY_STR_CHECK
+ * of co_qualname ^ 3 * PY_STR_CHECK of co_filename), read through @mem
+ * with the layout of namer @priv (agent_py_namer_new). 0 when the code
+ * object cannot be read.
+ */
+uint32_t agent_py_code_check(const void *priv, const struct agent_memreader *mem, uint64_t code);
+
 #endif

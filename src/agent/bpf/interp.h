@@ -31,7 +31,10 @@ enum py_off {
 	PY_O_CO_FIRSTLINE = 11,
 	PY_O_CO_ARGCOUNT = 12,
 	PY_O_CO_FLAGS = 13,
-	PY_O_MAX = 14,
+	PY_O_CO_QUALNAME = 14,
+	PY_O_CO_FILENAME = 15,
+	PY_O_STR_DATA = 16, /* sizeof(PyASCIIObject): where a compact ASCII str's bytes start */
+	PY_O_MAX = 17,
 };
 
 #define PY_OWNER_CSTACK 3 /* 3.12+: a shim frame the C stack owns, below each activation */
@@ -42,6 +45,22 @@ enum py_off {
  */
 #define PY_CODE_CHECK(firstline, argcount, flags) \
 	((__u32)(firstline) ^ ((__u32)(argcount) << 16) ^ ((__u32)(flags) << 24))
+
+/*
+ * What a str object adds to the check (its qualified name's and file
+ * name's): its length (PyASCIIObject.length, +16), its first 8 bytes past
+ * the ASCII header (masked to the length) and the 8 bytes ending at the
+ * length. Code objects made from one template share lines, argument
+ * counts and flags, and an address freed and reused gets another of
+ * them: their names tell them apart. Read the same way on both sides,
+ * raw (a non-ASCII str's words there are header and characters: still
+ * the same on both sides).
+ */
+#define PY_STR_LENGTH 16
+#define PY_STR_CHECK(len, head, tail)                                          \
+	((__u32)((__u64)(len)*0x9e3779b1u) ^ (__u32)(head) ^                   \
+	 ((__u32)((head) >> 32) * 0x85ebca6bu) ^ ((__u32)(tail)*0xc2b2ae35u) ^ \
+	 (__u32)((tail) >> 32))
 
 /*
  * ---- CRuby (3.1; docs/runtimes.md) ----

@@ -80,6 +80,22 @@ static __always_inline __u64 py_tstate_find(const struct profile_interp_proc *ip
 	return 0;
 }
 
+/* PY_STR_CHECK of the str object at @str (0 when it cannot be read). */
+static __always_inline __u32 py_str_check(const struct profile_interp_proc *ip, __u64 str)
+{
+	__u64 len = 0, head = 0, tail = 0, data = str + ip->off[PY_O_STR_DATA];
+
+	if (!str || py_read_u64(&len, str + PY_STR_LENGTH) || len > (1u << 20))
+		return 0;
+	if (len && py_read_u64(&head, data))
+		return 0;
+	if (len < 8)
+		head &= (1ULL << ((len & 7) * 8)) - 1;
+	else if (py_read_u64(&tail, data + len - 8))
+		return 0;
+	return PY_STR_CHECK(len, head, tail);
+}
+
 struct py_walk {
 	struct profile_interp_proc p;
 	__u64 frame;
@@ -94,6 +110,7 @@ static long py_walk_step(__u64 index, void *ctx)
 	const struct profile_interp_proc *ip = &w->p;
 	__u64 code = 0, prev = 0, instr = 0, type = 0, first, frame = w->frame;
 	__s32 firstline = 0, argcount = 0, flags = 0;
+	__u64 qual = 0, file = 0;
 	struct profile_interp_event *e;
 	struct profile_interp_frame *f;
 	__u8 entry = 0, owner = 0;
@@ -132,7 +149,9 @@ static long py_walk_step(__u64 index, void *ctx)
 	}
 	if (bpf_probe_read_user(&firstline, 4, (const void *)(code + ip->off[PY_O_CO_FIRSTLINE])) ||
 	    bpf_probe_read_user(&argcount, 4, (const void *)(code + ip->off[PY_O_CO_ARGCOUNT])) ||
-	    bpf_probe_read_user(&flags, 4, (const void *)(code + ip->off[PY_O_CO_FLAGS]))) {
+	    bpf_probe_read_user(&flags, 4, (const void *)(code + ip->off[PY_O_CO_FLAGS])) ||
+	    py_read_u64(&qual, code + ip->off[PY_O_CO_QUALNAME]) ||
+	    py_read_u64(&file, code + ip->off[PY_O_CO_FILENAME])) {
 		w->err = PROFILE_IE_READ;
 		return 1;
 	}
@@ -144,7 +163,8 @@ static long py_walk_step(__u64 index, void *ctx)
 	first = code + ip->off[PY_O_CO_ADAPTIVE];
 	f->addr = code;
 	f->aux = instr >= first ? (instr - first) / 2 : 0;
-	f->check = PY_CODE_CHECK(firstline, argcount, flags);
+	f->check = PY_CODE_CHECK(firstline, argcount, flags) ^ py_str_check(ip, qual) ^
+		   (py_str_check(ip, file) * 3);
 	f->obj2 = 0;
 	f->flags = (!w->shim && entry) ? PROFILE_IF_ENTRY : 0;
 	w->n = n + 1;

@@ -252,7 +252,7 @@ static void test_name_frame(void **state)
 {
 	static struct fake f;
 	struct agent_memreader mem = { fake_read, &f };
-	struct profile_interp_frame fr = { CODE, 40, PY_CODE_CHECK(1, 2, 3), 0, 0 };
+	struct profile_interp_frame fr = { CODE, 40, 0, 0, 0 };
 	struct agent_interp_name nm;
 	void *pv = agent_py_namer_new(11, CODE_TYPE);
 	int reads;
@@ -261,6 +261,8 @@ static void test_name_frame(void **state)
 	assert_non_null(pv);
 	assert_null(agent_py_namer_new(9, CODE_TYPE));
 	fake_code(&f);
+	fr.check = agent_py_code_check(pv, &mem, CODE);
+	assert_int_not_equal(fr.check, PY_CODE_CHECK(1, 2, 3)); /* the names count */
 	assert_int_equal(agent_interp_python.name_frame(pv, &mem, &fr, &nm), 0);
 	assert_string_equal(nm.function, "Outer.f");
 	assert_string_equal(nm.file, "/\xc3\xa9.py");
@@ -272,6 +274,21 @@ static void test_name_frame(void **state)
 	assert_int_equal(agent_interp_python.name_frame(pv, &mem, &fr, &nm), 0);
 	assert_int_equal(nm.line, 2);
 	assert_int_equal(f.reads, reads);
+	/* Another code object of the same shape at the address, with another name (code
+	 * generated from one template, freed and its address reused): a cached name is
+	 * not given for it. */
+	{
+		struct profile_interp_frame g = fr;
+
+		put_str(&f, QUAL, "Outer.g", NULL, 7);
+		g.check = agent_py_code_check(pv, &mem, CODE);
+		assert_int_not_equal(g.check, fr.check);
+		assert_int_equal(agent_interp_python.name_frame(pv, &mem, &g, &nm), 0);
+		assert_string_equal(nm.function, "Outer.g");
+		/* The sample of the old object, read after the swap: refused. */
+		assert_int_equal(agent_interp_python.name_frame(pv, &mem, &fr, &nm), -ESTALE);
+		put_str(&f, QUAL, "Outer.f", NULL, 7);
+	}
 	/* The object at the address changed since the sample: refused. */
 	fr.check ^= 1;
 	assert_int_equal(agent_interp_python.name_frame(pv, &mem, &fr, &nm), -ESTALE);
@@ -281,8 +298,11 @@ static void test_name_frame(void **state)
 	put64(&f, CODE + 8, CODE_TYPE);
 	/* A name pointer to nowhere, a string that is not compact, a huge table. */
 	put64(&f, CODE + 128, 0x10);
+	assert_int_equal(agent_interp_python.name_frame(pv, &mem, &fr, &nm), -ESTALE);
+	fr.check = agent_py_code_check(pv, &mem, CODE); /* as BPF would see it now */
 	assert_int_equal(agent_interp_python.name_frame(pv, &mem, &fr, &nm), -EFAULT);
 	put64(&f, CODE + 128, QUAL);
+	fr.check = agent_py_code_check(pv, &mem, CODE);
 	put32(&f, QUAL + 32, 0);
 	assert_int_equal(agent_interp_python.name_frame(pv, &mem, &fr, &nm), -PROF_ECORRUPT);
 	fake_code(&f);
