@@ -787,7 +787,8 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 				collect_user_loc(c, cp, ap, pcs[i] - (i > 0), (int64_t)e->time_ns);
 		}
 	}
-	if (trunc && un > 0) {
+	/* Native unwinding cut short, or the interpreter's walk (callers lost at the root). */
+	if ((trunc && un > 0) || (istack && istack->truncated)) {
 		locs[n++] = collect_trunc_loc(cp);
 		c->stats.truncated++;
 	}

@@ -571,6 +571,7 @@ bool agent_interp_take(struct agent_interp *ip, const struct agent_proc *ap, uin
 		flags[i] = s->ev.frames[i].flags;
 	}
 	out->nnames = s->ev.n;
+	out->truncated = s->ev.err != PROFILE_IE_OK;
 	out->frame_type = e->ops->name;
 	out->n = agent_interp_merge(pcs, npcs, e->att.loops, e->att.nloops, flags, out->nnames,
 				    out->items, AGENT_INTERP_MAX_ITEMS);

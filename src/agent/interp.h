@@ -243,6 +243,7 @@ struct agent_interp_stack {
 	struct agent_interp_name names[PROFILE_INTERP_MAX_FRAMES];
 	size_t nnames;
 	const char *frame_type;
+	bool truncated; /* the interpreter's walk stopped before its bottom frame (too deep, unreadable) */
 	char strs[PROFILE_INTERP_MAX_FRAMES][2][AGENT_INTERP_NAME_MAX]; /* names' strings */
 };
 

@@ -217,11 +217,14 @@ static int py_attach(const char *path, uint64_t bias, const struct agent_memread
 		return rc == -PROF_EFORMAT ? -ENOENT : rc;
 	if (!syms[0].found || !syms[1].found || !syms[1].size)
 		return -ENOENT;
-	if (!syms[3].found || mem->read(mem->ctx, bias + syms[3].value, &hex, sizeof(hex))) {
+	if (!syms[3].found) {
 		/* Before 3.11 there is no Py_Version. */
 		py_version_from_name(path, out->version, sizeof(out->version));
 		return -ENOTSUP;
 	}
+	/* Unreadable (the process exited, or is not mapped yet): not a refusal, try again later. */
+	if (mem->read(mem->ctx, bias + syms[3].value, &hex, sizeof(hex)))
+		return -EFAULT;
 	snprintf(out->version, sizeof(out->version), "%u.%u.%u", hex >> 24, (hex >> 16) & 0xff,
 		 (hex >> 8) & 0xff);
 	for (size_t i = 0; i < PROF_ARRAY_SIZE(py_layouts); i++)
