@@ -150,8 +150,9 @@ struct agent_interp_ops {
 	void (*free)(void *priv);
 };
 
-/* The runtimes (interp_python.c, ...). */
+/* The runtimes (interp_python.c, interp_php.c). */
 extern const struct agent_interp_ops agent_interp_python;
+extern const struct agent_interp_ops agent_interp_php;
 
 /**
  * struct agent_interp_opts - @install / @remove put and take a process's
