@@ -72,6 +72,6 @@ enum php_off {
  * space reads them again before trusting a cached name for that address.
  */
 #define PHP_FUNC_CHECK(type, name, line_start) \
-	((__u32)(type) ^ (__u32)(name) ^ (__u32)((name) >> 32) ^ ((__u32)(line_start) << 8))
+	((__u32)(type) ^ (__u32)(name) ^ (__u32)((__u64)(name) >> 32) ^ ((__u32)(line_start) << 8))
 
 #endif
