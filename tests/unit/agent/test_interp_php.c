@@ -265,6 +265,31 @@ static void test_attach_debian(void **state)
 	assert_int_equal(att.bpf.off[PHP_O_MAX], PROFILE_INTERP_OFF_NONE);
 	assert_true(att.bpf.addr[PHP_A_CUR_EX] > 0x1000);
 	agent_interp_php.free(att.priv);
+	/* The same file saying another version is refused, with the version. */
+	{
+		char path[] = "/tmp/test_interp_php.XXXXXX", *hit;
+		FILE *in = fopen("/usr/bin/php8.2", "rb");
+		size_t n = 0, cap = 64 << 20;
+		uint8_t *buf = malloc(cap);
+		int fd = mkstemp(path);
+
+		assert_non_null(in);
+		assert_non_null(buf);
+		assert_true(fd >= 0);
+		n = fread(buf, 1, cap, in);
+		fclose(in);
+		hit = memmem(buf, n, "X-Powered-By: PHP/8.2", 21);
+		assert_non_null(hit);
+		hit[20] = '3';
+		assert_int_equal(write(fd, buf, n), (ssize_t)n);
+		close(fd);
+		free(buf);
+		memset(&att, 0, sizeof(att));
+		assert_int_equal(agent_interp_php.attach(path, 0, &mem, &att), -ENOTSUP);
+		assert_memory_equal(att.version, "8.3.", 4);
+		assert_null(att.priv);
+		unlink(path);
+	}
 	/* Not PHP: no interpreter symbols. */
 	memset(&att, 0, sizeof(att));
 	assert_int_equal(agent_interp_php.attach("/proc/self/exe", 0, &mem, &att), -ENOENT);
