@@ -61,7 +61,8 @@ build() {
 		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c \
 			src/scrape/config.c src/scrape/relabel.c src/query/units.c src/mcp/mcp.c \
 			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c \
-			src/agent/interp.c src/agent/interp_python.c src/agent/interp_ruby.c 2>/dev/null
+			src/agent/interp.c src/agent/interp_python.c src/agent/interp_ruby.c \
+			src/agent/interp_php_decode.c 2>/dev/null
 	)
 	rm -f "$OUT/libfuzzprofd.a"
 	ar rcs "$OUT/libfuzzprofd.a" "${objs[@]}"
@@ -98,6 +99,18 @@ seeds() {
 	fi
 	if [ "$name" = fuzz_k8s_pods ]; then # a kubelet /pods answer, as in tests/unit/agent/test_k8s.c
 		printf '%s' '{"kind":"PodList","items":[{"metadata":{"name":"web-5d8f7-abcde","namespace":"shop","uid":"0b4d9a3e-5c1f-4f7e-9d2a-1c3e5f7a9b0d","labels":{"app":"web"},"annotations":{"team":"a"},"ownerReferences":[{"kind":"ReplicaSet","name":"web-5d8f7"}]},"spec":{"nodeName":"n1"},"status":{"containerStatuses":[{"name":"app","containerID":"containerd://abc"}]}}]}' >"$dir/pods.json"
+	fi
+	if [ "$name" = fuzz_php ]; then # a user zend_function at 0, its name at 192, its file at 256
+		python3 -c '
+import struct, sys
+b = bytearray(384)
+b[0] = 2
+struct.pack_into("<Q", b, 8, 0x10000 + 192)
+struct.pack_into("<Q", b, 152, 0x10000 + 256)
+struct.pack_into("<I", b, 160, 12)
+struct.pack_into("<Q", b, 192 + 16, 4); b[192 + 24:192 + 28] = b"spin"
+struct.pack_into("<Q", b, 256 + 16, 7); b[256 + 24:256 + 31] = b"hot.php"
+sys.stdout.buffer.write(bytes(b) + b"X-Powered-By: PHP/8.2.36")' >"$dir/spin.bin"
 	fi
 	[ -d "$CORPUS" ] || return 0
 	case "$name" in

@@ -18,6 +18,7 @@
 static const struct agent_interp_ops *const interp_runtimes[] = {
 	&agent_interp_python,
 	&agent_interp_ruby,
+	&agent_interp_php,
 };
 
 int agent_procmem_read(void *ctx, uint64_t addr, void *buf, size_t len)

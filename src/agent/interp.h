@@ -168,9 +168,10 @@ struct agent_interp_ops {
 	void (*free)(void *priv);
 };
 
-/* The runtimes (interp_python.c, interp_ruby.c). */
+/* The runtimes (interp_python.c, interp_ruby.c, interp_php.c). */
 extern const struct agent_interp_ops agent_interp_python;
 extern const struct agent_interp_ops agent_interp_ruby;
+extern const struct agent_interp_ops agent_interp_php;
 
 /**
  * struct agent_interp_opts - @install / @remove put and take a process's

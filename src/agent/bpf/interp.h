@@ -116,4 +116,35 @@ enum rb_off {
 /* The check value of a cfunc frame's method entry: of its def and owner pointers. */
 #define RB_ME_CHECK(def, owner) ((__u32)((def) >> 3) ^ (__u32)((owner) >> 3) ^ 0x4d45u)
 
+/* ---- PHP (8.2, non-ZTS; docs/design.md "Interpreter frames", agent/interp_php.c) ---- */
+enum php_addr {
+	PHP_A_CUR_EX = 0, /* &executor_globals.current_execute_data (a zend_execute_data *) */
+};
+
+enum php_off {
+	PHP_O_EX_OPLINE = 0,	 /* zend_execute_data.opline (const zend_op *) */
+	PHP_O_EX_FUNC = 1,	 /* zend_execute_data.func (zend_function *) */
+	PHP_O_EX_TYPEINFO = 2,	 /* zend_execute_data.This.u1.type_info (call info in bits 16+) */
+	PHP_O_EX_PREV = 3,	 /* zend_execute_data.prev_execute_data */
+	PHP_O_FN_TYPE = 4,	 /* zend_function.type (u8: 1 internal, 2 user, 4 eval) */
+	PHP_O_FN_NAME = 5,	 /* zend_function.common.function_name (zend_string *) */
+	PHP_O_OP_LINESTART = 6,	 /* zend_op_array.line_start (u32) */
+	PHP_O_OPLINE_LINENO = 7, /* zend_op.lineno (u32) */
+	PHP_O_MAX = 8,
+};
+
+#define PHP_FUNC_INTERNAL 1	     /* ZEND_INTERNAL_FUNCTION */
+#define PHP_FUNC_USER	  2	     /* ZEND_USER_FUNCTION */
+#define PHP_FUNC_EVAL	  4	     /* ZEND_EVAL_CODE */
+#define PHP_CALL_CODE	  (1u << 16) /* ZEND_CALL_CODE: top-level code of a file or eval */
+#define PHP_CALL_TOP	  (1u << 17) /* ZEND_CALL_TOP: first frame of one execute_ex activation */
+
+/*
+ * The check value of a zend_function: its type, the address of its name
+ * string and, for user code, its first line, as BPF reads them and user
+ * space reads them again before trusting a cached name for that address.
+ */
+#define PHP_FUNC_CHECK(type, name, line_start) \
+	((__u32)(type) ^ (__u32)(name) ^ (__u32)((__u64)(name) >> 32) ^ ((__u32)(line_start) << 8))
+
 #endif

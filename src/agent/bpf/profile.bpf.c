@@ -435,6 +435,7 @@ static __always_inline void interp_send(struct profile_interp_event *e, __u32 ru
 
 #include "python.bpf.h"
 #include "ruby.bpf.h"
+#include "php.bpf.h"
 
 /* The sample event itself (after any interpreter event stamped @now). */
 static __always_inline int sample_emit(void *ctx, __u32 tgid, __u32 tid, __u64 now)
@@ -475,6 +476,18 @@ int profile_ruby(struct bpf_perf_event_data *ctx)
 	return sample_emit(ctx, tgid, tid, now);
 }
 
+SEC("perf_event")
+int profile_php(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct profile_interp_proc *ip = bpf_map_lookup_elem(&interp_procs, &tgid);
+
+	if (ip && ip->runtime == PROFILE_RT_PHP)
+		php_walk(ip, tgid, tid, now);
+	return sample_emit(ctx, tgid, tid, now);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, PROFILE_RT_MAX);
@@ -484,6 +497,7 @@ struct {
 	.values = {
 		[PROFILE_RT_PYTHON] = (void *)&profile_python,
 		[PROFILE_RT_RUBY] = (void *)&profile_ruby,
+		[PROFILE_RT_PHP] = (void *)&profile_php,
 	},
 };
 
