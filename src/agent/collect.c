@@ -104,9 +104,9 @@ struct collect_prof {
 	uint32_t kernel_mapping;    /* profile mapping indexes, 0 = not added yet */
 	uint32_t unknown_mapping, jit_mapping, trunc_loc;
 	struct collect_rt_map {
-		const char *frame_type; /* static, NULL = free slot */
-		uint32_t mapping, ft;	/* "[<frame type>]" and the frame type string */
-	} rt_maps[4];			/* named runtime frames' mappings, by frame type */
+		const char *map;      /* static, NULL = free slot */
+		uint32_t mapping, ft; /* "[<map>]" and the frame type string */
+	} rt_maps[4];		      /* named runtime frames' mappings (collect_rt_map) */
 	uint32_t ft_kernel, ft_native, ft_jit, ft_abort; /* string ids of the frame types */
 	uint32_t k_thread_name, k_thread_id, k_cpu;
 	struct pair_index locs;	  /* (mapping, address) -> location */
@@ -477,20 +477,24 @@ static uint32_t collect_user_loc(struct agent_collect *c, struct collect_prof *c
 	return loc;
 }
 
-/* The "[<frame type>]" mapping of named runtime frames of type @frame_type (static). */
-static struct collect_rt_map *collect_rt_map(struct collect_prof *cp, const char *frame_type)
+/*
+ * The "[@map]" mapping of named runtime frames of type @frame_type (both
+ * static; @map is the frame type, or "v8js:node" for Node.js's own code).
+ */
+static struct collect_rt_map *collect_rt_map(struct collect_prof *cp, const char *map,
+					     const char *frame_type)
 {
 	struct model_profile *p = cp->prof;
 	size_t i;
 	char name[40];
 
-	for (i = 0; i < PROF_ARRAY_SIZE(cp->rt_maps) && cp->rt_maps[i].frame_type; i++)
-		if (!strcmp(cp->rt_maps[i].frame_type, frame_type))
+	for (i = 0; i < PROF_ARRAY_SIZE(cp->rt_maps) && cp->rt_maps[i].map; i++)
+		if (!strcmp(cp->rt_maps[i].map, map))
 			return &cp->rt_maps[i];
 	if (i == PROF_ARRAY_SIZE(cp->rt_maps))
-		i--; /* more runtimes in one process than slots: share the last */
-	snprintf(name, sizeof(name), "[%s]", frame_type);
-	cp->rt_maps[i].frame_type = frame_type;
+		return &cp->rt_maps[i - 1]; /* more runtimes in one process than slots */
+	snprintf(name, sizeof(name), "[%s]", map);
+	cp->rt_maps[i].map = map;
 	cp->rt_maps[i].mapping = collect_pseudo_mapping(p, name, true);
 	cp->rt_maps[i].ft = model_intern(p, frame_type);
 	return &cp->rt_maps[i];
@@ -510,7 +514,10 @@ static uint32_t collect_named_frames_loc(struct collect_prof *cp,
 {
 	struct model_profile *p = cp->prof;
 	struct model_line lines[AGENT_JIT_MAX_INLINE];
-	struct collect_rt_map *rm = collect_rt_map(cp, frame_type);
+	/* Node.js's own JavaScript apart, so that hide=node can hide it (query/filter.h). */
+	bool node =
+		!strcmp(frame_type, "v8js") && k && nm[0].file && !strncmp(nm[0].file, "node:", 5);
+	struct collect_rt_map *rm = collect_rt_map(cp, node ? "v8js:node" : frame_type, frame_type);
 	uint32_t loc;
 	uint64_t addr = 0;
 
