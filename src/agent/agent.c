@@ -401,6 +401,23 @@ static void agent_render_jit_metrics(struct buf *b, struct agent_jit *j)
 			metric_u64(b, "profd_agent_jit_frames_total", lb, rows[k].v);
 		}
 	}
+	metric_head(b, "profd_agent_jit_samples_total", "counter",
+		    "Samples with frames in a JIT runtime's code: all (result=\"sent\") and "
+		    "those whose every such frame was named (result=\"named\").");
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].supported)
+			continue;
+		metric_label_value(exe, sizeof(exe), st[i].exe);
+		metric_label_value(ver, sizeof(ver), st[i].version);
+		snprintf(lb, sizeof(lb),
+			 "runtime=\"%.15s\",exe=\"%s\",version=\"%s\",result=\"sent\"",
+			 st[i].runtime, exe, ver);
+		metric_u64(b, "profd_agent_jit_samples_total", lb, st[i].samples);
+		snprintf(lb, sizeof(lb),
+			 "runtime=\"%.15s\",exe=\"%s\",version=\"%s\",result=\"named\"",
+			 st[i].runtime, exe, ver);
+		metric_u64(b, "profd_agent_jit_samples_total", lb, st[i].samples_named);
+	}
 }
 
 /* The Prometheus text page (metrics.h). */

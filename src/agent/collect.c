@@ -137,6 +137,7 @@ struct agent_collect {
 	struct agent_interp_stack *istack;    /* scratch for merged interpreter stacks */
 	struct agent_jit_frame *jf;	      /* PROFILE_MAX_FRAMES raw JIT frames of c->pcs */
 	bool jf_valid;			      /* c->jf describes the stack in use */
+	uint32_t jit_seen, jit_unnamed; /* this sample's frames in JIT code, and of them unnamed */
 };
 
 int agent_collect_new(const struct agent_collect_opts *opts, struct agent_collect **out)
@@ -573,10 +574,20 @@ static uint32_t collect_user_frame(struct agent_collect *c, struct collect_prof 
 		const char *ft = NULL;
 		int k = agent_jit_name(c->o.jit, ap, &c->jf[i], names, PROF_ARRAY_SIZE(names), &ft);
 
+		c->jit_seen++;
 		if (k > 0) {
 			c->stats.jit_frames++;
 			c->stats.jit_named++;
 			return collect_named_frames_loc(cp, names, (size_t)k, ft);
+		}
+		c->jit_unnamed++;
+	} else if (c->jf_valid && agent_jit_has(c->o.jit, ap->pid)) {
+		/* Not stepped by the runtime: unnamed if it lies in anonymous code. */
+		struct agent_map *m = agent_procs_find_map(c->procs, ap, pcs[i] - (i > 0), now_ns);
+
+		if (m && m->kind == AGENT_MAP_ANON) {
+			c->jit_seen++;
+			c->jit_unnamed++;
 		}
 	}
 	return collect_user_loc(c, cp, ap, pcs[i] - (i > 0), now_ns);
@@ -835,6 +846,7 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 		agent_jit_check(c->o.jit, ap, root, (int64_t)e->time_ns);
 	}
 	un = collect_user_pcs(c, ap, e, &pcs, &trunc, &end);
+	c->jit_seen = c->jit_unnamed = 0;
 	if (!(e->flags & PROFILE_F_KTHREAD))
 		collect_binary_count(c, ap, un, trunc, end);
 
@@ -870,6 +882,8 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 				collect_user_frame(c, cp, ap, pcs, (size_t)i, (int64_t)e->time_ns);
 		}
 	}
+	if (c->jit_seen)
+		agent_jit_count_sample(c->o.jit, ap->pid, c->jit_unnamed == 0);
 	/* Native unwinding cut short, or the interpreter's walk (callers lost at the root). */
 	if ((trunc && un > 0) || (istack && istack->truncated)) {
 		locs[n++] = collect_trunc_loc(cp);
