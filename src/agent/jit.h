@@ -128,7 +128,8 @@ struct agent_jit_attach {
  *              (@out->version says which, when known); other -errno.
  * @step:       unwind the frame with registers @r (@leaf: the sampled
  *              frame, its pc exact; else a return address) from @stk
- *              and @mem: fill @caller with the caller's registers and
+ *              and @mem (a non-leaf @r->pc is a return address: look
+ *              up @r->pc - 1): fill @caller with the caller's registers and
  *              @f with the raw frame (@f->kind AGENT_JIT_NONE when the pc
  *              is the runtime's but names nothing). 0; -ENOENT when @r's
  *              pc is not in the runtime's code after all; -EFAULT, -ERANGE
@@ -146,11 +147,12 @@ struct agent_jit_ops {
 	bool (*match)(const char *basename);
 	int (*attach)(const char *path, uint64_t bias, const struct agent_memreader *mem,
 		      struct agent_jit_attach *out);
-	int (*step)(void *priv, const struct agent_memreader *mem, const struct agent_jit_stack *stk,
-		    const struct agent_jit_regs *r, bool leaf, struct agent_jit_regs *caller,
-		    struct agent_jit_frame *f);
+	int (*step)(void *priv, const struct agent_memreader *mem,
+		    const struct agent_jit_stack *stk, const struct agent_jit_regs *r, bool leaf,
+		    struct agent_jit_regs *caller, struct agent_jit_frame *f);
 	int (*name_frame)(void *priv, const struct agent_memreader *mem,
-			  const struct agent_jit_frame *f, struct agent_interp_name *out, size_t max);
+			  const struct agent_jit_frame *f, struct agent_interp_name *out,
+			  size_t max);
 	void (*free)(void *priv);
 };
 
@@ -187,6 +189,9 @@ void agent_jit_check(struct agent_jit *j, struct agent_proc *ap, const char *roo
 /** agent_jit_forget() - process @pid exited or exec'd: drop its state. */
 void agent_jit_forget(struct agent_jit *j, uint32_t pid);
 
+/** agent_jit_has() - whether process @pid has a JIT runtime attached (@j NULL ok). */
+bool agent_jit_has(const struct agent_jit *j, uint32_t pid);
+
 /**
  * agent_jit_step() - for the unwinder: when process @ap runs a JIT
  * runtime that claims @r's pc (@m: the mapping holding it, NULL when
@@ -211,14 +216,24 @@ int agent_jit_name(struct agent_jit *j, const struct agent_proc *ap,
  * start: @procs attached (or refused, for @supported false, @reason
  * why), @frames stepped, @step_failed (claimed but not unwound: fell
  * back to the frame pointer), and of the frames named: @named, @stale
- * (check value did not match), @read_failed, @corrupt.
+ * (check value did not match), @read_failed, @corrupt. @samples: samples
+ * with at least one frame in the runtime's code; @samples_named: those
+ * whose every such frame was named (none left "[jit]").
  */
 struct agent_jit_stats {
 	char runtime[16], exe[64], version[32];
 	bool supported;
 	char reason[96];
 	uint64_t procs, frames, step_failed, named, stale, read_failed, corrupt;
+	uint64_t samples, samples_named;
 };
+
+/**
+ * agent_jit_count_sample() - the collector made a sample of process
+ * @pid with frames in its JIT runtime's code: @all_named tells whether
+ * every one of them was named. No-op when @pid has no runtime attached.
+ */
+void agent_jit_count_sample(struct agent_jit *j, uint32_t pid, bool all_named);
 
 /** agent_jit_get_stats() - copy up to @max entries into @out; returns how many. */
 size_t agent_jit_get_stats(const struct agent_jit *j, struct agent_jit_stats *out, size_t max);
