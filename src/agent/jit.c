@@ -33,6 +33,10 @@ struct jit_proc {
 	int stats; /* index into stats, -1 = none */
 	bool refused;
 	char why[96];
+	/* LOCAL CHANGE (wt-v8): the attached file and its bias, so its ranges are
+	 * claimed in every mapping of that file (V8 maps its builtins twice). */
+	char file[PROFILE_PATH_LEN];
+	uint64_t file_bias;
 };
 
 struct agent_jit {
@@ -215,6 +219,8 @@ static bool jit_try_map(struct agent_jit *j, struct jit_proc *e, const struct ag
 			continue;
 		}
 		e->ops = ops;
+		snprintf(e->file, sizeof(e->file), "%s", m->path); /* LOCAL CHANGE (wt-v8) */
+		e->file_bias = bias;
 		e->att = att;
 		e->retry_ns = 0;
 		e->stats = jit_stats_get(j, ops->name, ap->exe_name, att.version, true, NULL);
@@ -262,6 +268,21 @@ static bool jit_claims(const struct jit_proc *e, const struct agent_map *m, uint
 	for (size_t i = 0; i < e->att.nranges; i++)
 		if (pc >= e->att.ranges[i].lo && pc < e->att.ranges[i].hi)
 			return true;
+	/*
+	 * LOCAL CHANGE (wt-v8): the same ranges in another mapping of the
+	 * attached file, by ELF address: node 20's V8 maps its embedded
+	 * builtins a second time into its code range, from the file
+	 * (CodeRange::RemapEmbeddedBuiltins), and runs them from there.
+	 */
+	if (m && m->kind == AGENT_MAP_FILE && m->normalized && m->path && e->file[0] &&
+	    !strcmp(m->path, e->file)) {
+		uint64_t va = agent_map_vaddr(m, pc);
+
+		for (size_t i = 0; i < e->att.nranges; i++)
+			if (va >= e->att.ranges[i].lo - e->file_bias &&
+			    va < e->att.ranges[i].hi - e->file_bias)
+				return true;
+	}
 	return e->att.anon_exec && m && m->kind == AGENT_MAP_ANON;
 }
 
