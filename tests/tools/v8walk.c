@@ -232,8 +232,10 @@ int main(int argc, char **argv)
 				for (int k = 0; k < n; k++) {
 					char buf[W_NAME];
 
-					snprintf(buf, sizeof(buf), "%s %s:%" PRId64 " (from %" PRId64 ")", nm[k].function,
-						 nm[k].file, nm[k].line, nm[k].start_line);
+					snprintf(buf, sizeof(buf),
+						 "%s %s:%" PRId64 " (from %" PRId64 ")",
+						 nm[k].function, nm[k].file, nm[k].line,
+						 nm[k].start_line);
 					if (s < 3)
 						printf("  %2d %s %s%s\n", d,
 						       f.kind == AGENT_JIT_INTERPRETED ? "int"
