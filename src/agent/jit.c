@@ -33,8 +33,7 @@ struct jit_proc {
 	int stats; /* index into stats, -1 = none */
 	bool refused;
 	char why[96];
-	/* LOCAL CHANGE (wt-v8): the attached file and its bias, so its ranges are
-	 * claimed in every mapping of that file (V8 maps its builtins twice). */
+	/* The attached file and its bias: its ranges are claimed in every mapping of it. */
 	char file[PROFILE_PATH_LEN];
 	uint64_t file_bias;
 };
@@ -219,7 +218,7 @@ static bool jit_try_map(struct agent_jit *j, struct jit_proc *e, const struct ag
 			continue;
 		}
 		e->ops = ops;
-		snprintf(e->file, sizeof(e->file), "%s", m->path); /* LOCAL CHANGE (wt-v8) */
+		snprintf(e->file, sizeof(e->file), "%s", m->path);
 		e->file_bias = bias;
 		e->att = att;
 		e->retry_ns = 0;
@@ -269,8 +268,8 @@ static bool jit_claims(const struct jit_proc *e, const struct agent_map *m, uint
 		if (pc >= e->att.ranges[i].lo && pc < e->att.ranges[i].hi)
 			return true;
 	/*
-	 * LOCAL CHANGE (wt-v8): the same ranges in another mapping of the
-	 * attached file, by ELF address: node 20's V8 maps its embedded
+	 * The same ranges in another mapping of the attached file, by ELF
+	 * address: node 20's V8 maps its embedded
 	 * builtins a second time into its code range, from the file
 	 * (CodeRange::RemapEmbeddedBuiltins), and runs them from there.
 	 */

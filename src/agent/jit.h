@@ -100,8 +100,10 @@ struct agent_jit_frame {
 
 /**
  * struct agent_jit_attach - what a runtime's attach returns: @ranges
- * (@nranges, runtime addresses [lo, hi)) of code it unwinds besides
- * anonymous executable mappings, @version ("17.0.15"), @priv its own
+ * (@nranges, runtime addresses [lo, hi) in the attached file's mapping)
+ * of code it unwinds besides anonymous executable mappings (the same ELF
+ * addresses in another mapping of that file are claimed too: V8 maps its
+ * embedded builtins a second time), @version ("17.0.15"), @priv its own
  * state (freed with its ops' free). @anon_exec: it claims the pcs of
  * every anonymous executable mapping of the process.
  */
