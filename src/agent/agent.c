@@ -10,6 +10,7 @@
 #include "agent/elfinfo.h"
 #include "agent/export.h"
 #include "agent/interp.h"
+#include "agent/jit.h"
 #include "agent/k8s.h"
 #include "agent/metrics.h"
 #include "agent/procs.h"
@@ -35,6 +36,7 @@ struct agent_loop {
 	struct agent_collect *collect;
 	struct agent_procs *procs;
 	struct agent_interp *interp; /* NULL: --no-interpreters */
+	struct agent_jit *jit;	     /* NULL: --no-interpreters */
 	int64_t mono_to_unix_ns;     /* add to a CLOCK_MONOTONIC time to get unix time */
 };
 
@@ -49,6 +51,7 @@ struct agent_parts {
 	struct agent_debuginfo *di;  /* NULL: no debuginfo upload */
 	struct agent_k8s *k8s;	     /* NULL: no --k8s */
 	struct agent_interp *interp; /* NULL: no interpreter frames */
+	struct agent_jit *jit;	     /* NULL: no JIT runtime frames */
 };
 
 static int64_t mono_ns(void)
@@ -86,6 +89,7 @@ static void agent_on_proc(void *ctx, const struct profile_proc_event *pe)
 	/* A new image may run another runtime or none; a gone process none. */
 	if (l->interp)
 		agent_interp_forget(l->interp, pe->pid);
+	agent_jit_forget(l->jit, pe->pid);
 }
 
 static void agent_on_interp(void *ctx, const struct profile_interp_event *ie)
@@ -309,6 +313,58 @@ static void agent_render_interp_metrics(struct buf *b, struct agent_interp *ip)
 	}
 }
 
+/*
+ * JIT runtime frames per (runtime, executable, version) (jit.h,
+ * agent_jit_stats): processes, and frames by how stepping and naming ended.
+ */
+static void agent_render_jit_metrics(struct buf *b, struct agent_jit *j)
+{
+	struct agent_jit_stats st[AGENT_INTERP_MAX_STATS];
+	size_t n = agent_jit_get_stats(j, st, AGENT_INTERP_MAX_STATS);
+	char exe[2 * sizeof(st[0].exe)], ver[2 * sizeof(st[0].version)], why[2 * 96];
+	char lb[sizeof(exe) + sizeof(ver) + sizeof(why) + 128];
+
+	metric_head(b, "profd_agent_jit_processes_total", "counter",
+		    "Processes found running a JIT runtime, by runtime, executable, version "
+		    "and whether its frames are supported (reason says why not).");
+	for (size_t i = 0; i < n; i++) {
+		metric_label_value(exe, sizeof(exe), st[i].exe);
+		metric_label_value(ver, sizeof(ver), st[i].version);
+		metric_label_value(why, sizeof(why), st[i].reason);
+		snprintf(
+			lb, sizeof(lb),
+			"runtime=\"%.15s\",exe=\"%s\",version=\"%s\",supported=\"%s\",reason=\"%s\"",
+			st[i].runtime, exe, ver, st[i].supported ? "true" : "false", why);
+		metric_u64(b, "profd_agent_jit_processes_total", lb, st[i].procs);
+	}
+	metric_head(b, "profd_agent_jit_frames_total", "counter",
+		    "Frames in JIT runtimes' code by result: stepped (unwound by the runtime), "
+		    "step_failed (frame pointer used instead), named, stale, read_failed, corrupt "
+		    "(native name kept).");
+	for (size_t i = 0; i < n; i++) {
+		const struct {
+			const char *what;
+			uint64_t v;
+		} rows[] = { { "stepped", st[i].frames },
+			     { "step_failed", st[i].step_failed },
+			     { "named", st[i].named },
+			     { "stale", st[i].stale },
+			     { "read_failed", st[i].read_failed },
+			     { "corrupt", st[i].corrupt } };
+
+		if (!st[i].supported)
+			continue;
+		metric_label_value(exe, sizeof(exe), st[i].exe);
+		metric_label_value(ver, sizeof(ver), st[i].version);
+		for (size_t k = 0; k < PROF_ARRAY_SIZE(rows); k++) {
+			snprintf(lb, sizeof(lb),
+				 "runtime=\"%.15s\",exe=\"%s\",version=\"%s\",result=\"%s\"",
+				 st[i].runtime, exe, ver, rows[k].what);
+			metric_u64(b, "profd_agent_jit_frames_total", lb, rows[k].v);
+		}
+	}
+}
+
 /* The Prometheus text page (metrics.h). */
 static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 {
@@ -370,6 +426,8 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 	agent_render_binary_metrics(b, a);
 	if (a->interp)
 		agent_render_interp_metrics(b, a->interp);
+	if (a->jit)
+		agent_render_jit_metrics(b, a->jit);
 	AGENT_METRIC(b, "profd_agent_jit_frames_total", "counter",
 		     "User frames in JIT code, all and those named from a perf map.",
 		     { "result=\"all\"", cst.jit_frames }, { "result=\"named\"", cst.jit_named });
@@ -649,6 +707,18 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 			goto out;
 		}
 		co.interp = a.interp;
+		if (a.unwinder) {
+			/* JIT frames are stepped in the stack copy: no copy, no JIT frames. */
+			struct agent_jit_opts jo = { 0 };
+
+			rc = agent_jit_new(&jo, &a.jit);
+			if (rc) {
+				prof_err_set(err, rc, -1, "agent: bad JIT options");
+				goto out;
+			}
+			agent_unwinder_set_jit(a.unwinder, a.jit);
+			co.jit = a.jit;
+		}
 	}
 	if (opts->k8s) {
 		struct agent_k8s_opts ko = { .url = opts->k8s_kubelet,
@@ -670,6 +740,7 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	loop.collect = a.collect;
 	loop.procs = a.procs;
 	loop.interp = a.interp;
+	loop.jit = a.jit;
 	so.frequency = opts->frequency;
 	so.off_cpu = opts->off_cpu;
 	so.off_cpu_min_ns = (uint64_t)opts->off_cpu_threshold_ns;
@@ -793,6 +864,7 @@ out:
 	agent_export_close(a.x, AGENT_DRAIN_MS);
 	agent_collect_free(a.collect);
 	agent_interp_free(a.interp);
+	agent_jit_free(a.jit);
 	agent_k8s_free(a.k8s);
 	agent_unwinder_free(a.unwinder);
 	agent_procs_free(a.procs);

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "agent/collect.h"
+#include "agent/jit.h"
 #include "agent/procmaps.h"
 #include "agent/unwind.h"
 
@@ -102,7 +103,10 @@ struct collect_prof {
 	struct model_profile *prof; /* NULL until the first sample of this kind */
 	uint32_t kernel_mapping;    /* profile mapping indexes, 0 = not added yet */
 	uint32_t unknown_mapping, jit_mapping, trunc_loc;
-	uint32_t interp_mapping, ft_interp; /* "[<frame type>]" and its frame type string */
+	struct collect_rt_map {
+		const char *frame_type; /* static, NULL = free slot */
+		uint32_t mapping, ft;	/* "[<frame type>]" and the frame type string */
+	} rt_maps[4];			/* named runtime frames' mappings, by frame type */
 	uint32_t ft_kernel, ft_native, ft_jit, ft_abort; /* string ids of the frame types */
 	uint32_t k_thread_name, k_thread_id, k_cpu;
 	struct pair_index locs;	  /* (mapping, address) -> location */
@@ -131,6 +135,8 @@ struct agent_collect {
 	struct agent_binary_stats bins_other; /* binaries past the table */
 	struct profile_kstack_event *kstacks; /* AGENT_COLLECT_KSTACKS slots, kind 0 = empty */
 	struct agent_interp_stack *istack;    /* scratch for merged interpreter stacks */
+	struct agent_jit_frame *jf;	      /* PROFILE_MAX_FRAMES raw JIT frames of c->pcs */
+	bool jf_valid;			      /* c->jf describes the stack in use */
 };
 
 int agent_collect_new(const struct agent_collect_opts *opts, struct agent_collect **out)
@@ -164,6 +170,7 @@ int agent_collect_new(const struct agent_collect_opts *opts, struct agent_collec
 		c->own_procs = true;
 	}
 	c->pcs = xcalloc(PROFILE_MAX_FRAMES, sizeof(*c->pcs));
+	c->jf = xcalloc(PROFILE_MAX_FRAMES, sizeof(*c->jf));
 	c->bins = xcalloc(AGENT_COLLECT_MAX_BINARIES, sizeof(*c->bins));
 	snprintf(c->bins_other.exe, sizeof(c->bins_other.exe), "other");
 	c->kstacks = xcalloc(AGENT_COLLECT_KSTACKS, sizeof(*c->kstacks));
@@ -212,6 +219,7 @@ void agent_collect_free(struct agent_collect *c)
 	if (c->own_procs)
 		agent_procs_free(c->procs);
 	free(c->pcs);
+	free(c->jf);
 	free(c->kstacks);
 	free(c->istack);
 	free(c->bins);
@@ -469,42 +477,102 @@ static uint32_t collect_user_loc(struct agent_collect *c, struct collect_prof *c
 	return loc;
 }
 
+/* The "[<frame type>]" mapping of named runtime frames of type @frame_type (static). */
+static struct collect_rt_map *collect_rt_map(struct collect_prof *cp, const char *frame_type)
+{
+	struct model_profile *p = cp->prof;
+	size_t i;
+	char name[40];
+
+	for (i = 0; i < PROF_ARRAY_SIZE(cp->rt_maps) && cp->rt_maps[i].frame_type; i++)
+		if (!strcmp(cp->rt_maps[i].frame_type, frame_type))
+			return &cp->rt_maps[i];
+	if (i == PROF_ARRAY_SIZE(cp->rt_maps))
+		i--; /* more runtimes in one process than slots: share the last */
+	snprintf(name, sizeof(name), "[%s]", frame_type);
+	cp->rt_maps[i].frame_type = frame_type;
+	cp->rt_maps[i].mapping = collect_pseudo_mapping(p, name, true);
+	cp->rt_maps[i].ft = model_intern(p, frame_type);
+	return &cp->rt_maps[i];
+}
+
 /*
- * A named interpreter frame: one location per (function, file, start
- * line, line), on the runtime's pseudo mapping. Interpreter objects move
- * and are freed, so their addresses do not identify the location; the
- * address is a hash of what names it, the same in every profile.
+ * A named runtime frame: @nm (@k names, innermost first: inlined methods
+ * before the method they were inlined into) as one location with one
+ * line each, on the runtime's pseudo mapping. Runtime objects move and
+ * are freed, so their addresses do not identify the location; the
+ * address is a hash of what names it, the same in every profile, and it
+ * keys the location in this profile (a hit is compared line by line).
  */
+static uint32_t collect_named_frames_loc(struct collect_prof *cp,
+					 const struct agent_interp_name *nm, size_t k,
+					 const char *frame_type)
+{
+	struct model_profile *p = cp->prof;
+	struct model_line lines[AGENT_JIT_MAX_INLINE];
+	struct collect_rt_map *rm = collect_rt_map(cp, frame_type);
+	uint32_t loc;
+	uint64_t addr = 0;
+
+	k = PROF_MIN(k, PROF_ARRAY_SIZE(lines));
+	for (size_t i = 0; i < k; i++) {
+		memset(&lines[i], 0, sizeof(lines[i]));
+		lines[i].function = model_function_intern(
+			p, model_intern(p, nm[i].function), 0,
+			model_intern(p, nm[i].file ? nm[i].file : ""), nm[i].start_line);
+		lines[i].line = nm[i].line;
+		addr = XXH3_64bits_withSeed(nm[i].function, strlen(nm[i].function),
+					    addr ^ (uint64_t)nm[i].line * 0x9e3779b97f4a7c15ULL);
+		if (nm[i].file)
+			addr ^= XXH3_64bits(nm[i].file, strlen(nm[i].file));
+	}
+	if (pair_get(&cp->locs, rm->mapping, addr, &loc)) {
+		const struct model_location *l = &p->locations.v[loc];
+		bool same = l->nlines == k;
+
+		for (size_t i = 0; same && i < k; i++)
+			same = p->lines.v[l->line_off + i].function == lines[i].function &&
+			       p->lines.v[l->line_off + i].line == lines[i].line;
+		if (same)
+			return loc;
+		loc = model_location_add(p, rm->mapping, addr, lines, (uint32_t)k);
+		p->locations.v[loc].frame_type = rm->ft;
+		return loc; /* a hash collision: kept unshared */
+	}
+	loc = model_location_add(p, rm->mapping, addr, lines, (uint32_t)k);
+	p->locations.v[loc].frame_type = rm->ft;
+	pair_put(&cp->locs, rm->mapping, addr, loc);
+	return loc;
+}
+
+/* A named interpreter frame: one location per (function, file, start line, line). */
 static uint32_t collect_interp_loc(struct collect_prof *cp, const struct agent_interp_name *nm,
 				   const char *frame_type)
 {
-	struct model_profile *p = cp->prof;
-	struct model_line line = { 0 };
-	uint32_t fn, loc;
-	uint64_t addr;
+	return collect_named_frames_loc(cp, nm, 1, frame_type);
+}
 
-	if (!cp->interp_mapping) {
-		char name[40];
+/*
+ * The location of user frame @i (@pcs[@i], a return address past the
+ * leaf): the JIT runtime's named frames when the unwinder found one
+ * there and it could be named, else the native location.
+ */
+static uint32_t collect_user_frame(struct agent_collect *c, struct collect_prof *cp,
+				   struct agent_proc *ap, const uint64_t *pcs, size_t i,
+				   int64_t now_ns)
+{
+	if (c->jf_valid && c->jf[i].kind != AGENT_JIT_NONE) {
+		struct agent_interp_name names[AGENT_JIT_MAX_INLINE];
+		const char *ft = NULL;
+		int k = agent_jit_name(c->o.jit, ap, &c->jf[i], names, PROF_ARRAY_SIZE(names), &ft);
 
-		snprintf(name, sizeof(name), "[%s]", frame_type);
-		cp->interp_mapping = collect_pseudo_mapping(p, name, true);
-		cp->ft_interp = model_intern(p, frame_type);
+		if (k > 0) {
+			c->stats.jit_frames++;
+			c->stats.jit_named++;
+			return collect_named_frames_loc(cp, names, (size_t)k, ft);
+		}
 	}
-	fn = model_function_intern(p, model_intern(p, nm->function), 0,
-				   model_intern(p, nm->file ? nm->file : ""), nm->start_line);
-	if (pair_get(&cp->locs, cp->interp_mapping, (uint64_t)fn << 32 | (uint32_t)nm->line, &loc))
-		return loc;
-	line.function = fn;
-	line.line = nm->line;
-	/* An address that is the same for the same frame in every profile. */
-	addr = XXH3_64bits_withSeed(nm->function, strlen(nm->function),
-				    (uint64_t)nm->line * 0x9e3779b97f4a7c15ULL);
-	if (nm->file)
-		addr ^= XXH3_64bits(nm->file, strlen(nm->file));
-	loc = model_location_add(p, cp->interp_mapping, addr, &line, 1);
-	p->locations.v[loc].frame_type = cp->ft_interp;
-	pair_put(&cp->locs, cp->interp_mapping, (uint64_t)fn << 32 | (uint32_t)nm->line, loc);
-	return loc;
+	return collect_user_loc(c, cp, ap, pcs[i] - (i > 0), now_ns);
 }
 
 /* The "[truncated]" root frame marking a stack cut short. */
@@ -562,13 +630,14 @@ static int collect_user_pcs(struct agent_collect *c, struct agent_proc *ap,
 	enum agent_unwind_end end;
 	int n;
 
+	c->jf_valid = false;
 	*pcs = (const uint64_t *)e->ustack;
 	*trunc = (e->flags & PROFILE_F_USTACK_TRUNCATED) != 0;
 	*endp = AGENT_UNWIND_COMPLETE; /* frame pointers: no CFI end to report */
 	if (!(e->flags & PROFILE_F_STACK_COPY) || !c->o.unwinder || (e->flags & PROFILE_F_KTHREAD))
 		return un;
 	n = agent_unwind_user(c->o.unwinder, c->procs, ap, (const struct profile_event_ext *)e,
-			      (int64_t)e->time_ns, c->pcs, PROFILE_MAX_FRAMES, &end);
+			      (int64_t)e->time_ns, c->pcs, c->jf, PROFILE_MAX_FRAMES, &end);
 	if (n <= 0)
 		return un;
 	c->stats.dwarf_stacks++;
@@ -585,6 +654,7 @@ static int collect_user_pcs(struct agent_collect *c, struct agent_proc *ap,
 	*pcs = c->pcs;
 	*trunc = end != AGENT_UNWIND_COMPLETE;
 	*endp = end;
+	c->jf_valid = c->o.jit != NULL;
 	return n;
 }
 
@@ -750,6 +820,13 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 	}
 	if (e->ustack_n < 0)
 		c->stats.ustack_errors++;
+	if (c->o.jit && !(e->flags & PROFILE_F_KTHREAD)) {
+		char root[64];
+
+		/* Before unwinding: the runtime's step is what crosses its frames. */
+		snprintf(root, sizeof(root), "%s/%u/root", c->o.proc_root, ap->pid);
+		agent_jit_check(c->o.jit, ap, root, (int64_t)e->time_ns);
+	}
 	un = collect_user_pcs(c, ap, e, &pcs, &trunc, &end);
 	if (!(e->flags & PROFILE_F_KTHREAD))
 		collect_binary_count(c, ap, un, trunc, end);
@@ -775,16 +852,15 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 				locs[n++] = collect_interp_loc(cp, &istack->names[it->index],
 							       istack->frame_type);
 			else if (pcs[it->index])
-				locs[n++] = collect_user_loc(c, cp, ap,
-							     pcs[it->index] - (it->index > 0),
-							     (int64_t)e->time_ns);
+				locs[n++] = collect_user_frame(c, cp, ap, pcs, it->index,
+							       (int64_t)e->time_ns);
 		}
 	} else {
 		for (int i = 0; i < un; i++) {
 			if (!pcs[i])
 				continue;
 			locs[n++] =
-				collect_user_loc(c, cp, ap, pcs[i] - (i > 0), (int64_t)e->time_ns);
+				collect_user_frame(c, cp, ap, pcs, (size_t)i, (int64_t)e->time_ns);
 		}
 	}
 	/* Native unwinding cut short, or the interpreter's walk (callers lost at the root). */
@@ -844,6 +920,9 @@ size_t agent_collect_take(struct agent_collect *c, int64_t start_unix_ns, int64_
 			struct collect_prof *kinds[2] = { &pr->cpu, &pr->off };
 
 			const char *why = agent_interp_unsupported(c->o.interp, pr->pid);
+
+			if (!why)
+				why = agent_jit_unsupported(c->o.jit, pr->pid);
 
 			for (int k = 0; k < 2; k++) {
 				if (!kinds[k]->prof)

@@ -25,6 +25,12 @@
  * interpreter-loop native frames they ran in: locations with one line
  * (function, file, function start line, line) on a "[<frame type>]"
  * mapping, frame type "cpython", "ruby" or "php".
+ * JIT frames (HotSpot, V8; jit.h) that the unwinder stepped and the
+ * runtime named take the place of their native frame: one location per
+ * raw frame with one line per method (inlined methods first, the
+ * compiled method last, as pprof marks inlining) on a "[<frame type>]"
+ * mapping, frame type "jvm" or "v8js"; a frame that cannot be named
+ * stays "[jit]" (or its perf map name, or its native symbol).
  * A user stack that hit a capture limit gets a "[truncated]" root frame
  * (frame type "abort-marker", as the OpenTelemetry eBPF profiler marks
  * aborted unwinding).
@@ -69,6 +75,7 @@
 #include "symbolize/kallsyms.h"
 
 struct agent_unwinder;
+struct agent_jit;
 
 #define AGENT_COLLECT_KSTACKS 1024 /* off-CPU kernel stacks waiting for their event */
 
@@ -102,6 +109,7 @@ struct agent_collect_opts {
 	size_t max_samples, max_procs;
 	struct agent_k8s *k8s;	     /* pod metadata, or NULL */
 	struct agent_interp *interp; /* interpreter frames (interp.h), or NULL */
+	struct agent_jit *jit;	     /* JIT frames (jit.h; also given to @unwinder), or NULL */
 };
 
 /** struct agent_collect_stats - running totals since _new. */

@@ -128,7 +128,8 @@ struct agent_jit_attach {
  *              (@out->version says which, when known); other -errno.
  * @step:       unwind the frame with registers @r (@leaf: the sampled
  *              frame, its pc exact; else a return address) from @stk
- *              and @mem: fill @caller with the caller's registers and
+ *              and @mem (a non-leaf @r->pc is a return address: look
+ *              up @r->pc - 1): fill @caller with the caller's registers and
  *              @f with the raw frame (@f->kind AGENT_JIT_NONE when the pc
  *              is the runtime's but names nothing). 0; -ENOENT when @r's
  *              pc is not in the runtime's code after all; -EFAULT, -ERANGE
@@ -146,11 +147,12 @@ struct agent_jit_ops {
 	bool (*match)(const char *basename);
 	int (*attach)(const char *path, uint64_t bias, const struct agent_memreader *mem,
 		      struct agent_jit_attach *out);
-	int (*step)(void *priv, const struct agent_memreader *mem, const struct agent_jit_stack *stk,
-		    const struct agent_jit_regs *r, bool leaf, struct agent_jit_regs *caller,
-		    struct agent_jit_frame *f);
+	int (*step)(void *priv, const struct agent_memreader *mem,
+		    const struct agent_jit_stack *stk, const struct agent_jit_regs *r, bool leaf,
+		    struct agent_jit_regs *caller, struct agent_jit_frame *f);
 	int (*name_frame)(void *priv, const struct agent_memreader *mem,
-			  const struct agent_jit_frame *f, struct agent_interp_name *out, size_t max);
+			  const struct agent_jit_frame *f, struct agent_interp_name *out,
+			  size_t max);
 	void (*free)(void *priv);
 };
 
@@ -186,6 +188,9 @@ void agent_jit_check(struct agent_jit *j, struct agent_proc *ap, const char *roo
 
 /** agent_jit_forget() - process @pid exited or exec'd: drop its state. */
 void agent_jit_forget(struct agent_jit *j, uint32_t pid);
+
+/** agent_jit_has() - whether process @pid has a JIT runtime attached (@j NULL ok). */
+bool agent_jit_has(const struct agent_jit *j, uint32_t pid);
 
 /**
  * agent_jit_step() - for the unwinder: when process @ap runs a JIT

@@ -69,6 +69,7 @@ struct agent_unwinder {
 	struct unwind_file *vdso; /* this process's vDSO: the same image in every process */
 	bool vdso_tried;
 	struct agent_unwind_stats st;
+	struct agent_jit *jit; /* lent; NULL = no JIT runtimes */
 };
 
 /* The registers the walk knows in the current frame. */
@@ -155,6 +156,11 @@ void agent_unwinder_trim(struct agent_unwinder *u)
 		}
 		i++;
 	}
+}
+
+void agent_unwinder_set_jit(struct agent_unwinder *u, struct agent_jit *j)
+{
+	u->jit = j;
 }
 
 void agent_unwind_get_stats(const struct agent_unwinder *u, struct agent_unwind_stats *st)
@@ -647,14 +653,15 @@ static int fp_step(const struct unwind_regs *r, const struct unwind_mem *mem,
 }
 
 int agent_unwind_user(struct agent_unwinder *u, struct agent_procs *ps, struct agent_proc *pr,
-		      const struct profile_event_ext *x, int64_t now_ns, uint64_t *pcs, int max,
-		      enum agent_unwind_end *end)
+		      const struct profile_event_ext *x, int64_t now_ns, uint64_t *pcs,
+		      struct agent_jit_frame *jf, int max, enum agent_unwind_end *end)
 {
 	struct unwind_mem mem = { x->sp, PROF_MIN(x->stack_len, (uint32_t)PROFILE_STACK_COPY),
 				  x->stack };
 	struct unwind_regs r = { x->ip, x->sp, x->bp, true }, nr;
 	enum agent_unwind_end why = AGENT_UNWIND_COMPLETE;
 	bool signal = false; /* the previous frame was a signal frame: pc is exact */
+	bool jit = agent_jit_has(u->jit, pr->pid);
 	int n = 0;
 
 	if (!x->ip || !x->sp || max <= 0) {
@@ -663,6 +670,8 @@ int agent_unwind_user(struct agent_unwinder *u, struct agent_procs *ps, struct a
 		return 0;
 	}
 	u->st.stacks++;
+	if (jf)
+		memset(jf, 0, (size_t)max * sizeof(*jf));
 	pcs[n++] = r.pc;
 	for (;;) {
 		uint64_t lookup = (n == 1 || signal) ? r.pc : r.pc - 1, vaddr = 0;
@@ -676,6 +685,26 @@ int agent_unwind_user(struct agent_unwinder *u, struct agent_procs *ps, struct a
 				n--; /* not a return address after all */
 			break;
 		}
+		if (jit) {
+			/* A JIT runtime's code (no CFI; HotSpot's keeps no frame pointer). */
+			struct agent_jit_stack stk = { mem.base, mem.len, mem.bytes };
+			struct agent_jit_regs jr = { r.pc, r.sp, r.bp, r.bp_ok }, jc;
+			struct agent_jit_frame fr;
+
+			rc = agent_jit_step(u->jit, pr, m, &stk, &jr, n == 1 || signal, &jc, &fr);
+			if (rc == 0) {
+				nr.pc = jc.pc;
+				nr.sp = jc.sp;
+				nr.bp = jc.bp;
+				nr.bp_ok = jc.bp_ok;
+				if (jf)
+					jf[n - 1] = fr;
+				u->st.jit_steps++;
+				signal = false;
+				goto stepped;
+			}
+			rc = -2; /* not stepped: CFI or the frame pointer, as before */
+		}
 		if (m->kind == AGENT_MAP_FILE && m->normalized) {
 			f = unwind_file_get(u, m, pr->pid);
 			vaddr = agent_map_vaddr(m, lookup);
@@ -687,6 +716,8 @@ int agent_unwind_user(struct agent_unwinder *u, struct agent_procs *ps, struct a
 		}
 		if (f && !f->failed)
 			rc = cfi_step(u, f, vaddr, &r, &mem, &nr, &signal, &why);
+		else
+			rc = -2;
 		if (rc == -2) {
 			/* No CFI here: one frame-pointer step. */
 			signal = false;
@@ -705,6 +736,7 @@ int agent_unwind_user(struct agent_unwinder *u, struct agent_procs *ps, struct a
 		}
 		if (rc < 0)
 			break;
+stepped:
 		if (nr.pc == 0) {
 			why = AGENT_UNWIND_COMPLETE; /* a zero return address ends some stacks */
 			break;

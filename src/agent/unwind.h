@@ -36,6 +36,7 @@
 
 #include "base/compat.h"
 #include "agent/bpf/profile.h"
+#include "agent/jit.h"
 #include "agent/procs.h"
 
 enum agent_unwind_end {
@@ -55,7 +56,8 @@ const char *agent_unwind_end_name(enum agent_unwind_end end);
 /** struct agent_unwind_stats - counters since _new; @ends counts stacks per way they ended. */
 struct agent_unwind_stats {
 	uint64_t stacks, frames;
-	uint64_t fp_steps; /* frames stepped with the frame pointer (no CFI) */
+	uint64_t fp_steps;  /* frames stepped with the frame pointer (no CFI) */
+	uint64_t jit_steps; /* frames stepped by a JIT runtime */
 	uint64_t ends[AGENT_UNWIND_END_MAX];
 	uint64_t cfi_files, cfi_failures, cfi_evictions;
 };
@@ -68,15 +70,24 @@ struct agent_unwinder *agent_unwinder_new(size_t max_files);
 void agent_unwinder_free(struct agent_unwinder *u);
 
 /**
+ * agent_unwinder_set_jit() - let the JIT runtimes of @j (jit.h) step the
+ * frames whose pcs they claim, before CFI and the frame pointer are
+ * tried (NULL: none). @j is lent and must outlive the unwinder's use.
+ */
+void agent_unwinder_set_jit(struct agent_unwinder *u, struct agent_jit *j);
+
+/**
  * agent_unwind_user() - unwind @x in process @pr (mappings from @ps,
  * re-read as needed at @now_ns). Writes up to @max runtime addresses,
  * leaf first, to @pcs: the interrupted pc, then return addresses, as
- * bpf_get_stack does. Sets *@end to how the walk ended. Returns the
- * number of addresses (0 when the event has no user registers).
+ * bpf_get_stack does; when @jf is not NULL, @jf[i] gets the raw JIT
+ * frame a runtime found at @pcs[i] (kind AGENT_JIT_NONE for the others).
+ * Sets *@end to how the walk ended. Returns the number of addresses (0
+ * when the event has no user registers).
  */
 int agent_unwind_user(struct agent_unwinder *u, struct agent_procs *ps, struct agent_proc *pr,
-		      const struct profile_event_ext *x, int64_t now_ns, uint64_t *pcs, int max,
-		      enum agent_unwind_end *end);
+		      const struct profile_event_ext *x, int64_t now_ns, uint64_t *pcs,
+		      struct agent_jit_frame *jf, int max, enum agent_unwind_end *end);
 
 /**
  * agent_unwinder_trim() - call about once a second: close the files no
