@@ -561,7 +561,8 @@ static int hs_step(void *priv, const struct agent_memreader *mem, const struct a
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	rc = hs_find_blob(pv, mem, r->pc, &b);
+	/* A return address may be just past its blob's code (a call as the last instruction). */
+	rc = hs_find_blob(pv, mem, leaf ? r->pc : r->pc - 1, &b);
 	if (rc)
 		return rc;
 	switch (b.kind) {
