@@ -54,6 +54,44 @@ struct agent_parts {
 	struct agent_jit *jit;	     /* NULL: no JIT runtime frames */
 };
 
+/* The initial PID namespace's inode (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
+#define AGENT_INIT_PIDNS_INO 0xEFFFFFFCu
+
+/*
+ * 0 when the agent runs in the host's (initial) PID namespace. BPF sees
+ * host pids while /proc shows the namespace's, so elsewhere no sample
+ * could be matched to its process's mappings and names: refused unless
+ * the user says otherwise (--allow-pidns).
+ */
+static int agent_check_pidns(struct prof_err *err)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) || st.st_ino == AGENT_INIT_PIDNS_INO)
+		return 0; /* no namespace file (very old kernel): nothing to tell */
+	return prof_err_set(err, -EPERM, -1,
+			    "agent: not in the host's PID namespace (pid:[%llu]): the kernel "
+			    "reports host pids, so samples could not be matched to processes; "
+			    "run with the host's PID namespace (docker/podman --pid=host, "
+			    "Kubernetes hostPID: true), or pass --allow-pidns to run anyway",
+			    (unsigned long long)st.st_ino);
+}
+
+/* kernel.kptr_restrict as the file says it ("?" when unreadable); static buffer. */
+static const char *agent_kptr_restrict(void)
+{
+	static char v[16];
+	FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "re");
+
+	snprintf(v, sizeof(v), "?");
+	if (f) {
+		if (fgets(v, sizeof(v), f))
+			v[strcspn(v, "\n")] = '\0';
+		fclose(f);
+	}
+	return v;
+}
+
 static int64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -363,6 +401,23 @@ static void agent_render_jit_metrics(struct buf *b, struct agent_jit *j)
 			metric_u64(b, "profd_agent_jit_frames_total", lb, rows[k].v);
 		}
 	}
+	metric_head(b, "profd_agent_jit_samples_total", "counter",
+		    "Samples with frames in a JIT runtime's code: all (result=\"sent\") and "
+		    "those whose every such frame was named (result=\"named\").");
+	for (size_t i = 0; i < n; i++) {
+		if (!st[i].supported)
+			continue;
+		metric_label_value(exe, sizeof(exe), st[i].exe);
+		metric_label_value(ver, sizeof(ver), st[i].version);
+		snprintf(lb, sizeof(lb),
+			 "runtime=\"%.15s\",exe=\"%s\",version=\"%s\",result=\"sent\"",
+			 st[i].runtime, exe, ver);
+		metric_u64(b, "profd_agent_jit_samples_total", lb, st[i].samples);
+		snprintf(lb, sizeof(lb),
+			 "runtime=\"%.15s\",exe=\"%s\",version=\"%s\",result=\"named\"",
+			 st[i].runtime, exe, ver);
+		metric_u64(b, "profd_agent_jit_samples_total", lb, st[i].samples_named);
+	}
 }
 
 /* The Prometheus text page (metrics.h). */
@@ -650,6 +705,8 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 				    "frequency must be 1..10000 Hz, the interval positive and at "
 				    "most %d rules of each kind",
 				    AGENT_MAX_RULES);
+	if (!opts->allow_pidns && (rc = agent_check_pidns(err)))
+		return rc;
 	rc = agent_cgroup_ids(opts->include_cgroup, opts->n_include_cgroup, inc_cg, err);
 	if (!rc)
 		rc = agent_cgroup_ids(opts->exclude_cgroup, opts->n_exclude_cgroup, exc_cg, err);
@@ -672,6 +729,11 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 		log_warn("agent: kernel frames will not be symbolized: /proc/kallsyms: %s",
 			 kerr.msg[0] ? kerr.msg : prof_strerror(rc));
 		ksyms = NULL;
+	} else if (!sym_kallsyms_count(ksyms)) {
+		log_warn(
+			"agent: /proc/kallsyms shows every address as 0 (kernel.kptr_restrict=%s): "
+			"kernel frames will be sent unnamed; run as root with kptr_restrict 0 or 1",
+			agent_kptr_restrict());
 	}
 
 	a.elfcache = agent_elfinfo_cache_new(AGENT_MAX_ELFFILES);

@@ -60,6 +60,8 @@
  *                  uploads are off unless this is given)
  * @no_interp:      no interpreter frames (interp.h): Python, Ruby and PHP
  *                  processes show their native frames only
+ * @allow_pidns:    run outside the host's PID namespace (refused otherwise:
+ *                  samples carry host pids that such an agent cannot read)
  * @k8s:            add pod metadata from the node's kubelet (k8s.h)
  * @k8s_kubelet, @k8s_token_file, @k8s_ca_file, @k8s_insecure: its pods
  *                  URL, credentials and TLS (NULL: k8s.h's defaults)
@@ -91,6 +93,7 @@ struct agent_opts {
 	unsigned debuginfo_files_per_min;
 	const char *debuginfo_url;
 	bool no_interp;
+	bool allow_pidns;
 	bool k8s;
 	const char *k8s_kubelet, *k8s_token_file, *k8s_ca_file;
 	bool k8s_insecure;

@@ -104,9 +104,9 @@ struct collect_prof {
 	uint32_t kernel_mapping;    /* profile mapping indexes, 0 = not added yet */
 	uint32_t unknown_mapping, jit_mapping, trunc_loc;
 	struct collect_rt_map {
-		const char *frame_type; /* static, NULL = free slot */
-		uint32_t mapping, ft;	/* "[<frame type>]" and the frame type string */
-	} rt_maps[4];			/* named runtime frames' mappings, by frame type */
+		const char *map;      /* static, NULL = free slot */
+		uint32_t mapping, ft; /* "[<map>]" and the frame type string */
+	} rt_maps[4];		      /* named runtime frames' mappings (collect_rt_map) */
 	uint32_t ft_kernel, ft_native, ft_jit, ft_abort; /* string ids of the frame types */
 	uint32_t k_thread_name, k_thread_id, k_cpu;
 	struct pair_index locs;	  /* (mapping, address) -> location */
@@ -137,6 +137,7 @@ struct agent_collect {
 	struct agent_interp_stack *istack;    /* scratch for merged interpreter stacks */
 	struct agent_jit_frame *jf;	      /* PROFILE_MAX_FRAMES raw JIT frames of c->pcs */
 	bool jf_valid;			      /* c->jf describes the stack in use */
+	uint32_t jit_seen, jit_unnamed; /* this sample's frames in JIT code, and of them unnamed */
 };
 
 int agent_collect_new(const struct agent_collect_opts *opts, struct agent_collect **out)
@@ -477,20 +478,24 @@ static uint32_t collect_user_loc(struct agent_collect *c, struct collect_prof *c
 	return loc;
 }
 
-/* The "[<frame type>]" mapping of named runtime frames of type @frame_type (static). */
-static struct collect_rt_map *collect_rt_map(struct collect_prof *cp, const char *frame_type)
+/*
+ * The "[@map]" mapping of named runtime frames of type @frame_type (both
+ * static; @map is the frame type, or "v8js:node" for Node.js's own code).
+ */
+static struct collect_rt_map *collect_rt_map(struct collect_prof *cp, const char *map,
+					     const char *frame_type)
 {
 	struct model_profile *p = cp->prof;
 	size_t i;
 	char name[40];
 
-	for (i = 0; i < PROF_ARRAY_SIZE(cp->rt_maps) && cp->rt_maps[i].frame_type; i++)
-		if (!strcmp(cp->rt_maps[i].frame_type, frame_type))
+	for (i = 0; i < PROF_ARRAY_SIZE(cp->rt_maps) && cp->rt_maps[i].map; i++)
+		if (!strcmp(cp->rt_maps[i].map, map))
 			return &cp->rt_maps[i];
 	if (i == PROF_ARRAY_SIZE(cp->rt_maps))
-		i--; /* more runtimes in one process than slots: share the last */
-	snprintf(name, sizeof(name), "[%s]", frame_type);
-	cp->rt_maps[i].frame_type = frame_type;
+		return &cp->rt_maps[i - 1]; /* more runtimes in one process than slots */
+	snprintf(name, sizeof(name), "[%s]", map);
+	cp->rt_maps[i].map = map;
 	cp->rt_maps[i].mapping = collect_pseudo_mapping(p, name, true);
 	cp->rt_maps[i].ft = model_intern(p, frame_type);
 	return &cp->rt_maps[i];
@@ -510,7 +515,10 @@ static uint32_t collect_named_frames_loc(struct collect_prof *cp,
 {
 	struct model_profile *p = cp->prof;
 	struct model_line lines[AGENT_JIT_MAX_INLINE];
-	struct collect_rt_map *rm = collect_rt_map(cp, frame_type);
+	/* Node.js's own JavaScript apart, so that hide=node can hide it (query/filter.h). */
+	bool node =
+		!strcmp(frame_type, "v8js") && k && nm[0].file && !strncmp(nm[0].file, "node:", 5);
+	struct collect_rt_map *rm = collect_rt_map(cp, node ? "v8js:node" : frame_type, frame_type);
 	uint32_t loc;
 	uint64_t addr = 0;
 
@@ -566,10 +574,20 @@ static uint32_t collect_user_frame(struct agent_collect *c, struct collect_prof 
 		const char *ft = NULL;
 		int k = agent_jit_name(c->o.jit, ap, &c->jf[i], names, PROF_ARRAY_SIZE(names), &ft);
 
+		c->jit_seen++;
 		if (k > 0) {
 			c->stats.jit_frames++;
 			c->stats.jit_named++;
 			return collect_named_frames_loc(cp, names, (size_t)k, ft);
+		}
+		c->jit_unnamed++;
+	} else if (c->jf_valid && agent_jit_has(c->o.jit, ap->pid)) {
+		/* Not stepped by the runtime: unnamed if it lies in anonymous code. */
+		struct agent_map *m = agent_procs_find_map(c->procs, ap, pcs[i] - (i > 0), now_ns);
+
+		if (m && m->kind == AGENT_MAP_ANON) {
+			c->jit_seen++;
+			c->jit_unnamed++;
 		}
 	}
 	return collect_user_loc(c, cp, ap, pcs[i] - (i > 0), now_ns);
@@ -828,6 +846,7 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 		agent_jit_check(c->o.jit, ap, root, (int64_t)e->time_ns);
 	}
 	un = collect_user_pcs(c, ap, e, &pcs, &trunc, &end);
+	c->jit_seen = c->jit_unnamed = 0;
 	if (!(e->flags & PROFILE_F_KTHREAD))
 		collect_binary_count(c, ap, un, trunc, end);
 
@@ -863,6 +882,8 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 				collect_user_frame(c, cp, ap, pcs, (size_t)i, (int64_t)e->time_ns);
 		}
 	}
+	if (c->jit_seen)
+		agent_jit_count_sample(c->o.jit, ap->pid, c->jit_unnamed == 0);
 	/* Native unwinding cut short, or the interpreter's walk (callers lost at the root). */
 	if ((trunc && un > 0) || (istack && istack->truncated)) {
 		locs[n++] = collect_trunc_loc(cp);

@@ -8,9 +8,14 @@
 #include "agent/debuginfo.h"
 #include "symbolize/elf.h"
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #define DI_PATH		     "/api/v1/debuginfo/"
 #define DI_DEFAULT_MAX_FILE  (1ull << 30)
@@ -265,9 +270,125 @@ static long di_head(struct agent_debuginfo *d, const char *url)
 }
 
 /*
- * The file to upload for @it into @out: a separate debug file, else the
- * mapped file (debuginfo.h, step 2); its build ID must be @it->id. true
- * when found; *@is_debug tells which.
+ * The .gnu_debuglink of ELF file @path: the debug file's name (a plain
+ * file name, no '/') into @name and its CRC-32 into *@crc. The section
+ * holds the name, NUL-terminated, padded to 4 bytes, then the CRC in the
+ * file's byte order (GDB manual, "Debugging Information in Separate
+ * Files"). true when there is one.
+ */
+static bool di_debuglink(const char *path, char *name, size_t namesz, uint32_t *crc)
+{
+	Elf_Scn *scn = NULL;
+	bool ok = false;
+	size_t shstr;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	elf = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstr))
+		goto out;
+	while (!ok && (scn = elf_nextscn(elf, scn))) {
+		const char *sname, *d;
+		Elf_Data *data;
+		GElf_Ehdr eh;
+		GElf_Shdr sh;
+		size_t len, off;
+		uint8_t c[4];
+
+		if (!gelf_getshdr(scn, &sh) || !(sname = elf_strptr(elf, shstr, sh.sh_name)) ||
+		    strcmp(sname, ".gnu_debuglink") || !(data = elf_getdata(scn, NULL)) ||
+		    !data->d_buf || !gelf_getehdr(elf, &eh))
+			continue;
+		d = data->d_buf;
+		len = strnlen(d, data->d_size);
+		off = (len + 4) & ~(size_t)3;
+		if (!len || len >= namesz || off + 4 > data->d_size || memchr(d, '/', len) ||
+		    !strcmp(d, ".") || !strcmp(d, ".."))
+			break;
+		memcpy(name, d, len + 1);
+		memcpy(c, d + off, 4);
+		*crc = eh.e_ident[EI_DATA] == ELFDATA2MSB
+			       ? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 |
+					 c[3]
+			       : (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 |
+					 c[0];
+		ok = true;
+	}
+out:
+	elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+/* Whether the CRC-32 (zlib's, as .gnu_debuglink uses) of regular file @path is @want. */
+static bool di_crc_matches(const char *path, uint32_t want, uint64_t max_bytes)
+{
+	uint8_t buf[65536];
+	struct stat st;
+	uLong crc = crc32(0L, Z_NULL, 0);
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max_bytes) {
+		close(fd);
+		return false;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		crc = crc32(crc, buf, (uInt)n);
+	close(fd);
+	return n == 0 && (uint32_t)crc == want;
+}
+
+/*
+ * The debug file @it's mapped file names in its .gnu_debuglink, looked
+ * for as GDB does (next to the file, in its .debug directory, under the
+ * debug directory at the file's directory), under the process's root,
+ * then on the host; its build ID must be @it->id and its CRC the link's.
+ */
+static bool di_find_linked(struct agent_debuginfo *d, const struct di_item *it, char *out,
+			   size_t outsz)
+{
+	const char *slash = strrchr(it->path, '/');
+	int dirlen = slash ? (int)(slash - it->path) : 0;
+	char root[2][64], file[PATH_MAX + 64], c[PATH_MAX + 64], hex[DI_ID_MAX], link[256];
+	uint32_t crc;
+
+	snprintf(root[0], sizeof(root[0]), "%s/%u/root", d->proc_root, it->pid);
+	root[1][0] = '\0';
+	for (int r = 0; r < 2; r++) {
+		snprintf(file, sizeof(file), "%s%s", root[r], it->path);
+		if (!di_debuglink(file, link, sizeof(link), &crc))
+			continue;
+		for (int j = 0; j < 3; j++) {
+			if (j == 0)
+				snprintf(c, sizeof(c), "%s%.*s/%s", root[r], dirlen, it->path,
+					 link);
+			else if (j == 1)
+				snprintf(c, sizeof(c), "%s%.*s/.debug/%s", root[r], dirlen,
+					 it->path, link);
+			else
+				snprintf(c, sizeof(c), "%s%s%.*s/%s", root[r], d->debug_dir, dirlen,
+					 it->path, link);
+			if (sym_elf_read_build_id(c, hex, sizeof(hex)) || strcmp(hex, it->id) ||
+			    !di_crc_matches(c, crc, d->o.max_file_bytes))
+				continue;
+			if (snprintf(out, outsz, "%s", c) >= (int)outsz)
+				continue;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The file to upload for @it into @out: a separate debug file found by
+ * build ID, else one the mapped file's .gnu_debuglink names (its CRC
+ * and build ID checked), else the mapped file (debuginfo.h, step 2); its
+ * build ID must be @it->id. true when found; *@is_debug tells which.
  */
 static bool di_find_file(struct agent_debuginfo *d, const struct di_item *it, char *out,
 			 size_t outsz, bool *is_debug)
@@ -281,6 +402,10 @@ static bool di_find_file(struct agent_debuginfo *d, const struct di_item *it, ch
 	snprintf(cand[2], sizeof(cand[2]), "%s/%u/root%s", d->proc_root, it->pid, it->path);
 	snprintf(cand[3], sizeof(cand[3]), "%s", it->path);
 	for (int i = 0; i < 4; i++) {
+		if (i == 2 && di_find_linked(d, it, out, outsz)) {
+			*is_debug = true;
+			return true;
+		}
 		if (sym_elf_read_build_id(cand[i], hex, sizeof(hex)) || strcmp(hex, it->id))
 			continue;
 		if (snprintf(out, outsz, "%s", cand[i]) >= (int)outsz)

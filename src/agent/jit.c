@@ -327,6 +327,17 @@ int agent_jit_name(struct agent_jit *j, const struct agent_proc *ap,
 	return rc;
 }
 
+void agent_jit_count_sample(struct agent_jit *j, uint32_t pid, bool all_named)
+{
+	struct jit_proc *e = j ? jit_find(j, pid) : NULL;
+	struct agent_jit_stats *st;
+
+	if (!e || !e->ops || !(st = jit_stats_of(j, e)))
+		return;
+	st->samples++;
+	st->samples_named += all_named;
+}
+
 size_t agent_jit_get_stats(const struct agent_jit *j, struct agent_jit_stats *out, size_t max)
 {
 	size_t n = j ? PROF_MIN(j->nstats, max) : 0;

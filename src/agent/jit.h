@@ -216,14 +216,24 @@ int agent_jit_name(struct agent_jit *j, const struct agent_proc *ap,
  * start: @procs attached (or refused, for @supported false, @reason
  * why), @frames stepped, @step_failed (claimed but not unwound: fell
  * back to the frame pointer), and of the frames named: @named, @stale
- * (check value did not match), @read_failed, @corrupt.
+ * (check value did not match), @read_failed, @corrupt. @samples: samples
+ * with at least one frame in the runtime's code; @samples_named: those
+ * whose every such frame was named (none left "[jit]").
  */
 struct agent_jit_stats {
 	char runtime[16], exe[64], version[32];
 	bool supported;
 	char reason[96];
 	uint64_t procs, frames, step_failed, named, stale, read_failed, corrupt;
+	uint64_t samples, samples_named;
 };
+
+/**
+ * agent_jit_count_sample() - the collector made a sample of process
+ * @pid with frames in its JIT runtime's code: @all_named tells whether
+ * every one of them was named. No-op when @pid has no runtime attached.
+ */
+void agent_jit_count_sample(struct agent_jit *j, uint32_t pid, bool all_named);
 
 /** agent_jit_get_stats() - copy up to @max entries into @out; returns how many. */
 size_t agent_jit_get_stats(const struct agent_jit *j, struct agent_jit_stats *out, size_t max);

@@ -62,8 +62,10 @@ static void agent_usage(FILE *f)
 		"                     oldest dropped first and counted), e.g. 8MiB, 512KiB\n"
 		"  --max-backoff DUR  longest wait between retries to the server (default 30s)\n"
 		"  --metrics-listen HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics\n"
-		"  --no-interpreters  no Python/Ruby/PHP frames: their processes show their\n"
-		"                     native frames only\n"
+		"  --no-interpreters  no Python/Ruby/PHP/Java/Node.js frames: their processes\n"
+		"                     show their native frames only\n"
+		"  --allow-pidns      run outside the host's PID namespace (refused by default:\n"
+		"                     samples could not be matched to processes)\n"
 		"  --upload-debuginfo / --no-upload-debuginfo  upload the binaries (or their\n"
 		"                     separate debug files) behind exported frames whose build ID\n"
 		"                     the server lacks, in the background (default: on with --server)\n"
@@ -286,6 +288,8 @@ int cmd_agent(int argc, char **argv)
 			o.upload_debuginfo = true;
 		} else if (!strcmp(argv[i], "--no-interpreters")) {
 			o.no_interp = true;
+		} else if (!strcmp(argv[i], "--allow-pidns")) {
+			o.allow_pidns = true;
 		} else if (!strcmp(argv[i], "--no-upload-debuginfo")) {
 			o.upload_debuginfo = false;
 		} else if (!strcmp(argv[i], "--k8s")) {

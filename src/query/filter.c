@@ -210,6 +210,9 @@ bool query_filter_hides(const struct query_filter *f, const char *name, size_t n
 		return false;
 	if ((f->hide & QUERY_HIDE_KERNEL) && frame_type && !strcmp(frame_type, "kernel"))
 		return true;
+	/* Node.js's own JavaScript: the agent puts it on its own mapping (collect.h). */
+	if ((f->hide & QUERY_HIDE_NODE) && has_mod && !strcmp(module, "[v8js:node]"))
+		return true;
 	if (f->hide_mod_re && has_mod &&
 	    query_regex_match(f->hide_mod_re, f->hide_mod_md, module, strlen(module)))
 		return true;

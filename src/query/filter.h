@@ -51,7 +51,9 @@
  *            php_execute_script*, php_cli*, zend_call_function, do_cli
  *     node   Node.js: modules node, nodejs, libnode.so*, by name node::*,
  *            v8::* (v8::internal:: included), Builtins_*, Builtin:*
- *            (V8's perf-map names), uv_run, uv__*
+ *            (V8's perf-map names), uv_run, uv__*; and Node.js's own
+ *            JavaScript (files node:*), which the agent names on the
+ *            mapping "[v8js:node]" (the one interpreted-frame exception)
  *
  * Regexes are PCRE2, unanchored (a match anywhere in the name; use ^ and $
  * to anchor), UTF-8 with invalid sequences tolerated. A filter holds its

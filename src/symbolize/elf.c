@@ -500,7 +500,10 @@ static int sym_elf_read_sections(Elf *elf, uint64_t size, struct sym_elf *e, str
 			memcpy(&e->info.debuglink_crc,
 			       (const char *)d->d_buf + ((n + 4) & ~(size_t)3), 4);
 			e->info.debuglink = e->debuglink;
-		} else if (!strcmp(name, ".gopclntab") && !e->gopclntab) {
+		} else if ((!strcmp(name, ".gopclntab") ||
+			    !strcmp(name, ".data.rel.ro.gopclntab")) &&
+			   !e->gopclntab) {
+			/* Go 1.19's linker names it .data.rel.ro.gopclntab in a PIE. */
 			Elf_Data *d = elf_getdata(scn, NULL);
 
 			if (!d || !d->d_buf || d->d_size < 8 || d->d_size > SYM_ELF_MAX_PCLNTAB)

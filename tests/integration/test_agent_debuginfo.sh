@@ -5,8 +5,11 @@
 #   - di_full: -O2 -g, symbols and DWARF in the binary;
 #   - di_strip: -O1 -g (another build ID), stripped, its DWARF only in a
 #     separate debug file DIR/.build-id/xx/rest.debug (--debug-dir DIR);
+#   - di_link: -O3 -g (a third build ID), stripped, found only through its
+#     .gnu_debuglink to bin/.debug/di_link.debug (GDB's search order, CRC
+#     checked);
 # both run under `profd agent --server` (sanitized build). Then:
-#   - the agent's /metrics count one binary and one debug file uploaded,
+#   - the agent's /metrics count one binary and two debug files uploaded,
 #     no failures; the server's store has both build IDs at quality dwarf,
 #     di_strip's as a separate file of the debug file's size;
 #   - every local copy is deleted (binaries, debug file), so the server
@@ -36,33 +39,48 @@ done
 mkdir -p "$tmp/bin"
 ${CC:-cc} -O2 -g -fno-inline -o "$tmp/bin/di_full" tests/workloads/spin.c || fail "cannot build spin.c"
 ${CC:-cc} -O1 -g -fno-inline -o "$tmp/di_strip.g" tests/workloads/spin.c || fail "cannot build spin.c"
+${CC:-cc} -O3 -g -fno-inline -o "$tmp/di_link.g" tests/workloads/spin.c || fail "cannot build spin.c"
 bid() { readelf -n "$1" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p'; }
 id_full=$(bid "$tmp/bin/di_full")
 id_strip=$(bid "$tmp/di_strip.g")
+id_link=$(bid "$tmp/di_link.g")
 [ -n "$id_full" ] && [ -n "$id_strip" ] && [ "$id_full" != "$id_strip" ] ||
 	fail "want two different build IDs, got '$id_full' '$id_strip'"
 dbg="$tmp/debug/.build-id/${id_strip:0:2}/${id_strip:2}.debug"
 mkdir -p "$(dirname "$dbg")"
 objcopy --only-keep-debug "$tmp/di_strip.g" "$dbg"
 strip --strip-all -o "$tmp/bin/di_strip" "$tmp/di_strip.g"
+mkdir -p "$tmp/bin/.debug"
+objcopy --only-keep-debug "$tmp/di_link.g" "$tmp/bin/.debug/di_link.debug"
+strip --strip-all -o "$tmp/bin/di_link" "$tmp/di_link.g"
+objcopy --add-gnu-debuglink="$tmp/bin/.debug/di_link.debug" "$tmp/bin/di_link"
+[ "$(bid "$tmp/bin/di_link")" = "$id_link" ] && [ "$id_link" != "$id_strip" ] &&
+	[ "$id_link" != "$id_full" ] || fail "di_link: want a third build ID, got $id_link"
+# A decoy with the link's name but other bytes, where GDB looks first: the CRC refuses it.
+cp "$tmp/bin/.debug/di_link.debug" "$tmp/bin/di_link.debug"
+printf 'x' >>"$tmp/bin/di_link.debug"
 cp "$tmp/bin/di_full" "$tmp/full.copy"
 cp "$dbg" "$tmp/strip.debug.copy"
 line_a=$(grep -n 'void hot_a' tests/workloads/spin.c | cut -d: -f1)
 addr_full=$(nm "$tmp/bin/di_full" | awk '$3 == "hot_a" { print $1 }')
 addr_strip=$(nm "$tmp/di_strip.g" | awk '$3 == "hot_a" { print $1 }')
-rm "$tmp/di_strip.g"
+rm "$tmp/di_strip.g" "$tmp/di_link.g"
 nm "$tmp/bin/di_strip" 2>&1 | grep -q hot_a && fail "di_strip still has symbols"
 
 agent_start_server
 mport=$(agent_free_port)
 agent_start --server "$base" --interval 1s --frequency 99 --include-exe di_full \
-	--include-exe di_strip --debug-dir "$tmp/debug" --metrics-listen "127.0.0.1:$mport"
+	--include-exe di_strip --include-exe di_link --debug-dir "$tmp/debug" \
+	--metrics-listen "127.0.0.1:$mport"
 "$tmp/bin/di_full" 2.5 >/dev/null &
 p_full=$!
 "$tmp/bin/di_strip" 2.5 >/dev/null &
 p_strip=$!
+"$tmp/bin/di_link" 2.5 >/dev/null &
+p_link=$!
 wait "$p_full" || fail "di_full failed"
 wait "$p_strip" || fail "di_strip failed"
+wait "$p_link" || fail "di_link failed"
 # The last interval's offers reach the uploader at the next flush (up to
 # 30 s: the sanitized agent on a loaded CI machine is slow; the loop ends
 # as soon as both uploads show).
@@ -70,19 +88,21 @@ for _ in $(seq 1 300); do
 	up_bin=$(agent_metric "$mport" 'profd_agent_debuginfo_uploads_total{file="binary"}')
 	up_dbg=$(agent_metric "$mport" 'profd_agent_debuginfo_uploads_total{file="debug_file"}')
 	queue=$(agent_metric "$mport" 'profd_agent_debuginfo_queue')
-	[ "$up_dbg" -ge 1 ] && [ "$up_bin" -ge 1 ] && [ "$queue" = 0 ] && break
+	[ "$up_dbg" -ge 2 ] && [ "$up_bin" -ge 1 ] && [ "$queue" = 0 ] && break
 	sleep 0.1
 done
 di_fail=$(agent_metric "$mport" 'profd_agent_debuginfo_failures_total')
 agent_stop
-[ "$up_dbg" = 1 ] || fail "want 1 debug file uploaded, /metrics says $up_dbg"
+[ "$up_dbg" = 2 ] || fail "want 2 debug files uploaded, /metrics says $up_dbg"
 [ "$up_bin" -ge 1 ] || fail "want di_full uploaded, /metrics says $up_bin binaries"
 [ "$di_fail" = 0 ] || fail "$di_fail debuginfo failures"
 grep -q "agent debuginfo uploaded build_id=$id_full file=.*di_full" "$tmp/agent.log" ||
 	fail "no upload of di_full ($id_full) in the agent log"
 grep -q "agent debuginfo uploaded build_id=$id_strip file=.*/${id_strip:0:2}/${id_strip:2}.debug .*debug_file=1" \
 	"$tmp/agent.log" || fail "no upload of di_strip's debug file in the agent log"
-echo "ok agent uploaded di_full and di_strip's separate debug file ($up_bin binaries in all)"
+grep -q "agent debuginfo uploaded build_id=$id_link file=.*/bin/.debug/di_link.debug .*debug_file=1" \
+	"$tmp/agent.log" || fail "no upload of di_link's linked debug file in the agent log"
+echo "ok agent uploaded di_full, di_strip's debug file by build ID, di_link's by .gnu_debuglink"
 
 # Nothing local is left to the server.
 rm -rf "$tmp/bin" "$tmp/debug"
@@ -100,7 +120,7 @@ PY
 	fail "server store"
 
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
-for exe in di_full di_strip; do
+for exe in di_full di_strip di_link; do
 	agent_flame "$type" "{process.executable.name=\"$exe\"}" "$tmp/$exe.json"
 	python3 tests/integration/agent_check.py "$tmp/$exe.json" main hot_a hot_b >"$tmp/$exe.sum" ||
 		fail "flame graph check $exe"

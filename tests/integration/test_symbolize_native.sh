@@ -225,6 +225,20 @@ PY
 			'[ "$chain" -gt 0 ] && [ "$msame" = "$nmain" ] && [ "$nmain" -gt 10 ]'
 		checkx "stripped Go, every instruction: >= 99.5% as DWARF ($same/$all; $inl with inlined frames)" \
 			'[ $((same * 1000)) -ge $((all * 995)) ] && [ "$inl" -gt 1000 ]'
+		# Stripped PIE builds, with each Go here (Debian's 1.19 names the
+		# section .data.rel.ro.gopclntab and leaves textStart to a relocation).
+		for gobin in go /usr/bin/go; do
+			command -v "$gobin" >/dev/null || continue
+			gv=$("$gobin" env GOVERSION)
+			(cd "$tmp" && "$gobin" build -buildmode=pie -o gopie gomain.go) 2>>"$tmp/go.log" ||
+				fail "$gv: go build -buildmode=pie failed: $(tail -3 "$tmp/go.log")"
+			hot=$(go tool nm "$tmp/gopie" | awk '$3 == "main.hotLoop" { print $1 }')
+			want_line=$(go tool addr2line "$tmp/gopie" <<<"0x$hot" | tail -1 | sed 's/.*://')
+			strip -o "$tmp/gopie.stripped" "$tmp/gopie"
+			"$SYMQ" "$tmp/gopie.stripped" "0x$hot" >"$tmp/gopie.out"
+			checkx "stripped Go PIE ($gv): main.hotLoop at gomain.go:$want_line ($(cut -f3- "$tmp/gopie.out"))" \
+				'grep -qP "\tmain.hotLoop\tgomain.go:$want_line\tgopclntab" "$tmp/gopie.out"'
+		done
 	else
 		fail "go build failed: $(tail -3 "$tmp/go.log")"
 	fi

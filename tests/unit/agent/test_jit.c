@@ -185,7 +185,12 @@ static void test_attach_step_name(void **state)
 	assert_int_equal(agent_jit_name(j, &ap, &f, nm, 4, &ft), -ENOENT);
 	ap.pid = 42;
 
+	agent_jit_count_sample(j, 42, true);
+	agent_jit_count_sample(j, 42, false);
+	agent_jit_count_sample(j, 43, true); /* no runtime there: not counted */
 	assert_int_equal(agent_jit_get_stats(j, st, 4), 1);
+	assert_int_equal(st[0].samples, 2);
+	assert_int_equal(st[0].samples_named, 1);
 	assert_string_equal(st[0].runtime, "fake");
 	assert_string_equal(st[0].exe, "fake");
 	assert_string_equal(st[0].version, "1.2");

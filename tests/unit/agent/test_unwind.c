@@ -148,7 +148,7 @@ static void test_unwinds_own_stack_without_frame_pointers(void **state)
 	assert_true(captured->stack_len >= 4096);
 
 	pr = agent_procs_get(f->procs, (uint32_t)getpid(), "test", 0);
-	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, PROFILE_MAX_FRAMES, &end);
+	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, NULL, PROFILE_MAX_FRAMES, &end);
 	assert_int_equal(end, AGENT_UNWIND_COMPLETE);
 	assert_true(n >= 8); /* ours, cmocka's, libc's */
 	/* Our frames, innermost first, in order (return addresses - 1 land in the caller). */
@@ -167,19 +167,19 @@ static void test_unwinds_own_stack_without_frame_pointers(void **state)
 	/* A second walk answers from the memo and gets the same stack. */
 	{
 		uint64_t again[PROFILE_MAX_FRAMES];
-		int n2 = agent_unwind_user(f->u, f->procs, pr, captured, 0, again,
+		int n2 = agent_unwind_user(f->u, f->procs, pr, captured, 0, again, NULL,
 					   PROFILE_MAX_FRAMES, &end);
 
 		assert_int_equal(n2, n);
 		assert_memory_equal(again, pcs, (size_t)n * sizeof(*pcs));
 	}
 	/* Too few frame slots: truncated. */
-	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, 3, &end);
+	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, NULL, 3, &end);
 	assert_int_equal(n, 3);
 	assert_int_equal(end, AGENT_UNWIND_TRUNCATED);
 	/* Cut the copy: the walk runs off its end, truncated, never past it. */
 	captured->stack_len = 64;
-	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, PROFILE_MAX_FRAMES, &end);
+	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, NULL, PROFILE_MAX_FRAMES, &end);
 	assert_true(n >= 1 && n <= 4);
 	assert_true(end == AGENT_UNWIND_TRUNCATED || end == AGENT_UNWIND_BAD_STACK);
 	sym_elf_free(elf);
@@ -200,12 +200,12 @@ static void test_garbage_stack_ends_cleanly(void **state)
 		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
 		memcpy(captured->stack + i, &seed, 8);
 	}
-	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, PROFILE_MAX_FRAMES, &end);
+	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, NULL, PROFILE_MAX_FRAMES, &end);
 	assert_true(n >= 1 && n < PROFILE_MAX_FRAMES);
 	assert_true(end != AGENT_UNWIND_COMPLETE || n <= 2);
 	/* No registers: nothing. */
 	captured->ip = 0;
-	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, PROFILE_MAX_FRAMES, &end);
+	n = agent_unwind_user(f->u, f->procs, pr, captured, 0, pcs, NULL, PROFILE_MAX_FRAMES, &end);
 	assert_int_equal(n, 0);
 	assert_int_equal(end, AGENT_UNWIND_NO_STACK);
 	assert_string_equal(agent_unwind_end_name(AGENT_UNWIND_BAD_STACK), "bad_stack");

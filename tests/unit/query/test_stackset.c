@@ -491,6 +491,15 @@ static void test_stackset_interpreter_presets(void **state)
 	assert_false(query_filter_hides(&f, "vm_exec_core", 12, "ruby", NULL));
 	assert_false(query_filter_hides(&f, "main", 4, NULL, "libc.so.6"));
 	assert_false(query_filter_hides(&f, "work", 4, "cpython", "[cpython]"));
+	/* Node.js's own JavaScript (files node:*, on the agent's [v8js:node] mapping). */
+	assert_true(query_filter_hides(&f, "processTicksAndRejections", 25, "v8js", "[v8js:node]"));
+	assert_false(query_filter_hides(&f, "hotLoop", 7, "v8js", "[v8js]"));
+	query_filter_release(&f);
+	assert_true(!query_filter_init(&f, NULL, NULL, "jvm", &err));
+	assert_false(
+		query_filter_hides(&f, "processTicksAndRejections", 25, "v8js", "[v8js:node]"));
+	assert_true(query_filter_hides(&f, "java.util.ArrayList.get", 23, "jvm", "[jvm]"));
+	assert_false(query_filter_hides(&f, "Hot.work", 8, "jvm", "[jvm]"));
 	query_filter_release(&f);
 	store_head_free(h);
 }
