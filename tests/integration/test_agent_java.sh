@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_agent_java.sh - Java methods by name from the eBPF agent, with no
+# flag in the JVM (agent/jit_hotspot.c reads the JVM's own tables):
+# Debian's OpenJDK 17 runs tests/workloads/HotSplit.java (about 50 / 30 /
+# 20 % of its CPU in HotSplit$Alpha.work, HotSplit$Beta.work and
+# HotSplit.gamma, the first two through an interface, gamma calling the
+# small HotSplit.mix that C2 inlines) with JFR recording in the same JVM
+# (-XX:StartFlightRecording, the reference only; -XX:+PrintCompilation to
+# see the JIT's steps), and:
+#   - profd's shares of the three methods (each method's self time over
+#     the three's, mix counted with gamma) agree with JFR's
+#     jdk.ExecutionSample shares within 5 points;
+#   - the stack below each reads HotSplit.main -> HotSplit.drive -> it,
+#     over the call stub (a HotSpot stub frame named by the JVM) and
+#     libjvm's JavaCalls down to the launcher's native frames;
+#   - HotSplit.drive ran interpreted, then compiled by C2, then was
+#     deoptimized when HotSplit$Delta came in (PrintCompilation: the tier
+#     4 drive made not entrant after "delta at"), and recompiled: samples
+#     of the main thread under HotSplit.main show drive (one name) in at
+#     least 97 % of them, no "[jit]" or "Interpreter" frame in their Java
+#     part;
+#   - the agent's metrics count the JVM as supported and nearly all its
+#     JIT frames as named.
+# The agent samples at 499 Hz and JFR every 2 ms; the JVM runs until it
+# has used 5 s of CPU: over 1000 samples of the three methods each, so
+# the sd of the difference of two samplers' shares of a 30 % method is
+# about 2 points (at 99 Hz and 10 ms it was 3.4, and 5 points failed
+# by chance).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/integration/agent_lib.sh
+for t in java javac jfr; do
+	command -v "$t" >/dev/null || {
+		echo "skip: $t is not installed"
+		exit 0
+	}
+done
+agent_lib_init agent-java
+javac -d "$tmp/classes" tests/workloads/HotSplit.java || fail "javac HotSplit.java"
+type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
+mport=$(agent_free_port)
+
+agent_start_server
+agent_start --server "$base" --interval 2s --frequency 499 --metrics-listen "127.0.0.1:$mport"
+echo "ok agent attached"
+# JFR's Java sampler every 2 ms (the profile settings take 10 ms: too few samples).
+cat >"$tmp/exec.jfc" <<'EOF'
+<?xml version="1.0" encoding="UTF-8"?>
+<configuration version="2.0" label="exec" description="jdk.ExecutionSample only">
+  <event name="jdk.ExecutionSample"><setting name="enabled">true</setting><setting name="period">2 ms</setting></event>
+</configuration>
+EOF
+java -XX:StartFlightRecording=filename="$tmp/rec.jfr",settings="$tmp/exec.jfc" -XX:+PrintCompilation \
+	-cp "$tmp/classes" HotSplit "${JAVA_SECONDS:-4}" "${JAVA_CPU_SECONDS:-5}" >"$tmp/java.out" 2>&1 &
+jpid=$!
+extra_pids=$jpid
+wait "$jpid" || fail "java HotSplit failed: $(tail -n 5 "$tmp/java.out")"
+extra_pids=
+sleep 3 # the last interval
+kill -0 "$agent_pid" || fail "agent died"
+curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || fail "no agent metrics"
+agent_stop
+grep -q '^done' "$tmp/java.out" || fail "HotSplit did not finish"
+
+jfr print --json --events jdk.ExecutionSample "$tmp/rec.jfr" >"$tmp/jfr.json" ||
+	fail "jfr print of the recording"
+curl -fsG "$base/api/v1/table" --data-urlencode "type=$type" \
+	--data-urlencode "query={process.pid=\"$jpid\"}" --data-urlencode "from=now-10m" \
+	--data-urlencode "to=now" --data-urlencode "limit=5000" -o "$tmp/table.json" ||
+	fail "table query failed"
+agent_flame "$type" "{process.pid=\"$jpid\"}" "$tmp/flame.json"
+python3 - "$tmp/table.json" "$tmp/flame.json" "$tmp/jfr.json" "$tmp/java.out" <<'PY' ||
+import json, re, sys
+
+table, flame, jfr = (json.load(open(p)) for p in sys.argv[1:4])
+log = open(sys.argv[4]).read().splitlines()
+LEAVES = ["HotSplit$Alpha.work", "HotSplit$Beta.work", "HotSplit.gamma"]
+MIX = "HotSplit.mix"
+
+def shares(per):
+    tot = sum(per.values())
+    return {m: v / tot for m, v in per.items()} if tot else {}, tot
+
+# A sample counts for the innermost of the three methods on its stack (gamma's
+# include the inlined mix; Beta's the JDK's Long.rotateLeft inlined in it).
+rows = {r["name"]: r for r in table["rows"]}
+ours, n_ours = shares({m: rows[m]["total_samples"] if m in rows else 0 for m in LEAVES})
+per = dict.fromkeys(LEAVES, 0)
+for ev in jfr["recording"]["events"]:
+    for fr in ev["values"]["stackTrace"]["frames"]:
+        name = fr["method"]["type"]["name"].replace("/", ".") + "." + fr["method"]["name"]
+        if name in per:
+            per[name] += 1
+            break
+theirs, n_theirs = shares(per)
+print(f"  samples of the three methods: profd {n_ours:.0f}, JFR {n_theirs:.0f}")
+if n_ours < 1000 or n_theirs < 1000:
+    sys.exit("too few samples")
+bad = False
+for m in LEAVES:
+    d = ours.get(m, 0) - theirs.get(m, 0)
+    print(f"  {m}: profd {100 * ours.get(m, 0):.1f}%, JFR {100 * theirs.get(m, 0):.1f}% ({100 * d:+.1f})")
+    bad |= abs(d) > 0.05
+if bad:
+    sys.exit("profd's shares differ from JFR's by more than 5 points")
+print("ok profd's shares agree with JFR's within 5 points")
+
+def paths(node, prefix):
+    here = prefix + [node["name"]]
+    if node.get("self"):
+        yield here, node["self"]
+    for c in node.get("children", []):
+        yield from paths(c, here)
+
+# Each method's stacks: main -> drive -> it, main over the call stub and JavaCalls.
+under_main = drive = unnamed = 0
+for m in LEAVES:
+    mine = good = 0
+    for p, v in paths(flame["root"], []):
+        if p[-1] != m and not (m == "HotSplit.gamma" and p[-1] == MIX):
+            continue
+        mine += v
+        i = p.index("HotSplit.main") if "HotSplit.main" in p else -1
+        if i >= 2 and p[i + 1:i + 2] == ["HotSplit.drive"] and p[i - 1].startswith("StubRoutines") \
+                and any(s.startswith("JavaCalls::call") for s in p[:i]):
+            good += v
+    print(f"  {m}: {100 * good / max(mine, 1):.1f}% of its time under JavaCalls -> stub -> main -> drive")
+    if mine == 0 or good < 0.95 * mine:
+        sys.exit(f"{m}: its callers are not HotSplit.drive <- HotSplit.main <- the call stub")
+for p, v in paths(flame["root"], []):
+    if "HotSplit.main" not in p:
+        continue
+    java = p[p.index("HotSplit.main"):]
+    under_main += v
+    drive += v * ("HotSplit.drive" in java)
+    unnamed += v * any(s in ("[jit]", "Interpreter") for s in java)
+print(f"  under HotSplit.main: drive in {100 * drive / under_main:.1f}%, unnamed JIT frames in {100 * unnamed / under_main:.1f}%")
+if drive < 0.97 * under_main or unnamed > 0.01 * under_main:
+    sys.exit("HotSplit.drive did not keep its name through its compilations")
+
+# The JIT's steps for drive: tier 4 (C2) before Delta, that code made not entrant after.
+at = next((i for i, l in enumerate(log) if l.startswith("delta at")), None)
+c2 = [i for i, l in enumerate(log) if "HotSplit::drive" in l and re.search(r"\s4\s+HotSplit::drive", l)]
+if at is None or not any(i < at for i in c2) or \
+        not any(i > at and "made not entrant" in log[i] for i in c2):
+    sys.exit("drive was not compiled by C2 before Delta and deoptimized after (PrintCompilation)")
+print("ok drive: interpreted, C2-compiled, deoptimized, recompiled; one name throughout")
+PY
+	fail "java profile check"
+
+named=$(awk '/profd_agent_jit_frames_total\{runtime="jvm",exe="java",version="17[^"]*",result="named"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
+notnamed=$(awk '/profd_agent_jit_frames_total\{runtime="jvm",exe="java",.*result="(stale|read_failed|corrupt)"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
+grep -q 'profd_agent_jit_processes_total{runtime="jvm",exe="java",version="17[^"]*",supported="true"' "$tmp/metrics.txt" ||
+	fail "the JVM was not attached: $(grep jit_processes "$tmp/metrics.txt")"
+echo "  JVM frames: named $named, not named $notnamed"
+[ "$named" -gt 0 ] && [ "$notnamed" -le $((named / 100)) ] || fail "too few JVM frames named"
+echo "ok agent names Java frames with no flag in the JVM"
