@@ -63,11 +63,13 @@
  */
 #include "base/compat.h"
 #include "base/err.h"
+#include "base/log.h"
 #include "base/mem.h"
 #include "agent/jit.h"
 #include "agent/jit_hotspot.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
@@ -908,6 +910,47 @@ static int hs_text_range(const char *path, uint64_t *lo, uint64_t *hi)
 	return rc;
 }
 
+/*
+ * The JDK's version from JAVA_VERSION="..." in the release file of the
+ * Java home holding @libjvm (<home>/lib/server/libjvm.so), for the
+ * message of a refused JVM. 0, or -ENOENT.
+ */
+static int hs_release_version(const char *libjvm, char *out, size_t outsz)
+{
+	char path[PROFILE_PATH_LEN + 96], line[256];
+	const char *cut = strstr(libjvm, "/lib/server/libjvm.so");
+	struct stat st;
+	FILE *f;
+	int rc = -ENOENT, fd;
+
+	if (!cut || snprintf(path, sizeof(path), "%.*s/release", (int)(cut - libjvm), libjvm) >=
+			    (int)sizeof(path))
+		return -ENOENT;
+	/* A file in the target's tree: a FIFO or device there must not block the agent. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > 65536 ||
+	    !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return -ENOENT;
+	}
+	while (rc && fgets(line, sizeof(line), f)) {
+		size_t n;
+
+		if (strncmp(line, "JAVA_VERSION=\"", 14))
+			continue;
+		n = strcspn(line + 14, "\"\n");
+		if (n && n < outsz && n < 32) {
+			memcpy(out, line + 14, n);
+			out[n] = '\0';
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
 static int hs_attach(const char *path, uint64_t bias, const struct agent_memreader *mem,
 		     struct agent_jit_attach *out)
 {
@@ -949,8 +992,12 @@ static int hs_attach(const char *path, uint64_t bias, const struct agent_memread
 		.t_size = bias + syms[9].value,
 	};
 	rc = agent_hs_vm_read(&t, mem, &vm, why, sizeof(why));
-	if (rc == -ENOTSUP)
-		snprintf(out->version, sizeof(out->version), "%.*s", 31, why);
+	if (rc == -ENOTSUP) {
+		/* Not a layout read here: say which JDK from its release file, the field in the log. */
+		log_info("agent jit hotspot %s: %s", path, why);
+		if (hs_release_version(path, out->version, sizeof(out->version)))
+			snprintf(out->version, sizeof(out->version), "%.*s", 31, why);
+	}
 	if (rc)
 		return rc;
 	if (mem->read(mem->ctx, vm.vm_major, &major, 4) ||

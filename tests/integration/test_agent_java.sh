@@ -57,6 +57,15 @@ jpid=$!
 extra_pids=$jpid
 wait "$jpid" || fail "java HotSplit failed: $(tail -n 5 "$tmp/java.out")"
 extra_pids=
+# Another JDK the machine has (not 16..19): refused and counted, never named.
+other=
+for j in /usr/lib/jvm/*/bin/java; do
+	v=$("$j" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)
+	[ -n "$v" ] && { [ "$v" -lt 16 ] || [ "$v" -gt 19 ]; } && other=$j && break
+done
+if [ -n "$other" ]; then
+	"$other" -cp "$tmp/classes" HotSplit 1.5 1 >"$tmp/other.out" 2>&1 || fail "$other failed"
+fi
 sleep 3 # the last interval
 kill -0 "$agent_pid" || fail "agent died"
 curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || fail "no agent metrics"
@@ -156,3 +165,21 @@ grep -q 'profd_agent_jit_processes_total{runtime="jvm",exe="java",version="17[^"
 echo "  JVM frames: named $named, not named $notnamed"
 [ "$named" -gt 0 ] && [ "$notnamed" -le $((named / 100)) ] || fail "too few JVM frames named"
 echo "ok agent names Java frames with no flag in the JVM"
+
+if [ -n "$other" ]; then
+	ov=$("$other" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -1)
+	grep -q "profd_agent_jit_processes_total{runtime=\"jvm\",exe=\"java\",version=\"[^\"]*\",supported=\"false\"" \
+		"$tmp/metrics.txt" || fail "$other ($ov) not counted as unsupported: $(grep jit_processes "$tmp/metrics.txt")"
+	curl -fsG "$base/api/v1/health/symbols" --data-urlencode "type=$type" \
+		--data-urlencode "from=now-10m" --data-urlencode "to=now" -o "$tmp/health.json" ||
+		fail "stack health query failed"
+	python3 - "$tmp/health.json" <<'PY' || fail "stack health does not name the refused JVM ($ov)"
+import json, sys
+got = json.load(open(sys.argv[1])).get("unsupported_runtimes", [])
+hit = [u for u in got if u.startswith("jvm") and "JIT frames not supported" in u]
+if not hit:
+    sys.exit(f"want a refused jvm in {got}")
+print(f"ok stack health: {hit[0]}")
+PY
+	echo "ok $other ($ov) refused and counted"
+fi
