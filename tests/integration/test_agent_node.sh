@@ -162,3 +162,36 @@ print(f"ok {table['samples']} samples ({mine_main / total:.0%} under main), "
       f"{len(prof['samples'])} cpuprofile samples; {len(named)} v8js metric series")
 PY
 echo "ok agent names Node.js functions as V8's profiler does"
+
+# hide=node: Node.js's own frames (native, Builtins_*, and its JavaScript in
+# node:* scripts) go; the workload's functions keep their whole time.
+curl -fsG "$base/api/v1/flamegraph" --data-urlencode "type=$type" \
+	--data-urlencode "query={process.pid=\"$npid\"}" --data-urlencode "from=now-10m" \
+	--data-urlencode "to=now" --data-urlencode "max_nodes=20000" --data-urlencode "hide=node" \
+	-o "$tmp/flame-hidden.json" || fail "flame graph with hide=node failed"
+python3 - "$tmp/flame.json" "$tmp/flame-hidden.json" <<'PY' || fail "hide=node"
+import json, sys
+
+def totals(fg):
+    out, todo = {}, [fg["root"]]
+    while todo:
+        n = todo.pop()
+        out.setdefault(n["name"], 0)
+        out[n["name"]] += n.get("value", n.get("total", 0))
+        todo.extend(n.get("children", []))
+    return out
+
+full, hidden = (totals(json.load(open(p))) for p in sys.argv[1:3])
+internal_js = [n for n in full if n in ("Module._compile", "executeUserEntryPoint", "processTicksAndRejections",
+                                        "runMicrotasks", "Module._load", "Module.load")]
+left = [n for n in hidden if n.startswith("Builtins_") or n.startswith("node::") or n in internal_js]
+if not internal_js:
+    sys.exit(f"no Node.js internal JavaScript frame in the full graph to hide: {sorted(full)[:40]}")
+if left:
+    sys.exit(f"hide=node left Node.js frames: {left[:10]}")
+for fn in ("crunch", "digest", "multiply"):
+    if full.get(fn, 0) == 0 or hidden.get(fn, 0) < full[fn]:
+        sys.exit(f"{fn}: {full.get(fn)} in the full graph, {hidden.get(fn)} with hide=node")
+print(f"ok hide=node: {len(internal_js)} Node.js JavaScript names ({', '.join(internal_js)}) and every "
+      f"Builtins_*/node:: frame hidden; crunch/digest/multiply kept")
+PY
