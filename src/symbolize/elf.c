@@ -584,25 +584,46 @@ fail:
 	return rc;
 }
 
+int sym_open_regular(const char *path, uint64_t max_size, uint64_t *size, struct prof_err *err)
+{
+	struct stat st, fst;
+	int fd;
+
+	/* Look before opening: a device is never opened (that alone can act), a FIFO never waited on. */
+	if (stat(path, &st) != 0)
+		return prof_err_set(err, -errno, -1, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return prof_err_set(err, -PROF_EFORMAT, -1, "%s: not a regular file", path);
+	if ((uint64_t)st.st_size > max_size)
+		return prof_err_set(err, -PROF_ETOOBIG, -1,
+				    "%s: %" PRIu64 " bytes, more than the %" PRIu64 " read", path,
+				    (uint64_t)st.st_size, max_size);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return prof_err_set(err, -errno, -1, "%s: %s", path, strerror(errno));
+	/* And after: the path may have been replaced in between. */
+	if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
+	    fst.st_ino != st.st_ino || (uint64_t)fst.st_size > max_size) {
+		close(fd);
+		return prof_err_set(err, -PROF_EFORMAT, -1, "%s: not a regular file", path);
+	}
+	*size = (uint64_t)fst.st_size;
+	return fd;
+}
+
 /* Common opening: libelf ready, regular file, ELF magic. Returns fd or <0; *@size set. */
 static int sym_elf_open_fd(const char *path, uint64_t *size, struct prof_err *err)
 {
 	unsigned char ident[SELFMAG];
-	struct stat st;
 	ssize_t n;
 	int fd;
 
 	pthread_once(&sym_elf_once, sym_elf_lib_init);
 	if (!sym_elf_lib_ok)
 		return prof_err_set(err, -PROF_EUNSUPPORTED, -1, "libelf version mismatch");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = sym_open_regular(path, SYM_ELF_MAX_FILE, size, err);
 	if (fd < 0)
-		return prof_err_set(err, -errno, -1, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return prof_err_set(err, -PROF_EFORMAT, -1, "%s: not a regular file", path);
-	}
-	*size = (uint64_t)st.st_size;
+		return fd;
 	n = pread(fd, ident, sizeof(ident), 0);
 	if (n != (ssize_t)sizeof(ident) || memcmp(ident, ELFMAG, SELFMAG) != 0) {
 		close(fd);

@@ -39,6 +39,20 @@ int sym_elf_open(const char *path, struct sym_elf **out, struct prof_err *err);
  */
 int sym_elf_open_mem(const void *data, size_t n, struct sym_elf **out, struct prof_err *err);
 
+/* Largest file opened for symbols (a debuginfo upload is capped at 4 GiB). */
+#define SYM_ELF_MAX_FILE ((uint64_t)8 << 30)
+
+/**
+ * sym_open_regular() - open @path read-only if it is a regular file of
+ * at most @max_size bytes: stat() first, so a device or directory is
+ * never opened and a FIFO never waited on, then open with O_NONBLOCK and
+ * fstat() to see that it is still that regular file. Returns the fd
+ * (close-on-exec; the caller closes it) with *@size set, or -errno,
+ * -PROF_EFORMAT (not a regular file) or -PROF_ETOOBIG, with @err naming
+ * @path. Thread-safe.
+ */
+int sym_open_regular(const char *path, uint64_t max_size, uint64_t *size, struct prof_err *err);
+
 /** sym_elf_free() - release @e; NULL is allowed. */
 void sym_elf_free(struct sym_elf *e);
 

@@ -52,9 +52,13 @@
 #include "symbolize/gopclntab.h"
 #include "symbolize/symbolizer.h"
 
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #define SYMBOLIZER_RETRY_NS  (30 * 1000000000LL) /* re-try a missing file after 30 s */
@@ -98,6 +102,8 @@ struct symbolizer {
 	struct sym_debuginfo *store;
 	struct sym_debuginfod *dfd; /* debuginfod fetcher, or NULL */
 	char *debug_root;
+	VEC(char *) roots; /* canonical directories whose files may be opened */
+	VEC(char *) own;   /* canonical files of this process, used with a matching build ID */
 
 	struct strtab strs;
 	struct symbolizer_memo *memo;
@@ -171,6 +177,12 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->last_path);
 	free(s->last_bid);
 	free(s->debug_root);
+	for (size_t i = 0; i < s->roots.n; i++)
+		free(s->roots.v[i]);
+	VEC_FREE(&s->roots);
+	for (size_t i = 0; i < s->own.n; i++)
+		free(s->own.v[i]);
+	VEC_FREE(&s->own);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -202,6 +214,101 @@ void symbolizer_set_debug_root(struct symbolizer *s, const char *dir)
 	symbolizer_files_clear(s);
 	symbolizer_memo_clear(s);
 	pthread_mutex_unlock(&s->lock);
+}
+
+int symbolizer_set_symbol_paths(struct symbolizer *s, const char *const *dirs, size_t n,
+				struct prof_err *err)
+{
+	VEC(char *) roots = { 0 };
+	char canon[PATH_MAX];
+	struct stat st;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!dirs[i] || dirs[i][0] != '/')
+			rc = prof_err_set(err, -EINVAL, -1,
+					  "symbol path '%s' is not an absolute directory",
+					  dirs[i] ? dirs[i] : "");
+		else if (!realpath(dirs[i], canon) || stat(canon, &st) != 0)
+			rc = prof_err_set(err, -errno, -1, "symbol path %s: %s", dirs[i],
+					  strerror(errno));
+		else if (!S_ISDIR(st.st_mode))
+			rc = prof_err_set(err, -ENOTDIR, -1, "symbol path %s is not a directory",
+					  dirs[i]);
+		else
+			VEC_PUSH(&roots, xstrdup(canon));
+	}
+	if (rc) {
+		for (size_t i = 0; i < roots.n; i++)
+			free(roots.v[i]);
+		VEC_FREE(&roots);
+		return rc;
+	}
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->roots.n; i++)
+		free(s->roots.v[i]);
+	VEC_FREE(&s->roots);
+	s->roots.v = roots.v;
+	s->roots.n = roots.n;
+	s->roots.cap = roots.cap;
+	symbolizer_files_clear(s);
+	symbolizer_memo_clear(s);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static int symbolizer_own_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct symbolizer *s = arg;
+	char canon[PATH_MAX];
+	const char *name = info->dlpi_name;
+
+	(void)size;
+	/* The executable itself comes with an empty name. */
+	if (!name || !name[0])
+		name = "/proc/self/exe";
+	if (realpath(name, canon))
+		VEC_PUSH(&s->own, xstrdup(canon));
+	return 0;
+}
+
+void symbolizer_allow_own_objects(struct symbolizer *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!s->own.n)
+		dl_iterate_phdr(symbolizer_own_cb, s);
+	symbolizer_files_clear(s);
+	symbolizer_memo_clear(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * May the symbolizer open local file @path (a mapping's path from the
+ * data, or a debug file candidate)? Only an absolute path whose
+ * canonical form (symlinks and "..", resolved) lies inside a symbol path,
+ * or is one of this process's own files when @build_id is set (the file
+ * must then carry it). The canonical path goes to @canon (PATH_MAX
+ * bytes), to be opened instead of @path. Lock held.
+ */
+static bool symbolizer_local_ok(struct symbolizer *s, const char *path, const char *build_id,
+				char *canon)
+{
+	if (path[0] != '/' || (!s->roots.n && !(build_id[0] && s->own.n)))
+		return false;
+	if (!realpath(path, canon))
+		return false;
+	for (size_t i = 0; i < s->roots.n; i++) {
+		const char *r = s->roots.v[i];
+		size_t n = strlen(r);
+
+		if (!strcmp(r, "/") ||
+		    (!strncmp(canon, r, n) && (canon[n] == '/' || canon[n] == '\0')))
+			return true;
+	}
+	for (size_t i = 0; build_id[0] && i < s->own.n; i++)
+		if (!strcmp(canon, s->own.v[i]))
+			return true;
+	return false;
 }
 
 static void symbolizer_lower(const char *in, char *out, size_t outsz)
@@ -411,7 +518,7 @@ static void symbolizer_find_debug(struct symbolizer *s, struct symbolizer_file *
 				  const char *bin_path, const char *id, char *dbg_path,
 				  size_t dbg_pathsz)
 {
-	char cand[4][4096];
+	char cand[4][PATH_MAX];
 	size_t ncand = 0;
 	const char *link = f->bin ? sym_elf_info(f->bin)->debuglink : NULL;
 	const char *slash = strrchr(bin_path, '/');
@@ -430,14 +537,22 @@ static void symbolizer_find_debug(struct symbolizer *s, struct symbolizer_file *
 	for (size_t i = 0; i < ncand && !f->dbg; i++) {
 		struct sym_elf *e;
 
-		if (!strcmp(cand[i], bin_path) || !(e = symbolizer_open_elf(cand[i])))
+		char canon[PATH_MAX];
+
+		if (!strcmp(cand[i], bin_path))
+			continue;
+		if (!symbolizer_local_ok(s, cand[i], "", canon)) {
+			s->stats.refused++;
+			continue;
+		}
+		if (!strcmp(canon, bin_path) || !(e = symbolizer_open_elf(canon)))
 			continue;
 		/* Use it only when it is this build's: by build ID, or both lack one. */
 		if (id[0] ? strcmp(sym_elf_build_id(e), id) != 0 : sym_elf_build_id(e)[0] != '\0') {
 			sym_elf_free(e);
 			continue;
 		}
-		if ((size_t)snprintf(dbg_path, dbg_pathsz, "%s", cand[i]) >= dbg_pathsz) {
+		if ((size_t)snprintf(dbg_path, dbg_pathsz, "%s", canon) >= dbg_pathsz) {
 			sym_elf_free(e);
 			continue;
 		}
@@ -449,7 +564,7 @@ static void symbolizer_find_debug(struct symbolizer *s, struct symbolizer_file *
 /* Open what (f->path, f->build_id) refers to; sets f->state and the indexes. */
 static void symbolizer_file_load(struct symbolizer *s, struct symbolizer_file *f)
 {
-	char bin_path[4096] = "", dbg_path[4096] = "", p[4096];
+	char bin_path[PATH_MAX] = "", dbg_path[PATH_MAX] = "", p[PATH_MAX];
 	const char *id = f->build_id;
 	bool mismatch = false;
 	struct prof_err err;
@@ -467,15 +582,17 @@ static void symbolizer_file_load(struct symbolizer *s, struct symbolizer_file *f
 			s->stats.store_hits++;
 		}
 	}
-	if (!f->bin && f->path[0]) {
-		struct sym_elf *e = symbolizer_open_elf(f->path);
+	if (!f->bin && f->path[0] && !symbolizer_local_ok(s, f->path, id, p))
+		s->stats.refused++;
+	else if (!f->bin && f->path[0]) {
+		struct sym_elf *e = symbolizer_open_elf(p);
 
 		if (e && id[0] && strcmp(sym_elf_build_id(e), id) != 0) {
 			sym_elf_free(e);
 			mismatch = true;
 		} else if (e) {
 			f->bin = e;
-			snprintf(bin_path, sizeof(bin_path), "%s", f->path);
+			snprintf(bin_path, sizeof(bin_path), "%s", p);
 		}
 	}
 	const char *want = id[0] ? id : (f->bin ? sym_elf_build_id(f->bin) : "");
@@ -669,6 +786,9 @@ static int symbolizer_args(struct symbolizer *s, const char *path, const char *b
 			   size_t idsz)
 {
 	if (!s || !path)
+		return -EINVAL;
+	/* A build ID names files: only hex digits, never a path (see parse_build_id_ok). */
+	if (build_id && build_id[0] && !parse_build_id_ok(build_id, strlen(build_id)))
 		return -EINVAL;
 	symbolizer_lower(build_id ? build_id : "", id, idsz);
 	if (!path[0] && !id[0])

@@ -22,6 +22,20 @@
  *               name, as it adds file and line), else .dynsym.
  * Names are demangled (C++, Rust legacy and v0: demangle.h).
  *
+ * Which files may be opened: the data names paths (a mapping's file) and
+ * build IDs, and the data may come from anyone, so neither is trusted.
+ * A build ID is used only when it is hex (parse_build_id_ok), so it can
+ * never walk out of a directory; a local path - the mapping's file, a
+ * debug file under the debug root or next to the binary - is opened only
+ * when its canonical form (symlinks and ".." resolved) lies inside one of
+ * the symbol paths (symbolizer_set_symbol_paths; none after
+ * symbolizer_new), or is one of this process's own loaded files and the
+ * lookup has a build ID (symbolizer_allow_own_objects). The debuginfo
+ * store and the debuginfod cache are the symbolizer's own and always
+ * used. Every file is checked to be a regular file before it is opened
+ * and again after (sym_open_regular: a FIFO or device named by the data
+ * is never opened), and its size is capped (SYM_ELF_MAX_FILE).
+ *
  * Caches: opened files per (path, build ID), at most max_files, least
  * recently used evicted; a file whose build ID does not match is never
  * used and that refusal is remembered; a missing file is retried after
@@ -70,6 +84,25 @@ struct sym_debuginfo *symbolizer_debuginfo(struct symbolizer *s);
 void symbolizer_set_debug_root(struct symbolizer *s, const char *dir);
 
 /**
+ * symbolizer_set_symbol_paths() - the local directories (@n of them,
+ * absolute, existing; copied in canonical form) whose files lookups may
+ * open, replacing the previous list; "/" allows every file, n = 0 none
+ * (the default). 0, or -EINVAL / -errno / -ENOTDIR with @err naming the
+ * path (the list is then unchanged). Forgets cached files and the memo.
+ */
+int symbolizer_set_symbol_paths(struct symbolizer *s, const char *const *dirs, size_t n,
+				struct prof_err *err);
+
+/**
+ * symbolizer_allow_own_objects() - also allow the files this process has
+ * loaded (its executable and shared libraries, as dl_iterate_phdr lists
+ * them now), for lookups that give a build ID, which the file must then
+ * carry: a server symbolizes its own self-profile without opening
+ * anything else of its host. Forgets cached files and the memo.
+ */
+void symbolizer_allow_own_objects(struct symbolizer *s);
+
+/**
  * symbolizer_enable_debuginfod() - when DEBUGINFOD_URLS is set, also ask
  * those servers for the build IDs nothing local covers, in the background
  * (debuginfod.h: a query never waits for the network; the first query
@@ -90,7 +123,8 @@ void symbolizer_invalidate(struct symbolizer *s, const char *build_id);
  * symbolizer_lookup_frames() - the frames at @vaddr in the binary at
  * @path (may be "" when @build_id is given: then only the debuginfo
  * store and the debug root are searched) whose build ID must equal
- * @build_id (lowercase or uppercase hex; "" or NULL skips the check).
+ * @build_id (lowercase or uppercase hex; "" or NULL skips the check; a
+ * value parse_build_id_ok refuses is -EINVAL, nothing opened).
  * Writes up to @max frames, innermost first, into @out (a chain deeper
  * than @max keeps its innermost frames) and returns how many (>= 1);
  * -ENOENT when no usable file was found or nothing covers @vaddr;
@@ -144,11 +178,12 @@ enum symbolizer_reason symbolizer_binary_status(struct symbolizer *s, const char
  * @evictions cached files dropped to respect max_files, @debug_files
  * separate debug files used, @store_hits files taken from the debuginfo
  * store, @invalidations symbolizer_invalidate calls that dropped something,
- * @debuginfod_hits files taken from the debuginfod fetcher's cache.
+ * @debuginfod_hits files taken from the debuginfod fetcher's cache,
+ * @refused local paths not opened because no symbol path allows them.
  */
 struct symbolizer_stats {
 	uint64_t lookups, memo_hits, file_opens, mismatches, missing, evictions;
-	uint64_t debug_files, store_hits, invalidations, debuginfod_hits;
+	uint64_t debug_files, store_hits, invalidations, debuginfod_hits, refused;
 };
 
 /** symbolizer_get_stats() - copy the counters (consistent snapshot). */
