@@ -19,7 +19,12 @@
  * (st_shndx != SHN_UNDEF) and named, from .symtab, or from .dynsym when the
  * file is stripped. They are sorted by address; of several symbols at one
  * address (aliases) the one with a size, then the global one (exported
- * before hidden), then the weak one, wins.
+ * before hidden), then the weak one, wins. Each covers [start, end): a
+ * symbol with a size its size; one without (hand-written assembly such as
+ * _init and _fini) up to the next symbol and never past the end of its
+ * section, and only its own address when neither bound is known (an
+ * absolute symbol last in the table). So no address past the last function of a
+ * section is named after it.
  *
  * Sources: ELF gABI (program headers, notes, symbol table), the GNU build
  * ID note (NT_GNU_BUILD_ID, owner "GNU"), elfutils libelf/gelf.h.
@@ -54,6 +59,8 @@ struct sym_elf_segment {
 
 struct sym_elf_symbol {
 	uint64_t start, size;
+	uint64_t end;	   /* covers [start, end), see the head comment */
+	uint32_t shndx;	   /* its section, 0 when not known (SHN_ABS, SHN_XINDEX...) */
 	uint32_t name;	   /* offset into names */
 	uint8_t bind_rank; /* 0 global, 1 weak, 2 hidden global, 3 local: lower wins among aliases */
 };
@@ -285,6 +292,7 @@ static int sym_elf_read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
 			continue;
 		s.start = sym.st_value;
 		s.size = sym.st_size;
+		s.shndx = sym.st_shndx < SHN_LORESERVE ? sym.st_shndx : 0;
 		if (s.start + s.size < s.start)
 			s.size = UINT64_MAX - s.start;
 		/* Exported names first: libc's __GI_* aliases are hidden globals. */
@@ -313,6 +321,47 @@ static int sym_elf_cmp(const void *pa, const void *pb)
 	if (a->size != b->size)
 		return a->size > b->size ? -1 : 1;
 	return a->name < b->name ? -1 : a->name > b->name; /* stable: file order */
+}
+
+/* End of section @shndx's addresses when it holds @addr (SHF_ALLOC), else 0. */
+static uint64_t sym_elf_section_end(Elf *elf, uint32_t shndx, uint64_t addr)
+{
+	Elf_Scn *scn = shndx ? elf_getscn(elf, shndx) : NULL;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+		return 0;
+	if (addr < sh.sh_addr || addr - sh.sh_addr >= sh.sh_size)
+		return 0;
+	return sh.sh_addr + sh.sh_size;
+}
+
+/* Every symbol's end (after sorting and dropping aliases); see the head comment. */
+static void sym_elf_symbol_ends(Elf *elf, struct sym_elf *e)
+{
+	uint32_t last_shndx = UINT32_MAX;
+	uint64_t last_end = 0;
+
+	for (size_t i = 0; i < e->syms.n; i++) {
+		struct sym_elf_symbol *s = &e->syms.v[i];
+		uint64_t next = i + 1 < e->syms.n ? e->syms.v[i + 1].start : 0;
+		uint64_t sect;
+
+		if (s->size) {
+			s->end = s->start + s->size;
+			continue;
+		}
+		/* Symbols of one section come in runs: look its bounds up once per run. */
+		if (s->shndx != last_shndx || s->start >= last_end) {
+			last_shndx = s->shndx;
+			last_end = sym_elf_section_end(elf, s->shndx, s->start);
+		}
+		sect = last_end;
+		if (next && sect)
+			s->end = PROF_MIN(next, sect);
+		else
+			s->end = next ? next : sect ? sect : s->start + 1;
+	}
 }
 
 static int sym_elf_read_symbols(Elf *elf, struct sym_elf *e, struct prof_err *err)
@@ -350,6 +399,7 @@ static int sym_elf_read_symbols(Elf *elf, struct sym_elf *e, struct prof_err *er
 		e->syms.v[w++] = e->syms.v[r];
 	}
 	e->syms.n = w;
+	sym_elf_symbol_ends(elf, e);
 	return 0;
 }
 
@@ -751,8 +801,8 @@ const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *st
 	for (size_t i = lo, walked = 0; i > 0 && walked < SYM_ELF_ALIAS_WALK; i--, walked++) {
 		const struct sym_elf_symbol *s = &e->syms.v[i - 1];
 
-		/* The nearest preceding symbol of unknown size covers up to the next one. */
-		if ((s->size == 0 && i == lo) || vaddr - s->start < s->size) {
+		/* A sized symbol its size; a sizeless one to the next symbol or its section's end. */
+		if (vaddr < s->end) {
 			if (start)
 				*start = s->start;
 			return e->names.v + s->name;

@@ -106,8 +106,10 @@ int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vad
 
 /**
  * sym_elf_lookup() - name of the function symbol containing @vaddr (its
- * [st_value, st_value + st_size), or the nearest preceding symbol of
- * size 0), from .symtab, else .dynsym. NULL when none covers it. The
+ * [st_value, st_value + st_size); a symbol of size 0 covers up to the
+ * next symbol and never past the end of its section, or only its own
+ * address when neither is known), from .symtab, else .dynsym. NULL when none covers
+ * it: an address past a section's last function stays unnamed. The
  * name is lent until sym_elf_free; *@start (optional) receives the symbol
  * address.
  */
