@@ -528,8 +528,9 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 		if (!x->symbuf)
 			x->symbuf = xcalloc(SYM_FRAMES_MAX, sizeof(*x->symbuf));
 		x->used_sym = true;
-		int nf = symbolizer_lookup_frames(x->sym, path, bid, l->address, x->symbuf,
-						  SYM_FRAMES_MAX);
+		struct symbolizer_mapping sm = { m->memory_start, m->memory_limit, m->file_offset };
+		int nf = symbolizer_lookup_frames_mapped(x->sym, path, bid, &sm, l->address,
+							 x->symbuf, SYM_FRAMES_MAX);
 		if (nf > 0) {
 			/* Innermost first from the symbolizer; the trie wants outer first. */
 			VEC_PUSH(&x->frames, (uint32_t)nf);
@@ -1121,7 +1122,7 @@ static bool xc_location_key(struct xc_memo *m, const struct model_profile *d, ui
 	uint32_t ftype = l->frame_type ? trie_name(model_str(d, l->frame_type),
 						   d->strings.len[l->frame_type])
 				       : 0;
-	VEC_RESERVE(&m->key, 6 + 4 * (size_t)l->nlines);
+	VEC_RESERVE(&m->key, 9 + 4 * (size_t)l->nlines);
 	uint32_t *k = m->key.v;
 	size_t n = 0;
 	k[n++] = path;
@@ -1129,8 +1130,24 @@ static bool xc_location_key(struct xc_memo *m, const struct model_profile *d, ui
 	k[n++] = ftype;
 	k[n++] = l->nlines;
 	if (!l->nlines) {
+		/* Where the mapping was loaded decides the file offset it is symbolized at. */
+		struct symbolizer_mapping sm = { 0 };
+		uint64_t off, delta = 0;
+		bool mapped = false;
+
+		if (l->mapping) {
+			const struct model_mapping *mp = &d->mappings.v[l->mapping];
+
+			sm = (struct symbolizer_mapping){ mp->memory_start, mp->memory_limit,
+							  mp->file_offset };
+			mapped = symbolizer_mapping_offset(&sm, l->address, &off);
+			delta = mapped ? sm.start - sm.offset : 0;
+		}
 		k[n++] = (uint32_t)l->address;
 		k[n++] = (uint32_t)(l->address >> 32);
+		k[n++] = mapped;
+		k[n++] = (uint32_t)delta;
+		k[n++] = (uint32_t)(delta >> 32);
 	}
 	for (uint32_t j = 0; j < l->nlines; j++) {
 		const struct model_line *ln = &d->lines.v[l->line_off + j];

@@ -785,6 +785,14 @@ int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vad
 	return -ENOENT;
 }
 
+bool sym_elf_maps_offsets(const struct sym_elf *e)
+{
+	for (size_t i = 0; i < e->segs.n; i++)
+		if (e->segs.v[i].exec && e->segs.v[i].filesz)
+			return true;
+	return false;
+}
+
 const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *start)
 {
 	size_t lo = 0, hi = e->syms.n;

@@ -105,6 +105,14 @@ const char *sym_elf_build_id(const struct sym_elf *e);
 int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vaddr);
 
 /**
+ * sym_elf_maps_offsets() - true when an executable PT_LOAD segment has
+ * file bytes (p_filesz > 0), so sym_elf_offset_to_vaddr can place code;
+ * false for a separate debug file made by objcopy --only-keep-debug,
+ * whose code segments keep their addresses but not their file offsets.
+ */
+bool sym_elf_maps_offsets(const struct sym_elf *e);
+
+/**
  * sym_elf_lookup() - name of the function symbol containing @vaddr (its
  * [st_value, st_value + st_size); a symbol of size 0 covers up to the
  * next symbol and never past the end of its section, or only its own

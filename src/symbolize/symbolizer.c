@@ -114,6 +114,7 @@ struct symbolizer {
 	/* The memo key of the last (path, build ID) asked: callers ask runs of one binary. */
 	char *last_path, *last_bid;
 	uint32_t last_key; /* UINT32_MAX = none */
+	bool last_off;	   /* ... for file-offset addresses */
 
 	struct symbolizer_stats stats;
 };
@@ -435,22 +436,26 @@ static void symbolizer_memo_frame(const struct symbolizer *s, const struct symbo
 	out->file[cf] = '\0';
 }
 
-/* Memo key string for this request: the build ID, else "path:<path>". */
+/*
+ * Memo key string for this request: the build ID, else "path:<path>";
+ * for addresses that are file offsets (@off) "o:" before either.
+ */
 static uint32_t symbolizer_memo_key_slow(struct symbolizer *s, const char *path,
-					 const char *build_id, bool add)
+					 const char *build_id, bool off, bool add)
 {
 	char stackbuf[512];
 	char *k = stackbuf;
 	size_t n;
 	uint32_t id;
 
-	if (build_id[0]) /* already lowercase */
+	if (build_id[0] && !off) /* already lowercase */
 		return add ? strtab_intern_cstr(&s->strs, build_id)
 			   : strtab_find(&s->strs, build_id, strlen(build_id));
-	n = strlen(path) + 5;
+	n = (build_id[0] ? strlen(build_id) : strlen(path) + 5) + (off ? 2 : 0);
 	if (n + 1 > sizeof(stackbuf))
 		k = xmalloc(n + 1);
-	snprintf(k, n + 1, "path:%s", path);
+	snprintf(k, n + 1, "%s%s%s", off ? "o:" : "",
+		 build_id[0] ? "" : "path:", build_id[0] ? build_id : path);
 	id = add ? strtab_intern(&s->strs, k, n) : strtab_find(&s->strs, k, n);
 	if (k != stackbuf)
 		free(k);
@@ -459,15 +464,16 @@ static uint32_t symbolizer_memo_key_slow(struct symbolizer *s, const char *path,
 
 /* The memo key, remembering the last one asked (cleared with the memo). */
 static uint32_t symbolizer_memo_key(struct symbolizer *s, const char *path, const char *build_id,
-				    bool add)
+				    bool off, bool add)
 {
 	uint32_t id;
 
-	if (s->last_key != UINT32_MAX && !strcmp(s->last_bid, build_id) &&
+	if (s->last_key != UINT32_MAX && s->last_off == off && !strcmp(s->last_bid, build_id) &&
 	    (build_id[0] || !strcmp(s->last_path, path)))
 		return s->last_key;
-	id = symbolizer_memo_key_slow(s, path, build_id, add);
+	id = symbolizer_memo_key_slow(s, path, build_id, off, add);
 	if (id != UINT32_MAX) {
+		s->last_off = off;
 		free(s->last_path);
 		free(s->last_bid);
 		s->last_path = xstrdup(path);
@@ -730,30 +736,73 @@ static size_t symbolizer_file_frames(struct symbolizer_file *f, uint64_t vaddr,
  * memoizing a miss; NULL when no usable file exists. Lock held; the
  * entry is valid until the lock is dropped.
  */
+/*
+ * The ELF virtual address of file offset @off in @f's binary, through its
+ * PT_LOAD segments (else a separate debug file's, when they keep file
+ * offsets, as eu-strip's do and objcopy's do not): 1 and *@vaddr set, 0
+ * when no segment holds @off (nothing there), -1 when no file tells.
+ */
+static int symbolizer_file_vaddr(const struct symbolizer_file *f, uint64_t off, uint64_t *vaddr)
+{
+	const struct sym_elf *e = f->bin && sym_elf_maps_offsets(f->bin)   ? f->bin
+				  : f->dbg && sym_elf_maps_offsets(f->dbg) ? f->dbg
+									   : NULL;
+
+	if (!e)
+		return -1;
+	return sym_elf_offset_to_vaddr(e, off, vaddr) == 0 ? 1 : 0;
+}
+
+bool symbolizer_mapping_offset(const struct symbolizer_mapping *m, uint64_t addr, uint64_t *off)
+{
+	if (!m || m->start >= m->limit || (m->start == 0 && m->limit == UINT64_MAX))
+		return false;
+	if (addr < m->start || addr >= m->limit || addr - m->start > UINT64_MAX - m->offset)
+		return false;
+	*off = addr - m->start + m->offset;
+	return true;
+}
+
 static const struct symbolizer_memo *symbolizer_resolve(struct symbolizer *s, const char *path,
-							const char *build_id, uint64_t vaddr)
+							const char *build_id,
+							const struct symbolizer_mapping *map,
+							uint64_t addr)
 {
 	struct symbolizer_memo *m;
 	struct symbolizer_file *f;
+	uint64_t off = 0, vaddr = addr;
+	bool om = symbolizer_mapping_offset(map, addr, &off);
+	uint64_t at = om ? off : addr; /* the memo's address: file offset or ELF vaddr */
 	uint32_t key;
 	size_t n, need;
 
 	s->stats.lookups++;
-	key = symbolizer_memo_key(s, path, build_id, false);
-	if (key != UINT32_MAX && (m = symbolizer_memo_find(s, key, vaddr)) != NULL) {
+	key = symbolizer_memo_key(s, path, build_id, om, false);
+	if (key != UINT32_MAX && (m = symbolizer_memo_find(s, key, at)) != NULL) {
 		s->stats.memo_hits++;
 		return m;
 	}
 	f = symbolizer_file_get(s, path, build_id);
 	if (f->state != SYM_FILE_OK)
 		return NULL;
-	n = symbolizer_file_frames(f, vaddr, s->scratch, SYM_FRAMES_MAX);
+	if (om) {
+		int t = symbolizer_file_vaddr(f, off, &vaddr);
+
+		/* No file maps offsets (only objcopy's debug file): take @addr as a vaddr. */
+		if (t < 0) {
+			s->stats.lookups--;
+			return symbolizer_resolve(s, path, build_id, NULL, addr);
+		}
+		n = t ? symbolizer_file_frames(f, vaddr, s->scratch, SYM_FRAMES_MAX) : 0;
+	} else {
+		n = symbolizer_file_frames(f, vaddr, s->scratch, SYM_FRAMES_MAX);
+	}
 	need = n > 1 ? (n - 1) * SYMBOLIZER_FRAME_REC : 0;
 	if (s->memo_n >= SYMBOLIZER_MEMO_MAX || s->blob.n + need > SYMBOLIZER_BLOB_MAX ||
 	    s->str_bytes > SYMBOLIZER_STRS_MAX)
 		symbolizer_memo_clear(s);
-	key = symbolizer_memo_key(s, path, build_id, true);
-	m = symbolizer_memo_insert(s, key, vaddr);
+	key = symbolizer_memo_key(s, path, build_id, om, true);
+	m = symbolizer_memo_insert(s, key, at);
 	if (n == 0)
 		return m;
 	m->n = (uint8_t)n;
@@ -799,6 +848,13 @@ static int symbolizer_args(struct symbolizer *s, const char *path, const char *b
 int symbolizer_lookup_frames(struct symbolizer *s, const char *path, const char *build_id,
 			     uint64_t vaddr, struct sym_frame *out, size_t max)
 {
+	return symbolizer_lookup_frames_mapped(s, path, build_id, NULL, vaddr, out, max);
+}
+
+int symbolizer_lookup_frames_mapped(struct symbolizer *s, const char *path, const char *build_id,
+				    const struct symbolizer_mapping *map, uint64_t addr,
+				    struct sym_frame *out, size_t max)
+{
 	char id[SYM_BUILD_ID_MAX_HEX + 1];
 	const struct symbolizer_memo *m;
 	int rc = -ENOENT;
@@ -806,7 +862,7 @@ int symbolizer_lookup_frames(struct symbolizer *s, const char *path, const char 
 	if (!out || max == 0 || symbolizer_args(s, path, build_id, id, sizeof(id)))
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	m = symbolizer_resolve(s, path, id, vaddr);
+	m = symbolizer_resolve(s, path, id, map, addr);
 	if (m && m->n) {
 		size_t n = PROF_MIN((size_t)m->n, max);
 
@@ -829,7 +885,7 @@ int symbolizer_lookup(struct symbolizer *s, const char *path, const char *build_
 		return -EINVAL;
 	out[0] = '\0';
 	pthread_mutex_lock(&s->lock);
-	m = symbolizer_resolve(s, path, id, vaddr);
+	m = symbolizer_resolve(s, path, id, NULL, vaddr);
 	if (m && m->n) {
 		/* The outermost frame is the last one. */
 		uint32_t name = m->name;

@@ -134,6 +134,40 @@ int symbolizer_lookup_frames(struct symbolizer *s, const char *path, const char 
 			     uint64_t vaddr, struct sym_frame *out, size_t max);
 
 /**
+ * struct symbolizer_mapping - where a mapping of the file was in the
+ * process the addresses come from: runtime range [@start, @limit) and the
+ * file offset of @start (pprof Mapping memory_start, memory_limit,
+ * file_offset; OTLP's Mapping likewise).
+ */
+struct symbolizer_mapping {
+	uint64_t start, limit, offset;
+};
+
+/**
+ * symbolizer_mapping_offset() - the file offset of runtime address @addr
+ * in @m (addr - start + offset) into *@off: true when @m has a range
+ * (start < limit, other than the catch-all [0, UINT64_MAX) of pseudo
+ * mappings) that holds @addr; false otherwise (@addr is then taken as an
+ * ELF virtual address as it is). Pure.
+ */
+bool symbolizer_mapping_offset(const struct symbolizer_mapping *m, uint64_t addr, uint64_t *off);
+
+/**
+ * symbolizer_lookup_frames_mapped() - as symbolizer_lookup_frames, for an
+ * address @addr of a process that had the file mapped as @map (NULL: none
+ * known): when symbolizer_mapping_offset gives a file offset, it becomes
+ * an ELF virtual address through the PT_LOAD segments of the binary (the
+ * agent's own conversion, design.md), so pprof and OTLP data that carry
+ * runtime addresses name the right function. Agent data, whose mappings
+ * are in ELF address space already, convert to the same address. Without
+ * a file that maps offsets (only a debug file from objcopy, whose
+ * segments lost theirs) @addr is taken as an ELF vaddr. Same returns.
+ */
+int symbolizer_lookup_frames_mapped(struct symbolizer *s, const char *path, const char *build_id,
+				    const struct symbolizer_mapping *map, uint64_t addr,
+				    struct sym_frame *out, size_t max);
+
+/**
  * symbolizer_lookup() - name of the function containing @vaddr (the
  * outermost frame of symbolizer_lookup_frames: the real function that
  * code was inlined into). Writes it into @out (truncated to @outsz) and

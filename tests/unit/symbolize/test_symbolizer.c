@@ -325,6 +325,92 @@ static void test_symbolizer_opens_only_allowed_paths(void **state)
 	symbolizer_free(s);
 }
 
+/* The /proc/self/maps line holding @addr: path, runtime range and file offset. */
+static bool maps_line_of(uintptr_t addr, char *path, size_t pathsz, struct symbolizer_mapping *m)
+{
+	char line[8192];
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long start, end, pgoff;
+		char perms[8], p[4096] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095s", &start, &end, perms, &pgoff, p) <
+		    5)
+			continue;
+		if (addr >= start && addr < end && p[0] == '/') {
+			snprintf(path, pathsz, "%s", p);
+			*m = (struct symbolizer_mapping){ start, end, pgoff };
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Runtime addresses of this process (this program, a PIE, and libc at
+ * its randomized base) with their real mappings resolve to the functions
+ * there, as agent-style ELF addresses with mappings in ELF space do; a
+ * pseudo mapping [0, UINT64_MAX) or an empty one leaves the address as
+ * an ELF address.
+ */
+static void test_symbolizer_runtime_addresses_through_mappings(void **state)
+{
+	struct symbolizer *s = symbolizer_new(8);
+	struct symbolizer_mapping m, elf, any = { 0, UINT64_MAX, 0 }, none = { 0, 0, 0 };
+	struct sym_frame fr[SYM_FRAMES_MAX];
+	struct target t;
+	char path[4096], libc_path[4096];
+	uint64_t off;
+	int n;
+
+	(void)state;
+	symbolizer_set_symbol_paths(s, (const char *const[]){ "/" }, 1, NULL);
+	target_of((uintptr_t)test_symbolizer_marker, &t);
+	assert_true(maps_line_of((uintptr_t)test_symbolizer_marker + 4, path, sizeof(path), &m));
+	assert_true(symbolizer_mapping_offset(&m, (uintptr_t)test_symbolizer_marker + 4, &off));
+	n = symbolizer_lookup_frames_mapped(
+		s, path, t.build_id, &m, (uintptr_t)test_symbolizer_marker + 4, fr, SYM_FRAMES_MAX);
+	assert_true(n >= 1);
+	assert_string_equal(fr[n - 1].name, "test_symbolizer_marker");
+	/* The agent's form: ELF address in a mapping moved into ELF space; same answer. */
+	elf = (struct symbolizer_mapping){ t.vaddr + 4 - (off - m.offset), 0, m.offset };
+	elf.limit = elf.start + (m.limit - m.start);
+	n = symbolizer_lookup_frames_mapped(s, path, t.build_id, &elf, t.vaddr + 4, fr,
+					    SYM_FRAMES_MAX);
+	assert_true(n >= 1);
+	assert_string_equal(fr[n - 1].name, "test_symbolizer_marker");
+	/* No usable range: the address is an ELF address. */
+	assert_false(symbolizer_mapping_offset(&any, t.vaddr, &off));
+	assert_false(symbolizer_mapping_offset(&none, t.vaddr, &off));
+	n = symbolizer_lookup_frames_mapped(s, path, t.build_id, &any, t.vaddr + 4, fr,
+					    SYM_FRAMES_MAX);
+	assert_true(n >= 1);
+	assert_string_equal(fr[n - 1].name, "test_symbolizer_marker");
+	/* The runtime address read as an ELF address names nothing here (a PIE). */
+	if ((uintptr_t)test_symbolizer_marker != t.vaddr)
+		assert_int_equal(symbolizer_lookup_frames(s, path, t.build_id,
+							  (uintptr_t)test_symbolizer_marker + 4, fr,
+							  SYM_FRAMES_MAX),
+				 -ENOENT);
+	sym_elf_free(t.elf);
+
+	/* libc, at its randomized base: fputs, and the address outside the mapping. */
+	uintptr_t a = (uintptr_t)&fputs + 2;
+	struct target lc;
+
+	target_of(a, &lc);
+	assert_true(maps_line_of(a, libc_path, sizeof(libc_path), &m));
+	n = symbolizer_lookup_frames_mapped(s, libc_path, lc.build_id, &m, a, fr, SYM_FRAMES_MAX);
+	assert_true(n >= 1);
+	assert_non_null(strstr(fr[n - 1].name, "fputs"));
+	sym_elf_free(lc.elf);
+	symbolizer_free(s);
+}
+
 static void test_open_regular_refuses_other_files(void **state)
 {
 	char dir[] = "/tmp/profd-test-open.XXXXXX", fifo[64], file[64];
@@ -374,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_symbolizer_threads_agree_with_direct_lookup),
 		cmocka_unit_test(test_symbolizer_opens_only_allowed_paths),
 		cmocka_unit_test(test_open_regular_refuses_other_files),
+		cmocka_unit_test(test_symbolizer_runtime_addresses_through_mappings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
