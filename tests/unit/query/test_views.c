@@ -557,6 +557,49 @@ static void test_labels_and_values_scoped_by_selector(void **state)
 	store_head_free(h);
 }
 
+/* `limit`: at most that many values, with the total and whether some were left out. */
+static void test_label_values_limit_and_truncated(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	char svc[32];
+
+	(void)state;
+	for (int i = 0; i < 50; i++) {
+		snprintf(svc, sizeof(svc), "svc-%02d", i);
+		qh_init(&p, svc, false);
+		qh_add(&p, "main", 1, T0);
+		qh_head_add(h, &p);
+	}
+	struct qh_args a = { { "name", "service.name", "from", "1700000000000", "to",
+			       "1700000020000", "limit", "10", NULL } };
+	json_t *j = run_ok(h, "label_values", &a);
+	json_t *v = json_object_get(j, "values");
+	assert_int_equal(json_array_size(v), 10);
+	assert_string_equal(json_string_value(json_array_get(v, 0)), "svc-00");
+	assert_string_equal(json_string_value(json_array_get(v, 9)), "svc-09");
+	assert_int_equal(qh_int(j, "total"), 50);
+	assert_int_equal(qh_int(j, "limit"), 10);
+	assert_true(json_is_true(json_object_get(j, "truncated")));
+	json_decref(j);
+	struct qh_args b = { { "name", "service.name", "from", "1700000000000", "to",
+			       "1700000020000", "limit", "50", NULL } };
+	j = run_ok(h, "label_values", &b);
+	assert_int_equal(json_array_size(json_object_get(j, "values")), 50);
+	assert_true(json_is_false(json_object_get(j, "truncated")));
+	json_decref(j);
+	struct qh_args c = { { "from", "1700000000000", "to", "1700000020000", "limit", "1",
+			       NULL } };
+	j = run_ok(h, "labels", &c);
+	assert_int_equal(json_array_size(json_object_get(j, "values")), 1);
+	assert_int_equal(qh_int(j, "total"), 1);
+	assert_true(json_is_false(json_object_get(j, "truncated")));
+	json_decref(j);
+	struct qh_args d = { { "name", "service.name", "limit", "0", NULL } };
+	run_fails(h, "label_values", &d, -EINVAL, "parameter 'limit': expected an integer >= 1");
+	store_head_free(h);
+}
+
 static void test_flamegraph_and_table_parameters(void **state)
 {
 	struct store_head *h = diff_head();
@@ -656,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_diff_z_statistic),
 		cmocka_unit_test(test_flamechart_merges_adjacent_identical_stacks),
 		cmocka_unit_test(test_labels_and_values_scoped_by_selector),
+		cmocka_unit_test(test_label_values_limit_and_truncated),
 		cmocka_unit_test(test_flamegraph_and_table_parameters),
 		cmocka_unit_test(test_bad_parameters_name_the_parameter),
 	};
