@@ -148,3 +148,13 @@ int parse_size_bytes(const char *s, uint64_t *out)
 		}
 	return -EINVAL;
 }
+
+bool parse_build_id_ok(const char *s, size_t n)
+{
+	if (!s || n < PARSE_BUILD_ID_MIN || n > PARSE_BUILD_ID_MAX || n % 2)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (parse_hex_digit((unsigned char)s[i]) < 0)
+			return false;
+	return true;
+}

@@ -37,6 +37,19 @@ static inline int parse_hex_digit(int c)
 	c |= 0x20; /* ASCII lower case; maps no non-letter into 'a'..'f' */
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
+/*
+ * Build IDs as profiles carry them: hex digits (either case), an even
+ * number of them (whole bytes), PARSE_BUILD_ID_MIN..PARSE_BUILD_ID_MAX
+ * digits (1 to 64 bytes; GNU build IDs are 8 to 20, Go's ELF ones 20).
+ */
+#define PARSE_BUILD_ID_MIN 2
+#define PARSE_BUILD_ID_MAX 128
+/**
+ * parse_build_id_ok() - true when the @n bytes at @s are a build ID as
+ * above. Nothing else is ever used to build a path or key a lookup: a
+ * value with '/', '.', NUL or anything but hex digits is refused.
+ */
+bool parse_build_id_ok(const char *s, size_t n);
 /** prof_now_ns() - CLOCK_REALTIME in nanoseconds since the epoch. */
 int64_t prof_now_ns(void);
 

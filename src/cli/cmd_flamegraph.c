@@ -168,8 +168,13 @@ int cmd_flamegraph(int argc, char **argv)
 		fprintf(stderr, ")\n");
 		goto done;
 	}
-	if (symbolize)
+	if (symbolize) {
+		static const char *const everywhere[] = { "/" };
+
+		/* A local tool: the user's own files, the mapping paths the profile names. */
 		sym = symbolizer_new(64);
+		symbolizer_set_symbol_paths(sym, everywhere, 1, NULL);
+	}
 	struct query_stackset_params sp = { .filter = &f, .sym = sym };
 	rc = query_stackset_from_profile(&p, (uint32_t)ti, &sp, &ss, &err);
 	if (rc) {

@@ -33,7 +33,7 @@ static void usage(FILE *f)
 		"usage: profd server [--config FILE] [--listen HOST:PORT] [--data DIR] [--ui DIR]\n"
 		"                    [--otlp-http-listen HOST:PORT] [--grpc-listen HOST:PORT]\n"
 		"                    [--max-body BYTES] [--log-level LEVEL]\n"
-		"                    [--scrape-config FILE] [--self-profile]\n"
+		"                    [--scrape-config FILE] [--self-profile] [--symbol-path DIR]...\n"
 		"\n"
 		"  --config FILE       datasets, tokens, signal control, limits (YAML); without\n"
 		"                      it: one open dataset 'default', loopback addresses only\n"
@@ -49,7 +49,11 @@ static void usage(FILE *f)
 		"  --scrape-config FILE  scrape pprof endpoints / watch files (scrape_configs,\n"
 		"                      watch_configs; also read from --config); health at\n"
 		"                      /api/v1/targets\n"
-		"  --self-profile      profile profd's own CPU into job=\"profd-self\"\n");
+		"  --self-profile      profile profd's own CPU into job=\"profd-self\"\n"
+		"  --symbol-path DIR   also name native frames from this host's files under DIR\n"
+		"                      (the mapping paths the data names, DIR/.build-id/xx/\n"
+		"                      rest.debug); may repeat. Default: none, only uploaded\n"
+		"                      debug info (and DEBUGINFOD_URLS) is used\n");
 }
 
 /*
@@ -99,6 +103,7 @@ int cmd_server(int argc, char **argv)
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "scrape-config", required_argument, NULL, 'S' },
 		{ "self-profile", no_argument, NULL, 'P' },
+		{ "symbol-path", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -108,6 +113,8 @@ int cmd_server(int argc, char **argv)
 	struct server_conf conf;
 	struct symbolizer *sym = NULL;
 	struct sym_debuginfo *di = NULL;
+	const char *symbol_paths[16];
+	size_t nsymbol_paths = 0;
 	struct server *srv = NULL;
 	struct prof_err err;
 	sigset_t sigs;
@@ -128,6 +135,14 @@ int cmd_server(int argc, char **argv)
 			break;
 		case 'P':
 			cfg.self_profile = true;
+			break;
+		case 'Y':
+			if (nsymbol_paths == PROF_ARRAY_SIZE(symbol_paths)) {
+				fprintf(stderr, "profd server: --symbol-path: at most %zu\n",
+					PROF_ARRAY_SIZE(symbol_paths));
+				return 2;
+			}
+			symbol_paths[nsymbol_paths++] = optarg;
 			break;
 		case 'o':
 			cfg.otlp_listen = optarg;
@@ -199,6 +214,20 @@ int cmd_server(int argc, char **argv)
 	cfg.hooks = hooks;
 	cfg.nhooks = PROF_ARRAY_SIZE(hooks);
 	sym = symbolizer_new(64);
+	/*
+	 * Files of this host: only under --symbol-path, and the server's own
+	 * executable and libraries for frames with their build ID (its
+	 * self-profile). The data's mapping paths are nobody's promise.
+	 */
+	prof_err_init(&err);
+	if (symbolizer_set_symbol_paths(sym, symbol_paths, nsymbol_paths, &err)) {
+		fprintf(stderr, "profd server: --symbol-path: %s\n", err.msg);
+		symbolizer_free(sym);
+		server_conf_release(&conf);
+		scrape_config_release(&sc);
+		return 2;
+	}
+	symbolizer_allow_own_objects(sym);
 	/* Debug info by build ID, shared by all datasets: DATA_DIR/debuginfo/. */
 	char di_dir[4096];
 	snprintf(di_dir, sizeof(di_dir), "%s/debuginfo", data_dir);

@@ -325,6 +325,7 @@ static int ot_mapping(struct ot_dec *c, int32_t mi, uint32_t *out)
 			mm.has_inline_frames = ot_bool(a);
 		}
 	}
+	mm.build_id = model_build_id_checked(c->p, mm.build_id);
 	c->map.val[mi] = model_mapping_add(c->p, &mm);
 	c->map.epoch[mi] = c->epoch;
 	*out = c->map.val[mi];

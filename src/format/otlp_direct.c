@@ -1365,6 +1365,7 @@ static bool c_mapping(struct dd *d, int32_t mi, uint32_t *out)
 			mm.has_inline_frames = a_bool(a);
 		}
 	}
+	mm.build_id = model_build_id_checked(d->dict, mm.build_id);
 	m[0] = model_mapping_add(d->dict, &mm);
 	m[1] = d->epoch;
 	*out = m[0];

@@ -247,6 +247,7 @@ static int pp_mappings(struct pp_ctx *c)
 		mm.has_filenames = m->has_filenames;
 		mm.has_line_numbers = m->has_line_numbers;
 		mm.has_inline_frames = m->has_inline_frames;
+		mm.build_id = model_build_id_checked(c->out, mm.build_id);
 		model_mapping_add(c->out, &mm);
 	}
 	return 0;

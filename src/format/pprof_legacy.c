@@ -2033,7 +2033,7 @@ static int lg_emit(struct lg *g, struct model_profile *out)
 		mm.memory_limit = m->limit;
 		mm.file_offset = m->offset;
 		mm.filename = lg_intern(out, g, m->file);
-		mm.build_id = lg_intern(out, g, m->build_id);
+		mm.build_id = model_build_id_checked(out, lg_intern(out, g, m->build_id));
 		model_mapping_add(out, &mm);
 	}
 	/* remapFunctionIDs: functions in order of first use by the locations. */

@@ -4,6 +4,7 @@
  * naming. See profile.h for the invariants.
  */
 #include "base/compat.h"
+#include "base/parse.h"
 #include "model/profile.h"
 
 void model_profile_init(struct model_profile *p)
@@ -56,6 +57,13 @@ uint32_t model_mapping_add(struct model_profile *p, const struct model_mapping *
 {
 	VEC_PUSH(&p->mappings, *m);
 	return (uint32_t)p->mappings.n - 1;
+}
+
+uint32_t model_build_id_checked(const struct model_profile *p, uint32_t id)
+{
+	if (id == 0 || id >= p->strings.n)
+		return 0;
+	return parse_build_id_ok(p->strings.s[id], p->strings.len[id]) ? id : 0;
 }
 
 uint32_t model_function_add(struct model_profile *p, const struct model_function *f)

@@ -162,6 +162,13 @@ static inline uint32_t model_intern_n(struct model_profile *p, const char *s, si
 uint32_t model_sample_type_add(struct model_profile *p, const char *type, const char *unit);
 /** model_mapping_add() - append a mapping; returns its index (>= 1). */
 uint32_t model_mapping_add(struct model_profile *p, const struct model_mapping *m);
+/**
+ * model_build_id_checked() - @id (a string id of @p) when it is "" or a
+ * build ID parse_build_id_ok accepts, else 0 (""). Decoders pass every
+ * mapping's build ID through it: a value such as "../../etc" is dropped
+ * at ingest, so the mapping is kept but never matched to a file by it.
+ */
+uint32_t model_build_id_checked(const struct model_profile *p, uint32_t id);
 /** model_function_add() - append a function; returns its index (>= 1). */
 uint32_t model_function_add(struct model_profile *p, const struct model_function *f);
 /**

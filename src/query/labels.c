@@ -98,6 +98,19 @@ int query_strlist_write_json(const struct query_strlist *l, struct buf *out)
 	return rc ? rc : buf_add(out, "]", 1);
 }
 
+int query_strlist_write_json_limited(const struct query_strlist *l, size_t limit, struct buf *out)
+{
+	struct query_strlist head = { l->v, PROF_MIN(l->n, limit) };
+	int rc = buf_add(out, "{\"values\":", 10);
+
+	if (!rc)
+		rc = query_strlist_write_json(&head, out);
+	if (!rc)
+		rc = buf_addf(out, ",\"total\":%zu,\"limit\":%zu,\"truncated\":%s}", l->n, limit,
+			      l->n > limit ? "true" : "false");
+	return rc;
+}
+
 void query_strlist_release(struct query_strlist *l)
 {
 	if (!l)

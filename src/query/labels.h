@@ -43,6 +43,14 @@ int query_labels_collect(struct store *st, const char *type, const struct store_
 /** query_strlist_write_json() - append ["a","b",...]. 0 or -PROF_ETOOBIG. */
 int query_strlist_write_json(const struct query_strlist *l, struct buf *out);
 
+/**
+ * query_strlist_write_json_limited() - append {"values":[the first @limit
+ * strings],"total":N,"limit":@limit,"truncated":N > @limit}: an answer
+ * whose size is bounded by the caller, saying what it left out.
+ * 0 or -PROF_ETOOBIG.
+ */
+int query_strlist_write_json_limited(const struct query_strlist *l, size_t limit, struct buf *out);
+
 /** query_strlist_release() - NULL is allowed. */
 void query_strlist_release(struct query_strlist *l);
 

@@ -651,17 +651,31 @@ static int view_flamechart(const struct req *r, struct buf *out)
 	return rc;
 }
 
+#define QUERY_LABELS_MAX_LIMIT 1000000 /* values one answer may list */
+
+/*
+ * Label names or values: a JSON array of all of them, or with `limit` an
+ * object with at most that many and whether some were left out
+ * (query_strlist_write_json_limited).
+ */
 static int view_labels(const struct req *r, const char *name, struct buf *out)
 {
 	struct selection s;
 	struct query_strlist l = { 0 };
+	bool limited = arg(r, "limit") != NULL;
+	uint64_t limit = 0;
 	int rc;
 
+	rc = get_u64(r, "limit", 0, 1, QUERY_LABELS_MAX_LIMIT, &limit);
+	if (rc)
+		return rc;
 	rc = get_selection(r, "query", "type", "from", "to", NULL, NULL, NULL, NULL, false, &s);
 	if (!rc)
 		rc = query_labels_collect(r->env->store, s.type, s.sel.m, s.sel.n, s.from_ns,
 					  s.to_ns, name, &l);
-	if (!rc)
+	if (!rc && limited)
+		rc = query_strlist_write_json_limited(&l, (size_t)limit, out);
+	else if (!rc)
 		rc = query_strlist_write_json(&l, out);
 	query_strlist_release(&l);
 	selection_release(&s);
@@ -811,8 +825,8 @@ static const struct view_params {
 	  { "mode", "max_nodes", "min_share", "z", "max_stacks", "a_query", "a_type", "a_from",
 	    "a_to", "b_query", "b_type", "b_from", "b_to" } },
 	{ "flamechart", true, { "group_by", "interval", "max_spans" } },
-	{ "labels", false, { 0 } },
-	{ "label_values", false, { 0 } },
+	{ "labels", false, { "limit" } },
+	{ "label_values", false, { "limit" } },
 	{ "export_pprof", true, { 0 } },
 	{ "export_folded", true, { 0 } },
 	{ "export_svg", true, { "max_nodes", "invert", "title" } },

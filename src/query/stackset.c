@@ -7,8 +7,10 @@
  *       bucket): a dense array indexed by stack id when there is neither
  *       group_by nor step (the flame graph / table / diff path), else a
  *       hash of entries. Group ids are found once per series (memo).
- *       Gauge types with a step get a first pass counting each series'
- *       snapshots per bucket, so each row can be weighted by 1/nsnap;
+ *       Gauge types get a first pass counting each series' snapshots
+ *       per bucket (the whole range without a step), so each row can be
+ *       weighted by 1/nsnap, and their entries' values are then those
+ *       means (gauge_means): every view shows the mean snapshot;
  *   (2) close the set of touched store stacks under "parent of" and sort
  *       it by id: parents come first (store invariant parent < id);
  *   (3) translate each store stack node to a trie node: its location's
@@ -40,6 +42,7 @@
 #include "query/stackset.h"
 #include "query/units.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <xxhash.h>
 
@@ -525,8 +528,9 @@ static uint32_t xlator_location(struct xlator *x, uint32_t loc)
 		if (!x->symbuf)
 			x->symbuf = xcalloc(SYM_FRAMES_MAX, sizeof(*x->symbuf));
 		x->used_sym = true;
-		int nf = symbolizer_lookup_frames(x->sym, path, bid, l->address, x->symbuf,
-						  SYM_FRAMES_MAX);
+		struct symbolizer_mapping sm = { m->memory_start, m->memory_limit, m->file_offset };
+		int nf = symbolizer_lookup_frames_mapped(x->sym, path, bid, &sm, l->address,
+							 x->symbuf, SYM_FRAMES_MAX);
 		if (nf > 0) {
 			/* Innermost first from the symbolizer; the trie wants outer first. */
 			VEC_PUSH(&x->frames, (uint32_t)nf);
@@ -1118,7 +1122,7 @@ static bool xc_location_key(struct xc_memo *m, const struct model_profile *d, ui
 	uint32_t ftype = l->frame_type ? trie_name(model_str(d, l->frame_type),
 						   d->strings.len[l->frame_type])
 				       : 0;
-	VEC_RESERVE(&m->key, 6 + 4 * (size_t)l->nlines);
+	VEC_RESERVE(&m->key, 9 + 4 * (size_t)l->nlines);
 	uint32_t *k = m->key.v;
 	size_t n = 0;
 	k[n++] = path;
@@ -1126,8 +1130,24 @@ static bool xc_location_key(struct xc_memo *m, const struct model_profile *d, ui
 	k[n++] = ftype;
 	k[n++] = l->nlines;
 	if (!l->nlines) {
+		/* Where the mapping was loaded decides the file offset it is symbolized at. */
+		struct symbolizer_mapping sm = { 0 };
+		uint64_t off, delta = 0;
+		bool mapped = false;
+
+		if (l->mapping) {
+			const struct model_mapping *mp = &d->mappings.v[l->mapping];
+
+			sm = (struct symbolizer_mapping){ mp->memory_start, mp->memory_limit,
+							  mp->file_offset };
+			mapped = symbolizer_mapping_offset(&sm, l->address, &off);
+			delta = mapped ? sm.start - sm.offset : 0;
+		}
 		k[n++] = (uint32_t)l->address;
 		k[n++] = (uint32_t)(l->address >> 32);
+		k[n++] = mapped;
+		k[n++] = (uint32_t)delta;
+		k[n++] = (uint32_t)(delta >> 32);
 	}
 	for (uint32_t j = 0; j < l->nlines; j++) {
 		const struct model_line *ln = &d->lines.v[l->line_off + j];
@@ -2548,12 +2568,36 @@ static int source_end(void *arg, const struct store_source *src)
 	return rc;
 }
 
-/* Can this query use the translation cache? (per-stack totals, names not frame-filtered) */
+/*
+ * Can this query use the translation cache? (per-stack totals, names not
+ * frame-filtered; not a gauge, whose rows are weighted per series)
+ */
 static bool cacheable(const struct query_stackset_params *p)
 {
 	const struct query_filter *f = p->filter;
 
-	return !p->ngroup_by && !p->step_ns && !p->keep_samples && !(f && (f->frame_re || f->hide));
+	return !p->ngroup_by && !p->step_ns && !p->keep_samples &&
+	       !(f && (f->frame_re || f->hide)) && query_type_is_cumulative(p->type);
+}
+
+/*
+ * A gauge set's values become its means: each entry's value the rounded
+ * sum over its series of value / snapshots (@gauge), so the flame graph,
+ * table, sandwich, diff and exports show the average snapshot over the
+ * range (per step for the series view, which reads @gauge), not the sum
+ * of every snapshot in it. Kept samples (the flame chart) stay as taken.
+ */
+static void gauge_means(struct query_stackset *ss)
+{
+	if (ss->cumulative)
+		return;
+	ss->total = 0;
+	for (size_t i = 0; i < ss->entries.n; i++) {
+		struct query_ss_entry *e = &ss->entries.v[i];
+
+		e->value = (int64_t)llround(e->gauge);
+		ss->total = prof_add_sat(ss->total, e->value);
+	}
 }
 
 /*
@@ -2574,7 +2618,8 @@ static int collect_scan(struct store *st, const struct query_stackset_params *p,
 	c->side = side;
 	c->filtering = !c->cached && query_filter_has_stack(p->filter);
 	c->max_samples = p->max_samples ? p->max_samples : QUERY_SS_MAX_SAMPLES;
-	c->gauge = !ss->cumulative && p->step_ns > 0;
+	/* Gauges weigh each row by 1/snapshots of its series (per step, or the whole range). */
+	c->gauge = !ss->cumulative && !p->keep_samples;
 
 	if (c->gauge) {
 		v.source_begin = snaps_begin;
@@ -2583,7 +2628,7 @@ static int collect_scan(struct store *st, const struct query_stackset_params *p,
 		snaps_finish(&c->snaps);
 	}
 	/* No group_by, no step, no samples: the store sums per stack (fast path). */
-	bool totals = !ss->ngroup_by && !p->step_ns && !p->keep_samples;
+	bool totals = !ss->ngroup_by && !p->step_ns && !p->keep_samples && !c->gauge;
 	v.source_begin = source_begin;
 	v.series = scan_series;
 	v.rows = totals ? NULL : scan_rows;
@@ -2694,6 +2739,8 @@ static int collect(struct store *st, const struct query_stackset_params *p,
 		rc = too_many_samples(c.max_samples, err);
 	else if (c.over_entries || rc == -PROF_ETOOBIG)
 		rc = too_many_entries(ss, err);
+	if (!rc && c.gauge)
+		gauge_means(ss);
 	collector_release(&c);
 	return rc;
 }
@@ -2811,7 +2858,7 @@ int query_stackset_from_profile(const struct model_profile *prof, uint32_t sampl
 	rc = setup(ss, type, &q, err);
 	if (rc)
 		return rc;
-	bool gauge = !ss->cumulative && ss->nbuckets > 1;
+	bool gauge = !ss->cumulative && !p->keep_samples;
 	size_t max_samples = p->max_samples ? p->max_samples : QUERY_SS_MAX_SAMPLES;
 
 	if (gauge) {
@@ -2890,6 +2937,8 @@ int query_stackset_from_profile(const struct model_profile *prof, uint32_t sampl
 	}
 	if (rc == -PROF_ETOOBIG && !over_samples)
 		rc = too_many_entries(ss, err);
+	if (!rc && gauge)
+		gauge_means(ss);
 	if (!rc && ss->samples.n > 1)
 		qsort(ss->samples.v, ss->samples.n, sizeof(*ss->samples.v), cmp_sample);
 	xlator_release(&x);

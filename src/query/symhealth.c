@@ -106,10 +106,13 @@ static uint32_t sh_classify(struct sh *h, const struct model_profile *d, uint32_
 		return SH_PRODUCER | r << 22;
 	b = sh_binary(h, path, bid);
 	cls = SH_UNRESOLVED;
-	if (h->p->sym && path[0] != '[' && (path[0] || bid[0]) &&
-	    symbolizer_lookup_frames(h->p->sym, path, bid, l->address, h->frames, SYM_FRAMES_MAX) >
-		    0)
-		cls = SH_RESOLVED;
+	if (h->p->sym && path[0] != '[' && (path[0] || bid[0])) {
+		struct symbolizer_mapping sm = { m->memory_start, m->memory_limit, m->file_offset };
+
+		if (symbolizer_lookup_frames_mapped(h->p->sym, path, bid, &sm, l->address,
+						    h->frames, SYM_FRAMES_MAX) > 0)
+			cls = SH_RESOLVED;
+	}
 	return cls | b << 2 | r << 22;
 }
 

@@ -18,6 +18,7 @@
 #include "base/mem.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf.h"
+#include "symbolize/elf.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -226,14 +227,15 @@ int sym_dwarf_open(const char *path, struct sym_dwarf **out, struct prof_err *er
 {
 	struct sym_dwarf *d;
 	unsigned char ident[SELFMAG];
+	uint64_t size;
 	int fd;
 
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return prof_err_set(err, -PROF_EUNSUPPORTED, -1, "libelf version mismatch");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = sym_open_regular(path, SYM_ELF_MAX_FILE, &size, err);
 	if (fd < 0)
-		return prof_err_set(err, -errno, -1, "%s: %s", path, strerror(errno));
+		return fd;
 	if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident) ||
 	    memcmp(ident, ELFMAG, SELFMAG) != 0) {
 		close(fd);

@@ -19,7 +19,12 @@
  * (st_shndx != SHN_UNDEF) and named, from .symtab, or from .dynsym when the
  * file is stripped. They are sorted by address; of several symbols at one
  * address (aliases) the one with a size, then the global one (exported
- * before hidden), then the weak one, wins.
+ * before hidden), then the weak one, wins. Each covers [start, end): a
+ * symbol with a size its size; one without (hand-written assembly such as
+ * _init and _fini) up to the next symbol and never past the end of its
+ * section, and only its own address when neither bound is known (an
+ * absolute symbol last in the table). So no address past the last function of a
+ * section is named after it.
  *
  * Sources: ELF gABI (program headers, notes, symbol table), the GNU build
  * ID note (NT_GNU_BUILD_ID, owner "GNU"), elfutils libelf/gelf.h.
@@ -54,6 +59,8 @@ struct sym_elf_segment {
 
 struct sym_elf_symbol {
 	uint64_t start, size;
+	uint64_t end;	   /* covers [start, end), see the head comment */
+	uint32_t shndx;	   /* its section, 0 when not known (SHN_ABS, SHN_XINDEX...) */
 	uint32_t name;	   /* offset into names */
 	uint8_t bind_rank; /* 0 global, 1 weak, 2 hidden global, 3 local: lower wins among aliases */
 };
@@ -285,6 +292,7 @@ static int sym_elf_read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
 			continue;
 		s.start = sym.st_value;
 		s.size = sym.st_size;
+		s.shndx = sym.st_shndx < SHN_LORESERVE ? sym.st_shndx : 0;
 		if (s.start + s.size < s.start)
 			s.size = UINT64_MAX - s.start;
 		/* Exported names first: libc's __GI_* aliases are hidden globals. */
@@ -313,6 +321,47 @@ static int sym_elf_cmp(const void *pa, const void *pb)
 	if (a->size != b->size)
 		return a->size > b->size ? -1 : 1;
 	return a->name < b->name ? -1 : a->name > b->name; /* stable: file order */
+}
+
+/* End of section @shndx's addresses when it holds @addr (SHF_ALLOC), else 0. */
+static uint64_t sym_elf_section_end(Elf *elf, uint32_t shndx, uint64_t addr)
+{
+	Elf_Scn *scn = shndx ? elf_getscn(elf, shndx) : NULL;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+		return 0;
+	if (addr < sh.sh_addr || addr - sh.sh_addr >= sh.sh_size)
+		return 0;
+	return sh.sh_addr + sh.sh_size;
+}
+
+/* Every symbol's end (after sorting and dropping aliases); see the head comment. */
+static void sym_elf_symbol_ends(Elf *elf, struct sym_elf *e)
+{
+	uint32_t last_shndx = UINT32_MAX;
+	uint64_t last_end = 0;
+
+	for (size_t i = 0; i < e->syms.n; i++) {
+		struct sym_elf_symbol *s = &e->syms.v[i];
+		uint64_t next = i + 1 < e->syms.n ? e->syms.v[i + 1].start : 0;
+		uint64_t sect;
+
+		if (s->size) {
+			s->end = s->start + s->size;
+			continue;
+		}
+		/* Symbols of one section come in runs: look its bounds up once per run. */
+		if (s->shndx != last_shndx || s->start >= last_end) {
+			last_shndx = s->shndx;
+			last_end = sym_elf_section_end(elf, s->shndx, s->start);
+		}
+		sect = last_end;
+		if (next && sect)
+			s->end = PROF_MIN(next, sect);
+		else
+			s->end = next ? next : sect ? sect : s->start + 1;
+	}
 }
 
 static int sym_elf_read_symbols(Elf *elf, struct sym_elf *e, struct prof_err *err)
@@ -350,6 +399,7 @@ static int sym_elf_read_symbols(Elf *elf, struct sym_elf *e, struct prof_err *er
 		e->syms.v[w++] = e->syms.v[r];
 	}
 	e->syms.n = w;
+	sym_elf_symbol_ends(elf, e);
 	return 0;
 }
 
@@ -587,25 +637,46 @@ fail:
 	return rc;
 }
 
+int sym_open_regular(const char *path, uint64_t max_size, uint64_t *size, struct prof_err *err)
+{
+	struct stat st, fst;
+	int fd;
+
+	/* Look before opening: a device is never opened (that alone can act), a FIFO never waited on. */
+	if (stat(path, &st) != 0)
+		return prof_err_set(err, -errno, -1, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return prof_err_set(err, -PROF_EFORMAT, -1, "%s: not a regular file", path);
+	if ((uint64_t)st.st_size > max_size)
+		return prof_err_set(err, -PROF_ETOOBIG, -1,
+				    "%s: %" PRIu64 " bytes, more than the %" PRIu64 " read", path,
+				    (uint64_t)st.st_size, max_size);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return prof_err_set(err, -errno, -1, "%s: %s", path, strerror(errno));
+	/* And after: the path may have been replaced in between. */
+	if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
+	    fst.st_ino != st.st_ino || (uint64_t)fst.st_size > max_size) {
+		close(fd);
+		return prof_err_set(err, -PROF_EFORMAT, -1, "%s: not a regular file", path);
+	}
+	*size = (uint64_t)fst.st_size;
+	return fd;
+}
+
 /* Common opening: libelf ready, regular file, ELF magic. Returns fd or <0; *@size set. */
 static int sym_elf_open_fd(const char *path, uint64_t *size, struct prof_err *err)
 {
 	unsigned char ident[SELFMAG];
-	struct stat st;
 	ssize_t n;
 	int fd;
 
 	pthread_once(&sym_elf_once, sym_elf_lib_init);
 	if (!sym_elf_lib_ok)
 		return prof_err_set(err, -PROF_EUNSUPPORTED, -1, "libelf version mismatch");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = sym_open_regular(path, SYM_ELF_MAX_FILE, size, err);
 	if (fd < 0)
-		return prof_err_set(err, -errno, -1, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return prof_err_set(err, -PROF_EFORMAT, -1, "%s: not a regular file", path);
-	}
-	*size = (uint64_t)st.st_size;
+		return fd;
 	n = pread(fd, ident, sizeof(ident), 0);
 	if (n != (ssize_t)sizeof(ident) || memcmp(ident, ELFMAG, SELFMAG) != 0) {
 		close(fd);
@@ -717,6 +788,14 @@ int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vad
 	return -ENOENT;
 }
 
+bool sym_elf_maps_offsets(const struct sym_elf *e)
+{
+	for (size_t i = 0; i < e->segs.n; i++)
+		if (e->segs.v[i].exec && e->segs.v[i].filesz)
+			return true;
+	return false;
+}
+
 const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *start)
 {
 	size_t lo = 0, hi = e->syms.n;
@@ -733,8 +812,8 @@ const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *st
 	for (size_t i = lo, walked = 0; i > 0 && walked < SYM_ELF_ALIAS_WALK; i--, walked++) {
 		const struct sym_elf_symbol *s = &e->syms.v[i - 1];
 
-		/* The nearest preceding symbol of unknown size covers up to the next one. */
-		if ((s->size == 0 && i == lo) || vaddr - s->start < s->size) {
+		/* A sized symbol its size; a sizeless one to the next symbol or its section's end. */
+		if (vaddr < s->end) {
 			if (start)
 				*start = s->start;
 			return e->names.v + s->name;

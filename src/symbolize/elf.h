@@ -39,6 +39,20 @@ int sym_elf_open(const char *path, struct sym_elf **out, struct prof_err *err);
  */
 int sym_elf_open_mem(const void *data, size_t n, struct sym_elf **out, struct prof_err *err);
 
+/* Largest file opened for symbols (a debuginfo upload is capped at 4 GiB). */
+#define SYM_ELF_MAX_FILE ((uint64_t)8 << 30)
+
+/**
+ * sym_open_regular() - open @path read-only if it is a regular file of
+ * at most @max_size bytes: stat() first, so a device or directory is
+ * never opened and a FIFO never waited on, then open with O_NONBLOCK and
+ * fstat() to see that it is still that regular file. Returns the fd
+ * (close-on-exec; the caller closes it) with *@size set, or -errno,
+ * -PROF_EFORMAT (not a regular file) or -PROF_ETOOBIG, with @err naming
+ * @path. Thread-safe.
+ */
+int sym_open_regular(const char *path, uint64_t max_size, uint64_t *size, struct prof_err *err);
+
 /** sym_elf_free() - release @e; NULL is allowed. */
 void sym_elf_free(struct sym_elf *e);
 
@@ -91,9 +105,19 @@ const char *sym_elf_build_id(const struct sym_elf *e);
 int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vaddr);
 
 /**
+ * sym_elf_maps_offsets() - true when an executable PT_LOAD segment has
+ * file bytes (p_filesz > 0), so sym_elf_offset_to_vaddr can place code;
+ * false for a separate debug file made by objcopy --only-keep-debug,
+ * whose code segments keep their addresses but not their file offsets.
+ */
+bool sym_elf_maps_offsets(const struct sym_elf *e);
+
+/**
  * sym_elf_lookup() - name of the function symbol containing @vaddr (its
- * [st_value, st_value + st_size), or the nearest preceding symbol of
- * size 0), from .symtab, else .dynsym. NULL when none covers it. The
+ * [st_value, st_value + st_size); a symbol of size 0 covers up to the
+ * next symbol and never past the end of its section, or only its own
+ * address when neither is known), from .symtab, else .dynsym. NULL when none covers
+ * it: an address past a section's last function stays unnamed. The
  * name is lent until sym_elf_free; *@start (optional) receives the symbol
  * address.
  */

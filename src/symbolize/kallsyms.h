@@ -12,13 +12,20 @@
 
 struct sym_kallsyms;
 
-/** sym_kallsyms_load() - parse @path (normally "/proc/kallsyms"); caller frees. */
+/**
+ * sym_kallsyms_load() - parse @path (normally "/proc/kallsyms"), and the
+ * module ranges from "modules" in the same directory when it is there
+ * (/proc/modules); caller frees.
+ */
 int sym_kallsyms_load(const char *path, struct sym_kallsyms **out, struct prof_err *err);
 void sym_kallsyms_free(struct sym_kallsyms *k);
 /**
- * sym_kallsyms_lookup() - name of the kernel symbol at or before @addr,
- * NULL if @addr is below the first symbol or addresses are hidden
- * (kptr_restrict gives all zeros). Lent until free.
+ * sym_kallsyms_lookup() - name of the kernel symbol covering @addr: the
+ * last one at or before it, if @addr is before the next symbol, before
+ * _etext for the kernel image's text, and inside its module's range when
+ * the "modules" file beside @path (/proc/modules) gives it (kallsyms.c).
+ * NULL if no symbol covers @addr or addresses are hidden (kptr_restrict
+ * gives all zeros). Lent until free.
  */
 const char *sym_kallsyms_lookup(const struct sym_kallsyms *k, uint64_t addr);
 size_t sym_kallsyms_count(const struct sym_kallsyms *k);

@@ -52,9 +52,13 @@
 #include "symbolize/gopclntab.h"
 #include "symbolize/symbolizer.h"
 
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #define SYMBOLIZER_RETRY_NS  (30 * 1000000000LL) /* re-try a missing file after 30 s */
@@ -98,6 +102,8 @@ struct symbolizer {
 	struct sym_debuginfo *store;
 	struct sym_debuginfod *dfd; /* debuginfod fetcher, or NULL */
 	char *debug_root;
+	VEC(char *) roots; /* canonical directories whose files may be opened */
+	VEC(char *) own;   /* canonical files of this process, used with a matching build ID */
 
 	struct strtab strs;
 	struct symbolizer_memo *memo;
@@ -108,6 +114,7 @@ struct symbolizer {
 	/* The memo key of the last (path, build ID) asked: callers ask runs of one binary. */
 	char *last_path, *last_bid;
 	uint32_t last_key; /* UINT32_MAX = none */
+	bool last_off;	   /* ... for file-offset addresses */
 
 	struct symbolizer_stats stats;
 };
@@ -171,6 +178,12 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->last_path);
 	free(s->last_bid);
 	free(s->debug_root);
+	for (size_t i = 0; i < s->roots.n; i++)
+		free(s->roots.v[i]);
+	VEC_FREE(&s->roots);
+	for (size_t i = 0; i < s->own.n; i++)
+		free(s->own.v[i]);
+	VEC_FREE(&s->own);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -202,6 +215,101 @@ void symbolizer_set_debug_root(struct symbolizer *s, const char *dir)
 	symbolizer_files_clear(s);
 	symbolizer_memo_clear(s);
 	pthread_mutex_unlock(&s->lock);
+}
+
+int symbolizer_set_symbol_paths(struct symbolizer *s, const char *const *dirs, size_t n,
+				struct prof_err *err)
+{
+	VEC(char *) roots = { 0 };
+	char canon[PATH_MAX];
+	struct stat st;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!dirs[i] || dirs[i][0] != '/')
+			rc = prof_err_set(err, -EINVAL, -1,
+					  "symbol path '%s' is not an absolute directory",
+					  dirs[i] ? dirs[i] : "");
+		else if (!realpath(dirs[i], canon) || stat(canon, &st) != 0)
+			rc = prof_err_set(err, -errno, -1, "symbol path %s: %s", dirs[i],
+					  strerror(errno));
+		else if (!S_ISDIR(st.st_mode))
+			rc = prof_err_set(err, -ENOTDIR, -1, "symbol path %s is not a directory",
+					  dirs[i]);
+		else
+			VEC_PUSH(&roots, xstrdup(canon));
+	}
+	if (rc) {
+		for (size_t i = 0; i < roots.n; i++)
+			free(roots.v[i]);
+		VEC_FREE(&roots);
+		return rc;
+	}
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->roots.n; i++)
+		free(s->roots.v[i]);
+	VEC_FREE(&s->roots);
+	s->roots.v = roots.v;
+	s->roots.n = roots.n;
+	s->roots.cap = roots.cap;
+	symbolizer_files_clear(s);
+	symbolizer_memo_clear(s);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static int symbolizer_own_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct symbolizer *s = arg;
+	char canon[PATH_MAX];
+	const char *name = info->dlpi_name;
+
+	(void)size;
+	/* The executable itself comes with an empty name. */
+	if (!name || !name[0])
+		name = "/proc/self/exe";
+	if (realpath(name, canon))
+		VEC_PUSH(&s->own, xstrdup(canon));
+	return 0;
+}
+
+void symbolizer_allow_own_objects(struct symbolizer *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!s->own.n)
+		dl_iterate_phdr(symbolizer_own_cb, s);
+	symbolizer_files_clear(s);
+	symbolizer_memo_clear(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * May the symbolizer open local file @path (a mapping's path from the
+ * data, or a debug file candidate)? Only an absolute path whose
+ * canonical form (symlinks and "..", resolved) lies inside a symbol path,
+ * or is one of this process's own files when @build_id is set (the file
+ * must then carry it). The canonical path goes to @canon (PATH_MAX
+ * bytes), to be opened instead of @path. Lock held.
+ */
+static bool symbolizer_local_ok(struct symbolizer *s, const char *path, const char *build_id,
+				char *canon)
+{
+	if (path[0] != '/' || (!s->roots.n && !(build_id[0] && s->own.n)))
+		return false;
+	if (!realpath(path, canon))
+		return false;
+	for (size_t i = 0; i < s->roots.n; i++) {
+		const char *r = s->roots.v[i];
+		size_t n = strlen(r);
+
+		if (!strcmp(r, "/") ||
+		    (!strncmp(canon, r, n) && (canon[n] == '/' || canon[n] == '\0')))
+			return true;
+	}
+	for (size_t i = 0; build_id[0] && i < s->own.n; i++)
+		if (!strcmp(canon, s->own.v[i]))
+			return true;
+	return false;
 }
 
 static void symbolizer_lower(const char *in, char *out, size_t outsz)
@@ -328,22 +436,26 @@ static void symbolizer_memo_frame(const struct symbolizer *s, const struct symbo
 	out->file[cf] = '\0';
 }
 
-/* Memo key string for this request: the build ID, else "path:<path>". */
+/*
+ * Memo key string for this request: the build ID, else "path:<path>";
+ * for addresses that are file offsets (@off) "o:" before either.
+ */
 static uint32_t symbolizer_memo_key_slow(struct symbolizer *s, const char *path,
-					 const char *build_id, bool add)
+					 const char *build_id, bool off, bool add)
 {
 	char stackbuf[512];
 	char *k = stackbuf;
 	size_t n;
 	uint32_t id;
 
-	if (build_id[0]) /* already lowercase */
+	if (build_id[0] && !off) /* already lowercase */
 		return add ? strtab_intern_cstr(&s->strs, build_id)
 			   : strtab_find(&s->strs, build_id, strlen(build_id));
-	n = strlen(path) + 5;
+	n = (build_id[0] ? strlen(build_id) : strlen(path) + 5) + (off ? 2 : 0);
 	if (n + 1 > sizeof(stackbuf))
 		k = xmalloc(n + 1);
-	snprintf(k, n + 1, "path:%s", path);
+	snprintf(k, n + 1, "%s%s%s", off ? "o:" : "",
+		 build_id[0] ? "" : "path:", build_id[0] ? build_id : path);
 	id = add ? strtab_intern(&s->strs, k, n) : strtab_find(&s->strs, k, n);
 	if (k != stackbuf)
 		free(k);
@@ -352,15 +464,16 @@ static uint32_t symbolizer_memo_key_slow(struct symbolizer *s, const char *path,
 
 /* The memo key, remembering the last one asked (cleared with the memo). */
 static uint32_t symbolizer_memo_key(struct symbolizer *s, const char *path, const char *build_id,
-				    bool add)
+				    bool off, bool add)
 {
 	uint32_t id;
 
-	if (s->last_key != UINT32_MAX && !strcmp(s->last_bid, build_id) &&
+	if (s->last_key != UINT32_MAX && s->last_off == off && !strcmp(s->last_bid, build_id) &&
 	    (build_id[0] || !strcmp(s->last_path, path)))
 		return s->last_key;
-	id = symbolizer_memo_key_slow(s, path, build_id, add);
+	id = symbolizer_memo_key_slow(s, path, build_id, off, add);
 	if (id != UINT32_MAX) {
+		s->last_off = off;
 		free(s->last_path);
 		free(s->last_bid);
 		s->last_path = xstrdup(path);
@@ -411,7 +524,7 @@ static void symbolizer_find_debug(struct symbolizer *s, struct symbolizer_file *
 				  const char *bin_path, const char *id, char *dbg_path,
 				  size_t dbg_pathsz)
 {
-	char cand[4][4096];
+	char cand[4][PATH_MAX];
 	size_t ncand = 0;
 	const char *link = f->bin ? sym_elf_info(f->bin)->debuglink : NULL;
 	const char *slash = strrchr(bin_path, '/');
@@ -430,14 +543,22 @@ static void symbolizer_find_debug(struct symbolizer *s, struct symbolizer_file *
 	for (size_t i = 0; i < ncand && !f->dbg; i++) {
 		struct sym_elf *e;
 
-		if (!strcmp(cand[i], bin_path) || !(e = symbolizer_open_elf(cand[i])))
+		char canon[PATH_MAX];
+
+		if (!strcmp(cand[i], bin_path))
+			continue;
+		if (!symbolizer_local_ok(s, cand[i], "", canon)) {
+			s->stats.refused++;
+			continue;
+		}
+		if (!strcmp(canon, bin_path) || !(e = symbolizer_open_elf(canon)))
 			continue;
 		/* Use it only when it is this build's: by build ID, or both lack one. */
 		if (id[0] ? strcmp(sym_elf_build_id(e), id) != 0 : sym_elf_build_id(e)[0] != '\0') {
 			sym_elf_free(e);
 			continue;
 		}
-		if ((size_t)snprintf(dbg_path, dbg_pathsz, "%s", cand[i]) >= dbg_pathsz) {
+		if ((size_t)snprintf(dbg_path, dbg_pathsz, "%s", canon) >= dbg_pathsz) {
 			sym_elf_free(e);
 			continue;
 		}
@@ -449,7 +570,7 @@ static void symbolizer_find_debug(struct symbolizer *s, struct symbolizer_file *
 /* Open what (f->path, f->build_id) refers to; sets f->state and the indexes. */
 static void symbolizer_file_load(struct symbolizer *s, struct symbolizer_file *f)
 {
-	char bin_path[4096] = "", dbg_path[4096] = "", p[4096];
+	char bin_path[PATH_MAX] = "", dbg_path[PATH_MAX] = "", p[PATH_MAX];
 	const char *id = f->build_id;
 	bool mismatch = false;
 	struct prof_err err;
@@ -467,15 +588,17 @@ static void symbolizer_file_load(struct symbolizer *s, struct symbolizer_file *f
 			s->stats.store_hits++;
 		}
 	}
-	if (!f->bin && f->path[0]) {
-		struct sym_elf *e = symbolizer_open_elf(f->path);
+	if (!f->bin && f->path[0] && !symbolizer_local_ok(s, f->path, id, p))
+		s->stats.refused++;
+	else if (!f->bin && f->path[0]) {
+		struct sym_elf *e = symbolizer_open_elf(p);
 
 		if (e && id[0] && strcmp(sym_elf_build_id(e), id) != 0) {
 			sym_elf_free(e);
 			mismatch = true;
 		} else if (e) {
 			f->bin = e;
-			snprintf(bin_path, sizeof(bin_path), "%s", f->path);
+			snprintf(bin_path, sizeof(bin_path), "%s", p);
 		}
 	}
 	const char *want = id[0] ? id : (f->bin ? sym_elf_build_id(f->bin) : "");
@@ -613,30 +736,73 @@ static size_t symbolizer_file_frames(struct symbolizer_file *f, uint64_t vaddr,
  * memoizing a miss; NULL when no usable file exists. Lock held; the
  * entry is valid until the lock is dropped.
  */
+/*
+ * The ELF virtual address of file offset @off in @f's binary, through its
+ * PT_LOAD segments (else a separate debug file's, when they keep file
+ * offsets, as eu-strip's do and objcopy's do not): 1 and *@vaddr set, 0
+ * when no segment holds @off (nothing there), -1 when no file tells.
+ */
+static int symbolizer_file_vaddr(const struct symbolizer_file *f, uint64_t off, uint64_t *vaddr)
+{
+	const struct sym_elf *e = f->bin && sym_elf_maps_offsets(f->bin)   ? f->bin
+				  : f->dbg && sym_elf_maps_offsets(f->dbg) ? f->dbg
+									   : NULL;
+
+	if (!e)
+		return -1;
+	return sym_elf_offset_to_vaddr(e, off, vaddr) == 0 ? 1 : 0;
+}
+
+bool symbolizer_mapping_offset(const struct symbolizer_mapping *m, uint64_t addr, uint64_t *off)
+{
+	if (!m || m->start >= m->limit || (m->start == 0 && m->limit == UINT64_MAX))
+		return false;
+	if (addr < m->start || addr >= m->limit || addr - m->start > UINT64_MAX - m->offset)
+		return false;
+	*off = addr - m->start + m->offset;
+	return true;
+}
+
 static const struct symbolizer_memo *symbolizer_resolve(struct symbolizer *s, const char *path,
-							const char *build_id, uint64_t vaddr)
+							const char *build_id,
+							const struct symbolizer_mapping *map,
+							uint64_t addr)
 {
 	struct symbolizer_memo *m;
 	struct symbolizer_file *f;
+	uint64_t off = 0, vaddr = addr;
+	bool om = symbolizer_mapping_offset(map, addr, &off);
+	uint64_t at = om ? off : addr; /* the memo's address: file offset or ELF vaddr */
 	uint32_t key;
 	size_t n, need;
 
 	s->stats.lookups++;
-	key = symbolizer_memo_key(s, path, build_id, false);
-	if (key != UINT32_MAX && (m = symbolizer_memo_find(s, key, vaddr)) != NULL) {
+	key = symbolizer_memo_key(s, path, build_id, om, false);
+	if (key != UINT32_MAX && (m = symbolizer_memo_find(s, key, at)) != NULL) {
 		s->stats.memo_hits++;
 		return m;
 	}
 	f = symbolizer_file_get(s, path, build_id);
 	if (f->state != SYM_FILE_OK)
 		return NULL;
-	n = symbolizer_file_frames(f, vaddr, s->scratch, SYM_FRAMES_MAX);
+	if (om) {
+		int t = symbolizer_file_vaddr(f, off, &vaddr);
+
+		/* No file maps offsets (only objcopy's debug file): take @addr as a vaddr. */
+		if (t < 0) {
+			s->stats.lookups--;
+			return symbolizer_resolve(s, path, build_id, NULL, addr);
+		}
+		n = t ? symbolizer_file_frames(f, vaddr, s->scratch, SYM_FRAMES_MAX) : 0;
+	} else {
+		n = symbolizer_file_frames(f, vaddr, s->scratch, SYM_FRAMES_MAX);
+	}
 	need = n > 1 ? (n - 1) * SYMBOLIZER_FRAME_REC : 0;
 	if (s->memo_n >= SYMBOLIZER_MEMO_MAX || s->blob.n + need > SYMBOLIZER_BLOB_MAX ||
 	    s->str_bytes > SYMBOLIZER_STRS_MAX)
 		symbolizer_memo_clear(s);
-	key = symbolizer_memo_key(s, path, build_id, true);
-	m = symbolizer_memo_insert(s, key, vaddr);
+	key = symbolizer_memo_key(s, path, build_id, om, true);
+	m = symbolizer_memo_insert(s, key, at);
 	if (n == 0)
 		return m;
 	m->n = (uint8_t)n;
@@ -670,6 +836,9 @@ static int symbolizer_args(struct symbolizer *s, const char *path, const char *b
 {
 	if (!s || !path)
 		return -EINVAL;
+	/* A build ID names files: only hex digits, never a path (see parse_build_id_ok). */
+	if (build_id && build_id[0] && !parse_build_id_ok(build_id, strlen(build_id)))
+		return -EINVAL;
 	symbolizer_lower(build_id ? build_id : "", id, idsz);
 	if (!path[0] && !id[0])
 		return -EINVAL;
@@ -679,6 +848,13 @@ static int symbolizer_args(struct symbolizer *s, const char *path, const char *b
 int symbolizer_lookup_frames(struct symbolizer *s, const char *path, const char *build_id,
 			     uint64_t vaddr, struct sym_frame *out, size_t max)
 {
+	return symbolizer_lookup_frames_mapped(s, path, build_id, NULL, vaddr, out, max);
+}
+
+int symbolizer_lookup_frames_mapped(struct symbolizer *s, const char *path, const char *build_id,
+				    const struct symbolizer_mapping *map, uint64_t addr,
+				    struct sym_frame *out, size_t max)
+{
 	char id[SYM_BUILD_ID_MAX_HEX + 1];
 	const struct symbolizer_memo *m;
 	int rc = -ENOENT;
@@ -686,7 +862,7 @@ int symbolizer_lookup_frames(struct symbolizer *s, const char *path, const char 
 	if (!out || max == 0 || symbolizer_args(s, path, build_id, id, sizeof(id)))
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	m = symbolizer_resolve(s, path, id, vaddr);
+	m = symbolizer_resolve(s, path, id, map, addr);
 	if (m && m->n) {
 		size_t n = PROF_MIN((size_t)m->n, max);
 
@@ -709,7 +885,7 @@ int symbolizer_lookup(struct symbolizer *s, const char *path, const char *build_
 		return -EINVAL;
 	out[0] = '\0';
 	pthread_mutex_lock(&s->lock);
-	m = symbolizer_resolve(s, path, id, vaddr);
+	m = symbolizer_resolve(s, path, id, NULL, vaddr);
 	if (m && m->n) {
 		/* The outermost frame is the last one. */
 		uint32_t name = m->name;

@@ -22,6 +22,20 @@
  *               name, as it adds file and line), else .dynsym.
  * Names are demangled (C++, Rust legacy and v0: demangle.h).
  *
+ * Which files may be opened: the data names paths (a mapping's file) and
+ * build IDs, and the data may come from anyone, so neither is trusted.
+ * A build ID is used only when it is hex (parse_build_id_ok), so it can
+ * never walk out of a directory; a local path - the mapping's file, a
+ * debug file under the debug root or next to the binary - is opened only
+ * when its canonical form (symlinks and ".." resolved) lies inside one of
+ * the symbol paths (symbolizer_set_symbol_paths; none after
+ * symbolizer_new), or is one of this process's own loaded files and the
+ * lookup has a build ID (symbolizer_allow_own_objects). The debuginfo
+ * store and the debuginfod cache are the symbolizer's own and always
+ * used. Every file is checked to be a regular file before it is opened
+ * and again after (sym_open_regular: a FIFO or device named by the data
+ * is never opened), and its size is capped (SYM_ELF_MAX_FILE).
+ *
  * Caches: opened files per (path, build ID), at most max_files, least
  * recently used evicted; a file whose build ID does not match is never
  * used and that refusal is remembered; a missing file is retried after
@@ -70,6 +84,25 @@ struct sym_debuginfo *symbolizer_debuginfo(struct symbolizer *s);
 void symbolizer_set_debug_root(struct symbolizer *s, const char *dir);
 
 /**
+ * symbolizer_set_symbol_paths() - the local directories (@n of them,
+ * absolute, existing; copied in canonical form) whose files lookups may
+ * open, replacing the previous list; "/" allows every file, n = 0 none
+ * (the default). 0, or -EINVAL / -errno / -ENOTDIR with @err naming the
+ * path (the list is then unchanged). Forgets cached files and the memo.
+ */
+int symbolizer_set_symbol_paths(struct symbolizer *s, const char *const *dirs, size_t n,
+				struct prof_err *err);
+
+/**
+ * symbolizer_allow_own_objects() - also allow the files this process has
+ * loaded (its executable and shared libraries, as dl_iterate_phdr lists
+ * them now), for lookups that give a build ID, which the file must then
+ * carry: a server symbolizes its own self-profile without opening
+ * anything else of its host. Forgets cached files and the memo.
+ */
+void symbolizer_allow_own_objects(struct symbolizer *s);
+
+/**
  * symbolizer_enable_debuginfod() - when DEBUGINFOD_URLS is set, also ask
  * those servers for the build IDs nothing local covers, in the background
  * (debuginfod.h: a query never waits for the network; the first query
@@ -90,7 +123,8 @@ void symbolizer_invalidate(struct symbolizer *s, const char *build_id);
  * symbolizer_lookup_frames() - the frames at @vaddr in the binary at
  * @path (may be "" when @build_id is given: then only the debuginfo
  * store and the debug root are searched) whose build ID must equal
- * @build_id (lowercase or uppercase hex; "" or NULL skips the check).
+ * @build_id (lowercase or uppercase hex; "" or NULL skips the check; a
+ * value parse_build_id_ok refuses is -EINVAL, nothing opened).
  * Writes up to @max frames, innermost first, into @out (a chain deeper
  * than @max keeps its innermost frames) and returns how many (>= 1);
  * -ENOENT when no usable file was found or nothing covers @vaddr;
@@ -98,6 +132,40 @@ void symbolizer_invalidate(struct symbolizer *s, const char *build_id);
  */
 int symbolizer_lookup_frames(struct symbolizer *s, const char *path, const char *build_id,
 			     uint64_t vaddr, struct sym_frame *out, size_t max);
+
+/**
+ * struct symbolizer_mapping - where a mapping of the file was in the
+ * process the addresses come from: runtime range [@start, @limit) and the
+ * file offset of @start (pprof Mapping memory_start, memory_limit,
+ * file_offset; OTLP's Mapping likewise).
+ */
+struct symbolizer_mapping {
+	uint64_t start, limit, offset;
+};
+
+/**
+ * symbolizer_mapping_offset() - the file offset of runtime address @addr
+ * in @m (addr - start + offset) into *@off: true when @m has a range
+ * (start < limit, other than the catch-all [0, UINT64_MAX) of pseudo
+ * mappings) that holds @addr; false otherwise (@addr is then taken as an
+ * ELF virtual address as it is). Pure.
+ */
+bool symbolizer_mapping_offset(const struct symbolizer_mapping *m, uint64_t addr, uint64_t *off);
+
+/**
+ * symbolizer_lookup_frames_mapped() - as symbolizer_lookup_frames, for an
+ * address @addr of a process that had the file mapped as @map (NULL: none
+ * known): when symbolizer_mapping_offset gives a file offset, it becomes
+ * an ELF virtual address through the PT_LOAD segments of the binary (the
+ * agent's own conversion, design.md), so pprof and OTLP data that carry
+ * runtime addresses name the right function. Agent data, whose mappings
+ * are in ELF address space already, convert to the same address. Without
+ * a file that maps offsets (only a debug file from objcopy, whose
+ * segments lost theirs) @addr is taken as an ELF vaddr. Same returns.
+ */
+int symbolizer_lookup_frames_mapped(struct symbolizer *s, const char *path, const char *build_id,
+				    const struct symbolizer_mapping *map, uint64_t addr,
+				    struct sym_frame *out, size_t max);
 
 /**
  * symbolizer_lookup() - name of the function containing @vaddr (the
@@ -144,11 +212,12 @@ enum symbolizer_reason symbolizer_binary_status(struct symbolizer *s, const char
  * @evictions cached files dropped to respect max_files, @debug_files
  * separate debug files used, @store_hits files taken from the debuginfo
  * store, @invalidations symbolizer_invalidate calls that dropped something,
- * @debuginfod_hits files taken from the debuginfod fetcher's cache.
+ * @debuginfod_hits files taken from the debuginfod fetcher's cache,
+ * @refused local paths not opened because no symbol path allows them.
  */
 struct symbolizer_stats {
 	uint64_t lookups, memo_hits, file_opens, mismatches, missing, evictions;
-	uint64_t debug_files, store_hits, invalidations, debuginfod_hits;
+	uint64_t debug_files, store_hits, invalidations, debuginfod_hits, refused;
 };
 
 /** symbolizer_get_stats() - copy the counters (consistent snapshot). */

@@ -79,7 +79,9 @@ agent_free_port() {
 agent_start_server() {
 	local port=${1:-$(agent_free_port)}
 	base="http://127.0.0.1:$port"
-	"$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" >>"$tmp/server.log" 2>&1 &
+	# Agent and server share this host: the server may read its files (--symbol-path /).
+	"$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" --symbol-path / \
+		>>"$tmp/server.log" 2>&1 &
 	server_pid=$!
 	# Up to 30 s (returns as soon as it answers): a loaded CI machine is slow.
 	for _ in $(seq 1 300); do

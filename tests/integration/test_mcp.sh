@@ -54,7 +54,7 @@ tokens:
 EOF
 export PROFD_TEST_WRITER=$WRITER PROFD_TEST_READER=$READER PROFD_TEST_OTHER=$OTHER
 
-start_server --config "$tmp/profd.yaml"
+start_server --config "$tmp/profd.yaml" --symbol-path "$tmp" # srcloc_part's binary
 
 # --- data --------------------------------------------------------------------------------
 A=() B=()

@@ -102,6 +102,8 @@ mkotlp_abs=$(cd "$(dirname "$MKOTLP")" && pwd)/$(basename "$MKOTLP")
 	--stack "main;@/nonexistent/libgone.so@@0x1234=2" "$tmp/native.pb"
 
 # --- ingest and query ----------------------------------------------------------
+# The server names mkotlp's frames from its file: allowed by --symbol-path.
+SERVER_ARGS+=(--symbol-path "$(dirname "$mkotlp_abs")")
 start_server
 get /healthz
 check "healthz answers 200 ok" [ "$code" = 200 ]

@@ -64,7 +64,7 @@ check "fixture: found the inlined call (0x$call) in inl_outer (0x$entry)" [ -n "
 	--stack "main;@$tmp/bin/inl@$bid@0x$entry=40" "$tmp/native.pb" || { fail "mkotlp"; exit 1; }
 
 # --- server ----------------------------------------------------------------------
-start_server
+start_server --symbol-path "$tmp/bin" # the stripped binary: its status is "stripped"
 
 req() { # req METHOD PATH [curl args...]: sets code, body in $tmp/body
 	local m=$1 p=$2

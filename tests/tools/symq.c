@@ -143,6 +143,7 @@ static int bench(const char *file, const char *build_id, bool print)
 		addrs[n++] = a;
 	}
 	struct symbolizer *s = symbolizer_new(8);
+	symbolizer_set_symbol_paths(s, (const char *const[]){ "/" }, 1, NULL);
 
 	for (int pass = 0; pass < 2; pass++) {
 		double t0, t1;
@@ -208,6 +209,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	s = symbolizer_new(16);
+	symbolizer_set_symbol_paths(s, (const char *const[]){ "/" }, 1, NULL);
 	if (root)
 		symbolizer_set_debug_root(s, root);
 	if (store_dir) {

@@ -276,6 +276,25 @@ static void test_parse_hex_digit_all_bytes(void **state)
 	assert_int_equal(parse_hex_digit('@'), -1); /* 0x40 | 0x20 is '`', not a digit */
 }
 
+static void test_parse_build_id_ok_only_hex(void **state)
+{
+	static const char *const good[] = { "ab", "abc123", "0123456789ABCDEFabcdef01" };
+	static const char *const bad[] = { "",	    "a",	"abc",	     "zz",	"../../etc",
+					   "ab/cd", "ab.debug", "0123 4567", "abcdef\n" };
+	char big[PARSE_BUILD_ID_MAX + 3];
+
+	(void)state;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(good); i++)
+		assert_true(parse_build_id_ok(good[i], strlen(good[i])));
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(bad); i++)
+		assert_false(parse_build_id_ok(bad[i], strlen(bad[i])));
+	assert_false(parse_build_id_ok("ab\0cd", 5)); /* a NUL inside */
+	assert_false(parse_build_id_ok(NULL, 2));
+	memset(big, 'a', sizeof(big));
+	assert_true(parse_build_id_ok(big, PARSE_BUILD_ID_MAX));
+	assert_false(parse_build_id_ok(big, PARSE_BUILD_ID_MAX + 2));
+}
+
 static void test_log_level_parse_names(void **state)
 {
 	static const char *names[] = { "debug", "info", "warn", "error" };
@@ -345,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_parse_duration_units),
 		cmocka_unit_test(test_parse_time_relative),
 		cmocka_unit_test(test_parse_size_bytes_binary_multiples),
+		cmocka_unit_test(test_parse_build_id_ok_only_hex),
 		cmocka_unit_test(test_strtab_interns_once),
 		cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_gzip_roundtrip_and_bomb),

@@ -405,6 +405,33 @@ static void test_bad_ids_and_values(void **state)
 	buf_release(&raw);
 }
 
+/* A build ID that is not hex (a path, say) is dropped at ingest; the rest of the profile reads. */
+static void test_bad_build_id_dropped(void **state)
+{
+	static const char *const bad[] = { "../../../../etc/passwd", "abc", "0123/4567", "zz" };
+	struct fixture f;
+	struct buf raw = BUF_INIT;
+	struct model_profile p;
+	struct prof_err err;
+
+	(void)state;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(bad); i++) {
+		fixture_init(&f);
+		f.st[10].data = (uint8_t *)bad[i];
+		f.st[10].len = strlen(bad[i]);
+		pack(&f.p, &raw);
+		model_profile_init(&p);
+		prof_err_init(&err);
+		assert_int_equal(fmt_pprof_decode(raw.p, raw.len, 0, &p, &err), 0);
+		assert_int_equal(p.mappings.n, 2);
+		assert_int_equal(p.mappings.v[1].build_id, 0);
+		assert_string_equal(model_str(&p, p.mappings.v[1].filename), "/bin/app");
+		assert_int_equal(p.samples.n, 3);
+		model_profile_release(&p);
+		buf_release(&raw);
+	}
+}
+
 static void test_string_index_out_of_range(void **state)
 {
 	struct fixture f;
@@ -679,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_missing_references),
 		cmocka_unit_test(test_bad_ids_and_values),
 		cmocka_unit_test(test_string_index_out_of_range),
+		cmocka_unit_test(test_bad_build_id_dropped),
 		cmocka_unit_test(test_empty_and_unpacked),
 		cmocka_unit_test(test_edge_id_zero_and_duplicates),
 		cmocka_unit_test(test_edge_missing_ids),

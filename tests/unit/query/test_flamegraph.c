@@ -389,6 +389,7 @@ static void test_flamegraph_native_frames_resolved_or_named_never_dropped(void *
 {
 	struct store_head *h = store_head_new();
 	struct symbolizer *sym = symbolizer_new(4);
+	symbolizer_set_symbol_paths(sym, (const char *const[]){ "/" }, 1, NULL);
 	struct query_flamegraph fg;
 	struct model_profile p;
 	char path[4096], bid[128];

@@ -170,6 +170,79 @@ static void test_series_gauge_averages_snapshots(void **state)
 	store_head_free(h);
 }
 
+/*
+ * Six heap snapshots of one process and one of another: every view shows
+ * the mean snapshot per series, summed over series (100 + 50 + 1000), as
+ * the series view does per step, never the sum of the six snapshots.
+ */
+static void test_gauge_views_show_the_mean_snapshot(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	struct buf out;
+	struct prof_err err;
+	char to[32];
+
+	(void)state;
+	for (int k = 0; k < 6; k++) {
+		qh_init(&p, "a", true);
+		p.time_ns = T0 + k * 10 * SEC;
+		qh_add(&p, "main;alloc", 90 + 4 * k, p.time_ns); /* 90..110: mean 100 */
+		qh_add(&p, "main;cache", 50, p.time_ns);
+		qh_head_add(h, &p);
+	}
+	qh_init(&p, "b", true);
+	qh_add(&p, "main;cache", 1000, T0);
+	qh_head_add(h, &p);
+	snprintf(to, sizeof(to), "%lld", (long long)(T0MS + 59999));
+	struct qh_args a = { { "type", HEAP, "from", "1700000000000", "to", to, NULL } };
+
+	json_t *j = run_ok(h, "flamegraph", &a);
+	assert_int_equal(qh_int(j, "total"), 1150);
+	assert_int_equal(qh_int(qh_path(json_object_get(j, "root"), "main;alloc"), "total"), 100);
+	assert_int_equal(qh_int(qh_path(json_object_get(j, "root"), "main;cache"), "total"), 1050);
+	json_decref(j);
+
+	j = run_ok(h, "table", &a);
+	json_t *rows = json_object_get(j, "rows");
+	assert_int_equal(qh_int(j, "total"), 1150);
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *r = json_array_get(rows, i);
+		const char *name = json_string_value(json_object_get(r, "name"));
+
+		if (!strcmp(name, "alloc"))
+			assert_int_equal(qh_int(r, "self"), 100);
+		else if (!strcmp(name, "cache"))
+			assert_int_equal(qh_int(r, "self"), 1050);
+		else
+			assert_int_equal(qh_int(r, "total"), 1150); /* main */
+	}
+	json_decref(j);
+
+	/* One snapshot's selector: the mean of its six. */
+	struct qh_args one = { { "type", HEAP, "from", "1700000000000", "to", to, "query",
+				 "{service.name=\"a\"}", NULL } };
+	j = run_ok(h, "flamegraph", &one);
+	assert_int_equal(qh_int(j, "total"), 150);
+	json_decref(j);
+
+	/* The series view over one step of the whole range agrees. */
+	struct qh_args sa = { { "type", HEAP, "from", "1700000000000", "to", to, "step", "60s",
+				NULL } };
+	j = run_ok(h, "series", &sa);
+	json_t *v = json_object_get(json_array_get(json_object_get(j, "series"), 0), "values");
+	assert_true(fabs(json_number_value(json_array_get(v, 0)) - 1150) < 1e-6);
+	json_decref(j);
+
+	/* And the folded export. */
+	buf_init(&out, 0);
+	assert_int_equal(qh_run(h, "export_folded", &a, &out, NULL, &err), 0);
+	assert_non_null(strstr(out.p, "main;alloc 100\n"));
+	assert_non_null(strstr(out.p, "main;cache 1050\n"));
+	buf_release(&out);
+	store_head_free(h);
+}
+
 static void test_series_derived_metric_square_wave(void **state)
 {
 	struct store_head *h = store_head_new();
@@ -484,6 +557,49 @@ static void test_labels_and_values_scoped_by_selector(void **state)
 	store_head_free(h);
 }
 
+/* `limit`: at most that many values, with the total and whether some were left out. */
+static void test_label_values_limit_and_truncated(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	char svc[32];
+
+	(void)state;
+	for (int i = 0; i < 50; i++) {
+		snprintf(svc, sizeof(svc), "svc-%02d", i);
+		qh_init(&p, svc, false);
+		qh_add(&p, "main", 1, T0);
+		qh_head_add(h, &p);
+	}
+	struct qh_args a = { { "name", "service.name", "from", "1700000000000", "to",
+			       "1700000020000", "limit", "10", NULL } };
+	json_t *j = run_ok(h, "label_values", &a);
+	json_t *v = json_object_get(j, "values");
+	assert_int_equal(json_array_size(v), 10);
+	assert_string_equal(json_string_value(json_array_get(v, 0)), "svc-00");
+	assert_string_equal(json_string_value(json_array_get(v, 9)), "svc-09");
+	assert_int_equal(qh_int(j, "total"), 50);
+	assert_int_equal(qh_int(j, "limit"), 10);
+	assert_true(json_is_true(json_object_get(j, "truncated")));
+	json_decref(j);
+	struct qh_args b = { { "name", "service.name", "from", "1700000000000", "to",
+			       "1700000020000", "limit", "50", NULL } };
+	j = run_ok(h, "label_values", &b);
+	assert_int_equal(json_array_size(json_object_get(j, "values")), 50);
+	assert_true(json_is_false(json_object_get(j, "truncated")));
+	json_decref(j);
+	struct qh_args c = { { "from", "1700000000000", "to", "1700000020000", "limit", "1",
+			       NULL } };
+	j = run_ok(h, "labels", &c);
+	assert_int_equal(json_array_size(json_object_get(j, "values")), 1);
+	assert_int_equal(qh_int(j, "total"), 1);
+	assert_true(json_is_false(json_object_get(j, "truncated")));
+	json_decref(j);
+	struct qh_args d = { { "name", "service.name", "limit", "0", NULL } };
+	run_fails(h, "label_values", &d, -EINVAL, "parameter 'limit': expected an integer >= 1");
+	store_head_free(h);
+}
+
 static void test_flamegraph_and_table_parameters(void **state)
 {
 	struct store_head *h = diff_head();
@@ -575,6 +691,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_series_sum_by_topn_other_and_rates),
 		cmocka_unit_test(test_series_gauge_averages_snapshots),
+		cmocka_unit_test(test_gauge_views_show_the_mean_snapshot),
 		cmocka_unit_test(test_series_derived_metric_square_wave),
 		cmocka_unit_test(test_diff_identical_selections_are_all_zero),
 		cmocka_unit_test(test_diff_normalized_absolute_appeared_disappeared),
@@ -582,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_diff_z_statistic),
 		cmocka_unit_test(test_flamechart_merges_adjacent_identical_stacks),
 		cmocka_unit_test(test_labels_and_values_scoped_by_selector),
+		cmocka_unit_test(test_label_values_limit_and_truncated),
 		cmocka_unit_test(test_flamegraph_and_table_parameters),
 		cmocka_unit_test(test_bad_parameters_name_the_parameter),
 	};

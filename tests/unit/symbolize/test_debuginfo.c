@@ -195,6 +195,7 @@ static void test_debuginfo_store_rules(void **state)
 
 	/* The symbolizer finds it by build ID alone, and forgets it on invalidate. */
 	struct symbolizer *sz = symbolizer_new(4);
+	symbolizer_set_symbol_paths(sz, (const char *const[]){ "/" }, 1, NULL);
 	struct sym_frame fr[4];
 	struct symbolizer_stats st;
 	uint64_t start = self_vaddr((uintptr_t)test_debuginfo_marker);
@@ -240,6 +241,7 @@ static void test_debuginfod_needs_urls(void **state)
 {
 	struct sym_debuginfod *d = (struct sym_debuginfod *)1;
 	struct symbolizer *s = symbolizer_new(1);
+	symbolizer_set_symbol_paths(s, (const char *const[]){ "/" }, 1, NULL);
 	struct prof_err err;
 	char p[64];
 

@@ -146,6 +146,7 @@ static void test_dwarf_symbolizer_frames_and_outermost_name(void **state)
 	uint64_t vaddr;
 	struct sym_frame fr[8];
 	struct symbolizer *s = symbolizer_new(4);
+	symbolizer_set_symbol_paths(s, (const char *const[]){ "/" }, 1, NULL);
 	struct symbolizer_stats st;
 
 	(void)state;

@@ -7,7 +7,9 @@
  * truncated or mutated copies are refused with a reason, never a crash;
  * a Go binary's go:func.* bytes are found through its moduledata in both
  * the older (.noptrdata, .rodata) and the Go 1.26 (.go.module,
- * .gopclntab) placements, on small ELF files built here.
+ * .gopclntab) placements, on small ELF files built here; a symbol names
+ * only its own addresses (its size, else up to the next symbol and the end
+ * of its section), on another such file.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -507,6 +509,123 @@ static void test_elf_go_funcdata_found(void **state)
 	go_elf_expect(&g, NULL, 0);
 }
 
+/*
+ * Symbol extents on a small ELF built here: .text [0x1000, 0x1100) and
+ * .fini [0x1200, 0x1210), with a sized function, sizeless ones (as
+ * hand-written _init/_fini are), and an absolute sizeless symbol last.
+ */
+static void test_elf_symbols_bounded(void **state)
+{
+	/* .symtab 1, .strtab 9, .shstrtab 17, .text 27, .fini 33 */
+	static const char shstr[] = "\0.symtab\0.strtab\0.shstrtab\0.text\0.fini";
+	static const char str[] = "\0sized\0nosize\0last_text\0fini\0abs_last";
+	struct {
+		uint64_t value, size;
+		uint16_t shndx;
+		uint32_t name;
+	} defs[] = {
+		{ 0x1000, 0x20, 1, 1 },	    /* sized [0x1000, 0x1020) */
+		{ 0x1040, 0, 1, 7 },	    /* nosize: to last_text */
+		{ 0x10c0, 0, 1, 14 },	    /* last_text: to the end of .text (0x1100) */
+		{ 0x1200, 0, 2, 24 },	    /* fini: the end of .fini (0x1210) */
+		{ 0x5000, 0, SHN_ABS, 29 }, /* abs_last: no section, no next: its address */
+	};
+	enum { NSEC = 6, NSYM = PROF_ARRAY_SIZE(defs) + 1 };
+	uint8_t b[4096] = { 0 };
+	Elf64_Ehdr eh = { 0 };
+	Elf64_Shdr sh[NSEC];
+	Elf64_Sym sym[NSYM];
+	size_t off = sizeof(eh);
+	struct sym_elf *e = NULL;
+	struct prof_err err;
+	static const struct {
+		uint64_t addr;
+		const char *name;
+	} want[] = {
+		{ 0x1000, "sized" },	 { 0x101f, "sized" },	  { 0x1020, NULL },
+		{ 0x103f, NULL },	 { 0x1040, "nosize" },	  { 0x10bf, "nosize" },
+		{ 0x10c0, "last_text" }, { 0x10ff, "last_text" }, { 0x1100, NULL },
+		{ 0x11ff, NULL },	 { 0x1200, "fini" },	  { 0x120f, "fini" },
+		{ 0x1210, NULL },	 { 0x2000, NULL },	  { 0x5000, "abs_last" },
+		{ 0x5001, NULL },	 { 0x7fffffff, NULL },
+	};
+
+	(void)state;
+	memset(sh, 0, sizeof(sh));
+	memset(sym, 0, sizeof(sym));
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(defs); i++) {
+		sym[i + 1].st_name = defs[i].name;
+		sym[i + 1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+		sym[i + 1].st_shndx = defs[i].shndx;
+		sym[i + 1].st_value = defs[i].value;
+		sym[i + 1].st_size = defs[i].size;
+	}
+	/* 1 .text, 2 .fini (no bits: only their addresses matter), 3 .symtab, 4 .strtab, 5 .shstrtab */
+	sh[1] = (Elf64_Shdr){ .sh_name = 27,
+			      .sh_type = SHT_NOBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			      .sh_addr = 0x1000,
+			      .sh_size = 0x100 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 33,
+			      .sh_type = SHT_NOBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			      .sh_addr = 0x1200,
+			      .sh_size = 0x10 };
+	sh[3] = (Elf64_Shdr){ .sh_name = 1,
+			      .sh_type = SHT_SYMTAB,
+			      .sh_offset = off,
+			      .sh_size = sizeof(sym),
+			      .sh_link = 4,
+			      .sh_entsize = sizeof(Elf64_Sym),
+			      .sh_addralign = 8 };
+	memcpy(b + off, sym, sizeof(sym));
+	off += sizeof(sym);
+	sh[4] = (Elf64_Shdr){ .sh_name = 9,
+			      .sh_type = SHT_STRTAB,
+			      .sh_offset = off,
+			      .sh_size = sizeof(str),
+			      .sh_addralign = 1 };
+	memcpy(b + off, str, sizeof(str));
+	off += sizeof(str);
+	sh[5] = (Elf64_Shdr){ .sh_name = 17,
+			      .sh_type = SHT_STRTAB,
+			      .sh_offset = off,
+			      .sh_size = sizeof(shstr),
+			      .sh_addralign = 1 };
+	memcpy(b + off, shstr, sizeof(shstr));
+	off = (off + sizeof(shstr) + 7) & ~(size_t)7;
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = NSEC;
+	eh.e_shstrndx = 5;
+	eh.e_shoff = off;
+	memcpy(b, &eh, sizeof(eh));
+	memcpy(b + off, sh, sizeof(sh));
+	off += sizeof(sh);
+	assert_true(off <= sizeof(b));
+
+	prof_err_init(&err);
+	assert_int_equal(sym_elf_open_mem(b, off, &e, &err), 0);
+	assert_int_equal(sym_elf_nsymbols(e), 5);
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(want); i++) {
+		const char *got = sym_elf_lookup(e, want[i].addr, NULL);
+
+		if (!want[i].name && got)
+			fail_msg("0x%" PRIx64 ": want no name, got %s", want[i].addr, got);
+		if (want[i].name && (!got || strcmp(got, want[i].name)))
+			fail_msg("0x%" PRIx64 ": want %s, got %s", want[i].addr, want[i].name,
+				 got ? got : "none");
+	}
+	sym_elf_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_elf_mutated_headers_never_crash),
 		cmocka_unit_test(test_elf_not_elf_and_missing),
 		cmocka_unit_test(test_elf_go_funcdata_found),
+		cmocka_unit_test(test_elf_symbols_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
