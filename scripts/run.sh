@@ -19,7 +19,9 @@ fi
 
 # Each in its own session: a terminal Ctrl-C reaches only this script, whose
 # trap stops the agent first (it sends its last interval) and then the server.
-setsid "$bin" server --listen "$listen" --data "$data" --ui ui &
+# Server and agent share this host: its files may name the agent's frames
+# (--symbol-path /; the build ID must still match).
+setsid "$bin" server --listen "$listen" --data "$data" --ui ui --symbol-path / &
 server=$!
 for _ in $(seq 1 100); do
 	curl -fs "http://$listen/healthz" >/dev/null 2>&1 && break
