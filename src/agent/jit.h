@@ -58,12 +58,14 @@ struct agent_jit_regs {
  * struct agent_jit_stack - the copy of the thread's stack the sample
  * carries: @len bytes from runtime address @base (the sampled rsp).
  * Reads outside it go to the process's memory (struct agent_memreader),
- * which may have changed since the tick.
+ * which may have changed since the tick. @r13: the sampled thread's r13
+ * at the tick, for the leaf frame only.
  */
 struct agent_jit_stack {
 	uint64_t base;
 	uint32_t len;
 	const uint8_t *bytes;
+	uint64_t r13; /* the sampled frame's r13 (0 = not known): HotSpot's live bcp */
 };
 
 /**

@@ -19,10 +19,10 @@
  * how many segments to step back) -> HeapBlock (in use) -> CodeBlob,
  * whose name says the kind:
  *   - "Interpreter": the template interpreter keeps rbp as the frame
- *     pointer; Method* at fp-3 words, bcp at fp-8 (for the sampled frame
- *     the live bcp is in r13, which samples do not carry: the slot is
- *     what the interpreter last saved, so the line may be stale), sender
- *     sp at fp-1, saved rbp at fp, return pc at fp+1.
+ *     pointer; Method* at fp-3 words, bcp at fp-8 (what the interpreter
+ *     last saved, before a call; for the sampled frame the live bcp is
+ *     r13, which BPF reads with the stack copy), sender sp at fp-1,
+ *     saved rbp at fp, return pc at fp+1.
  *   - nmethod (C1/C2): no frame pointer; the caller's sp is sp +
  *     frame_size words, the return pc and saved rbp the two words below.
  *     The sampled frame may be in its prologue (pc before
@@ -398,7 +398,7 @@ static bool hs_ra_ok(struct hs_priv *pv, const struct agent_memreader *mem, uint
 
 static int hs_step_interp(struct hs_priv *pv, const struct agent_memreader *mem,
 			  const struct agent_jit_stack *stk, const struct agent_jit_regs *r,
-			  struct agent_jit_regs *caller, struct agent_jit_frame *f)
+			  bool leaf, struct agent_jit_regs *caller, struct agent_jit_frame *f)
 {
 	uint64_t fp = r->bp, method, bcp, sender_sp, saved_fp, ret, cm, base;
 
@@ -416,6 +416,9 @@ static int hs_step_interp(struct hs_priv *pv, const struct agent_memreader *mem,
 	if (!cm || (cm & 7) || !hs_ra_ok(pv, mem, ret, false))
 		return -PROF_ECORRUPT;
 	base = cm + pv->vm.cm_sizeof;
+	/* The sampled frame's live bcp is r13 (rbcp); the slot holds it only across calls. */
+	if (leaf && stk->r13 >= base && stk->r13 - base < 0x10000)
+		bcp = stk->r13;
 	f->kind = AGENT_JIT_INTERPRETED;
 	f->obj = method;
 	f->offset = bcp >= base && bcp - base < 0x10000 ? bcp - base : 0xffff;
@@ -569,7 +572,7 @@ static int hs_step(void *priv, const struct agent_memreader *mem, const struct a
 		return rc;
 	switch (b.kind) {
 	case HS_K_INTERP:
-		return hs_step_interp(pv, mem, stk, r, caller, f);
+		return hs_step_interp(pv, mem, stk, r, leaf, caller, f);
 	case HS_K_NMETHOD:
 		return hs_step_compiled(pv, mem, stk, r, leaf, &b, caller, f);
 	default:

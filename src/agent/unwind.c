@@ -687,7 +687,7 @@ int agent_unwind_user(struct agent_unwinder *u, struct agent_procs *ps, struct a
 		}
 		if (jit) {
 			/* A JIT runtime's code (no CFI; HotSpot's keeps no frame pointer). */
-			struct agent_jit_stack stk = { mem.base, mem.len, mem.bytes };
+			struct agent_jit_stack stk = { mem.base, mem.len, mem.bytes, x->r13 };
 			struct agent_jit_regs jr = { r.pc, r.sp, r.bp, r.bp_ok }, jc;
 			struct agent_jit_frame fr;
 

@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct agent_memreader mem = { fz_read, NULL };
 	struct agent_interp_name nm[AGENT_JIT_MAX_INLINE];
 	struct agent_hs_vm vm;
-	struct agent_jit_stack stk;
+	struct agent_jit_stack stk = { 0 };
 	struct agent_jit_regs r, c;
 	struct agent_jit_frame f;
 	uint64_t regs[3] = { 0 };

@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fz_mem m = { data, size };
 	struct agent_memreader mem = { fz_read, &m };
 	struct agent_v8_layout l;
-	struct agent_jit_stack stk;
+	struct agent_jit_stack stk = { 0 };
 	struct agent_jit_regs r, c;
 	struct agent_v8_scope sc;
 	uint32_t hdr[6];

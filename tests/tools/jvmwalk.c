@@ -100,7 +100,7 @@ static void jw_walk(void *priv, const struct agent_memreader *mem,
 		    const struct user_regs_struct *ur, const uint8_t *stack, size_t len,
 		    bool verbose, const char *root)
 {
-	struct agent_jit_stack stk = { ur->rsp, (uint32_t)len, stack };
+	struct agent_jit_stack stk = { ur->rsp, (uint32_t)len, stack, ur->r13 };
 	struct agent_jit_regs r = { ur->rip, ur->rsp, ur->rbp, true }, c;
 	bool leaf = true, leaf_named = false, rooted = false;
 

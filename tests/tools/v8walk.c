@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "v8walk: seize: %s\n", strerror(errno)), 1;
 	for (uint64_t s = 0; s < count; s++) {
 		struct user_regs_struct ur;
-		struct agent_jit_stack stk;
+		struct agent_jit_stack stk = { 0 };
 		struct agent_jit_regs r, c;
 		struct iovec l, rv;
 		ssize_t got;

@@ -252,6 +252,7 @@ static __always_inline void copy_user_stack(struct profile_event_ext *x)
 	x->ip = BPF_CORE_READ(regs, ip);
 	x->sp = BPF_CORE_READ(regs, sp);
 	x->bp = BPF_CORE_READ(regs, bp);
+	x->r13 = BPF_CORE_READ(regs, r13);
 	x->stack_len = 0;
 	sp = (const char *)x->sp;
 	if (!sp || (x->ev.flags & PROFILE_F_KTHREAD))

@@ -105,6 +105,7 @@ struct profile_event {
 struct profile_event_ext {
 	struct profile_event ev;
 	__u64 ip, sp, bp;
+	__u64 r13; /* HotSpot's bytecode pointer in its interpreter (agent/jit_hotspot.c) */
 	__u32 stack_len;
 	__u32 pad;
 	__u8 stack[PROFILE_STACK_COPY];

@@ -127,7 +127,7 @@ static void test_attach_step_name(void **state)
 	struct agent_jit *j;
 	struct agent_proc ap;
 	uint64_t words[2] = { 0x401234, 0 };
-	struct agent_jit_stack stk = { 0x7ffc0000, sizeof(words), (const uint8_t *)words };
+	struct agent_jit_stack stk = { 0x7ffc0000, sizeof(words), (const uint8_t *)words, 0 };
 	struct agent_jit_regs r = { 0x7f0000000100, 0x7ffc0000, 0x7ffc0100, true }, c;
 	struct agent_jit_frame f;
 	struct agent_interp_name nm[4];

@@ -259,7 +259,7 @@ static void test_class_name(void **state)
 static void test_step_compiled_and_name_inlined(void **state)
 {
 	void *pv = hs_new();
-	struct agent_jit_stack stk = { STACK, STACK_SIZE, stack_buf };
+	struct agent_jit_stack stk = { STACK, STACK_SIZE, stack_buf, 0 };
 	struct agent_jit_regs r = { NBEGIN + 0x30, STACK + 0x100, 0x1234, true }, c;
 	struct agent_jit_frame f;
 	struct agent_interp_name nm[AGENT_JIT_MAX_INLINE];
@@ -298,7 +298,7 @@ static void test_step_compiled_and_name_inlined(void **state)
 static void test_step_prologue_epilogue_deopt(void **state)
 {
 	void *pv = hs_new();
-	struct agent_jit_stack stk = { STACK, STACK_SIZE, stack_buf };
+	struct agent_jit_stack stk = { STACK, STACK_SIZE, stack_buf, 0 };
 	struct agent_jit_regs r = { NBEGIN + 4, STACK + 0x100, 0x1234, true }, c;
 	struct agent_jit_frame f;
 
@@ -349,7 +349,7 @@ static void test_step_prologue_epilogue_deopt(void **state)
 static void test_step_interpreter_and_stale(void **state)
 {
 	void *pv = hs_new();
-	struct agent_jit_stack stk = { STACK, STACK_SIZE, stack_buf };
+	struct agent_jit_stack stk = { STACK, STACK_SIZE, stack_buf, 0 };
 	uint64_t fp = STACK + 0x100;
 	struct agent_jit_regs r = { IBEGIN + 0x51, STACK + 0x80, fp, true }, c;
 	struct agent_jit_frame f;
@@ -369,6 +369,16 @@ static void test_step_interpreter_and_stale(void **state)
 	assert_int_equal(c.pc, NBEGIN + 0x21);
 	assert_int_equal(c.sp, fp + 0x40);
 	assert_int_equal(c.bp, fp + 0x80);
+	/* The sampled frame: its live bcp is r13, not the saved slot; r13 outside the code is not. */
+	stk.r13 = CM1 + 48 + 9;
+	assert_int_equal(agent_jit_hotspot.step(pv, &mem, &stk, &r, true, &c, &f), 0);
+	assert_int_equal(f.offset, 9);
+	assert_int_equal(agent_jit_hotspot.step(pv, &mem, &stk, &r, false, &c, &f), 0);
+	assert_int_equal(f.offset, 5);
+	stk.r13 = 0x1234;
+	assert_int_equal(agent_jit_hotspot.step(pv, &mem, &stk, &r, true, &c, &f), 0);
+	assert_int_equal(f.offset, 5);
+	stk.r13 = 0;
 	assert_int_equal(agent_jit_hotspot.name_frame(pv, &mem, &f, nm, 2), 1);
 	assert_string_equal(nm[0].function, "pkg.Hot.run");
 	assert_int_equal(nm[0].line, 22);

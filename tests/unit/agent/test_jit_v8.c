@@ -280,14 +280,14 @@ static void fake_build(void)
 
 static struct agent_jit_stack fake_stack(void)
 {
-	struct agent_jit_stack s = { F.sp, MEM_SIZE - STACK_OFF, F.stack };
+	struct agent_jit_stack s = { F.sp, MEM_SIZE - STACK_OFF, F.stack, 0 };
 
 	return s;
 }
 
 static void test_walk(void **state)
 {
-	struct agent_jit_stack stk;
+	struct agent_jit_stack stk = { 0 };
 	struct agent_jit_regs r = { 0x18c6000, 0, 0, true }, c;
 	struct agent_jit_frame f;
 	struct agent_interp_name nm[AGENT_JIT_MAX_INLINE];
@@ -344,7 +344,7 @@ static void test_walk(void **state)
 
 static void test_prologue(void **state)
 {
-	struct agent_jit_stack stk;
+	struct agent_jit_stack stk = { 0 };
 	struct agent_jit_regs r, c;
 	struct agent_jit_frame f;
 	void *pv;
@@ -390,7 +390,7 @@ static void test_prologue(void **state)
 
 static void test_stale_and_bad(void **state)
 {
-	struct agent_jit_stack stk;
+	struct agent_jit_stack stk = { 0 };
 	struct agent_jit_regs r, c;
 	struct agent_jit_frame f, g;
 	struct agent_interp_name nm[1];
@@ -449,7 +449,7 @@ static void test_stale_and_bad(void **state)
 
 static void test_strings(void **state)
 {
-	struct agent_jit_stack stk;
+	struct agent_jit_stack stk = { 0 };
 	struct agent_jit_regs r, c;
 	struct agent_jit_frame f;
 	struct agent_interp_name nm[1];
