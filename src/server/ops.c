@@ -23,7 +23,9 @@
 #include "base/compat.h"
 #include "base/mem.h"
 #include "base/parse.h"
+#include "server/conns.h"
 #include "server/route.h"
+#include "server/workers.h"
 
 void server_handle_readyz(struct server_req *rq, struct server_reply *rp)
 {
@@ -64,6 +66,12 @@ void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
 	gauge_head(b, "profd_http_inflight", "gauge", "HTTP requests being handled.");
 	(void)buf_addf(b, "profd_http_inflight %d\n",
 		       __atomic_load_n(&srv->inflight, __ATOMIC_SEQ_CST));
+	if (srv->conns)
+		server_conns_write_metrics(srv->conns, b);
+	if (srv->ingest_workers)
+		server_workers_write_metrics(srv->ingest_workers, b, true);
+	if (srv->query_workers)
+		server_workers_write_metrics(srv->query_workers, b, !srv->ingest_workers);
 	gauge_head(b, "profd_ingest_inflight", "gauge",
 		   "Ingest requests admitted and not yet answered (limit max_inflight).");
 	(void)buf_addf(b, "profd_ingest_inflight %d\n",

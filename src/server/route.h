@@ -31,12 +31,15 @@ struct server_local;
 
 struct server {
 	struct MHD_Daemon *daemon;
-	struct MHD_Daemon *otlp_daemon; /* --otlp-http-listen, or NULL */
-	struct server_grpc *grpc;	/* --grpc-listen, or NULL */
-	struct server_conf own_conf;	/* used when the caller passed no config */
-	const struct server_conf *conf; /* datasets, tokens, limits */
-	struct server_tenants tenants;	/* the open datasets (server_req_store) */
-	struct server_limits limits;	/* conf->limits with the defaults filled in */
+	struct MHD_Daemon *otlp_daemon;	       /* --otlp-http-listen, or NULL */
+	struct server_grpc *grpc;	       /* --grpc-listen, or NULL */
+	struct server_conns *conns;	       /* every client connection (conns.h) */
+	struct server_workers *ingest_workers; /* handlers of ingest routes (workers.h) */
+	struct server_workers *query_workers;  /* handlers of the other slow routes */
+	struct server_conf own_conf;	       /* used when the caller passed no config */
+	const struct server_conf *conf;	       /* datasets, tokens, limits */
+	struct server_tenants tenants;	       /* the open datasets (server_req_store) */
+	struct server_limits limits;	       /* conf->limits with the defaults filled in */
 	struct server_metrics *metrics;
 	struct symbolizer *sym;
 	char *ui_dir;
