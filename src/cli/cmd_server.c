@@ -38,6 +38,7 @@ static void usage(FILE *f)
 		"                    [--header-timeout DUR] [--idle-timeout DUR]\n"
 		"                    [--min-upload-rate BYTES] [--upload-window DUR]\n"
 		"                    [--http-threads N] [--query-workers N]\n"
+		"                    [--replay-query-wait DUR]\n"
 		"\n"
 		"  --config FILE       datasets, tokens, signal control, limits (YAML); without\n"
 		"                      it: one open dataset 'default', loopback addresses only\n"
@@ -65,7 +66,10 @@ static void usage(FILE *f)
 		"  --min-upload-rate BYTES  a request body must move BYTES per second ...\n"
 		"  --upload-window DUR      ... in every window of DUR (4KiB, 10s)\n"
 		"  --http-threads N    socket threads per HTTP listener (default CPUs, 2..16)\n"
-		"  --query-workers N   threads for queries and other slow requests (16)\n");
+		"  --query-workers N   threads for queries and other slow requests (16)\n"
+		"  --replay-query-wait DUR  after a restart the WAL replays in the background\n"
+		"                      (ingest is taken at once); a query waits this long for\n"
+		"                      it, then answers with X-Profd-Replay (30s)\n");
 }
 
 /*
@@ -132,6 +136,7 @@ int cmd_server(int argc, char **argv)
 		{ "upload-window", required_argument, NULL, 1005 },
 		{ "http-threads", required_argument, NULL, 1006 },
 		{ "query-workers", required_argument, NULL, 1007 },
+		{ "replay-query-wait", required_argument, NULL, 1008 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -218,6 +223,18 @@ int cmd_server(int argc, char **argv)
 			}
 			break;
 		}
+		case 1008:
+			if (parse_duration_ns(optarg, &cfg.replay_wait_ns) ||
+			    cfg.replay_wait_ns < 0) {
+				fprintf(stderr,
+					"profd server: --replay-query-wait: expected a duration "
+					"(30s, 0), got '%s'\n",
+					optarg);
+				return 2;
+			}
+			if (!cfg.replay_wait_ns)
+				cfg.replay_wait_ns = 1; /* 0 = do not wait (1 ns) */
+			break;
 		case 1004:
 			if (parse_size_bytes(optarg, &v) || v == 0) {
 				fprintf(stderr,

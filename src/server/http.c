@@ -341,6 +341,10 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct server_reply 
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					rp->www_authenticate);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (rp->replaying)
+		MHD_add_response_header(
+			resp, "X-Profd-Replay",
+			"in-progress; the answer may miss samples not yet replayed");
 	ret = MHD_queue_response(c, rp->status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -1059,6 +1063,8 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 		srv->limits.max_samples = cfg->max_samples;
 	server_limits_fill_defaults(&srv->limits, SERVER_DEFAULT_MAX_BODY);
 	srv->sym = sym;
+	srv->replay_wait_ns =
+		cfg->replay_wait_ns > 0 ? cfg->replay_wait_ns : SERVER_DEFAULT_REPLAY_WAIT_NS;
 	srv->hooks = cfg->hooks;
 	srv->nhooks = cfg->hooks ? cfg->nhooks : 0;
 	srv->ui_dir = xstrdup(cfg->ui_dir ? cfg->ui_dir : "ui");

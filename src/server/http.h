@@ -55,12 +55,13 @@
 #include "store/store.h"
 #include "symbolize/symbolizer.h"
 
-#define SERVER_DEFAULT_LISTEN	     "127.0.0.1:4040"
-#define SERVER_DEFAULT_MAX_BODY	     ((size_t)64 << 20) /* OTLP's recommended 64 MiB */
-#define SERVER_DEFAULT_MAX_NODES     2048
-#define SERVER_MAX_MAX_NODES	     200000
-#define SERVER_DEFAULT_QUERY_WORKERS 16
-#define SERVER_DEFAULT_MAX_SAMPLES   ((size_t)32 << 20)
+#define SERVER_DEFAULT_LISTEN	      "127.0.0.1:4040"
+#define SERVER_DEFAULT_MAX_BODY	      ((size_t)64 << 20) /* OTLP's recommended 64 MiB */
+#define SERVER_DEFAULT_MAX_NODES      2048
+#define SERVER_MAX_MAX_NODES	      200000
+#define SERVER_DEFAULT_QUERY_WORKERS  16
+#define SERVER_DEFAULT_REPLAY_WAIT_NS (30 * 1000000000LL)
+#define SERVER_DEFAULT_MAX_SAMPLES    ((size_t)32 << 20)
 
 struct server_conf;
 struct scrape_config;
@@ -80,6 +81,7 @@ struct server_config {
 	struct server_conn_limits conn_limits;
 	unsigned http_threads;	/* socket threads of each HTTP listener; 0 = CPUs (>= 2) */
 	unsigned query_workers; /* threads for queries and other slow routes; 0 = default */
+	int64_t replay_wait_ns; /* a query waits this long for a WAL replay; 0 = default */
 	/* Scraping (scrape/config.h; lent, outlives the server; NULL = none) and
 	 * self-profiling (scrape/selfprof.h) into the default dataset. */
 	const struct scrape_config *scrape;
