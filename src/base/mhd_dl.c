@@ -32,6 +32,8 @@ static void load(void)
 		SYM(add_response_header),
 		SYM(queue_response),
 		SYM(destroy_response),
+		SYM(suspend_connection),
+		SYM(resume_connection),
 #undef SYM
 	};
 	void *h = NULL;

@@ -46,6 +46,8 @@ struct prof_mhd_api {
 	enum MHD_Result (*queue_response)(struct MHD_Connection *c, unsigned int status,
 					  struct MHD_Response *r);
 	void (*destroy_response)(struct MHD_Response *r);
+	void (*suspend_connection)(struct MHD_Connection *c);
+	void (*resume_connection)(struct MHD_Connection *c);
 };
 
 extern struct prof_mhd_api prof_mhd;
@@ -70,5 +72,7 @@ int prof_mhd_load(struct prof_err *err);
 #define MHD_add_response_header		(prof_mhd.add_response_header)
 #define MHD_queue_response		(prof_mhd.queue_response)
 #define MHD_destroy_response		(prof_mhd.destroy_response)
+#define MHD_suspend_connection		(prof_mhd.suspend_connection)
+#define MHD_resume_connection		(prof_mhd.resume_connection)
 
 #endif

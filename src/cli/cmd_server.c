@@ -34,6 +34,11 @@ static void usage(FILE *f)
 		"                    [--otlp-http-listen HOST:PORT] [--grpc-listen HOST:PORT]\n"
 		"                    [--max-body BYTES] [--log-level LEVEL]\n"
 		"                    [--scrape-config FILE] [--self-profile] [--symbol-path DIR]...\n"
+		"                    [--max-connections N] [--max-connections-per-client N]\n"
+		"                    [--header-timeout DUR] [--idle-timeout DUR]\n"
+		"                    [--min-upload-rate BYTES] [--upload-window DUR]\n"
+		"                    [--http-threads N] [--query-workers N]\n"
+		"                    [--replay-query-wait DUR]\n"
 		"\n"
 		"  --config FILE       datasets, tokens, signal control, limits (YAML); without\n"
 		"                      it: one open dataset 'default', loopback addresses only\n"
@@ -53,7 +58,22 @@ static void usage(FILE *f)
 		"  --symbol-path DIR   also name native frames from this host's files under DIR\n"
 		"                      (the mapping paths the data names, DIR/.build-id/xx/\n"
 		"                      rest.debug); may repeat. Default: none, only uploaded\n"
-		"                      debug info (and DEBUGINFOD_URLS) is used\n");
+		"                      debug info (and DEBUGINFOD_URLS) is used\n"
+		"connections (HTTP and gRPC listeners together; docs/ingest.md):\n"
+		"  --max-connections N             open connections in all (default 8192,\n"
+		"                                  at most the descriptor limit less 512)\n"
+		"  --max-connections-per-client N  from one client address (default 256)\n"
+		"  --header-timeout DUR  a new connection's request headers must be complete\n"
+		"                      within DUR of accept, however slowly bytes come (10s)\n"
+		"  --idle-timeout DUR  a keep-alive connection's next request must be in\n"
+		"                      within DUR of the last answer (60s)\n"
+		"  --min-upload-rate BYTES  a request body must move BYTES per second ...\n"
+		"  --upload-window DUR      ... in every window of DUR (4KiB, 10s)\n"
+		"  --http-threads N    socket threads per HTTP listener (default CPUs, 2..16)\n"
+		"  --query-workers N   threads for queries and other slow requests (16)\n"
+		"  --replay-query-wait DUR  after a restart the WAL replays in the background\n"
+		"                      (ingest is taken at once); a query waits this long for\n"
+		"                      it, then answers with X-Profd-Replay (30s)\n");
 }
 
 /*
@@ -90,6 +110,15 @@ static int load_scrape(const char *path, const char *server_config, struct scrap
 	return rc ? 1 : 0;
 }
 
+/* The long name of the option whose value is @val. */
+static const char *opt_name(const struct option *opts, int val)
+{
+	for (; opts->name; opts++)
+		if (opts->val == val)
+			return opts->name;
+	return "?";
+}
+
 int cmd_server(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -104,6 +133,15 @@ int cmd_server(int argc, char **argv)
 		{ "scrape-config", required_argument, NULL, 'S' },
 		{ "self-profile", no_argument, NULL, 'P' },
 		{ "symbol-path", required_argument, NULL, 'Y' },
+		{ "max-connections", required_argument, NULL, 1000 },
+		{ "max-connections-per-client", required_argument, NULL, 1001 },
+		{ "header-timeout", required_argument, NULL, 1002 },
+		{ "idle-timeout", required_argument, NULL, 1003 },
+		{ "min-upload-rate", required_argument, NULL, 1004 },
+		{ "upload-window", required_argument, NULL, 1005 },
+		{ "http-threads", required_argument, NULL, 1006 },
+		{ "query-workers", required_argument, NULL, 1007 },
+		{ "replay-query-wait", required_argument, NULL, 1008 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -165,6 +203,62 @@ int cmd_server(int argc, char **argv)
 				return 2;
 			}
 			cfg.max_body = (size_t)v;
+			break;
+		case 1000:
+		case 1001:
+		case 1006:
+		case 1007: {
+			unsigned *dst = c == 1000   ? &cfg.conn_limits.max_conns
+					: c == 1001 ? &cfg.conn_limits.max_per_client
+					: c == 1006 ? &cfg.http_threads
+						    : &cfg.query_workers;
+
+			if (parse_u64(optarg, &v) || v == 0 || v > 1000000) {
+				fprintf(stderr,
+					"profd server: --%s: expected 1..1000000, got '%s'\n",
+					opt_name(opts, c), optarg);
+				return 2;
+			}
+			*dst = (unsigned)v;
+			break;
+		}
+		case 1002:
+		case 1003:
+		case 1005: {
+			int64_t *dst = c == 1002   ? &cfg.conn_limits.header_timeout_ns
+				       : c == 1003 ? &cfg.conn_limits.idle_timeout_ns
+						   : &cfg.conn_limits.upload_window_ns;
+
+			if (parse_duration_ns(optarg, dst) || *dst < 1000000) {
+				fprintf(stderr,
+					"profd server: --%s: expected a duration of 1ms or more "
+					"(10s, 500ms), got '%s'\n",
+					opt_name(opts, c), optarg);
+				return 2;
+			}
+			break;
+		}
+		case 1008:
+			if (parse_duration_ns(optarg, &cfg.replay_wait_ns) ||
+			    cfg.replay_wait_ns < 0) {
+				fprintf(stderr,
+					"profd server: --replay-query-wait: expected a duration "
+					"(30s, 0), got '%s'\n",
+					optarg);
+				return 2;
+			}
+			if (!cfg.replay_wait_ns)
+				cfg.replay_wait_ns = 1; /* 0 = do not wait (1 ns) */
+			break;
+		case 1004:
+			if (parse_size_bytes(optarg, &v) || v == 0) {
+				fprintf(stderr,
+					"profd server: --min-upload-rate: expected bytes per second "
+					"(4KiB, 1024), got '%s'\n",
+					optarg);
+				return 2;
+			}
+			cfg.conn_limits.min_upload_bps = v;
 			break;
 		case 'L':
 			if (cli_set_log_level("server", optarg))

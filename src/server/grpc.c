@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/parse.h"
+#include "server/conns.h"
 #include "server/grpc.h"
 #include "server/pipeline.h"
 #include "server/route.h"
@@ -68,6 +69,7 @@ struct gstream {
 struct gconn {
 	struct server_grpc *g;
 	int fd;
+	struct server_conn *gc; /* the connection guard's entry (conns.h) */
 	nghttp2_session *sess;
 	struct gstream *streams;
 	bool failed;
@@ -120,6 +122,7 @@ static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *f, void 
 	s = xcalloc(1, sizeof(*s));
 	s->id = f->hd.stream_id;
 	s->srv = c->g->srv;
+	server_conns_phase(s->srv->conns, c->gc, SERVER_CONN_BODY);
 	/* A stream's body is buffered until it ends: it takes an ingest slot
 	 * now, so max_inflight bounds the memory of gRPC as of HTTP. */
 	{
@@ -174,9 +177,10 @@ static int on_data_chunk(nghttp2_session *sess, uint8_t flags, int32_t id, const
 			 size_t len, void *user)
 {
 	struct gstream *s = nghttp2_session_get_stream_user_data(sess, id);
+	struct gconn *c = user;
 
 	(void)flags;
-	(void)user;
+	server_conns_body(c->g->srv->conns, c->gc, len);
 	if (!s || s->too_big || s->refused)
 		return 0;
 	if (buf_add(&s->body, data, len)) {
@@ -487,9 +491,17 @@ static void *conn_main(void *arg)
 
 	for (;;) {
 		/* Answer every completed request, then flush. */
+		bool handled = false;
+
 		for (struct gstream *s = c->streams; s; s = s->next)
-			if (s->complete && !s->answered)
+			if (s->complete && !s->answered) {
+				if (!handled)
+					server_conns_phase(g->srv->conns, c->gc, SERVER_CONN_BUSY);
 				handle_stream(c, s);
+				handled = true;
+			}
+		if (handled) /* the guard's idle deadline runs from the answer */
+			server_conns_phase(g->srv->conns, c->gc, SERVER_CONN_IDLE);
 		if (nghttp2_session_send(c->sess) || c->failed)
 			break;
 		if (!nghttp2_session_want_read(c->sess) && !nghttp2_session_want_write(c->sess))
@@ -537,6 +549,7 @@ out:
 		stream_free(s);
 	}
 	conn_track(g, c->fd, false);
+	server_conns_close(g->srv->conns, c->gc);
 	close(c->fd);
 	free(rbuf);
 	free(c);
@@ -557,7 +570,11 @@ static void *accept_main(void *arg)
 
 		if (pr <= 0)
 			continue;
-		fd = accept4(g->lfd, NULL, NULL, SOCK_CLOEXEC);
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof(peer);
+		struct server_conn *gc;
+
+		fd = accept4(g->lfd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
 		if (__atomic_load_n(&g->nconns, __ATOMIC_SEQ_CST) >= SERVER_GRPC_MAX_CONNS) {
@@ -566,17 +583,25 @@ static void *accept_main(void *arg)
 			close(fd);
 			continue;
 		}
+		/* per-client and total limits, deadlines: shared with HTTP */
+		gc = server_conns_open(g->srv->conns, fd, (struct sockaddr *)&peer, plen);
+		if (!gc) {
+			close(fd);
+			continue;
+		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		struct gconn *c = xcalloc(1, sizeof(*c));
 
 		c->g = g;
 		c->fd = fd;
+		c->gc = gc;
 		__atomic_add_fetch(&g->nconns, 1, __ATOMIC_SEQ_CST);
 		conn_track(g, fd, true);
 		pthread_attr_init(&at);
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&th, &at, conn_main, c)) {
 			conn_track(g, fd, false);
+			server_conns_close(g->srv->conns, gc);
 			close(fd);
 			free(c);
 			__atomic_sub_fetch(&g->nconns, 1, __ATOMIC_SEQ_CST);

@@ -21,8 +21,11 @@
  * authorization are those of HTTP (tenant.h), from the `authorization`
  * and `x-profd-dataset` metadata.
  *
- * Threads: one accept thread; one thread per connection (at most
- * SERVER_GRPC_MAX_CONNS, further connections are closed at once), which
+ * Connections are admitted and timed by the server's connection guard
+ * (conns.h: per-client and total limits, header, idle and upload
+ * deadlines, shared with HTTP). Threads: one accept thread; one thread
+ * per connection (at most SERVER_GRPC_MAX_CONNS, further connections
+ * are closed at once), which
  * reads frames, handles each completed stream in turn (the WAL fsync
  * included) and writes the answer. Idle connections are closed after
  * 120 s; a stream's message is capped at limits.max_body bytes before

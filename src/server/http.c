@@ -17,20 +17,35 @@
 #include "base/parse.h"
 #include "base/utf8.h"
 #include "query/scratch.h"
+#include "server/conns.h"
 #include "server/grpc.h"
 #include "server/pipeline.h"
 #include "server/local.h"
 #include "server/route.h"
+#include "server/workers.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+enum job_state {
+	JOB_NONE,
+	JOB_RUNNING, /* on a worker thread; the connection is suspended */
+	JOB_DONE,    /* @rp is the answer; the connection was resumed */
+};
+
 struct conn_state {
+	struct server_job job;	/* the handler's run on a worker thread (workers.h) */
+	struct server_req rq;	/* ... with the request */
+	struct server_reply rp; /* ... and its answer */
+	int job_state;		/* enum job_state (atomic) */
+	int route;		/* enum route */
+	struct server_conn *gc; /* the connection guard's entry (conns.h), or NULL */
 	struct buf body;
 	bool too_big;
 	bool answered;		      /* a reply was queued (possibly before the body was read) */
@@ -326,6 +341,10 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct server_reply 
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					rp->www_authenticate);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (rp->replaying)
+		MHD_add_response_header(
+			resp, "X-Profd-Replay",
+			"in-progress; the answer may miss samples not yet replayed");
 	ret = MHD_queue_response(c, rp->status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -630,6 +649,63 @@ static void access_log(struct server *srv, struct MHD_Connection *c, const char 
 	buf_release(&fr);
 }
 
+/* The guard's entry of @c (conns.h), set when the connection was accepted. */
+static struct server_conn *conn_guard(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Routes answered on the socket thread itself: they never block. */
+static bool runs_inline(enum route r)
+{
+	return r == ROUTE_HEALTHZ || r == ROUTE_READYZ || r == ROUTE_METRICS || r == ROUTE_UI ||
+	       r == ROUTE_API_UNKNOWN || r == ROUTE_NONE;
+}
+
+/* The handler proper, with the body complete: anywhere but the access log's sending. */
+static void run_request(struct server *srv, struct conn_state *cs)
+{
+	struct server_req *rq = &cs->rq;
+	enum route r = (enum route)cs->route;
+
+	if (cs->too_big) {
+		server_reply_text(&cs->rp, 413,
+				  "request body exceeds the limit of %zu bytes (limit max_body)",
+				  srv->limits.max_body);
+		server_metrics_inc(srv->metrics, "profd_ingest_rejects_total",
+				   "reason=\"max_body\"", is_ingest(r));
+	} else {
+		dispatch(rq, r, &cs->rp);
+	}
+	slot_done(srv, cs);
+	access_log(srv, rq->conn, rq->method, rq->url, &cs->rp, cs->body.len, cs->start_ns, r, rq);
+}
+
+/* On a worker thread: answer, then hand the connection back to its socket thread. */
+static void request_job(struct server_job *j)
+{
+	struct conn_state *cs = (struct conn_state *)j; /* @job is the first member */
+	struct MHD_Connection *c = cs->rq.conn;
+
+	run_request(cs->rq.srv, cs);
+	__atomic_store_n(&cs->job_state, JOB_DONE, __ATOMIC_RELEASE);
+	MHD_resume_connection(c); /* @cs may be freed from here on */
+}
+
+static enum MHD_Result queue_answer(struct server *srv, struct MHD_Connection *c,
+				    struct conn_state *cs)
+{
+	enum MHD_Result ret = send_reply(c, &cs->rp);
+
+	reply_release(&cs->rp);
+	cs->answered = true;
+	inflight_done(srv, cs);
+	return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
@@ -646,6 +722,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		buf_init(&cs->body, srv->limits.max_body);
 		cs->start_ns = prof_now_ns();
 		cs->counted = true;
+		cs->gc = conn_guard(c);
+		server_conns_phase(srv->conns, cs->gc, SERVER_CONN_BODY);
 		__atomic_add_fetch(&srv->inflight, 1, __ATOMIC_SEQ_CST);
 		*con_cls = cs;
 		reply_init(&rp);
@@ -666,6 +744,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		reply_release(&rp);
 		return MHD_YES;
 	}
+	if (*upload_data_size)
+		server_conns_body(srv->conns, cs->gc, *upload_data_size);
 	if (*upload_data_size && cs->upload) {
 		server_upload_write(cs->upload, upload_data, *upload_data_size);
 		*upload_data_size = 0;
@@ -682,9 +762,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (cs->answered)
 		return MHD_YES;
+	switch (__atomic_load_n(&cs->job_state, __ATOMIC_ACQUIRE)) {
+	case JOB_RUNNING:
+		return MHD_YES; /* not resumed yet */
+	case JOB_DONE:
+		return queue_answer(srv, c, cs);
+	default:
+		break;
+	}
 
-	reply_init(&rp);
-	struct server_req rq = {
+	server_conns_phase(srv->conns, cs->gc, SERVER_CONN_BUSY);
+	reply_init(&cs->rp);
+	cs->route = (int)r;
+	cs->rq = (struct server_req){
 		.srv = srv,
 		.conn = c,
 		.method = method,
@@ -694,43 +784,71 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		.upload = cs->upload,
 	};
 	if (is_ingest(r)) {
-		rq.auth = &cs->auth;
-		rq.dataset = cs->auth.ds ? cs->auth.ds->name : NULL;
-		rq.token = cs->auth.token;
+		cs->rq.auth = &cs->auth;
+		cs->rq.dataset = cs->auth.ds ? cs->auth.ds->name : NULL;
+		cs->rq.token = cs->auth.token;
 	}
-	if (cs->too_big) {
-		server_reply_text(&rp, 413,
-				  "request body exceeds the limit of %zu bytes (limit max_body)",
-				  srv->limits.max_body);
-		server_metrics_inc(srv->metrics, "profd_ingest_rejects_total",
-				   "reason=\"max_body\"", is_ingest(r));
-	} else {
-		dispatch(&rq, r, &rp);
+	if (runs_inline(r) || cs->too_big) {
+		run_request(srv, cs);
+		return queue_answer(srv, c, cs);
 	}
-	slot_done(srv, cs);
-	access_log(srv, c, method, url, &rp, cs->body.len, cs->start_ns, r, &rq);
-	cs->answered = true;
-	ret = send_reply(c, &rp);
-	reply_release(&rp);
-	inflight_done(srv, cs);
-	return ret;
+	/* Suspended before the job can resume it; MHD calls us again after. */
+	cs->job.fn = request_job;
+	__atomic_store_n(&cs->job_state, JOB_RUNNING, __ATOMIC_RELEASE);
+	MHD_suspend_connection(c);
+	if (server_workers_submit(is_ingest(r) ? srv->ingest_workers : srv->query_workers,
+				  &cs->job))
+		request_job(&cs->job); /* no thread to be had: answer here */
+	return MHD_YES;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct server *srv = cls;
 	struct conn_state *cs = *con_cls;
 
-	(void)c;
 	(void)toe;
 	if (!cs)
 		return;
-	slot_done(cls, cs);
-	inflight_done(cls, cs); /* the client went away before an answer */
+	server_conns_phase(srv->conns, cs->gc, SERVER_CONN_IDLE);
+	slot_done(srv, cs);
+	inflight_done(srv, cs); /* the client went away before an answer */
 	server_upload_free(cs->upload);
+	if (cs->job_state != JOB_NONE && !cs->answered)
+		reply_release(&cs->rp);
 	buf_release(&cs->body);
 	free(cs);
 	*con_cls = NULL;
+	(void)c;
+}
+
+/* Admission by the connection guard, and its bookkeeping at close. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct server *srv = cls;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		server_conns_close(srv->conns, *socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	const union MHD_ConnectionInfo *fi =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ai ? ai->client_addr : NULL;
+
+	*socket_context = NULL;
+	if (!fi)
+		return;
+	*socket_context =
+		server_conns_open(srv->conns, fi->connect_fd, sa,
+				  sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+								  : sizeof(struct sockaddr_in));
+	if (!*socket_context)
+		shutdown(fi->connect_fd, SHUT_RDWR); /* refused: MHD sees the end and closes */
 }
 
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
@@ -819,24 +937,66 @@ static int check_exposure(const struct server_conf *conf, const char *listen,
 }
 
 static struct MHD_Daemon *start_daemon(struct server *srv, const struct sockaddr_storage *ss,
-				       unsigned max_connections)
+				       const struct server_conn_limits *cl, unsigned threads)
 {
-	/* ITC: needed by MHD_quiesce_daemon in server_stop. POLL: the threads
-	 * wait in poll(2), not select(2); in select mode libmicrohttpd 0.9.75
-	 * does not start when its descriptors are numbered past FD_SETSIZE
-	 * (1024), as with many datasets' files open, and closes every
-	 * connection numbered past it (tests/integration/test_server_many_fds.sh). */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	/* EPOLL + a thread pool: each thread waits in its own epoll set and
+	 * takes its share of the connections, any number of them, with no
+	 * descriptor-number limit (select(2)'s FD_SETSIZE closed every
+	 * connection numbered past 1024; test_server_many_fds.sh).
+	 * ALLOW_SUSPEND_RESUME (implies ITC, which MHD_quiesce_daemon in
+	 * server_stop needs too): blocking handlers run on the worker pools.
+	 * The guard admits connections (on_connection), so MHD's own limit
+	 * is set where it never refuses first: each pool thread may hold up
+	 * to the whole limit. MHD's per-byte timeout stays as a backstop for
+	 * a reader that stalls a response. */
+	unsigned flags =
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	unsigned idle_s = (unsigned)((cl->idle_timeout_ns + 999999999) / 1000000000);
+	unsigned mhd_limit = cl->max_conns * threads + threads;
 
 	if (ss->ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
 				mhd_logger, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
-				MHD_OPTION_CONNECTION_LIMIT, max_connections,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_POOL_BYTES,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+				MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
+				mhd_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_POOL_BYTES,
+				MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_NOTIFY_CONNECTION,
+				on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+				MHD_OPTION_END);
+}
+
+/*
+ * Raise the descriptor limit to its hard limit (each connection is one),
+ * and keep max_conns below what is left after a reserve for the stores'
+ * files, the listeners and the worker threads' own.
+ */
+static void raise_nofile(struct server_conn_limits *cl, bool explicit_limit)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t old = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			rl.rlim_cur = old;
+		else
+			log_debug("server: descriptor limit raised from %llu to %llu",
+				  (unsigned long long)old, (unsigned long long)rl.rlim_cur);
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t)cl->max_conns + 512)
+		return;
+	unsigned fit = rl.rlim_cur > 1024 ? (unsigned)rl.rlim_cur - 512 : (unsigned)rl.rlim_cur / 2;
+
+	if (explicit_limit)
+		log_warn("server: max-connections %u is above what the descriptor limit (%llu) "
+			 "leaves; using %u",
+			 cl->max_conns, (unsigned long long)rl.rlim_cur, fit);
+	cl->max_conns = fit;
+	if (cl->max_per_client > fit)
+		cl->max_per_client = fit;
 }
 
 static unsigned daemon_port(struct MHD_Daemon *d)
@@ -872,7 +1032,9 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 		 struct prof_err *err)
 {
 	const char *listen = cfg->listen ? cfg->listen : SERVER_DEFAULT_LISTEN;
-	unsigned maxconn = cfg->max_connections ? cfg->max_connections : SERVER_DEFAULT_CONNECTIONS;
+	struct server_conn_limits cl = cfg->conn_limits;
+	unsigned threads = cfg->http_threads;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct sockaddr_storage ss, ss2;
 	socklen_t sslen;
 	struct server *srv;
@@ -901,6 +1063,8 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 		srv->limits.max_samples = cfg->max_samples;
 	server_limits_fill_defaults(&srv->limits, SERVER_DEFAULT_MAX_BODY);
 	srv->sym = sym;
+	srv->replay_wait_ns =
+		cfg->replay_wait_ns > 0 ? cfg->replay_wait_ns : SERVER_DEFAULT_REPLAY_WAIT_NS;
 	srv->hooks = cfg->hooks;
 	srv->nhooks = cfg->hooks ? cfg->nhooks : 0;
 	srv->ui_dir = xstrdup(cfg->ui_dir ? cfg->ui_dir : "ui");
@@ -940,7 +1104,18 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 	 * the request, rolled back) instead of SIGXFSZ killing the server. */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
-	srv->daemon = start_daemon(srv, &ss, maxconn);
+	if (!threads)
+		threads = ncpu > 2 ? (unsigned)PROF_MIN(ncpu, 16) : 2;
+	server_conn_limits_fill(&cl);
+	raise_nofile(&cl, cfg->conn_limits.max_conns != 0);
+	rc = server_conns_new(&cl, &srv->conns, err);
+	if (rc)
+		goto fail;
+	/* Ingest is admitted up to max_inflight (429 beyond), so its pool never queues. */
+	srv->ingest_workers = server_workers_new("ingest", srv->limits.max_inflight);
+	srv->query_workers = server_workers_new(
+		"query", cfg->query_workers ? cfg->query_workers : SERVER_DEFAULT_QUERY_WORKERS);
+	srv->daemon = start_daemon(srv, &ss, &cl, threads);
 	if (!srv->daemon) {
 		rc = prof_err_set(err, errno ? -errno : -EADDRINUSE, -1, "cannot listen on %s: %s",
 				  listen, errno ? strerror(errno) : "bind failed");
@@ -948,7 +1123,7 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 	}
 	srv->port = daemon_port(srv->daemon);
 	if (cfg->otlp_listen) {
-		srv->otlp_daemon = start_daemon(srv, &ss2, maxconn);
+		srv->otlp_daemon = start_daemon(srv, &ss2, &cl, threads);
 		if (!srv->otlp_daemon) {
 			rc = prof_err_set(err, errno ? -errno : -EADDRINUSE, -1,
 					  "cannot listen on %s (--otlp-http-listen): %s",
@@ -1028,8 +1203,7 @@ const char *server_host(const struct server *s)
 }
 
 /* Stop accepting, let requests in flight finish (up to 10 s) so an ingest
- * that reached the WAL also gets its answer, then close every connection
- * (idle keep-alive ones included). */
+ * that reached the WAL also gets its answer. */
 static void drain_daemon(struct server *s, struct MHD_Daemon *d, int64_t deadline)
 {
 	MHD_socket lfd = MHD_quiesce_daemon(d);
@@ -1042,7 +1216,6 @@ static void drain_daemon(struct server *s, struct MHD_Daemon *d, int64_t deadlin
 	if (__atomic_load_n(&s->inflight, __ATOMIC_SEQ_CST) > 0)
 		log_warn("server: stopping with %d requests still in flight",
 			 __atomic_load_n(&s->inflight, __ATOMIC_SEQ_CST));
-	MHD_stop_daemon(d);
 	if (lfd != MHD_INVALID_SOCKET)
 		close(lfd);
 }
@@ -1065,8 +1238,15 @@ void server_stop(struct server *s)
 	}
 	if (s->daemon)
 		drain_daemon(s, s->daemon, deadline);
+	/* Every job still running resumes its connection when done; only then
+	 * may the daemons (which free the connections) stop. */
+	server_workers_free(s->ingest_workers);
+	server_workers_free(s->query_workers);
+	if (s->daemon)
+		MHD_stop_daemon(s->daemon); /* closes idle keep-alive connections too */
 	if (s->otlp_daemon)
 		MHD_stop_daemon(s->otlp_daemon);
+	server_conns_free(s->conns);
 	if (s->flusher_started) {
 		pthread_mutex_lock(&s->flush_lock);
 		pthread_cond_broadcast(&s->flush_cond);

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * http.h - the profd HTTP server (libmicrohttpd, one thread per
- * connection up to a connection limit, so a request blocked in the WAL's
- * group commit never stalls other clients):
+ * http.h - the profd HTTP server. libmicrohttpd serves the sockets from
+ * a few threads each waiting in epoll(7) (http_threads), so thousands of
+ * idle or slow connections cost no thread; a request whose handler may
+ * block (ingest: the WAL's group commit; queries; debug info) is
+ * suspended and handed to a worker pool (workers.h: ingest and query
+ * pools, so slow queries never hold up ingest), and resumed with the
+ * answer; /healthz, /readyz, /metrics and the explorer's files are
+ * answered on the socket thread. The connection guard (conns.h) admits
+ * connections per client address and in all, and closes those past an
+ * absolute header deadline, an idle deadline, or an upload that stalls.
+ * Routes:
  *
  *   POST /v1development/profiles   OTLP/HTTP ingest, protobuf or JSON, gzip or none (ingest.c)
  *   POST /ingest, /pyroscope/ingest Pyroscope-compatible ingest (pyroscope.c)
@@ -43,15 +51,17 @@
 #include "base/buf.h"
 #include "base/compat.h"
 #include "base/err.h"
+#include "server/conns.h"
 #include "store/store.h"
 #include "symbolize/symbolizer.h"
 
-#define SERVER_DEFAULT_LISTEN	   "127.0.0.1:4040"
-#define SERVER_DEFAULT_MAX_BODY	   ((size_t)64 << 20) /* OTLP's recommended 64 MiB */
-#define SERVER_DEFAULT_MAX_NODES   2048
-#define SERVER_MAX_MAX_NODES	   200000
-#define SERVER_DEFAULT_CONNECTIONS 256
-#define SERVER_DEFAULT_MAX_SAMPLES ((size_t)32 << 20)
+#define SERVER_DEFAULT_LISTEN	      "127.0.0.1:4040"
+#define SERVER_DEFAULT_MAX_BODY	      ((size_t)64 << 20) /* OTLP's recommended 64 MiB */
+#define SERVER_DEFAULT_MAX_NODES      2048
+#define SERVER_MAX_MAX_NODES	      200000
+#define SERVER_DEFAULT_QUERY_WORKERS  16
+#define SERVER_DEFAULT_REPLAY_WAIT_NS (30 * 1000000000LL)
+#define SERVER_DEFAULT_MAX_SAMPLES    ((size_t)32 << 20)
 
 struct server_conf;
 struct scrape_config;
@@ -66,7 +76,12 @@ struct server_config {
 	size_t max_body;		/* bytes of request body as sent; 0 = config / default */
 	size_t max_inflated;		/* bytes after gzip inflation; 0 = config / default */
 	size_t max_samples;		/* per ingest request; 0 = config / default */
-	unsigned max_connections;	/* 0 = default */
+	/* Connections (conns.h; 0 fields = defaults): admission per client
+	 * address and in all, deadlines, upload progress. */
+	struct server_conn_limits conn_limits;
+	unsigned http_threads;	/* socket threads of each HTTP listener; 0 = CPUs (>= 2) */
+	unsigned query_workers; /* threads for queries and other slow routes; 0 = default */
+	int64_t replay_wait_ns; /* a query waits this long for a WAL replay; 0 = default */
 	/* Scraping (scrape/config.h; lent, outlives the server; NULL = none) and
 	 * self-profiling (scrape/selfprof.h) into the default dataset. */
 	const struct scrape_config *scrape;

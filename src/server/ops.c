@@ -23,7 +23,9 @@
 #include "base/compat.h"
 #include "base/mem.h"
 #include "base/parse.h"
+#include "server/conns.h"
 #include "server/route.h"
+#include "server/workers.h"
 
 void server_handle_readyz(struct server_req *rq, struct server_reply *rp)
 {
@@ -33,9 +35,45 @@ void server_handle_readyz(struct server_req *rq, struct server_reply *rp)
 		rp->retry_after = rq->srv->limits.retry_after_s;
 		return;
 	}
+	/* After a restart: ingest is taken at once, queries wait for the WAL's
+	 * replay (X-Profd-Replay past --replay-query-wait). ?for=query: 503
+	 * until every dataset is replayed, for a balancer of query traffic. */
+	const char *purpose = server_arg(rq, "for");
+	bool query = purpose && !strcmp(purpose, "query");
+	bool replaying = false;
+
 	rp->status = 200;
 	rp->content_type = "text/plain; charset=utf-8";
-	(void)buf_addstr(&rp->body, "ready\n");
+	for (size_t i = 0; i < rq->srv->tenants.n; i++) {
+		struct store_stats st;
+
+		store_get_stats(rq->srv->tenants.ds[i].st, &st);
+		if (!st.replaying)
+			continue;
+		if (!replaying)
+			(void)buf_addstr(&rp->body,
+					 query ? "not ready for queries: " : "ready for ingest; ");
+		replaying = true;
+		(void)buf_addf(&rp->body,
+			       "replaying the WAL: dataset=%s %.0f%% (%" PRIu64 " of %" PRIu64
+			       " bytes, %.1fs); ",
+			       rq->srv->tenants.ds[i].name,
+			       st.replay_total_bytes ? 100.0 * (double)st.replay_done_bytes /
+							       (double)st.replay_total_bytes
+						     : 0.0,
+			       st.replay_done_bytes, st.replay_total_bytes,
+			       (double)st.replay_ns / 1e9);
+	}
+	if (!replaying) {
+		(void)buf_addstr(&rp->body, "ready\n");
+		return;
+	}
+	(void)buf_addf(&rp->body, "queries wait up to %.0fs, then answer with what is replayed\n",
+		       (double)rq->srv->replay_wait_ns / 1e9);
+	if (query) {
+		rp->status = 503;
+		rp->retry_after = 1;
+	}
 }
 
 static void gauge_head(struct buf *b, const char *name, const char *type, const char *help)
@@ -64,6 +102,12 @@ void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
 	gauge_head(b, "profd_http_inflight", "gauge", "HTTP requests being handled.");
 	(void)buf_addf(b, "profd_http_inflight %d\n",
 		       __atomic_load_n(&srv->inflight, __ATOMIC_SEQ_CST));
+	if (srv->conns)
+		server_conns_write_metrics(srv->conns, b);
+	if (srv->ingest_workers)
+		server_workers_write_metrics(srv->ingest_workers, b, true);
+	if (srv->query_workers)
+		server_workers_write_metrics(srv->query_workers, b, !srv->ingest_workers);
 	gauge_head(b, "profd_ingest_inflight", "gauge",
 		   "Ingest requests admitted and not yet answered (limit max_inflight).");
 	(void)buf_addf(b, "profd_ingest_inflight %d\n",
@@ -84,52 +128,84 @@ void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
 		{ "profd_wal_bytes", "gauge", "Size of the WAL segment." },
 		{ "profd_head_series", "gauge", "Series in the in-memory head." },
 		{ "profd_head_rows", "gauge", "Sample rows in the in-memory head." },
+		{ "profd_head_bytes", "gauge",
+		  "Memory of the in-memory heads (active and frozen; flushed at head_max_bytes)." },
+		{ "profd_wal_total_bytes", "gauge",
+		  "Bytes of all WAL segments not yet in blocks (what a restart replays)." },
+		{ "profd_wal_segments", "gauge", "WAL segment files." },
+		{ "profd_wal_oldest_age_seconds", "gauge",
+		  "Age of the oldest WAL data not yet in a block (0 = none)." },
+		{ "profd_replay_in_progress", "gauge",
+		  "1 while the WAL's old segments are replayed into the head after a start." },
+		{ "profd_replay_done_bytes", "gauge", "Bytes of those segments replayed." },
+		{ "profd_replay_total_bytes", "gauge", "Bytes of those segments in all." },
+		{ "profd_replay_seconds", "gauge", "Time the replay took (or has taken so far)." },
 	};
-	struct store_wal_stats *ws = xcalloc(srv->tenants.n + 1, sizeof(*ws));
-	struct store_head_stats *hs = xcalloc(srv->tenants.n + 1, sizeof(*hs));
+	struct store_stats *sts = xcalloc(srv->tenants.n + 1, sizeof(*sts));
+	int64_t now = prof_now_ns();
 
-	for (size_t i = 0; i < srv->tenants.n; i++) {
-		/* a consistent snapshot: the heads may be flushed meanwhile */
-		struct store_stats st;
-
-		store_get_stats(srv->tenants.ds[i].st, &st);
-		ws[i] = st.wal;
-		hs[i] = st.head;
-	}
+	for (size_t i = 0; i < srv->tenants.n; i++)
+		store_get_stats(srv->tenants.ds[i].st, &sts[i]); /* a consistent snapshot */
 	for (size_t m = 0; m < PROF_ARRAY_SIZE(per_ds); m++) {
 		gauge_head(b, per_ds[m].name, per_ds[m].type, per_ds[m].help);
 		for (size_t i = 0; i < srv->tenants.n; i++) {
+			const struct store_wal_stats *ws = &sts[i].wal;
+			const struct store_head_stats *hs = &sts[i].head;
+			const struct store_stats *st = &sts[i];
 			double v = 0;
 
 			switch (m) {
 			case 0:
-				v = (double)ws[i].appended;
+				v = (double)ws->appended;
 				break;
 			case 1:
-				v = (double)ws[i].syncs;
+				v = (double)ws->syncs;
 				break;
 			case 2:
-				v = (double)ws[i].sync_ns / 1e9;
+				v = (double)ws->sync_ns / 1e9;
 				break;
 			case 3:
-				v = (double)ws[i].sync_ns_max / 1e9;
+				v = (double)ws->sync_ns_max / 1e9;
 				break;
 			case 4:
-				v = (double)ws[i].size;
+				v = (double)ws->size;
 				break;
 			case 5:
-				v = (double)hs[i].series;
+				v = (double)hs->series;
+				break;
+			case 6:
+				v = (double)hs->rows;
+				break;
+			case 7:
+				v = (double)hs->bytes;
+				break;
+			case 8:
+				v = (double)ws->bytes;
+				break;
+			case 9:
+				v = (double)ws->segments;
+				break;
+			case 10:
+				v = st->wal_oldest_ns ? (double)(now - st->wal_oldest_ns) / 1e9 : 0;
+				break;
+			case 11:
+				v = st->replaying;
+				break;
+			case 12:
+				v = (double)st->replay_done_bytes;
+				break;
+			case 13:
+				v = (double)st->replay_total_bytes;
 				break;
 			default:
-				v = (double)hs[i].rows;
+				v = (double)st->replay_ns / 1e9;
 				break;
 			}
 			server_metrics_escape(srv->tenants.ds[i].name, dsn, sizeof(dsn));
 			(void)buf_addf(b, "%s{dataset=\"%s\"} %.9g\n", per_ds[m].name, dsn, v);
 		}
 	}
-	free(ws);
-	free(hs);
+	free(sts);
 	gauge_head(b, "profd_active_series", "gauge",
 		   "Active series per dataset (stored into within the last hour; limit "
 		   "max_active_series).");

@@ -31,21 +31,25 @@ struct server_local;
 
 struct server {
 	struct MHD_Daemon *daemon;
-	struct MHD_Daemon *otlp_daemon; /* --otlp-http-listen, or NULL */
-	struct server_grpc *grpc;	/* --grpc-listen, or NULL */
-	struct server_conf own_conf;	/* used when the caller passed no config */
-	const struct server_conf *conf; /* datasets, tokens, limits */
-	struct server_tenants tenants;	/* the open datasets (server_req_store) */
-	struct server_limits limits;	/* conf->limits with the defaults filled in */
+	struct MHD_Daemon *otlp_daemon;	       /* --otlp-http-listen, or NULL */
+	struct server_grpc *grpc;	       /* --grpc-listen, or NULL */
+	struct server_conns *conns;	       /* every client connection (conns.h) */
+	struct server_workers *ingest_workers; /* handlers of ingest routes (workers.h) */
+	struct server_workers *query_workers;  /* handlers of the other slow routes */
+	struct server_conf own_conf;	       /* used when the caller passed no config */
+	const struct server_conf *conf;	       /* datasets, tokens, limits */
+	struct server_tenants tenants;	       /* the open datasets (server_req_store) */
+	struct server_limits limits;	       /* conf->limits with the defaults filled in */
 	struct server_metrics *metrics;
 	struct symbolizer *sym;
 	char *ui_dir;
 	char *host;
 	unsigned port, otlp_port, grpc_port;
-	int inflight;	     /* requests being handled (atomic), drained by server_stop */
-	int ingest_inflight; /* ingest requests admitted (atomic), see pipeline.h */
-	bool stopping;	     /* set by server_stop: /readyz answers 503 */
-	pthread_t flusher;   /* flushes usage counters every 10 s */
+	int inflight;		/* requests being handled (atomic), drained by server_stop */
+	int ingest_inflight;	/* ingest requests admitted (atomic), see pipeline.h */
+	bool stopping;		/* set by server_stop: /readyz answers 503 */
+	int64_t replay_wait_ns; /* a query waits this long for a WAL replay (server_config) */
+	pthread_t flusher;	/* flushes usage counters every 10 s */
 	pthread_mutex_t flush_lock;
 	pthread_cond_t flush_cond;
 	bool flusher_started;
@@ -88,6 +92,7 @@ struct server_reply {
 	uint64_t fd_size;	      /* its size */
 	unsigned retry_after;	      /* seconds for a Retry-After header, 0 = none */
 	const char *www_authenticate; /* WWW-Authenticate value (401), static, or NULL */
+	bool replaying; /* the dataset's WAL is still replaying: the answer may miss samples */
 };
 
 /**

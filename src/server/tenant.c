@@ -285,6 +285,7 @@ int server_tenants_open(struct server_tenants *t, const struct server_conf *conf
 
 		store_options_default(&so);
 		so.retention_ns = d->conf->retention_ns; /* the dataset's, 0 = keep */
+		so.replay_background = true; /* listen at once, whatever the WAL holds */
 		if (d->conf->head_max_bytes)
 			so.head_max_bytes = d->conf->head_max_bytes;
 		if (d->conf->block_duration_ns)
@@ -353,5 +354,10 @@ struct store *server_req_store(struct server_req *rq, unsigned perm, struct serv
 			rp->www_authenticate = "Bearer realm=\"profd\"";
 		return NULL;
 	}
+	/* After a restart the WAL may still be replaying: a query waits for it
+	 * (its worker thread, not a socket thread), then answers what there is
+	 * and says so (X-Profd-Replay). */
+	if (perm == SERVER_PERM_QUERY && !store_wait_replayed(auth.ds->st, rq->srv->replay_wait_ns))
+		rp->replaying = true;
 	return auth.ds->st;
 }

@@ -63,7 +63,7 @@ int store_rotate(struct store *s, struct prof_err *err)
 	pthread_rwlock_wrlock(&s->ingest_rw);
 	pthread_mutex_lock(&s->view_mu);
 	act = s->active;
-	bool busy = s->frozen != NULL;
+	bool busy = s->frozen != NULL || __atomic_load_n(&s->replaying, __ATOMIC_ACQUIRE);
 	pthread_mutex_unlock(&s->view_mu);
 	store_head_get_stats(act->h, &hs);
 	if (busy || hs.rows == 0) {
@@ -425,12 +425,15 @@ static void drop_frozen(struct store *s, struct store_hold *fz)
 		store_hold_put(s, fz); /* the view's reference */
 }
 
-static int flush_locked(struct store *s, struct prof_err *err)
+static int flush_locked(struct store *s, bool from_replay, struct prof_err *err)
 {
 	struct store_hold *fz;
 	uint64_t id;
 	int rc;
 
+	/* The frozen head is the replay's and still filling. */
+	if (!from_replay && __atomic_load_n(&s->replaying, __ATOMIC_ACQUIRE))
+		return 0;
 	rc = store_rotate(s, err);
 	if (rc)
 		return rc;
@@ -500,7 +503,17 @@ int store_flush(struct store *s, struct prof_err *err)
 		return prof_err_set(err, -EROFS, -1, "store %s: opened read-only or in memory",
 				    s->dir);
 	pthread_mutex_lock(&s->maint_mu);
-	rc = flush_locked(s, err);
+	rc = flush_locked(s, false, err);
+	pthread_mutex_unlock(&s->maint_mu);
+	return rc;
+}
+
+int store_flush_replay(struct store *s, struct prof_err *err)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->maint_mu);
+	rc = flush_locked(s, true, err);
 	pthread_mutex_unlock(&s->maint_mu);
 	return rc;
 }
@@ -862,8 +875,10 @@ static void *maint_main(void *arg)
 
 		until.tv_sec = (time_t)(wake / 1000000000);
 		until.tv_nsec = (long)(wake % 1000000000);
-		/* Woken early by an ingest that froze a full head. */
-		if (!s->frozen)
+		/* Woken early by an ingest that froze a full head (a frozen head
+		 * is written at once, unless it is the background replay's,
+		 * which broadcasts when it is done). */
+		if (!s->frozen || s->replaying)
 			pthread_cond_timedwait(&s->view_cond, &s->view_mu, &until);
 		if (s->stopping)
 			break;

@@ -417,6 +417,8 @@ static void replay_flush(struct store *s, uint64_t next_seg)
 	s->active = store_hold_new(next_seg);
 }
 
+static void replay_flush_bg(struct store *s, uint64_t next_seg);
+
 static int replay_record(void *arg, const struct store_wal_record *rec, struct prof_err *err)
 {
 	struct store *s = arg;
@@ -425,10 +427,14 @@ static int replay_record(void *arg, const struct store_wal_record *rec, struct p
 	int rc;
 
 	if (rec->segment != s->replay_seg) {
-		if (s->replay_seg && !s->opt.read_only && head_full(s, s->active))
+		if (s->replay_seg && s->replaying && head_full(s, s->frozen))
+			replay_flush_bg(s, rec->segment);
+		else if (s->replay_seg && !s->replaying && !s->opt.read_only &&
+			 head_full(s, s->active))
 			replay_flush(s, rec->segment);
 		s->replay_seg = rec->segment;
 	}
+	struct store_hold *into = s->replaying ? s->frozen : s->active;
 
 	if (rec->type != STORE_WAL_OTLP)
 		return prof_err_set(err, -PROF_EUNSUPPORTED, -1, "unknown record type %u",
@@ -440,9 +446,114 @@ static int replay_record(void *arg, const struct store_wal_record *rec, struct p
 	const struct model_profile **p = xcalloc(batch.n + 1, sizeof(*p));
 	for (size_t i = 0; i < batch.n; i++)
 		p[i] = &batch.profiles[i];
-	store_head_add_batch(s->active->h, p, batch.n, rec->time_ns);
+	store_head_add_batch(into->h, p, batch.n, rec->time_ns);
+	if (!into->created_ns) {
+		pthread_mutex_lock(&s->view_mu);
+		into->created_ns = prof_now_ns();
+		pthread_mutex_unlock(&s->view_mu);
+	}
+	if (s->replaying && !s->oldest_ns)
+		__atomic_store_n(&s->oldest_ns, rec->time_ns, __ATOMIC_RELEASE);
 	free(p);
 	fmt_otlp_batch_release(&batch);
+	return 0;
+}
+
+/*
+ * The background replay's flush of its full head at a segment boundary:
+ * the head (frozen, queried) becomes a block covering the segments read
+ * so far, and a fresh head takes its place for the rest. Rotation is
+ * off while replaying, so the frozen slot stays the replay's throughout.
+ */
+static void replay_flush_bg(struct store *s, uint64_t next_seg)
+{
+	struct store_hold *fz = s->frozen, *fresh;
+	uint64_t last = fz->wal_last;
+	struct prof_err err;
+
+	prof_err_init(&err);
+	fz->wal_last = s->replay_seg;
+	if (store_flush_replay(s, &err) || s->frozen == fz) {
+		log_error("store: replay could not flush its full head (%s); it goes on in memory",
+			  err.msg[0] ? err.msg : "not written");
+		fz->wal_last = last;
+		return;
+	}
+	fresh = store_hold_new(next_seg);
+	fresh->wal_last = last;
+	pthread_mutex_lock(&s->view_mu);
+	s->frozen = fresh;
+	pthread_mutex_unlock(&s->view_mu);
+	__atomic_store_n(&s->oldest_ns, 0, __ATOMIC_RELEASE);
+}
+
+static void *replay_main(void *arg)
+{
+	struct store *s = arg;
+	struct prof_err err;
+	int rc;
+
+	prof_err_init(&err);
+	rc = store_wal_replay_pending(s->wal, replay_record, s, &s->replay_stop, &err);
+	if (rc)
+		log_error("store %s: replay stopped: %s", s->dir,
+			  err.msg[0] ? err.msg : prof_strerror(rc));
+	pthread_mutex_lock(&s->view_mu);
+	s->replay_end_ns = prof_now_ns();
+	__atomic_store_n(&s->replaying, false, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&s->view_cond);
+	pthread_mutex_unlock(&s->view_mu);
+
+	struct store_wal_stats ws;
+	store_wal_get_stats(s->wal, &ws);
+	log_info("store: replayed dir=%s wal_records=%" PRIu64 " skipped=%" PRIu64
+		 " dropped_bytes=%" PRIu64 " corrupt_bytes=%" PRIu64 " in %.3fs",
+		 s->dir, ws.replayed, ws.skipped, ws.dropped_bytes, ws.corrupt_bytes,
+		 (double)(s->replay_end_ns - s->replay_start_ns) / 1e9);
+	if (__atomic_load_n(&s->replay_stop, __ATOMIC_ACQUIRE))
+		return NULL; /* closing: the segments stay for the next open */
+	/* The replayed head becomes a block, which frees the frozen slot for
+	 * the active head's next rotation; an empty one just leaves. */
+	prof_err_init(&err);
+	if (store_flush(s, &err))
+		log_error("store %s: writing the replayed head failed (%s); the next flush "
+			  "retries",
+			  s->dir, err.msg[0] ? err.msg : "error");
+	else
+		__atomic_store_n(&s->oldest_ns, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Open the WAL for appends and replay its old segments on a thread. */
+static int open_replay_background(struct store *s, const char *path, struct prof_err *err)
+{
+	uint64_t first, last;
+	struct store_wal_stats ws;
+	int rc = store_wal_open_deferred(path, s->covered, &s->wal, &first, &last, err);
+
+	if (rc)
+		return rc;
+	store_wal_get_stats(s->wal, &ws);
+	store_hold_put(s, s->active);
+	s->active = store_hold_new(ws.segment);
+	if (!first)
+		return 0;
+	s->frozen = store_hold_new(first);
+	s->frozen->wal_last = last;
+	s->replaying = true; /* the thread starts at the end of store_open_opts */
+	return 0;
+}
+
+/* After open's own repairs (its checkpoint, its flush): nothing runs beside them. */
+static int start_replay(struct store *s, struct prof_err *err)
+{
+	s->replay_start_ns = prof_now_ns();
+	if (pthread_create(&s->replay_thread, NULL, replay_main, s)) {
+		s->replaying = false;
+		return prof_err_set(err, -EAGAIN, -1, "store %s: cannot start the replay thread",
+				    s->dir);
+	}
+	s->replay_started = true;
 	return 0;
 }
 
@@ -498,7 +609,11 @@ int store_open_opts(const char *dir, const struct store_options *o, struct store
 		goto fail;
 	s->active = store_hold_new(s->covered + 1);
 	path = xasprintf("%s/wal", dir);
-	rc = store_wal_open_at(path, s->covered, replay_record, s, s->opt.read_only, &s->wal, err);
+	if (s->opt.replay_background && !s->opt.read_only)
+		rc = open_replay_background(s, path, err);
+	else
+		rc = store_wal_open_at(path, s->covered, replay_record, s, s->opt.read_only,
+				       &s->wal, err);
 	free(path);
 	if (rc)
 		goto fail;
@@ -518,13 +633,23 @@ int store_open_opts(const char *dir, const struct store_options *o, struct store
 		if (store_wal_checkpoint(s->wal, s->covered, &cerr))
 			log_error("store: %s", cerr.msg);
 	}
-	log_info("store: opened dir=%s blocks=%zu wal_records=%" PRIu64 " skipped=%" PRIu64
-		 " dropped_bytes=%" PRIu64 " corrupt_bytes=%" PRIu64 " series=%" PRIu64
-		 " rows=%" PRIu64 " stacks=%" PRIu64 " locations=%" PRIu64,
-		 dir, s->blocks.n, ws.replayed, ws.skipped, ws.dropped_bytes, ws.corrupt_bytes,
-		 hs.series, hs.rows, hs.stack_nodes, hs.locations);
+	if (s->replaying)
+		log_info("store: opened dir=%s blocks=%zu; replaying the WAL in the background "
+			 "(%" PRIu64 " segments, %" PRIu64 " bytes)",
+			 dir, s->blocks.n, ws.segments - 1, ws.bytes);
+	else
+		log_info("store: opened dir=%s blocks=%zu wal_records=%" PRIu64 " skipped=%" PRIu64
+			 " dropped_bytes=%" PRIu64 " corrupt_bytes=%" PRIu64 " series=%" PRIu64
+			 " rows=%" PRIu64 " stacks=%" PRIu64 " locations=%" PRIu64,
+			 dir, s->blocks.n, ws.replayed, ws.skipped, ws.dropped_bytes,
+			 ws.corrupt_bytes, hs.series, hs.rows, hs.stack_nodes, hs.locations);
 	if (!s->opt.read_only && head_full(s, s->active)) {
 		rc = store_flush(s, err);
+		if (rc)
+			goto fail;
+	}
+	if (s->replaying) {
+		rc = start_replay(s, err);
 		if (rc)
 			goto fail;
 	}
@@ -577,6 +702,10 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
+	if (s->replay_started) {
+		__atomic_store_n(&s->replay_stop, true, __ATOMIC_RELEASE);
+		pthread_join(s->replay_thread, NULL);
+	}
 	store_maint_stop(s);
 	store_wal_close(s->wal);
 	store_hold_put(s, s->frozen);
@@ -627,7 +756,8 @@ static int make_room(struct store *s, struct prof_err *err)
 			return rc;
 		pthread_mutex_lock(&s->view_mu);
 		pthread_cond_broadcast(&s->view_cond); /* wake the maintenance thread */
-		while (s->frozen && s->active == act && !s->flush_err && !s->stopping)
+		while ((s->frozen || s->replaying) && s->active == act && !s->flush_err &&
+		       !s->stopping)
 			pthread_cond_wait(&s->view_cond, &s->view_mu);
 		rc = s->active == act ? s->flush_err : 0;
 		pthread_mutex_unlock(&s->view_mu);
@@ -757,6 +887,29 @@ out:
 	return rc;
 }
 
+bool store_wait_replayed(struct store *s, int64_t timeout_ns)
+{
+	struct timespec ts;
+	bool done;
+
+	if (!__atomic_load_n(&s->replaying, __ATOMIC_ACQUIRE))
+		return true;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ns / 1000000000;
+	ts.tv_nsec += timeout_ns % 1000000000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->view_mu);
+	while (s->replaying && !s->stopping)
+		if (pthread_cond_timedwait(&s->view_cond, &s->view_mu, &ts))
+			break;
+	done = !s->replaying;
+	pthread_mutex_unlock(&s->view_mu);
+	return done;
+}
+
 struct store_head *store_get_head(struct store *s)
 {
 	return s->active->h;
@@ -800,6 +953,15 @@ void store_get_stats(struct store *s, struct store_stats *st)
 	st->compactions = s->compactions;
 	st->blocks_deleted = s->blocks_deleted;
 	st->syms_cached_bytes = s->syms_bytes;
+	st->replaying = s->replaying;
+	if (s->replay_start_ns)
+		st->replay_ns =
+			(s->replay_end_ns ? s->replay_end_ns : prof_now_ns()) - s->replay_start_ns;
+	/* the oldest row not in a block: the replay's head's, else the heads' first ingest */
+	st->wal_oldest_ns = __atomic_load_n(&s->oldest_ns, __ATOMIC_ACQUIRE);
+	for (int i = 1; i >= 0 && !st->wal_oldest_ns; i--)
+		if (h[i] && h[i]->created_ns)
+			st->wal_oldest_ns = h[i]->created_ns;
 	pthread_mutex_unlock(&s->view_mu);
 	for (int i = 0; i < 2; i++) {
 		struct store_head_stats hs;
@@ -822,8 +984,10 @@ void store_get_stats(struct store *s, struct store_stats *st)
 	}
 	st->min_ts_ns = PROF_MIN(st->min_ts_ns, st->head.min_ts_ns);
 	st->max_ts_ns = PROF_MAX(st->max_ts_ns, st->head.max_ts_ns);
-	if (s->wal)
+	if (s->wal) {
 		store_wal_get_stats(s->wal, &st->wal);
+		store_wal_pending_progress(s->wal, &st->replay_done_bytes, &st->replay_total_bytes);
+	}
 }
 
 /* `profd store stats`: sizes from the chunk tables the open blocks hold. */

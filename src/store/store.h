@@ -33,7 +33,8 @@
  * reference counts; a flush or compaction that publishes meanwhile never
  * makes a row visible twice or not at all.
  *
- * Calling sequence: store_open[_opts] (replays the WAL into the head) ->
+ * Calling sequence: store_open[_opts] (replays the WAL into the head, or with
+ * replay_background starts a thread that does while ingest goes on) ->
  * store_ingest_* from any number of threads, store_scan / store_types
  * from any number of threads -> store_close after the last call returned.
  */
@@ -75,6 +76,10 @@ struct store_options {
 	bool background;	     /* a thread flushes, compacts, applies retention (true) */
 	int64_t maint_interval_ns;   /* how often that thread looks (10 s) */
 	bool read_only;		     /* inspect only: no lock, no writes, no ingest (false) */
+	bool replay_background;	     /* open returns before the WAL is replayed: ingest
+				      * goes to a new segment at once, a thread replays
+				      * the old ones into a head of their own, queried as
+				      * it fills (false: open replays) */
 };
 
 /** store_options_default() - the defaults listed in struct store_options. */
@@ -354,7 +359,21 @@ struct store_stats {
 	int64_t min_ts_ns, max_ts_ns; /* over heads and blocks; INT64_MAX/MIN when empty */
 	uint64_t flushes, flush_failures, compactions, blocks_deleted;
 	uint64_t syms_cached_bytes;
+	/* Replay (store_options.replay_background): */
+	bool replaying; /* the WAL's old segments are still being read */
+	uint64_t replay_done_bytes, replay_total_bytes; /* of those segments */
+	int64_t replay_ns;				/* time replay took, or has taken so far */
+	int64_t wal_oldest_ns; /* wall clock of the oldest record not yet in a block
+				* (0 = none) */
 };
+
+/**
+ * store_wait_replayed() - wait up to @timeout_ns (0: just look) for the
+ * background replay to end. True when the store holds every acknowledged
+ * sample (replay over, or never in the background), false while queries
+ * would still miss some. Thread-safe.
+ */
+bool store_wait_replayed(struct store *s, int64_t timeout_ns);
 
 /** store_get_stats() - a snapshot. Thread-safe. */
 void store_get_stats(struct store *s, struct store_stats *st);

@@ -68,6 +68,13 @@ struct store {
 	bool stopping;
 	bool mem;	     /* store_open_mem: no directory, nothing durable */
 	uint64_t replay_seg; /* open: the segment the replay is in */
+	/* Background replay (store_options.replay_background): the frozen
+	 * head is the replay's while @replaying (atomic): no rotation, no
+	 * flush but the replay's own, and ingest waits rather than freeze. */
+	bool replaying, replay_stop, replay_started;
+	pthread_t replay_thread;
+	int64_t replay_start_ns, replay_end_ns; /* wall clock; end 0 while running */
+	int64_t oldest_ns; /* wall clock of the oldest WAL record not in a block (replay) */
 	/* under view_mu: a zeroed head totals accumulator kept between scans
 	 * (scan.c acc_take/acc_put), so a query does not fault in fresh pages */
 	struct store_leaf_acc *head_acc;
@@ -95,6 +102,11 @@ void store_view_add_block(struct store *s, struct store_blk *b);
 bool store_head_due(struct store *s, struct store_hold *h, int64_t now_ns);
 
 /* maint.c */
+/**
+ * store_flush_replay() - the background replay writes the frozen head
+ * (its own) as a block, as store_flush would once replay is over.
+ */
+int store_flush_replay(struct store *s, struct prof_err *err);
 /** store_rotate() - freeze the active head (no-op if one is frozen or it is empty). */
 int store_rotate(struct store *s, struct prof_err *err);
 int store_maint_start(struct store *s, struct prof_err *err);

@@ -67,7 +67,10 @@ struct store_wal {
 	bool syncing;	    /* a leader is writing its batch and syncing */
 	bool ro;	    /* read-only: replay only */
 	int failed;	    /* sticky error after a failed sync */
+	const bool *stop;   /* replay: stop between records once *stop (atomic) */
 	struct store_wal_stats st;
+	/* under mu: segments left to replay (store_wal_open_deferred) */
+	uint64_t pending_first, pending_last, pending_bytes, pending_done_bytes;
 };
 
 static void put_le32(unsigned char *p, uint32_t v)
@@ -361,6 +364,8 @@ static int replay_segment(struct store_wal *w, int fd, const char *path, uint64_
 
 	memset(res, 0, sizeof(*res));
 	while (off < size) {
+		if (w->stop && __atomic_load_n(w->stop, __ATOMIC_ACQUIRE))
+			break;
 		uint64_t left = size - off;
 		const char *why = NULL;
 		bool complete_but_bad = false, valid;
@@ -754,6 +759,136 @@ fail:
 	free(segs);
 	store_wal_close(w);
 	return rc;
+}
+
+int store_wal_open_deferred(const char *dir, uint64_t covered, struct store_wal **out,
+			    uint64_t *first, uint64_t *last, struct prof_err *err)
+{
+	struct store_wal *w;
+	uint64_t *segs = NULL;
+	size_t nsegs = 0;
+	int rc;
+
+	*out = NULL;
+	*first = *last = 0;
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return prof_err_set(err, -errno, -1, "wal: cannot create %s: %s", dir,
+				    strerror(errno));
+	w = xcalloc(1, sizeof(*w));
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->done[0], NULL);
+	pthread_cond_init(&w->done[1], NULL);
+	w->fd = -1;
+	w->queue_tail = &w->queue;
+	w->dir = xstrdup(dir);
+	covered = PROF_MAX(covered, read_checkpoint(dir));
+	w->st.covered = covered;
+	rc = list_segments(dir, &segs, &nsegs, err);
+	if (rc)
+		goto fail;
+	uint64_t next = covered;
+	for (size_t i = 0; i < nsegs; i++) {
+		char *path = seg_path(dir, segs[i]);
+		struct stat st;
+
+		if (segs[i] <= covered) {
+			log_info("wal: deleting segment already in blocks path=%s", path);
+			if (unlink(path))
+				log_error("wal: cannot delete %s: %s", path, strerror(errno));
+		} else if (!stat(path, &st)) {
+			if (!*first)
+				*first = segs[i];
+			*last = next = segs[i];
+			w->st.segments++;
+			w->st.bytes += (uint64_t)st.st_size;
+			w->pending_bytes += (uint64_t)st.st_size;
+		}
+		free(path);
+	}
+	free(segs);
+	segs = NULL;
+	w->pending_first = *first;
+	w->pending_last = *last;
+	/* Appends go to a segment of their own: replay never meets them. */
+	rc = start_segment(w, next + 1, err);
+	if (rc)
+		goto fail;
+	w->st.segment = w->seq;
+	*out = w;
+	return 0;
+fail:
+	free(segs);
+	store_wal_close(w);
+	return rc;
+}
+
+int store_wal_replay_pending(struct store_wal *w, store_wal_replay_fn fn, void *arg,
+			     const bool *stop, struct prof_err *err)
+{
+	uint64_t first, last;
+	int rc = 0;
+
+	pthread_mutex_lock(&w->mu);
+	first = w->pending_first;
+	last = w->pending_last;
+	pthread_mutex_unlock(&w->mu);
+	for (uint64_t seq = first; seq && seq <= last && !rc; seq++) {
+		char *path = seg_path(w->dir, seq);
+		int fd = open(path, O_RDWR | O_CLOEXEC);
+		struct store_wal tmp;
+		struct seg_result res;
+		struct stat st;
+
+		if (fd < 0 && errno == ENOENT) { /* numbering has gaps after repairs */
+			free(path);
+			continue;
+		}
+		if (fd < 0 || fstat(fd, &st)) {
+			rc = prof_err_set(err, -errno, -1, "wal: cannot open %s: %s", path,
+					  strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			free(path);
+			break;
+		}
+		if ((uint64_t)st.st_size < STORE_WAL_FILE_HDR) {
+			if (st.st_size > 0)
+				log_warn("wal: rewriting an incomplete file header path=%s "
+					 "bytes=%lld",
+					 path, (long long)st.st_size);
+			rc = write_file_header(fd, path, w->dir, err);
+			st.st_size = STORE_WAL_FILE_HDR;
+		} else {
+			rc = check_file_header(fd, path, err);
+		}
+		/* A private copy for the counters: appenders update w->st meanwhile. */
+		memset(&tmp, 0, sizeof(tmp));
+		tmp.stop = stop;
+		if (!rc)
+			rc = replay_segment(&tmp, fd, path, seq, (uint64_t)st.st_size, fn, arg,
+					    &res, err);
+		close(fd);
+		free(path);
+		pthread_mutex_lock(&w->mu);
+		w->st.replayed += tmp.st.replayed;
+		w->st.skipped += tmp.st.skipped;
+		w->st.dropped_bytes += tmp.st.dropped_bytes;
+		w->st.corrupt_bytes += tmp.st.corrupt_bytes;
+		w->st.bytes -= tmp.st.dropped_bytes;
+		w->pending_done_bytes += (uint64_t)st.st_size;
+		pthread_mutex_unlock(&w->mu);
+		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			break;
+	}
+	return rc;
+}
+
+void store_wal_pending_progress(struct store_wal *w, uint64_t *done, uint64_t *total)
+{
+	pthread_mutex_lock(&w->mu);
+	*done = w->pending_done_bytes;
+	*total = w->pending_bytes;
+	pthread_mutex_unlock(&w->mu);
 }
 
 int store_wal_open(const char *dir, store_wal_replay_fn fn, void *arg, struct store_wal **out,

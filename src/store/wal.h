@@ -160,6 +160,34 @@ int store_wal_open_at(const char *dir, uint64_t covered, store_wal_replay_fn fn,
 int store_wal_rotate(struct store_wal *w, uint64_t *sealed, struct prof_err *err);
 
 /**
+ * store_wal_open_deferred() - open the log in @dir for appends at once,
+ * without reading it: segments <= @covered (or the checkpoint) are
+ * deleted, the others are left for store_wal_replay_pending and appends
+ * go to a new segment after them. *@first / *@last: the segments left to
+ * replay (both 0 when none). Errors as store_wal_open. Not read-only.
+ */
+int store_wal_open_deferred(const char *dir, uint64_t covered, struct store_wal **out,
+			    uint64_t *first, uint64_t *last, struct prof_err *err);
+
+/**
+ * store_wal_replay_pending() - replay the segments store_wal_open_deferred
+ * left, oldest first, through @fn, with the repairs of a normal open
+ * (torn tail truncated, damaged spans skipped and saved); safe while
+ * appends run (they are in later segments). Stops between records once
+ * *@stop (atomic; may be NULL) is true. 0 or -errno / -PROF_EFORMAT
+ * with @err naming the file. Call once, from one thread.
+ */
+int store_wal_replay_pending(struct store_wal *w, store_wal_replay_fn fn, void *arg,
+			     const bool *stop, struct prof_err *err);
+
+/**
+ * store_wal_pending_progress() - bytes of the segments left by
+ * store_wal_open_deferred that replay has read (*@done) and in all
+ * (*@total). Thread-safe.
+ */
+void store_wal_pending_progress(struct store_wal *w, uint64_t *done, uint64_t *total);
+
+/**
  * store_wal_rotate_if_over() - rotate when the current segment holds more
  * than @max_bytes, so segments stay small enough for replay to flush
  * between them. Safe with appends in flight (an appender waiting for its

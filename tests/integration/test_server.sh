@@ -266,7 +266,9 @@ check "SIGTERM stops the server cleanly (exit $stop_rc)" [ "$stop_rc" = 0 ]
 check "shutdown logged" grep -q "server: stopped" "$tmp/log.$n"
 
 # A torn tail (a crash in the middle of a write) is dropped at start.
-printf '\100\000\000\000\001\002\003' >>"$tmp/data/default/wal/00000001.wal"
+# (the newest segment: each start appends to a fresh one)
+seg=$(find "$tmp/data/default/wal" -name '*.wal' | sort | tail -1)
+printf '\100\000\000\000\001\002\003' >>"$seg"
 start_server
 t=$(total '')
 check "torn WAL tail dropped, acknowledged data intact ($want, got $t)" [ "$t" = "$want" ]

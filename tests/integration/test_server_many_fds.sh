@@ -6,7 +6,7 @@
 # the HTTP daemons start. In select(2) mode libmicrohttpd refused to start
 # ("file descriptor for inter-thread communication channel exceeds maximum
 # value") and would close every connection numbered past 1023; the daemons
-# wait in poll(2) (src/server/http.c start_daemon). Checked: the server
+# wait in epoll(7) (src/server/http.c start_daemon). Checked: the server
 # starts, ingests on keep-alive connections and answers a query, with
 # descriptors 3..1100 taken.
 source "$(dirname "$0")/ingest_lib.sh"
