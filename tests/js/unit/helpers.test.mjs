@@ -88,3 +88,14 @@ test('API client: URLs, error words, superseded requests', () => {
 	slot.cancel();
 	assert.ok(b.signal.aborted && !b.current);
 });
+
+test('series: rates for cumulative types, gauges as the mean of their snapshots', async () => {
+	const { gaugeMean, seriesGroups } = await import('../../../ui/js/series.js');
+	assert.equal(gaugeMean([0, 0, 4096, 0]), 4096);
+	assert.equal(gaugeMean([2, 0, 4]), 3);
+	assert.equal(gaugeMean([]), 0);
+	const cpu = seriesGroups({ cumulative: true, group_by: ['s'], series: [{ labels: { s: 'a' }, total: 30, values: [10, 20], rates: [1, 2] }], other: { groups: 2, values: [1, 1], rates: [0.1, 0.1] } });
+	assert.deepEqual(cpu.map((g) => [g.label, g.values, g.total, g.mean]), [['s=a', [1, 2], 30, false], ['other (2 groups)', [0.1, 0.1], 2, false]]);
+	const heap = seriesGroups({ cumulative: false, group_by: [], series: [{ labels: {}, mean: 18.5, values: [0, 4096, 0] }] });
+	assert.deepEqual(heap.map((g) => [g.label, g.values, g.total, g.mean]), [['total', [0, 4096, 0], 4096, true]]);
+});

@@ -12,29 +12,13 @@
  * in the legend.
  */
 import { Slot } from '../api.js';
-import { SERIES_COLORS } from '../color.js';
 import { actions, pub } from '../ctx.js';
 import { busy, cssVar, el, hideMsg, showMsg } from '../dom.js';
-import { escapeHtml, fmtCount, fmtDuration, fmtRate, fmtTick, fmtTime, fmtValue, labelWords, rateAxisName } from '../format.js';
+import { escapeHtml, fmtCount, fmtDuration, fmtRate, fmtTick, fmtTime, fmtValue, rateAxisName } from '../format.js';
 import { addMatchers } from '../query.js';
+import { seriesGroups } from '../series.js';
 import { selection, state } from '../state.js';
 import { emptyWords, rangeWords } from './common.js';
-
-/* The groups of a series answer: label, colour, the values drawn, the legend's figure. */
-export function seriesGroups(data) {
-	const rate = !!data.cumulative;
-	const out = [];
-	(data.series || []).forEach((s, i) => {
-		const label = data.group_by && data.group_by.length ? labelWords(s.labels) : 'total';
-		out.push({ label, labels: s.labels, color: SERIES_COLORS[i % (SERIES_COLORS.length - 1)], values: rate && s.rates ? s.rates : s.values, total: s.total !== undefined ? s.total : s.mean, mean: s.mean !== undefined });
-	});
-	if (data.other && data.other.groups) {
-		const tot = data.other.values.reduce((a, b) => a + b, 0);
-		const vals = rate && data.other.rates ? data.other.rates : data.other.values;
-		out.push({ label: `other (${data.other.groups} groups)`, other: true, color: SERIES_COLORS[SERIES_COLORS.length - 1], values: vals, total: data.other.mean !== undefined ? data.other.mean : tot, mean: !data.cumulative });
-	}
-	return out;
-}
 
 /* How a y value of this answer reads: a rate for cumulative types, the value (a mean) for gauges. */
 function yFormat(data) {

@@ -441,3 +441,4 @@ body.parentElement.addEventListener('scroll', () => {
 	});
 });
 el.fcReset.addEventListener('click', fcReset);
+fc.draw = renderFlamechart; /* tests time a draw */
