@@ -119,6 +119,7 @@ async function main() {
 		await step('(6) chart', () => chartRates(page));
 		await step('(7) bare word', () => bareWord(page));
 		await step('(8) small things', () => smallThings(page));
+		await step('service overview', () => overviewView(page));
 		await step('frame menu', () => frameMenu(page));
 		await step('table columns', () => tableColumns(page));
 		await step('fleet flame chart', () => fleetFlamechart(page));
@@ -135,7 +136,8 @@ async function newcomer(page) {
 	if (!empty) return console.log('skip: no empty server (PROFD_EMPTY_URL)');
 	await page.goto(empty);
 	await page.waitForFunction(() => window.profd && window.profd.waitingForData === true, null, { timeout: 10000 });
-	const before = await page.evaluate(() => document.querySelector('#message').innerText);
+	const before = await page.evaluate(() => document.querySelector('#page-message').innerText);
+	check(await page.evaluate(() => window.profd.state.view) === 'overview', 'a bare visit lands on the service overview');
 	check(/No profiles stored yet/.test(before), `empty server: the page says so (${before.replace(/\s+/g, ' ').slice(0, 80)}…)`);
 	const body = fs.readFileSync(process.env.PROFD_NEWCOMER_PB);
 	const t0 = Date.now();
@@ -143,11 +145,11 @@ async function newcomer(page) {
 	check(r.status === 200, `posted the first profile to the empty server (${r.status})`);
 	let shown = true;
 	try {
-		await page.waitForFunction(() => window.profdFlame.state === 'ready' && window.profdFlame.nodes.some((n) => n.name === 'firstRun'), null, { timeout: 15000 });
+		await page.waitForFunction(() => window.profd.views.overview.state === 'ready' && window.profd.views.overview.rows.some((r) => r.value === 'newcomer'), null, { timeout: 15000 });
 	} catch {
 		shown = false;
 	}
-	check(shown, `the page left the empty state by itself and shows firstRun ${((Date.now() - t0) / 1000).toFixed(1)} s after the data arrived (limit 15 s)`);
+	check(shown, `the page left the empty state by itself and lists the service "newcomer" ${((Date.now() - t0) / 1000).toFixed(1)} s after the data arrived (limit 15 s)`);
 }
 
 /* (2) superseded requests, the busy state, errors in place. */
@@ -307,6 +309,30 @@ async function rightClick(page, canvas, node) {
 	const box = await page.locator(canvas).boundingBox();
 	await page.mouse.click(box.x + node.x + Math.min(node.w / 2, 40), box.y + node.y + node.h / 2, { button: 'right' });
 	await page.waitForSelector('#frame-menu:not([hidden])', { timeout: 5000 });
+}
+
+/* The service overview: a row per service, by total; a click opens its flame graph. */
+async function overviewView(page) {
+	const to = F0 + 3600000;
+	await page.goto(pageUrl({ type: CPU, from: FROM, to, view: 'overview' }));
+	await settled(page, 'overview', 60000);
+	const api = await apiGet('api/v1/series', { type: CPU, from: FROM, to, group_by: 'service.name', limit: 0 });
+	const want = api.series.map((s) => [s.labels['service.name'], s.total]).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+	const rows = await page.$$eval('#ov-table tbody tr', (t) => t.map((tr) => [tr.dataset.value, +tr.dataset.total]));
+	const sparks = await page.$$eval('#ov-table tbody tr canvas', (cs) => cs.filter((c) => c.width > 0).length);
+	check(JSON.stringify(rows) === JSON.stringify(want) && rows.length > 80 && sparks === rows.length,
+		`overview: ${rows.length} services by total, each with its sparkline, totals = the API's (${rows.slice(0, 3).map((r) => r.join(' ')).join(', ')}, …)`, { rows: rows.slice(0, 5), want: want.slice(0, 5) });
+	await shot(page, 'overview');
+	await page.click('#ov-table tbody tr[data-value="shop"]');
+	await page.waitForFunction((q) => window.profd.state.view === 'flame' && window.profdFlame.state === 'ready' && window.profdFlame.request.query === q, SHOP, { timeout: 20000 });
+	const fg = await apiGet('api/v1/flamegraph', { type: CPU, query: SHOP, from: FROM, to });
+	check(await page.evaluate(() => window.profdFlame.total) === fg.total, `a click on "shop" opens its flame graph (${fg.total} ns = the API's)`);
+	await page.selectOption('#ov-label', 'process.executable.name').catch(() => {});
+	await page.click('[data-testid="tab-overview"]');
+	await page.selectOption('#ov-label', 'process.executable.name');
+	await page.waitForFunction(() => window.profd.views.overview.state === 'ready' && window.profd.views.overview.label === 'process.executable.name', null, { timeout: 20000 });
+	const exe = await page.$$eval('#ov-table tbody tr', (t) => t.map((tr) => tr.dataset.value));
+	check(exe.includes('checkoutd') && new URL(page.url()).searchParams.get('ov') === 'process.executable.name', `rows by another label: ${exe.slice(0, 4).join(', ')}, …`);
 }
 
 /* The frame menu on flame graph and diff frames. */

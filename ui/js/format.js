@@ -132,11 +132,12 @@ export function fmtClock(ms, withMs) {
 	return withMs ? `${s}.${String(d.getMilliseconds()).padStart(3, '0')}` : s;
 }
 
-/* An axis tick: the clock, and the date too when the tick is at a day's start or @withDate. */
+/* An axis tick: the clock; the date alone at a day's start; both with @withDate. */
 export function fmtTick(ms, withDate) {
 	const d = new Date(ms);
-	const dayStart = d.getHours() === 0 && d.getMinutes() === 0 && d.getSeconds() === 0;
-	return withDate || dayStart ? fmtTime(ms) : fmtClock(ms, d.getMilliseconds() !== 0);
+	if (withDate) return fmtTime(ms);
+	if (d.getHours() === 0 && d.getMinutes() === 0 && d.getSeconds() === 0 && d.getMilliseconds() === 0) return fmtTime(ms).slice(0, 10);
+	return fmtClock(ms, d.getMilliseconds() !== 0);
 }
 
 /* A range of two times: "2023-11-14 22:13:20 – 22:33:20" when on one day. */

@@ -33,6 +33,7 @@ import { updateExports } from './views/exports.js';
 import { bestMatch, flame, flameError, loadFlame, MAX_NODES, renderFlame } from './views/flame.js';
 import { fc, fcReset, arrangeLanes, loadFlamechart, renderFlamechart, FC_TOPS } from './views/flamechart.js';
 import { loadHealth } from './views/health.js';
+import { drawSparks, fillLabels, loadOverview } from './views/overview.js';
 import { closeFrameMenu } from './views/menu.js';
 import { loadSandwich, renderSandwich, swCallees, swCallers } from './views/sandwich.js';
 import { closeSuggest, labelNames, resetLabelCache, updateSuggest } from './views/suggest.js';
@@ -117,6 +118,7 @@ async function loadTypes() {
 		pub.waitingForData = true;
 		const words = `${state.dataset ? `The dataset "${escapeHtml(state.dataset)}" has` : 'This server has'} no profiles yet. Start an agent with <code>profd agent --server URL</code> or send profiles to this server: this page checks every ${TYPES_POLL_MS / 1000} s and shows the first data by itself.`;
 		flame.setState('empty');
+		showMsg($('page-message'), 'empty', 'No profiles stored yet', words);
 		showMsg(el.message, 'empty', 'No profiles stored yet', words);
 		showMsg(el.chartMsg, 'empty', 'No profiles stored yet', 'Waiting for data…');
 		typesTimer = setTimeout(async () => {
@@ -141,17 +143,19 @@ async function loadGroupBy() {
 	const lopts = [...new Set([...names, lanes])];
 	el.fcLanes.innerHTML = lopts.map((n) => `<option value="${escapeHtml(n)}">${escapeHtml(n)}</option>`).join('');
 	el.fcLanes.value = lanes;
+	fillLabels(names);
 }
 
 /* ---------- views ---------- */
 
-const loaders = { flame: loadFlame, table: loadTable, sandwich: loadSandwich, flamechart: loadFlamechart, compare: loadCompare, health: loadHealth };
+const loaders = { overview: loadOverview, flame: loadFlame, table: loadTable, sandwich: loadSandwich, flamechart: loadFlamechart, compare: loadCompare, health: loadHealth };
 const loadedKey = {};
 
 function viewKey(v) {
 	const base = JSON.stringify([selection(), state.invert]);
 	if (v === 'sandwich') return base + state.fn;
 	if (v === 'flamechart') return base + state.lanes;
+	if (v === 'overview') return base + state.ovLabel;
 	if (v === 'compare') return base + JSON.stringify(state.cmp);
 	return base;
 }
@@ -450,6 +454,7 @@ function redrawAll() {
 	if (flame.root && state.view === 'flame') renderFlame();
 	for (const f of [swCallers, swCallees, diffView]) if (f.root && !f.canvas.closest('.view').hidden) f.render();
 	if (fc.data && state.view === 'flamechart') renderFlamechart();
+	if (state.view === 'overview') drawSparks();
 	if (chart.data && chart.data.samples) renderChart();
 	if (state.view === 'compare' && compare.data) redrawCompare();
 }
@@ -477,8 +482,8 @@ document.addEventListener('keydown', (ev) => {
 			if (state.view !== 'flame') setView('flame');
 			el.search.focus();
 		}
-	} else if (ev.key >= '1' && ev.key <= String(VIEWS.length)) {
-		setView(VIEWS[+ev.key - 1]);
+	} else if (ev.key >= '0' && ev.key <= String(VIEWS.length - 1)) {
+		setView(VIEWS[+ev.key]); /* 0: the overview, 1-6 the views */
 	} else if (ev.key === 'u' || ev.key === 'Backspace') {
 		/* zoom out one level */
 		if (state.view === 'flame' && flame.focus) flame.zoom(flame.focus.parent);
@@ -518,7 +523,6 @@ async function start() {
 	updateExports();
 	if (!(await loadTypes())) return;
 	await run();
-	if (state.view !== 'flame') await setView(state.view);
 }
 
 start();

@@ -19,7 +19,7 @@ export const PRESETS = {
 	'24h': ['the last 24 hours', 24 * 3600e3],
 	'7d': ['the last 7 days', 7 * 24 * 3600e3],
 };
-export const VIEWS = ['flame', 'table', 'sandwich', 'flamechart', 'compare', 'health'];
+export const VIEWS = ['overview', 'flame', 'table', 'sandwich', 'flamechart', 'compare', 'health'];
 /* The hide presets the API knows (query/filter.h), as hide= takes them. */
 export const HIDE_PRESETS = ['go', 'jvm', 'libc', 'kernel', 'python', 'ruby', 'php', 'node'];
 const COLORS = ['hot', 'package', 'frametype'];
@@ -73,7 +73,9 @@ export function stateFromSearch(search, s = state) {
 		s.from = s.to = 0;
 	}
 	s.groupBy = p.get('groupBy') || '';
-	s.view = VIEWS.includes(p.get('view')) ? p.get('view') : 'flame';
+	/* a bare visit lands on the overview; a link without a view (older
+	 * links, the MCP server's) opens the flame graph as it always did */
+	s.view = VIEWS.includes(p.get('view')) ? p.get('view') : [...p.keys()].length ? 'flame' : 'overview';
 	s.search = p.get('search') || '';
 	const f = p.get('focus');
 	s.focusPath = f ? f.split(';').filter(Boolean) : [];

@@ -47,7 +47,8 @@ test('one time format, written and read back', () => {
 	assert.ok(Number.isNaN(f.parseTime('2023-11-14 25:00:00')));
 	assert.equal(f.fmtClock(t + 5, true), '22:13:20.005');
 	assert.equal(f.fmtTick(t, false), '22:13:20');
-	assert.equal(f.fmtTick(Date.UTC(2023, 10, 15), false), '2023-11-15 00:00:00', 'a day boundary names the day');
+	assert.equal(f.fmtTick(Date.UTC(2023, 10, 15), false), '2023-11-15', 'a day boundary names the day');
+	assert.equal(f.fmtTick(t, true), '2023-11-14 22:13:20');
 	assert.equal(f.fmtRange(t, t + 3600e3), '2023-11-14 22:13:20 – 23:13:20');
 	assert.equal(f.fmtRange(t, t + 86400e3), '2023-11-14 22:13:20 – 2023-11-15 22:13:20');
 });

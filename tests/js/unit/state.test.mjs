@@ -25,6 +25,8 @@ test('defaults and bad values fall back', () => {
 	assert.equal(s.range, '1h', 'to before from is no absolute range');
 	assert.equal(s.fcTop, 20);
 	assert.equal(searchFromState(blankState()), 'range=1h&view=flame');
+	assert.equal(stateFromSearch('', blankState()).view, 'overview', 'a bare visit lands on the overview');
+	assert.equal(stateFromSearch('?type=T&search=x', blankState()).view, 'flame', 'a link without a view opens the flame graph');
 });
 
 test('the selection as API parameters', () => {
