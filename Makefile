@@ -57,7 +57,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 
-.PHONY: all build run test unit check-format check-layers fuzz bench clean deps ui
+.PHONY: all build run test unit check-format check-layers check-js fuzz bench clean deps ui
 
 all build: $(O)/profd $(TOOL_BIN) ui
 
@@ -113,7 +113,7 @@ unit: $(UNIT_BIN)
 
 # Everything a contributor or CI needs: dependencies, a sanitized build, all tests.
 test: deps
-	$(Q)$(MAKE) --no-print-directory check-format check-layers
+	$(Q)$(MAKE) --no-print-directory check-format check-layers check-js
 	$(Q)$(MAKE) --no-print-directory O=build-san SANITIZE=address,undefined build unit
 	$(Q)$(MAKE) --no-print-directory build
 	$(Q)PROFD=build-san/profd PROFD_FAST=build/profd bash tests/run.sh
@@ -123,6 +123,11 @@ check-format:
 
 check-layers:
 	$(Q)bash scripts/check-layers.sh
+
+# The explorer's modules (ui/js): a small lint, then the helpers' unit tests.
+check-js:
+	$(Q)node tests/js/lint_ui.mjs
+	$(Q)node --test tests/js/unit/
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory build

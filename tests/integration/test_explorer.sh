@@ -16,9 +16,18 @@
 #   - "big": a 16 000-leaf profile (16 421 nodes) for the render timing;
 #   - "pyapp": Python frames (frame type cpython) between CPython's own
 #     native frames, for hide=python and colour by frame type;
-#   - the corpus Go CPU profile (gen--cpu.pprof) when $PROFD_CORPUS has it.
-# The browser test checks the views' numbers against the API's, the URL
-# round trip, the dark theme, and saves screenshots in tests/artifacts/ui/.
+#   - "deep": a 300-frame stack (the page must stay one screen tall);
+#   - "svc00".."svc79": a fleet, a profile every 10 s for an hour each
+#     (the flame chart at fleet size, its drawing time measured);
+#   - the corpus Go CPU profile (gen--cpu.pprof) when $PROFD_CORPUS has it;
+#   - a second, empty server for the newcomer check (the browser test
+#     posts the first profile to it with the page open).
+# tests/js/explorer_views.test.mjs checks the views' numbers against the
+# API's, the URL round trip, the dark theme; explorer_investigate.test.mjs
+# the problems of issue 22 (first run, stale answers, compare defaults,
+# deep stacks, chart rates, bare words, the frame menu, the fleet flame
+# chart). Both save screenshots in tests/artifacts/ui/ (ui/screenshots/
+# is renewed from there).
 # Needs $PROFD and mkotlp built next to it, node + tests/js/node_modules.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -90,7 +99,30 @@ PYN="main!native!$PY;Py_RunMain!native!$PY;_PyEval_EvalFrameDefault!native!$PY;w
 	--stack "$PYN;spin!cpython;PyObject_Malloc!native!$PY=$((3 * NS))" \
 	--stack "$PYN;_PyObject_Vectorcall!native!$PY;_PyEval_EvalFrameDefault!native!$PY;spin!cpython=$((2 * NS))" \
 	"$tmp/py.pb"
-for f in a b c heap w0 w1 w2 w3 w4 w5 big py; do
+# deep: one 300-frame stack, 3 h 10 min after T0 (the page must not grow 5 000 px tall)
+DEEP=main
+for i in $(seq 299); do DEEP="$DEEP;deep$i"; done
+"$MKOTLP" --attr service.name=deep --attr process.executable.name=deepd --time-ms $((T0 + 11400000)) \
+	--stack "$DEEP=$((5 * NS))" --stack "main;shallow=$NS" "$tmp/deep.pb"
+# fleet: 80 services over one hour from T0 + 2 h, a profile every 10 s each,
+# service k with k % 5 + 1 samples of its steady stack, a square wave of a
+# second stack, and a 40-frame stack for every tenth (flame chart at fleet size)
+F0=$((T0 + 7200000))
+FLEET=()
+for k in $(seq -w 0 79); do
+	steady="main;svc$k.serve;svc$k.handle;svc$k.work=$NS"
+	extra=()
+	if [ $((10#$k % 10)) = 0 ]; then
+		d="main"
+		for i in $(seq 39); do d="$d;svc$k.level$i"; done
+		extra=(--stack "$d=$NS")
+	fi
+	"$MKOTLP" --attr service.name="svc$k" --attr process.executable.name="svc$k" --time-ms $F0 \
+		--count 360 --every-ms 10000 $(for _ in $(seq $((10#$k % 5 + 1))); do printf -- '--stack %s ' "$steady"; done) \
+		"${extra[@]}" --wave "main;svc$k.serve;svc$k.gc=$NS" --wave-half-ms 60000 "$tmp/fleet$k.pb"
+	FLEET+=("fleet$k")
+done
+for f in a b c heap w0 w1 w2 w3 w4 w5 big py deep "${FLEET[@]}"; do
 	c=$(post "$tmp/$f.pb")
 	[ "$c" = 200 ] || fail "ingest $f answered $c"
 done
@@ -106,13 +138,26 @@ else
 	echo "skip: no corpus at $CORPUS (the corpus part of the browser test is left out)"
 fi
 
+# newcomer: a second, empty server; the browser test opens its page and
+# then posts a profile of "now" to it (first data must show by itself)
+main_base=$base main_pid=$server_pid
+"$MKOTLP" --attr service.name=newcomer --attr process.executable.name=newcomer --time-ms "$(($(date +%s) * 1000 - 60000))" \
+	--count 6 --every-ms 10000 --stack "main;firstRun=$NS" "$tmp/newcomer.pb"
+SERVER_UI=ui start_server --data "$tmp/data-empty"
+empty_base=$base empty_pid=$server_pid
+base=$main_base server_pid=$main_pid
+at_exit() { kill -9 "$empty_pid" 2>/dev/null; }
+
 mkdir -p tests/artifacts/ui
-PROFD_URL="$base/" PROFD_T0=$T0 PROFD_CORPUS_FROM=$corpus_from PROFD_ARTIFACTS=tests/artifacts/ui \
-	timeout 240 node tests/js/explorer_views.test.mjs >"$tmp/node.out" 2>&1
-rc=$?
-cat "$tmp/node.out"
-[ $rc = 0 ] || fail "browser test (exit $rc)"
-grep -q '^FAIL' "$tmp/node.out" && [ $rc = 0 ] && fail "browser test printed FAIL lines"
+for t in explorer_views explorer_investigate; do
+	PROFD_URL="$base/" PROFD_T0=$T0 PROFD_CORPUS_FROM=$corpus_from PROFD_ARTIFACTS=tests/artifacts/ui \
+		PROFD_EMPTY_URL="$empty_base/" PROFD_NEWCOMER_PB="$tmp/newcomer.pb" PROFD_BENCH_OUT="$tmp/bench.txt" \
+		timeout 300 node "tests/js/$t.test.mjs" >"$tmp/node.out" 2>&1
+	rc=$?
+	cat "$tmp/node.out"
+	[ $rc = 0 ] || fail "browser test $t (exit $rc)"
+	grep -q '^FAIL' "$tmp/node.out" && [ $rc = 0 ] && fail "browser test $t printed FAIL lines"
+done
 
 if grep -l "ERROR: AddressSanitizer\|runtime error:\|LeakSanitizer" "$tmp"/log >/dev/null 2>&1; then
 	fail "sanitizer reports"

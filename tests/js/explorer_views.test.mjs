@@ -113,6 +113,8 @@ async function workload(page) {
 	/* Start from a bare page: pick the type, an absolute range, Sum by, through the controls. */
 	await page.goto(base);
 	await page.waitForFunction(() => document.querySelector('#type-select').options.length > 0 && window.profd.views.chart.state !== 'idle', null, { timeout: 20000 });
+	check(await page.evaluate(() => window.profd.state.view) === 'overview', 'a bare visit lands on the service overview');
+	await page.click('[data-testid="tab-flame"]');
 	const options = await page.$$eval('#type-select option', (os) => os.map((o) => [o.value, o.textContent]));
 	check(options.some(([v, t]) => v === CPU && /nanoseconds/.test(t)), 'type picker offers the CPU type with its unit', options);
 	await page.selectOption('#type-select', CPU);
