@@ -608,7 +608,7 @@ static void header(struct call *c)
 		      mcp_fmt_span(c->to - c->from + 1, s, sizeof(s)));
 }
 
-/* The explorer link for the common selection (ui/app.js readUrl: type, query, range, search). */
+/* The explorer link for the common selection (ui/js/state.js: type, query, range, search). */
 static void make_link(struct call *c, const char *search)
 {
 	struct buf u = BUF_INIT;
