@@ -6,10 +6,10 @@
 set -euo pipefail
 
 PKGS=(build-essential pkg-config clang llvm libbpf-dev bpftool libelf-dev libdw-dev
-	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libisal-dev libzstd-dev libmicrohttpd-dev
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libisal-dev libzstd-dev libmicrohttpd-dev libgnutls28-dev
 	libnghttp2-dev libcurl4-openssl-dev libjansson-dev libyaml-dev libpcre2-dev
 	libxxhash-dev libiberty-dev libdebuginfod-dev elfutils libcmocka-dev libclang-rt-14-dev golang-go nodejs npm chromium
-	linux-perf curl ca-certificates python3 python3.11 ruby3.1 php8.2-cli clang-format strace)
+	linux-perf curl ca-certificates openssl python3 python3.11 ruby3.1 php8.2-cli clang-format strace)
 
 missing=()
 for p in "${PKGS[@]}"; do

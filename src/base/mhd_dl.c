@@ -34,6 +34,7 @@ static void load(void)
 		SYM(destroy_response),
 		SYM(suspend_connection),
 		SYM(resume_connection),
+		SYM(is_feature_supported),
 #undef SYM
 	};
 	void *h = NULL;

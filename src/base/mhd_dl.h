@@ -48,6 +48,7 @@ struct prof_mhd_api {
 	void (*destroy_response)(struct MHD_Response *r);
 	void (*suspend_connection)(struct MHD_Connection *c);
 	void (*resume_connection)(struct MHD_Connection *c);
+	enum MHD_Result (*is_feature_supported)(enum MHD_FEATURE feature);
 };
 
 extern struct prof_mhd_api prof_mhd;
@@ -74,5 +75,6 @@ int prof_mhd_load(struct prof_err *err);
 #define MHD_destroy_response		(prof_mhd.destroy_response)
 #define MHD_suspend_connection		(prof_mhd.suspend_connection)
 #define MHD_resume_connection		(prof_mhd.resume_connection)
+#define MHD_is_feature_supported	(prof_mhd.is_feature_supported)
 
 #endif

@@ -39,13 +39,15 @@ static void usage(FILE *f)
 		"                    [--min-upload-rate BYTES] [--upload-window DUR]\n"
 		"                    [--http-threads N] [--query-workers N]\n"
 		"                    [--replay-query-wait DUR]\n"
+		"                    [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
 		"\n"
 		"  --config FILE       datasets, tokens, signal control, limits (YAML); without\n"
 		"                      it: one open dataset 'default', loopback addresses only\n"
 		"  --listen HOST:PORT  address to serve on (default " SERVER_DEFAULT_LISTEN
 		"; port 0 picks one)\n"
 		"  --otlp-http-listen HOST:PORT  also serve OTLP/HTTP there (OTLP's port: 4318)\n"
-		"  --grpc-listen HOST:PORT       serve OTLP/gRPC (h2c) there (OTLP's port: 4317)\n"
+		"  --grpc-listen HOST:PORT       serve OTLP/gRPC (h2c; with --tls-cert TLS, ALPN h2)\n"
+		"                                there (OTLP's port: 4317)\n"
 		"  --data DIR          data directory, one store per dataset in DIR/<name>/\n"
 		"                      (default ./data)\n"
 		"  --ui DIR            explorer files (default ui)\n"
@@ -55,6 +57,11 @@ static void usage(FILE *f)
 		"                      watch_configs; also read from --config); health at\n"
 		"                      /api/v1/targets\n"
 		"  --self-profile      profile profd's own CPU into job=\"profd-self\"\n"
+		"  --tls-cert FILE     serve HTTPS and gRPC over TLS on every listener with this\n"
+		"                      certificate (PEM, then any intermediates) ...\n"
+		"  --tls-key FILE      ... and its private key (PEM, unencrypted)\n"
+		"  --tls-client-ca FILE  clients must present a certificate this CA (PEM) signed\n"
+		"                      (mutual TLS; /healthz and /readyz excepted)\n"
 		"  --symbol-path DIR   also name native frames from this host's files under DIR\n"
 		"                      (the mapping paths the data names, DIR/.build-id/xx/\n"
 		"                      rest.debug); may repeat. Default: none, only uploaded\n"
@@ -142,6 +149,9 @@ int cmd_server(int argc, char **argv)
 		{ "http-threads", required_argument, NULL, 1006 },
 		{ "query-workers", required_argument, NULL, 1007 },
 		{ "replay-query-wait", required_argument, NULL, 1008 },
+		{ "tls-cert", required_argument, NULL, 1009 },
+		{ "tls-key", required_argument, NULL, 1010 },
+		{ "tls-client-ca", required_argument, NULL, 1011 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -250,6 +260,15 @@ int cmd_server(int argc, char **argv)
 			if (!cfg.replay_wait_ns)
 				cfg.replay_wait_ns = 1; /* 0 = do not wait (1 ns) */
 			break;
+		case 1009:
+			cfg.tls_cert = optarg;
+			break;
+		case 1010:
+			cfg.tls_key = optarg;
+			break;
+		case 1011:
+			cfg.tls_client_ca = optarg;
+			break;
 		case 1004:
 			if (parse_size_bytes(optarg, &v) || v == 0) {
 				fprintf(stderr,
@@ -275,6 +294,15 @@ int cmd_server(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "profd server: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		return 2;
+	}
+	if ((cfg.tls_cert || cfg.tls_client_ca) && !cfg.tls_key) {
+		fprintf(stderr, "profd server: --tls-cert%s needs --tls-key\n",
+			cfg.tls_cert ? "" : " (which --tls-client-ca needs)");
+		return 2;
+	}
+	if (cfg.tls_key && !cfg.tls_cert) {
+		fprintf(stderr, "profd server: --tls-key needs --tls-cert\n");
 		return 2;
 	}
 
@@ -365,17 +393,21 @@ int cmd_server(int argc, char **argv)
 		host = "127.0.0.1";
 	bool v6 = strchr(host, ':') != NULL;
 	log_info("server: listening addr=%s port=%u data=%s ui=%s config=%s datasets=%zu "
-		 "tokens=%zu",
+		 "tokens=%zu tls=%s",
 		 cfg.listen, server_port(srv), data_dir, cfg.ui_dir, config ? config : "-",
-		 conf.ndatasets, conf.ntokens);
+		 conf.ndatasets, conf.ntokens,
+		 !cfg.tls_cert	     ? "off"
+		 : cfg.tls_client_ca ? "on,client-certificates"
+				     : "on");
 	if (cfg.otlp_listen)
 		log_info("server: OTLP/HTTP listening addr=%s port=%u", cfg.otlp_listen,
 			 server_otlp_port(srv));
 	if (cfg.grpc_listen)
 		log_info("server: OTLP/gRPC listening addr=%s port=%u", cfg.grpc_listen,
 			 server_grpc_listen_port(srv));
-	printf("profd server: explorer at http://%s%s%s:%u/ (data in %s; Ctrl-C stops)\n",
-	       v6 ? "[" : "", host, v6 ? "]" : "", server_port(srv), data_dir);
+	printf("profd server: explorer at http%s://%s%s%s:%u/ (data in %s; Ctrl-C stops)\n",
+	       cfg.tls_cert ? "s" : "", v6 ? "[" : "", host, v6 ? "]" : "", server_port(srv),
+	       data_dir);
 	if (cfg.otlp_listen)
 		printf("profd server: OTLP/HTTP on port %u\n", server_otlp_port(srv));
 	if (cfg.grpc_listen)

@@ -23,11 +23,13 @@
 #include "server/grpc.h"
 #include "server/pipeline.h"
 #include "server/route.h"
+#include "server/tls.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <nghttp2/nghttp2.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <strings.h>
@@ -69,7 +71,9 @@ struct gstream {
 struct gconn {
 	struct server_grpc *g;
 	int fd;
-	struct server_conn *gc; /* the connection guard's entry (conns.h) */
+	struct server_conn *gc;	     /* the connection guard's entry (conns.h) */
+	struct server_tls_sess *tls; /* with --tls-cert: the session over @fd */
+	char peer[INET6_ADDRSTRLEN + 8];
 	nghttp2_session *sess;
 	struct gstream *streams;
 	bool failed;
@@ -98,6 +102,13 @@ static ssize_t on_send(nghttp2_session *sess, const uint8_t *data, size_t len, i
 
 	(void)sess;
 	(void)flags;
+	if (c->tls) {
+		if (server_tls_send(c->tls, data, len)) {
+			c->failed = true;
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		}
+		return (ssize_t)len;
+	}
 	while (off < len) {
 		ssize_t n = send(c->fd, data + off, len - off, MSG_NOSIGNAL);
 
@@ -460,6 +471,33 @@ static void conn_track(struct server_grpc *g, int fd, bool add)
 	pthread_mutex_unlock(&g->lock);
 }
 
+/*
+ * With --tls-cert: the handshake on the connection's own thread, so a
+ * slow one holds up no other client. The guard's header deadline closes
+ * one that dawdles (phase NEW from accept); GnuTLS's timeout, the same,
+ * is the backstop. False when the client is refused (logged).
+ */
+static bool tls_accept(struct gconn *c)
+{
+	struct server *srv = c->g->srv;
+	unsigned ms = (unsigned)PROF_MIN(srv->header_timeout_ns / 1000000, 3600000LL);
+	struct prof_err err;
+	int rc;
+
+	prof_err_init(&err);
+	rc = server_tls_accept(srv->tls, c->fd, ms, &c->tls, &err);
+	if (!rc)
+		return true;
+	if (rc == -ECONNRESET)
+		log_debug("grpc: client=%s %s", c->peer, err.msg);
+	else
+		log_warn("grpc: refused client=%s: %s", c->peer, err.msg);
+	if (rc == -EACCES)
+		server_metrics_inc(srv->metrics, "profd_tls_client_refused_total",
+				   "listener=\"grpc\"", 1);
+	return false;
+}
+
 static void *conn_main(void *arg)
 {
 	struct gconn *c = arg;
@@ -474,6 +512,8 @@ static void *conn_main(void *arg)
 	int64_t last = prof_now_ns();
 	bool goaway = false;
 
+	if (g->srv->tls && !tls_accept(c))
+		goto out;
 	nghttp2_session_callbacks_new(&cb);
 	nghttp2_session_callbacks_set_send_callback(cb, on_send);
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
@@ -516,7 +556,8 @@ static void *conn_main(void *arg)
 		if (goaway && !c->streams)
 			break;
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-		int pr = poll(&pfd, 1, 200);
+		/* TLS may hold decrypted bytes that poll(2) cannot see. */
+		int pr = c->tls && server_tls_pending(c->tls) ? 1 : poll(&pfd, 1, 200);
 
 		if (pr < 0 && errno != EINTR)
 			break;
@@ -525,9 +566,12 @@ static void *conn_main(void *arg)
 				break;
 			continue;
 		}
-		ssize_t n = recv(c->fd, rbuf, RECV_CHUNK, 0);
+		ssize_t n = c->tls ? server_tls_recv(c->tls, rbuf, RECV_CHUNK)
+				   : recv(c->fd, rbuf, RECV_CHUNK, 0);
 
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		if (c->tls && n == -EAGAIN)
+			continue;
+		if (!c->tls && n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			break;
@@ -541,13 +585,14 @@ static void *conn_main(void *arg)
 		}
 	}
 out:
-	nghttp2_session_del(c->sess); /* frees the streams through on_stream_close */
+	nghttp2_session_del(c->sess); /* frees the streams through on_stream_close; NULL ok */
 	while (c->streams) {
 		struct gstream *s = c->streams;
 
 		c->streams = s->next;
 		stream_free(s);
 	}
+	server_tls_sess_free(c->tls);
 	conn_track(g, c->fd, false);
 	server_conns_close(g->srv->conns, c->gc);
 	close(c->fd);
@@ -555,6 +600,17 @@ out:
 	free(c);
 	__atomic_sub_fetch(&g->nconns, 1, __ATOMIC_SEQ_CST);
 	return NULL;
+}
+
+/* "ADDR" of @ss (for the log). */
+static void peer_name(const struct sockaddr_storage *ss, char *out, size_t outsz)
+{
+	const void *a = ss->ss_family == AF_INET6
+				? (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr
+				: (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+
+	if (!inet_ntop(ss->ss_family == AF_INET6 ? AF_INET6 : AF_INET, a, out, (socklen_t)outsz))
+		snprintf(out, outsz, "?");
 }
 
 static void *accept_main(void *arg)
@@ -595,6 +651,7 @@ static void *accept_main(void *arg)
 		c->g = g;
 		c->fd = fd;
 		c->gc = gc;
+		peer_name(&peer, c->peer, sizeof(c->peer));
 		__atomic_add_fetch(&g->nconns, 1, __ATOMIC_SEQ_CST);
 		conn_track(g, fd, true);
 		pthread_attr_init(&at);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * grpc.h - OTLP/gRPC profiles ingest over cleartext HTTP/2 (h2c, prior
- * knowledge, as gRPC clients speak it without TLS), with libnghttp2:
+ * grpc.h - OTLP/gRPC profiles ingest over HTTP/2 with libnghttp2:
+ * cleartext (h2c, prior knowledge, as gRPC clients speak it without TLS),
+ * or with the server's --tls-cert over TLS (tls.h: ALPN h2, client
+ * certificates with --tls-client-ca; the handshake runs on the
+ * connection's thread, within the guard's header deadline):
  *
  *   POST /opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export
  *

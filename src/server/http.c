@@ -22,6 +22,7 @@
 #include "server/pipeline.h"
 #include "server/local.h"
 #include "server/route.h"
+#include "server/tls.h"
 #include "server/workers.h"
 
 #include <arpa/inet.h>
@@ -386,6 +387,33 @@ static void reply_release(struct server_reply *rp)
 #define HTTP_MAX_ARGS	 512
 #define HTTP_MAX_HEADERS 128
 
+/*
+ * With --tls-client-ca: whether the client presented a certificate the CA
+ * signed. libmicrohttpd only asks for one in the handshake and leaves the
+ * verdict to us, so every request but the health checks (a load
+ * balancer's or kubelet's probe has no certificate, and they tell
+ * nothing) is checked before anything else is read.
+ */
+static bool client_cert_refused(struct server *srv, struct MHD_Connection *c, enum route r,
+				struct server_reply *rp)
+{
+	const union MHD_ConnectionInfo *ci;
+	char why[160] = "no TLS session";
+
+	if (!srv->tls || !server_tls_client_ca_pem(srv->tls) || r == ROUTE_HEALTHZ ||
+	    r == ROUTE_READYZ)
+		return false;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (ci && ci->tls_session && !server_tls_check_peer(ci->tls_session, why, sizeof(why)))
+		return false;
+	server_reply_text(rp, 403,
+			  "client certificate refused: %s (this server accepts "
+			  "clients with a certificate its --tls-client-ca signed)",
+			  why);
+	server_metrics_inc(srv->metrics, "profd_tls_client_refused_total", "listener=\"http\"", 1);
+	return true;
+}
+
 /* Checks that need only the request line and headers. 0 = go on. */
 static bool early_reply(struct server *srv, struct MHD_Connection *c, enum route r,
 			const char *method, struct server_reply *rp)
@@ -394,6 +422,8 @@ static bool early_reply(struct server *srv, struct MHD_Connection *c, enum route
 	int nargs = MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL);
 	int nhdrs = MHD_get_connection_values(c, MHD_HEADER_KIND, NULL, NULL);
 
+	if (client_cert_refused(srv, c, r, rp))
+		return true;
 	if (nargs > HTTP_MAX_ARGS) {
 		server_reply_json_error(
 			rp, 414,
@@ -922,12 +952,26 @@ bool server_addr_is_loopback(const struct sockaddr_storage *ss)
 	return false;
 }
 
-/* Without a config file there is no authentication: loopback only. */
-static int check_exposure(const struct server_conf *conf, const char *listen,
+/*
+ * Without a config file there is no authentication: loopback only. With
+ * one but without TLS, tokens and profiles would cross the network in
+ * clear: allowed (a TLS proxy in front is a common setup), with a warning.
+ */
+static int check_exposure(const struct server *srv, const char *what, const char *listen,
 			  const struct sockaddr_storage *ss, struct prof_err *err)
 {
-	if (conf->from_file || server_addr_is_loopback(ss))
+	const struct server_conf *conf = srv->conf;
+
+	if (server_addr_is_loopback(ss))
 		return 0;
+	if (conf->from_file) {
+		if (!srv->tls)
+			log_warn("server: %s %s is not a loopback address and TLS is off: "
+				 "tokens and profiles cross the network in clear; give "
+				 "--tls-cert and --tls-key, or put a TLS proxy in front",
+				 what, listen);
+		return 0;
+	}
 	return prof_err_set(err, -EPERM, -1,
 			    "refusing to listen on %s without a config file: with no --config "
 			    "there are no tokens, so anyone who can reach the port could read "
@@ -954,15 +998,34 @@ static struct MHD_Daemon *start_daemon(struct server *srv, const struct sockaddr
 	unsigned idle_s = (unsigned)((cl->idle_timeout_ns + 999999999) / 1000000000);
 	unsigned mhd_limit = cl->max_conns * threads + threads;
 
+	/* TLS: libmicrohttpd's own GnuTLS sessions, from the PEM text tls.h read. */
+	struct MHD_OptionItem tls[5] = { { MHD_OPTION_END, 0, NULL } };
+
 	if (ss->ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-				mhd_logger, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
-				MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
-				mhd_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_POOL_BYTES,
-				MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_NOTIFY_CONNECTION,
-				on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				MHD_OPTION_END);
+	if (srv->tls) {
+		size_t n = 0;
+
+		flags |= MHD_USE_TLS;
+		tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+						    (void *)server_tls_cert_pem(srv->tls) };
+		tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
+						    (void *)server_tls_key_pem(srv->tls) };
+		tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
+						    (void *)SERVER_TLS_PRIORITIES };
+		if (server_tls_client_ca_pem(srv->tls))
+			tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0,
+							    (void *)server_tls_client_ca_pem(
+								    srv->tls) };
+		tls[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	}
+	return MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, srv,
+		MHD_OPTION_ARRAY, tls, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
+		MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_POOL_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
+		idle_s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
 }
 
 /*
@@ -1070,14 +1133,27 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 	srv->ui_dir = xstrdup(cfg->ui_dir ? cfg->ui_dir : "ui");
 	srv->metrics = server_metrics_new();
 
+	if (cfg->tls_cert || cfg->tls_key || cfg->tls_client_ca) {
+		struct server_tls_conf tc = { .cert = cfg->tls_cert,
+					      .key = cfg->tls_key,
+					      .client_ca = cfg->tls_client_ca };
+
+		rc = server_tls_new(&tc, &srv->tls, err);
+		if (!rc && !MHD_is_feature_supported(MHD_FEATURE_TLS))
+			rc = prof_err_set(err, -PROF_EUNSUPPORTED, -1,
+					  "this libmicrohttpd is built without TLS");
+		if (rc)
+			goto fail;
+	}
 	rc = server_resolve_listen(listen, &ss, &sslen, &host, err);
+	srv->host = host;
 	if (!rc)
-		rc = check_exposure(srv->conf, listen, &ss, err);
+		rc = check_exposure(srv, "--listen", listen, &ss, err);
 	if (!rc && cfg->otlp_listen) {
 		rc = server_resolve_listen(cfg->otlp_listen, &ss2, &sslen, &host2, err);
 		free(host2);
 		if (!rc)
-			rc = check_exposure(srv->conf, cfg->otlp_listen, &ss2, err);
+			rc = check_exposure(srv, "--otlp-http-listen", cfg->otlp_listen, &ss2, err);
 	}
 	if (!rc && cfg->grpc_listen) {
 		struct sockaddr_storage ss3;
@@ -1085,9 +1161,8 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 		rc = server_resolve_listen(cfg->grpc_listen, &ss3, &sslen, &host2, err);
 		free(host2);
 		if (!rc)
-			rc = check_exposure(srv->conf, cfg->grpc_listen, &ss3, err);
+			rc = check_exposure(srv, "--grpc-listen", cfg->grpc_listen, &ss3, err);
 	}
-	srv->host = host;
 	if (rc)
 		goto fail;
 	rc = server_tenants_open(&srv->tenants, srv->conf, cfg->data_dir ? cfg->data_dir : "data",
@@ -1107,6 +1182,7 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 	if (!threads)
 		threads = ncpu > 2 ? (unsigned)PROF_MIN(ncpu, 16) : 2;
 	server_conn_limits_fill(&cl);
+	srv->header_timeout_ns = cl.header_timeout_ns;
 	raise_nofile(&cl, cfg->conn_limits.max_conns != 0);
 	rc = server_conns_new(&cl, &srv->conns, err);
 	if (rc)
@@ -1254,6 +1330,7 @@ void server_stop(struct server *s)
 		pthread_join(s->flusher, NULL);
 	}
 	server_tenants_close(&s->tenants); /* flushes usage, closes the stores */
+	server_tls_free(s->tls);	   /* no listener is left to use it */
 	server_metrics_free(s->metrics);
 	if (s->conf == &s->own_conf)
 		server_conf_release(&s->own_conf);

@@ -32,7 +32,12 @@
  *
  * Datasets and tokens (tenant.h) come from the config (config.h); the
  * server opens one store per dataset under @data_dir. Without a config
- * file the server refuses to listen on anything but loopback.
+ * file the server refuses to listen on anything but loopback; with one
+ * but without TLS a non-loopback listener is logged as a warning. TLS
+ * (tls.h, server_config.tls_*): libmicrohttpd's own, on both HTTP
+ * listeners; with a client CA each request but /healthz and /readyz is
+ * refused (403) unless its connection presented a certificate the CA
+ * signed.
  *
  * Limits (config.h server_limits): a request body above max_body gets
  * 413 (before it is read when Content-Length says so); a gzip body
@@ -70,8 +75,13 @@ struct server_config {
 	const char *listen;	 /* "host:port", "[v6]:port" or ":port"; port 0 = any */
 	const char *otlp_listen; /* a second HTTP listener (OTLP's :4318), or NULL */
 	const char *grpc_listen; /* OTLP/gRPC listener (:4317), or NULL */
-	const char *ui_dir;	 /* explorer files; may be missing (then 404 with a hint) */
-	const char *data_dir;	 /* one store per dataset in DATA_DIR/<name>/; NULL = "data" */
+	/* TLS on every listener (tls.h: PEM files), or NULL for plain HTTP and
+	 * h2c; @tls_client_ca (optional) = clients must present a certificate
+	 * it signed (HTTP: 403 otherwise, /healthz and /readyz excepted; gRPC:
+	 * the handshake fails). */
+	const char *tls_cert, *tls_key, *tls_client_ca;
+	const char *ui_dir;   /* explorer files; may be missing (then 404 with a hint) */
+	const char *data_dir; /* one store per dataset in DATA_DIR/<name>/; NULL = "data" */
 	const struct server_conf *conf; /* lent, outlives the server; NULL = no file */
 	size_t max_body;		/* bytes of request body as sent; 0 = config / default */
 	size_t max_inflated;		/* bytes after gzip inflation; 0 = config / default */
@@ -134,8 +144,10 @@ int server_local_get(struct server *srv, const char *path_and_query, const char 
  * NULL; not owned). *@out is the caller's, stopped with server_stop.
  * Errors: -EINVAL for a bad listen address, -EPERM for a non-loopback
  * address without a config file, -EADDRINUSE / -errno when a socket
- * cannot be bound, the errors of store_open (-EBUSY: a dataset is in use
- * by another process); @err says which.
+ * cannot be bound, the errors of server_tls_new for the TLS files (and
+ * -PROF_EUNSUPPORTED when libmicrohttpd lacks TLS), the errors of
+ * store_open (-EBUSY: a dataset is in use by another process); @err says
+ * which. A non-loopback listener without TLS is logged as a warning.
  */
 int server_start(const struct server_config *cfg, struct symbolizer *sym, struct server **out,
 		 struct prof_err *err);

@@ -16,6 +16,8 @@ static const struct {
 	  "Sample rows received, accepted (stored) and dropped by signal control." },
 	{ "profd_ingest_rejects_total", "Ingest requests refused, by reason." },
 	{ "profd_grpc_requests_total", "gRPC calls answered, by method and grpc-status." },
+	{ "profd_tls_client_refused_total",
+	  "Requests (HTTP) and connections (gRPC) refused for their client certificate." },
 };
 
 /* Upper bounds of the ingest latency histogram, seconds. */

@@ -11,6 +11,7 @@
  *   profd_ingest_samples_total{dataset,result}     rows received/accepted/dropped
  *   profd_ingest_rejects_total{reason}             refused requests by reason
  *   profd_ingest_duration_seconds{le}              histogram, accepted ingest requests
+ *   profd_tls_client_refused_total{listener}       refused client certificates (--tls-client-ca)
  *   profd_wal_fsync_total{dataset}, profd_wal_appends_total{dataset},
  *   profd_wal_bytes{dataset}, profd_head_series{dataset}, profd_head_rows{dataset}
  *                                                  from the stores, at scrape time

@@ -24,6 +24,7 @@
 struct MHD_Connection;
 struct MHD_Daemon;
 struct server_grpc;
+struct server_tls;
 struct scrape_mgr;
 struct scrape_watch;
 struct scrape_selfprof;
@@ -34,6 +35,8 @@ struct server {
 	struct MHD_Daemon *otlp_daemon;	       /* --otlp-http-listen, or NULL */
 	struct server_grpc *grpc;	       /* --grpc-listen, or NULL */
 	struct server_conns *conns;	       /* every client connection (conns.h) */
+	struct server_tls *tls;		       /* --tls-cert for every listener (tls.h), or NULL */
+	int64_t header_timeout_ns;	       /* the guard's, for the gRPC TLS handshake */
 	struct server_workers *ingest_workers; /* handlers of ingest routes (workers.h) */
 	struct server_workers *query_workers;  /* handlers of the other slow routes */
 	struct server_conf own_conf;	       /* used when the caller passed no config */
