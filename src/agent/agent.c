@@ -832,6 +832,8 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	xo.bearer_token = opts->bearer_token;
 	xo.dataset = opts->dataset;
 	xo.ca_file = opts->ca_file;
+	xo.cert_file = opts->cert_file;
+	xo.key_file = opts->key_file;
 	rc = agent_export_new(&xo, &a.x, err);
 	if (rc)
 		goto out;
@@ -849,6 +851,8 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 		dio.bearer_token = opts->bearer_token;
 		dio.dataset = opts->dataset;
 		dio.ca_file = opts->ca_file;
+		dio.cert_file = opts->cert_file;
+		dio.key_file = opts->key_file;
 		dio.proc_root = po.proc_root;
 		dio.debug_dir = opts->debug_dir;
 		dio.max_file_bytes = opts->debuginfo_max_bytes;

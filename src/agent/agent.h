@@ -46,6 +46,8 @@
  * @ca_file:        CA certificates (PEM) that sign the https:// / grpcs://
  *                  server's certificate (export and debuginfo upload),
  *                  instead of the system's; NULL = the system's
+ * @cert_file, @key_file: client certificate and key (PEM) for a server
+ *                  that asks for one (export and debuginfo upload), or NULL
  * @max_buffer_bytes: export queue cap (0 = 32 MiB)
  * @max_backoff_ns: longest wait between export retries (0 = 30 s)
  * @metrics_listen: "HOST:PORT" for /metrics, or NULL
@@ -84,6 +86,7 @@ struct agent_opts {
 	const char *bearer_token;
 	const char *dataset;
 	const char *ca_file;
+	const char *cert_file, *key_file;
 	size_t max_buffer_bytes;
 	int64_t max_backoff_ns;
 	const char *metrics_listen;

@@ -52,10 +52,11 @@ enum di_outcome { DI_OUT_DONE, DI_OUT_FAILED };
 
 struct agent_debuginfo {
 	struct agent_debuginfo_opts o;
-	char *base;	   /* server_url + DI_PATH */
-	char *auth_hdr;	   /* "Authorization: Bearer ..." or NULL */
-	char *dataset_hdr; /* "X-Profd-Dataset: ..." or NULL */
-	char *ca_file;	   /* CA certificates (PEM) for TLS, or NULL: the system's */
+	char *base;		    /* server_url + DI_PATH */
+	char *auth_hdr;		    /* "Authorization: Bearer ..." or NULL */
+	char *dataset_hdr;	    /* "X-Profd-Dataset: ..." or NULL */
+	char *ca_file;		    /* CA certificates (PEM) for TLS, or NULL: the system's */
+	char *cert_file, *key_file; /* client certificate and key (PEM), or NULL */
 	char *proc_root, *debug_dir;
 
 	pthread_mutex_t mu;
@@ -215,6 +216,10 @@ static CURL *di_curl(struct agent_debuginfo *d, const char *url, struct buf *rep
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	if (d->ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, d->ca_file);
+	if (d->cert_file)
+		curl_easy_setopt(c, CURLOPT_SSLCERT, d->cert_file);
+	if (d->key_file)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, d->key_file);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "profd-agent");
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, PROF_MIN(d->o.timeout_ms, 10000L));
@@ -648,8 +653,13 @@ int agent_debuginfo_new(const struct agent_debuginfo_opts *opts, struct agent_de
 		d->o.timeout_ms = DI_DEFAULT_TIMEOUT;
 	d->o.server_url = d->o.bearer_token = d->o.dataset = NULL; /* not kept */
 	d->o.proc_root = d->o.debug_dir = d->o.ca_file = NULL;
+	d->o.cert_file = d->o.key_file = NULL;
 	if (opts->ca_file)
 		d->ca_file = xstrdup(opts->ca_file);
+	if (opts->cert_file)
+		d->cert_file = xstrdup(opts->cert_file);
+	if (opts->key_file)
+		d->key_file = xstrdup(opts->key_file);
 	{
 		size_t n = strlen(opts->server_url);
 
@@ -710,6 +720,8 @@ void agent_debuginfo_close(struct agent_debuginfo *d)
 	free(d->auth_hdr);
 	free(d->dataset_hdr);
 	free(d->ca_file);
+	free(d->cert_file);
+	free(d->key_file);
 	free(d->proc_root);
 	free(d->debug_dir);
 	free(d);

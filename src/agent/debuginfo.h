@@ -50,7 +50,9 @@
  * @max_queue: build IDs waiting (0 = 64); @max_known: build IDs
  * remembered (0 = 4096); @timeout_ms: HEAD limit, and the longest a POST
  * may make no progress (0 = 30000); @ca_file: CA certificates (PEM) for
- * an https:// server instead of the system's, or NULL (copied).
+ * an https:// server instead of the system's, or NULL; @cert_file,
+ * @key_file: a client certificate and key (PEM) for a server that asks
+ * for one, or NULL (as export.h's; all copied).
  */
 struct agent_debuginfo_opts {
 	const char *server_url;
@@ -65,6 +67,7 @@ struct agent_debuginfo_opts {
 	size_t max_known;
 	long timeout_ms;
 	const char *ca_file;
+	const char *cert_file, *key_file;
 };
 
 /** struct agent_debuginfo_stats - totals since _new (gauges: queued). */

@@ -36,12 +36,13 @@ struct export_req {
 
 struct agent_export {
 	struct agent_export_opts o;
-	char *url;	   /* server_url + EXPORT_PATH (or EXPORT_GRPC_PATH), or NULL */
-	bool grpc;	   /* OTLP/gRPC (grpc:// h2c, grpcs:// TLS) instead of OTLP/HTTP */
-	char *auth_hdr;	   /* "Authorization: Bearer ..." or NULL */
-	char *dataset_hdr; /* "X-Profd-Dataset: ..." or NULL */
-	char *ca_file;	   /* CA certificates (PEM) for TLS, or NULL: the system's */
-	uint64_t rng;	   /* xorshift state for backoff jitter (sender thread) */
+	char *url;		    /* server_url + EXPORT_PATH (or EXPORT_GRPC_PATH), or NULL */
+	bool grpc;		    /* OTLP/gRPC (grpc:// h2c, grpcs:// TLS) instead of OTLP/HTTP */
+	char *auth_hdr;		    /* "Authorization: Bearer ..." or NULL */
+	char *dataset_hdr;	    /* "X-Profd-Dataset: ..." or NULL */
+	char *ca_file;		    /* CA certificates (PEM) for TLS, or NULL: the system's */
+	char *cert_file, *key_file; /* client certificate and key (PEM), or NULL */
+	uint64_t rng;		    /* xorshift state for backoff jitter (sender thread) */
 	uint64_t seq;
 
 	pthread_mutex_t mu;
@@ -192,6 +193,10 @@ static int export_post(struct agent_export *x, CURL *curl, const struct export_r
 	curl_easy_setopt(curl, CURLOPT_URL, x->url);
 	if (x->ca_file)
 		curl_easy_setopt(curl, CURLOPT_CAINFO, x->ca_file);
+	if (x->cert_file)
+		curl_easy_setopt(curl, CURLOPT_SSLCERT, x->cert_file);
+	if (x->key_file)
+		curl_easy_setopt(curl, CURLOPT_SSLKEY, x->key_file);
 	curl_easy_setopt(curl, CURLOPT_POST, 1L);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, r->data);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
@@ -413,6 +418,14 @@ int agent_export_new(const struct agent_export_opts *opts, struct agent_export *
 	if (opts->ca_file && access(opts->ca_file, R_OK))
 		return prof_err_set(err, -errno, -1, "CA file '%s': %s", opts->ca_file,
 				    strerror(errno));
+	if (opts->key_file && !opts->cert_file)
+		return prof_err_set(err, -EINVAL, -1, "a client key needs its certificate");
+	if (opts->cert_file && access(opts->cert_file, R_OK))
+		return prof_err_set(err, -errno, -1, "client certificate '%s': %s", opts->cert_file,
+				    strerror(errno));
+	if (opts->key_file && access(opts->key_file, R_OK))
+		return prof_err_set(err, -errno, -1, "client key '%s': %s", opts->key_file,
+				    strerror(errno));
 	if (opts->server_url && (rc = prof_curl_load(err)))
 		return rc;
 	x = xcalloc(1, sizeof(*x));
@@ -425,8 +438,13 @@ int agent_export_new(const struct agent_export_opts *opts, struct agent_export *
 		x->o.max_backoff_ms = EXPORT_BACKOFF_MAX_MS;
 	x->st.max_queue_bytes = x->o.max_queue_bytes;
 	x->o.bearer_token = x->o.dataset = x->o.ca_file = NULL; /* kept as the fields below */
+	x->o.cert_file = x->o.key_file = NULL;
 	if (opts->ca_file)
 		x->ca_file = xstrdup(opts->ca_file);
+	if (opts->cert_file)
+		x->cert_file = xstrdup(opts->cert_file);
+	if (opts->key_file)
+		x->key_file = xstrdup(opts->key_file);
 	if (opts->bearer_token && opts->bearer_token[0])
 		x->auth_hdr = xasprintf("Authorization: Bearer %s", opts->bearer_token);
 	if (opts->dataset && opts->dataset[0])
@@ -594,6 +612,8 @@ void agent_export_close(struct agent_export *x, long drain_ms)
 		explicit_bzero(x->auth_hdr, strlen(x->auth_hdr));
 	free(x->auth_hdr);
 	free(x->ca_file);
+	free(x->cert_file);
+	free(x->key_file);
 	free(x->dataset_hdr);
 	free(x);
 }

@@ -57,7 +57,12 @@
  * header values or NULL (copied; must not contain CR or LF); @ca_file: a
  * PEM file of the CA certificates that sign an https:// or grpcs://
  * server's certificate, trusted instead of the system's store (libcurl
- * CURLOPT_CAINFO), or NULL (copied; must be readable at _new).
+ * CURLOPT_CAINFO), or NULL (copied; must be readable at _new);
+ * @cert_file, @key_file: the client certificate (PEM, then any
+ * intermediates) and its key, for a server that asks for one (profd
+ * server --tls-client-ca; CURLOPT_SSLCERT / CURLOPT_SSLKEY), or NULL; a
+ * key without a certificate is -EINVAL, a certificate without a key
+ * means the key is in the certificate's file (copied; readable at _new).
  */
 struct agent_export_opts {
 	const char *server_url;
@@ -68,6 +73,7 @@ struct agent_export_opts {
 	const char *bearer_token;
 	const char *dataset;
 	const char *ca_file;
+	const char *cert_file, *key_file;
 };
 
 /** struct agent_export_stats - totals since _new. */

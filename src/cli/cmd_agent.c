@@ -58,6 +58,9 @@ static void agent_usage(FILE *f)
 		"  --dataset NAME     send X-Profd-Dataset: NAME (the server's dataset)\n"
 		"  --ca-file FILE     trust the CA certificates in FILE (PEM) for an https:// or\n"
 		"                     grpcs:// server (and debuginfo uploads) instead of the system's\n"
+		"  --cert-file FILE   client certificate (PEM) for a server that asks for one\n"
+		"                     (profd server --tls-client-ca) ...\n"
+		"  --key-file FILE    ... and its private key (PEM; default: in --cert-file)\n"
 		"  --max-buffer SIZE  cap on compressed data waiting for the server (default 32MiB;\n"
 		"                     oldest dropped first and counted), e.g. 8MiB, 512KiB\n"
 		"  --max-backoff DUR  longest wait between retries to the server (default 30s)\n"
@@ -426,6 +429,25 @@ int cmd_agent(int argc, char **argv)
 			}
 			if (!missing)
 				o.ca_file = v;
+		} else if (agent_opt(argc, argv, &i, "--cert-file", &v, &missing)) {
+			const char *why = missing ? NULL : pem_cert_file_problem(v);
+
+			if (why) {
+				fprintf(stderr, "profd agent: --cert-file '%s': %s\n", v, why);
+				free(token);
+				return 2;
+			}
+			if (!missing)
+				o.cert_file = v;
+		} else if (agent_opt(argc, argv, &i, "--key-file", &v, &missing)) {
+			if (!missing && access(v, R_OK)) {
+				fprintf(stderr, "profd agent: --key-file '%s': %s\n", v,
+					strerror(errno));
+				free(token);
+				return 2;
+			}
+			if (!missing)
+				o.key_file = v;
 		} else if (agent_opt(argc, argv, &i, "--max-buffer", &v, &missing)) {
 			if (!missing && (agent_parse_size(v, &u) || u < 4096 || u > (4ull << 30))) {
 				fprintf(stderr,
@@ -471,6 +493,11 @@ int cmd_agent(int argc, char **argv)
 			free(token);
 			return 2;
 		}
+	}
+	if (o.key_file && !o.cert_file) {
+		fprintf(stderr, "profd agent: --key-file needs --cert-file\n");
+		free(token);
+		return 2;
 	}
 	if (!o.server_url && !o.dump_dir) {
 		fprintf(stderr, "profd agent: --server URL (or --dump DIR) is required\n\n");

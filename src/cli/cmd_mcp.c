@@ -29,6 +29,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: profd mcp [--server URL] [--token T] [--dataset D] [--log-level LEVEL]\n"
+		"                 [--ca-file FILE] [--cert-file FILE [--key-file FILE]]\n"
 		"\n"
 		"Serve the Model Context Protocol on stdin/stdout (JSON-RPC, one message per\n"
 		"line) for coding agents: tools list_profile_types, list_labels, label_values,\n"
@@ -40,6 +41,10 @@ static void usage(FILE *f)
 		")\n"
 		"  --token T         bearer token with the query permission (default $PROFD_TOKEN)\n"
 		"  --dataset D       dataset to query (default $PROFD_DATASET, else the token's)\n"
+		"  --ca-file FILE    trust the CA certificates in FILE (PEM) for an https://\n"
+		"                    server instead of the system's\n"
+		"  --cert-file FILE  client certificate (PEM) for a server that asks for one\n"
+		"  --key-file FILE   its private key (PEM; default: in --cert-file)\n"
 		"  --log-level LEVEL debug, info, warn or error (default warn)\n"
 		"\n"
 		"The server also serves MCP over streamable HTTP at POST /mcp.\n");
@@ -52,12 +57,16 @@ int cmd_mcp(int argc, char **argv)
 		{ "token", required_argument, NULL, 't' },
 		{ "dataset", required_argument, NULL, 'd' },
 		{ "log-level", required_argument, NULL, 'L' },
+		{ "ca-file", required_argument, NULL, 1000 },
+		{ "cert-file", required_argument, NULL, 1001 },
+		{ "key-file", required_argument, NULL, 1002 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *server = getenv("PROFD_SERVER"), *token = getenv("PROFD_TOKEN");
 	const char *dataset = getenv("PROFD_DATASET");
 	struct mcp_backend be = { 0 };
+	struct mcp_curl_tls tls = { 0 };
 	struct mcp_curl *cb = NULL;
 	struct mcp_server *s;
 	struct prof_err err;
@@ -75,6 +84,15 @@ int cmd_mcp(int argc, char **argv)
 			break;
 		case 'd':
 			dataset = optarg;
+			break;
+		case 1000:
+			tls.ca_file = optarg;
+			break;
+		case 1001:
+			tls.cert_file = optarg;
+			break;
+		case 1002:
+			tls.key_file = optarg;
 			break;
 		case 'L':
 			if (cli_set_log_level("mcp", optarg))
@@ -96,7 +114,7 @@ int cmd_mcp(int argc, char **argv)
 	if (!server || !*server)
 		server = DEFAULT_SERVER;
 	prof_err_init(&err);
-	rc = mcp_curl_new(server, token, dataset, &cb, &be, &err);
+	rc = mcp_curl_new(server, token, dataset, &tls, &cb, &be, &err);
 	if (rc) {
 		fprintf(stderr, "profd mcp: %s\n", err.msg[0] ? err.msg : prof_strerror(rc));
 		return rc == -EINVAL ? 2 : 1;

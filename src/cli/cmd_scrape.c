@@ -50,12 +50,17 @@ static void usage(FILE *f)
 		"  --data DIR           where file mode remembers what it sent (default ./data)\n"
 		"  --token TOKEN        bearer token for the receiver (or $PROFD_TOKEN)\n"
 		"  --dataset NAME       X-Profd-Dataset for the receiver\n"
+		"  --ca-file FILE       trust the CA certificates in FILE (PEM) for an https://\n"
+		"                       receiver instead of the system's\n"
+		"  --cert-file FILE     client certificate (PEM) for a receiver that asks for one\n"
+		"  --key-file FILE      its private key (PEM; default: in --cert-file)\n"
 		"  --once               one scrape round / one poll, then exit\n"
 		"  --log-level LEVEL    debug, info, warn or error (default info)\n");
 }
 
 struct args {
 	const char *config, *url, *job, *profiles, *data, *token, *dataset;
+	const char *ca_file, *cert_file, *key_file;
 	VEC(char *) targets, watches, labels;
 	int64_t interval_ns;
 	bool once;
@@ -121,6 +126,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "data", required_argument, NULL, 'd' },
 		{ "token", required_argument, NULL, 'T' },
 		{ "dataset", required_argument, NULL, 'D' },
+		{ "ca-file", required_argument, NULL, 1000 },
+		{ "cert-file", required_argument, NULL, 1001 },
+		{ "key-file", required_argument, NULL, 1002 },
 		{ "once", no_argument, NULL, 'o' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -177,6 +185,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'o':
 			a->once = true;
+			break;
+		case 1000:
+			a->ca_file = optarg;
+			break;
+		case 1001:
+			a->cert_file = optarg;
+			break;
+		case 1002:
+			a->key_file = optarg;
 			break;
 		case 'L':
 			if (cli_set_log_level("scrape", optarg))
@@ -249,7 +266,12 @@ int cmd_scrape(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	struct scrape_push_opts po = { .url = a.url, .token = a.token, .dataset = a.dataset };
+	struct scrape_push_opts po = { .url = a.url,
+				       .token = a.token,
+				       .dataset = a.dataset,
+				       .ca_file = a.ca_file,
+				       .cert_file = a.cert_file,
+				       .key_file = a.key_file };
 
 	if (conf.njobs) {
 		po.async = true;

@@ -8,6 +8,8 @@
 #include "base/mem.h"
 #include "mcp/curl_backend.h"
 
+#include <unistd.h>
+
 struct mcp_curl {
 	CURL *h;
 	char *base;
@@ -59,8 +61,25 @@ static int curl_get(void *ctx, const char *path_and_query, struct buf *out, int 
 	return 0;
 }
 
-int mcp_curl_new(const char *url, const char *token, const char *dataset, struct mcp_curl **out,
-		 struct mcp_backend *be, struct prof_err *err)
+/* The TLS files exist and are readable: else every call fails the same way later. */
+static int tls_check(const struct mcp_curl_tls *t, struct prof_err *err)
+{
+	const char *const f[][2] = { { "--ca-file", t->ca_file },
+				     { "--cert-file", t->cert_file },
+				     { "--key-file", t->key_file } };
+
+	if (t->key_file && !t->cert_file)
+		return prof_err_set(err, -EINVAL, -1, "--key-file needs --cert-file");
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(f); i++)
+		if (f[i][1] && access(f[i][1], R_OK))
+			return prof_err_set(err, -errno, -1, "%s '%s': %s", f[i][0], f[i][1],
+					    strerror(errno));
+	return 0;
+}
+
+int mcp_curl_new(const char *url, const char *token, const char *dataset,
+		 const struct mcp_curl_tls *tls, struct mcp_curl **out, struct mcp_backend *be,
+		 struct prof_err *err)
 {
 	struct mcp_curl *c;
 	size_t n;
@@ -70,6 +89,8 @@ int mcp_curl_new(const char *url, const char *token, const char *dataset, struct
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
 		return prof_err_set(err, -EINVAL, -1,
 				    "--server '%s': expected an http:// or https:// URL", url);
+	if (tls && (rc = tls_check(tls, err)))
+		return rc;
 	rc = prof_curl_load(err);
 	if (rc)
 		return rc;
@@ -105,6 +126,13 @@ int mcp_curl_new(const char *url, const char *token, const char *dataset, struct
 	curl_easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->h, CURLOPT_USERAGENT, "profd-mcp");
 	curl_easy_setopt(c->h, CURLOPT_ACCEPT_ENCODING, "");
+	/* libcurl copies string options: the paths need not outlive this call. */
+	if (tls && tls->ca_file)
+		curl_easy_setopt(c->h, CURLOPT_CAINFO, tls->ca_file);
+	if (tls && tls->cert_file)
+		curl_easy_setopt(c->h, CURLOPT_SSLCERT, tls->cert_file);
+	if (tls && tls->key_file)
+		curl_easy_setopt(c->h, CURLOPT_SSLKEY, tls->key_file);
 	be->get = curl_get;
 	be->ctx = c;
 	be->base_url = c->base;

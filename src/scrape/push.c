@@ -14,6 +14,7 @@
 #include "scrape/push.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #define PUSH_PATH	   "/v1development/profiles"
 #define PUSH_MAX_REQUEST   ((size_t)256 << 20)
@@ -29,6 +30,7 @@ struct exporter {
 struct scrape_push {
 	struct scrape_push_opts o;
 	char *base, *url, *token, *dataset;
+	char *ca_file, *cert_file, *key_file;
 	pthread_mutex_t lock;
 	VEC(struct exporter) ex; /* async */
 	uint64_t submitted, sent, failed;
@@ -49,6 +51,17 @@ int scrape_push_new(const struct scrape_push_opts *o, struct scrape_push **out,
 	if ((o->token && strpbrk(o->token, "\r\n")) || (o->dataset && strpbrk(o->dataset, "\r\n")))
 		return prof_err_set(err, -EINVAL, -1,
 				    "the token and the dataset must not contain line breaks");
+	if (o->key_file && !o->cert_file)
+		return prof_err_set(err, -EINVAL, -1, "a client key needs its certificate");
+	const char *const files[] = { o->ca_file, o->cert_file, o->key_file };
+
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(files); i++)
+		if (files[i] && access(files[i], R_OK))
+			return prof_err_set(err, -errno, -1, "%s '%s': %s",
+					    i == 0   ? "CA file"
+					    : i == 1 ? "client certificate"
+						     : "client key",
+					    files[i], strerror(errno));
 	rc = scrape_fetch_init(err);
 	if (rc)
 		return rc;
@@ -61,7 +74,11 @@ int scrape_push_new(const struct scrape_push_opts *o, struct scrape_push **out,
 	p->url = xasprintf("%s%s", p->base, PUSH_PATH);
 	p->token = o->token ? xstrdup(o->token) : NULL;
 	p->dataset = o->dataset ? xstrdup(o->dataset) : NULL;
+	p->ca_file = o->ca_file ? xstrdup(o->ca_file) : NULL;
+	p->cert_file = o->cert_file ? xstrdup(o->cert_file) : NULL;
+	p->key_file = o->key_file ? xstrdup(o->key_file) : NULL;
 	p->o.url = p->o.token = p->o.dataset = NULL;
+	p->o.ca_file = p->o.cert_file = p->o.key_file = NULL;
 	if (p->o.timeout_ms <= 0)
 		p->o.timeout_ms = 10000;
 	pthread_mutex_init(&p->lock, NULL);
@@ -91,6 +108,9 @@ static struct agent_export *exporter_for(struct scrape_push *p, const char *data
 	eo.dataset = dataset;
 	eo.timeout_ms = p->o.timeout_ms;
 	eo.max_queue_bytes = p->o.max_queue_bytes;
+	eo.ca_file = p->ca_file;
+	eo.cert_file = p->cert_file;
+	eo.key_file = p->key_file;
 	if (agent_export_new(&eo, &e.x, err))
 		return NULL;
 	e.dataset = dataset ? xstrdup(dataset) : NULL;
@@ -159,6 +179,12 @@ static int post_once(struct scrape_push *p, const char *dataset, const struct bu
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, PROF_MIN(p->o.timeout_ms, 5000L));
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "profd-scrape");
+	if (p->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, p->ca_file);
+	if (p->cert_file)
+		curl_easy_setopt(c, CURLOPT_SSLCERT, p->cert_file);
+	if (p->key_file)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, p->key_file);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_reply);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply);
 	cc = curl_easy_perform(c);
@@ -287,6 +313,9 @@ void scrape_push_free(struct scrape_push *p, long drain_ms)
 		free(p->token);
 	}
 	free(p->dataset);
+	free(p->ca_file);
+	free(p->cert_file);
+	free(p->key_file);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

@@ -32,6 +32,10 @@ struct scrape_push_opts {
 	long timeout_ms;	/* per request (0 = 10000) */
 	size_t max_queue_bytes; /* async: per exporter (0 = 32 MiB) */
 	bool async;
+	/* TLS to an https:// receiver, PEM files or NULL: the CAs that sign
+	 * its certificate (NULL = the system's), a client certificate and key
+	 * for one that asks (NULL key = in the certificate's file). */
+	const char *ca_file, *cert_file, *key_file;
 };
 
 /** struct scrape_push_stats - totals since _new. */
@@ -46,8 +50,10 @@ struct scrape_push_stats {
 struct scrape_push;
 
 /**
- * scrape_push_new() - a pusher to o->url. Errors: -EINVAL for a URL that
- * is not http(s):// or a token/dataset with a line break;
+ * scrape_push_new() - a pusher to o->url (the strings of @o are copied).
+ * Errors: -EINVAL for a URL that is not http(s)://, a token/dataset with
+ * a line break, a key file without a certificate; -errno for a TLS file
+ * that cannot be read;
  * -PROF_EUNSUPPORTED without libcurl; @err says which.
  */
 int scrape_push_new(const struct scrape_push_opts *o, struct scrape_push **out,
