@@ -14,7 +14,8 @@
 #     $SERVER_UI (default $tmp/ui, which does not exist: the built-in
 #     page), the array SERVER_ARGS before the args (options every start
 #     of the test takes). Start number $n writes $tmp/out.$n and
-#     $tmp/log.$n; sets server_pid, port, base, and otlp_port / grpc_port
+#     $tmp/log.$n; sets server_pid, port, base (https:// with --tls-cert),
+#     and otlp_port / grpc_port
 #     when asked for; a server that does not start fails the test and
 #     exits;
 #   - server_port OUT PID: wait for the server PID writing its stdout to
@@ -59,7 +60,7 @@ checkx() { # checkx DESCRIPTION 'SHELL EXPRESSION' (evaluated here, may use && a
 server_port() {
 	local p=
 	for _ in $(seq 1 400); do
-		p=$(sed -n 's|.*explorer at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$1" 2>/dev/null)
+		p=$(sed -n 's|.*explorer at https\{0,1\}://127.0.0.1:\([0-9]*\)/.*|\1|p' "$1" 2>/dev/null)
 		[ -n "$p" ] && break
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.05
@@ -81,6 +82,8 @@ start_server() {
 	otlp_port=$(sed -n 's|.*OTLP/HTTP on port \([0-9]*\).*|\1|p' "$tmp/out.$n")
 	grpc_port=$(sed -n 's|.*OTLP/gRPC on port \([0-9]*\).*|\1|p' "$tmp/out.$n")
 	base="http://127.0.0.1:$port"
+	# with --tls-cert
+	grep -q 'explorer at https://' "$tmp/out.$n" && base="https://127.0.0.1:$port"
 }
 
 stop_server() { # stop_server SIGNAL: stop and wait; sets stop_rc
