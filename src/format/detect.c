@@ -354,7 +354,7 @@ static int decode_jfr(const void *data, size_t n, const struct fmt_decode_opts *
 
 	if (opts->event && fmt_jfr_event_parse(opts->event, &jo.event))
 		return prof_err_set(err, -EINVAL, -1,
-				    "jfr: unknown event \"%s\" (cpu, wall, alloc or lock)",
+				    "jfr: unknown event \"%s\" (cpu, wall, alloc, lock or malloc)",
 				    opts->event);
 	jo.max_decoded = max;
 	return fmt_jfr_decode(data, n, &jo, out, err);

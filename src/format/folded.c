@@ -185,6 +185,7 @@ int fmt_folded_decode(const void *data, size_t n, const struct fmt_decode_opts *
 
 		VEC_PUSH(&out->comments, model_intern(out, msg));
 		free(msg);
+		model_profile_skip(out, invalid, "invalid lines", "line %zu", first_invalid);
 	}
 out:
 	strtab_release(&c.stacks);

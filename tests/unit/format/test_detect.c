@@ -112,7 +112,8 @@ static void test_decode_any_dispatch_and_errors(void **state)
 	model_profile_init(&p);
 	prof_err_init(&err);
 	assert_int_equal(fmt_decode_any("FLR\0\0\2\0\0", 8, NULL, &o, &p, &err), -EINVAL);
-	assert_string_equal(err.msg, "jfr: unknown event \"heap\" (cpu, wall, alloc or lock)");
+	assert_string_equal(err.msg,
+			    "jfr: unknown event \"heap\" (cpu, wall, alloc, lock or malloc)");
 	model_profile_release(&p);
 
 	/* The input cap. */
