@@ -115,6 +115,15 @@ int fmt_folded_decode(const void *data, size_t n, const struct fmt_decode_opts *
 		return prof_err_set(err, -PROF_ETOOBIG, -1,
 				    WHAT ": input of %zu bytes exceeds the limit of %zu bytes", n,
 				    max);
+	if (fmt_utf16_bom(data, n)) {
+		struct buf u8 = BUF_INIT;
+
+		rc = fmt_utf16_to_utf8(data, n, max, &u8, err);
+		if (!rc)
+			rc = fmt_folded_decode(u8.p ? u8.p : "", u8.len, opts, out, err);
+		buf_release(&u8);
+		return rc;
+	}
 	c.p = out;
 	strtab_init(&c.stacks);
 	c.kernel = model_intern(out, "kernel");

@@ -14,7 +14,10 @@
  *
  * Decoding rules (each documented case has a unit test):
  *   - "\n" and "\r\n" line ends, a UTF-8 BOM, and a missing final newline
- *     are accepted;
+ *     are accepted; text with a UTF-16 BOM (little- or big-endian, as
+ *     PowerShell and Notepad write it) is converted to UTF-8 first
+ *     (fmt_utf16_to_utf8), and line/byte positions in messages are those
+ *     of the UTF-8 text;
  *   - blank lines are skipped silently;
  *   - a line whose last token is not a count (comments such as "# ..." or
  *     "// ...", text without a count) is invalid: by default it is
