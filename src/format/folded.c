@@ -269,7 +269,14 @@ int fmt_folded_encode(const struct model_profile *p, uint32_t sample_type, struc
 
 		if (sums.v[id] <= 0)
 			continue;
-		rc = buf_add(out, keys.s[id], keys.len[id]);
+		/* A first frame that starts like a byte order mark would be read as
+		 * one: a UTF-8 BOM first keeps it a name (the decoder skips one). */
+		if (out->len == 0 &&
+		    (fmt_utf16_bom(keys.s[id], keys.len[id]) ||
+		     (keys.len[id] >= 3 && !memcmp(keys.s[id], "\xef\xbb\xbf", 3))))
+			rc = buf_add(out, "\xef\xbb\xbf", 3);
+		if (!rc)
+			rc = buf_add(out, keys.s[id], keys.len[id]);
 		if (!rc)
 			rc = buf_addf(out, " %" PRId64 "\n", sums.v[id]);
 	}

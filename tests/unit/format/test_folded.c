@@ -131,6 +131,20 @@ static void test_folded_utf16_bom_is_converted(void **state)
 	assert_string_equal(frame(&p, 1, 0), "\xef\xbf\xbd");
 	assert_int_equal(p.skipped.n, 1); /* the last line, "x" + U+FFFD, has no count */
 	model_profile_release(&p);
+
+	/* Bytes read as bytes whose first frame starts like a BOM encode to a file that
+	 * reads back the same (the fuzzer's case: a frame "\xfe\xff\xff\x81"). */
+	buf_reset(&in);
+	assert_int_equal(decode("\n\n\xfe\xff\xff\x81\t3", NULL, &p, &err), 0);
+	assert_int_equal(fmt_folded_encode(&p, 0, &in), 0);
+	assert_int_equal(in.len, 3 + 4 + 3);
+	assert_memory_equal(in.p, "\xef\xbb\xbf\xfe\xff\xff\x81 3\n", in.len);
+	model_profile_release(&p);
+	model_profile_init(&p);
+	assert_int_equal(fmt_folded_decode(in.p, in.len, NULL, &p, &err), 0);
+	assert_string_equal(frame(&p, 0, 0), "\xfe\xff\xff\x81");
+	assert_int_equal(p.values.v[0], 3);
+	model_profile_release(&p);
 	buf_release(&in);
 }
 
