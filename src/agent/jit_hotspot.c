@@ -72,6 +72,7 @@
 #include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HS_METHODS     512	  /* Methods cached per process */
@@ -130,8 +131,37 @@ struct hs_kindname {
 	enum hs_kind kind;
 };
 
+/*
+ * A pc's blob lookup, kept for HS_PC_TTL_NS: the stacks of one hot
+ * thread repeat their return addresses sample after sample, and each
+ * lookup costs three reads of the process. A blob freed and its memory
+ * reused within the TTL can give one stale answer: its return address
+ * is still checked, and naming checks the compile id against the blob.
+ */
+#define HS_PC_CACHE  512 /* power of 2 */
+#define HS_PC_TTL_NS 500000000LL
+
+struct hs_pc_entry {
+	uint64_t pc; /* 0 = empty */
+	int64_t at_ns;
+	int rc;
+	struct hs_blob b;
+};
+
+#define HS_RECENT_BLOBS 32 /* blobs whose code range answers pcs not in the pc cache */
+#define HS_STUB_NAMES	16 /* blob names (static strings in libjvm) kept by address */
+
+struct hs_stub_name {
+	uint64_t ptr; /* 0 = empty */
+	char name[AGENT_INTERP_NAME_MAX];
+};
+
 struct hs_priv {
 	struct agent_hs_vm vm;
+	struct hs_pc_entry pcs[HS_PC_CACHE];
+	struct hs_pc_entry recent[HS_RECENT_BLOBS]; /* found blobs (.pc = 1), by their code range */
+	size_t recent_next;
+	struct hs_stub_name stub_names[HS_STUB_NAMES];
 	struct hs_heap heaps[AGENT_HS_MAX_HEAPS];
 	size_t nheaps;
 	uint64_t text_lo, text_hi;
@@ -340,8 +370,8 @@ static int hs_read_blob(struct hs_priv *pv, const struct agent_memreader *mem, u
  * The blob whose code holds @pc: 0; -ENOENT when @pc is in no code heap,
  * in a free block or outside the block's code; -EFAULT; -PROF_ECORRUPT.
  */
-static int hs_find_blob(struct hs_priv *pv, const struct agent_memreader *mem, uint64_t pc,
-			struct hs_blob *b)
+static int hs_find_blob_uncached(struct hs_priv *pv, const struct agent_memreader *mem, uint64_t pc,
+				 struct hs_blob *b)
 {
 	const struct hs_heap *h = NULL;
 	uint8_t seg[HS_SEG_CHUNK], used = 0;
@@ -383,6 +413,54 @@ static int hs_find_blob(struct hs_priv *pv, const struct agent_memreader *mem, u
 	if (rc)
 		return rc;
 	return pc >= b->code_begin && pc < b->code_end ? 0 : -ENOENT;
+}
+
+static int64_t hs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The blob holding @pc (hs_find_blob_uncached), through the pc cache. */
+static int hs_find_blob(struct hs_priv *pv, const struct agent_memreader *mem, uint64_t pc,
+			struct hs_blob *b)
+{
+	struct hs_pc_entry *e = &pv->pcs[((pc * 0x9e3779b97f4a7c15ULL) >> 40) & (HS_PC_CACHE - 1)];
+	int64_t now = hs_now_ns();
+	int rc;
+
+	if (pc && e->pc == pc && now - e->at_ns < HS_PC_TTL_NS && now >= e->at_ns) {
+		*b = e->b;
+		return e->rc;
+	}
+	/* A leaf pc rarely repeats exactly, but its blob does: its code range answers. */
+	for (size_t i = 0; i < HS_RECENT_BLOBS; i++) {
+		const struct hs_pc_entry *r = &pv->recent[i];
+
+		if (r->pc && pc >= r->b.code_begin && pc < r->b.code_end && now >= r->at_ns &&
+		    now - r->at_ns < HS_PC_TTL_NS) {
+			*b = r->b;
+			return 0;
+		}
+	}
+	rc = hs_find_blob_uncached(pv, mem, pc, b);
+	if (rc == 0) {
+		struct hs_pc_entry *r = &pv->recent[pv->recent_next++ % HS_RECENT_BLOBS];
+
+		r->pc = 1;
+		r->at_ns = now;
+		r->rc = 0;
+		r->b = *b;
+	}
+	if (rc == 0 || rc == -ENOENT) { /* not a failed read: those are asked again */
+		e->pc = pc;
+		e->at_ns = now;
+		e->rc = rc;
+		e->b = rc ? (struct hs_blob){ 0 } : *b;
+	}
+	return rc;
 }
 
 /* Whether @ra may be a return address: in a blob's code, or (@native_ok) in libjvm's text. */
@@ -870,8 +948,20 @@ static int hs_name_frame(void *priv, const struct agent_memreader *mem,
 			return -EFAULT;
 		if (name != f->check)
 			return -ESTALE;
-		if (agent_mem_read_str(mem, name, pv->stub, sizeof(pv->stub)) == -EFAULT)
-			return -EFAULT;
+		{
+			/* Blob names are static strings of libjvm: read once per address. */
+			struct hs_stub_name *sn =
+				&pv->stub_names[((name * 0x9e3779b97f4a7c15ULL) >> 40) &
+						(HS_STUB_NAMES - 1)];
+
+			if (sn->ptr != name) {
+				if (agent_mem_read_str(mem, name, sn->name, sizeof(sn->name)) ==
+				    -EFAULT)
+					return -EFAULT;
+				sn->ptr = name;
+			}
+			snprintf(pv->stub, sizeof(pv->stub), "%s", sn->name);
+		}
 		out->function = pv->stub;
 		out->file = "";
 		out->line = out->start_line = 0;

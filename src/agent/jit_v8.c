@@ -81,6 +81,8 @@
 #include "agent/jit.h"
 #include "agent/jit_v8.h"
 
+#include <time.h>
+
 #define V8_FN_CACHE	  512  /* functions cached per process (power of 2) */
 #define V8_LINE_CACHE	  2048 /* lines cached per process (power of 2) */
 #define V8_NAME_MAX	  128  /* bytes of a function name kept */
@@ -107,8 +109,25 @@ struct v8_line {
 	int64_t line;
 };
 
+/*
+ * Instance types of other maps (a JSFunction's), kept for V8_MAP_TTL_NS:
+ * the maps of one hot function are met at every sample, and a map's type
+ * does not change while it lives; one freed and its address reused by a
+ * map of another type within the TTL can pass one frame that is not a
+ * JSFunction, which its SharedFunctionInfo's type check then refuses.
+ */
+#define V8_MAP_CACHE  64 /* power of 2 */
+#define V8_MAP_TTL_NS 1000000000LL
+
+struct v8_map_entry {
+	uint64_t map; /* 0 = empty */
+	int64_t at_ns;
+	uint16_t type;
+};
+
 struct v8_priv {
 	struct agent_v8_layout l;
+	struct v8_map_entry maps[V8_MAP_CACHE];
 	uint64_t root_maps[V8_ROOT_MAPS];
 	uint16_t root_types[V8_ROOT_MAPS];
 	size_t nroot_maps;
@@ -116,6 +135,22 @@ struct v8_priv {
 	struct v8_line lines[V8_LINE_CACHE];
 	uint8_t chunk[V8_CHUNK];
 };
+
+static size_t v8_hash(uint64_t a, size_t mask)
+{
+	a ^= a >> 29;
+	a *= 0xbf58476d1ce4e5b9ull;
+	a ^= a >> 32;
+	return (size_t)a & mask;
+}
+
+static int64_t v8_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static inline bool v8_is_smi(uint64_t w)
 {
@@ -157,6 +192,37 @@ static int v8_field(const struct agent_memreader *mem, uint64_t tagged, uint16_t
 	return v8_read(mem, tagged - 1 + off, out, 8);
 }
 
+#define V8_SPAN_MAX 256 /* bytes of an object read at once for its fields */
+
+/*
+ * The 8-byte fields at offsets @offs (@n) of heap object @tagged into
+ * @out, in one read of the span they cover when it is at most
+ * V8_SPAN_MAX bytes (each read is a system call), else, or when that
+ * read fails (the span crosses into unmapped memory), one read each. A
+ * 4-byte field is the low half of its word (x86-64 is little-endian).
+ */
+static int v8_fields(const struct agent_memreader *mem, uint64_t tagged, const uint16_t *offs,
+		     size_t n, uint64_t *out)
+{
+	uint8_t span[V8_SPAN_MAX];
+	uint16_t hi = 0;
+	int rc;
+
+	if (!v8_is_obj(tagged))
+		return -PROF_ECORRUPT;
+	for (size_t i = 0; i < n; i++)
+		hi = offs[i] > hi ? offs[i] : hi;
+	if ((size_t)hi + 8 <= sizeof(span) && !v8_read(mem, tagged - 1, span, (size_t)hi + 8)) {
+		for (size_t i = 0; i < n; i++)
+			memcpy(&out[i], span + offs[i], 8);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((rc = v8_read(mem, tagged - 1 + offs[i], &out[i], 8)))
+			return rc;
+	return 0;
+}
+
 static bool v8_is_root_type(const struct agent_v8_layout *l, uint16_t t)
 {
 	return t == l->t_sfi || t == l->t_code || t == l->t_bytecode_array ||
@@ -177,8 +243,20 @@ static int v8_map_type(struct v8_priv *pv, const struct agent_memreader *mem, ui
 			*type = pv->root_types[i];
 			return 0;
 		}
-	if ((rc = v8_read(mem, map - 1 + pv->l.map_instance_type, type, 2)))
-		return rc;
+	{
+		struct v8_map_entry *e = &pv->maps[v8_hash(map, V8_MAP_CACHE - 1)];
+		int64_t now = v8_now_ns();
+
+		if (e->map == map && now >= e->at_ns && now - e->at_ns < V8_MAP_TTL_NS) {
+			*type = e->type;
+			return 0;
+		}
+		if ((rc = v8_read(mem, map - 1 + pv->l.map_instance_type, type, 2)))
+			return rc;
+		e->map = map;
+		e->type = *type;
+		e->at_ns = now;
+	}
 	if (v8_is_root_type(&pv->l, *type) && pv->nroot_maps < V8_ROOT_MAPS) {
 		pv->root_maps[pv->nroot_maps] = map;
 		pv->root_types[pv->nroot_maps++] = *type;
@@ -416,14 +494,6 @@ static int64_t v8_script_line(struct v8_priv *pv, const struct agent_memreader *
 	}
 }
 
-static size_t v8_hash(uint64_t a, size_t mask)
-{
-	a ^= a >> 29;
-	a *= 0xbf58476d1ce4e5b9ull;
-	a ^= a >> 32;
-	return (size_t)a & mask;
-}
-
 /* The function of SFI @sfi (checked against @check), from the cache or read. */
 static int v8_fn_get(struct v8_priv *pv, const struct agent_memreader *mem, uint64_t sfi,
 		     uint64_t check, struct v8_fn **out)
@@ -436,9 +506,15 @@ static int v8_fn_get(struct v8_priv *pv, const struct agent_memreader *mem, uint
 	int rc;
 
 	/* The SFI is read every time: the cache entry is valid only for the object there now. */
-	if ((rc = v8_field(mem, sfi, l->heapobject_map, &map)) ||
-	    (rc = v8_field(mem, sfi, l->sfi_name_or_scope_info, &nos)))
-		return rc;
+	{
+		const uint16_t offs[2] = { l->heapobject_map, l->sfi_name_or_scope_info };
+		uint64_t w[2];
+
+		if ((rc = v8_fields(mem, sfi, offs, 2, w)))
+			return rc;
+		map = w[0];
+		nos = w[1];
+	}
 	if ((rc = v8_map_type(pv, mem, map, &type)))
 		return rc;
 	if (type != l->t_sfi || (check && nos != check))
@@ -618,7 +694,8 @@ static int v8_step(void *priv, const struct agent_memreader *mem, const struct a
 {
 	struct v8_priv *pv = priv;
 	const struct agent_v8_layout *l;
-	uint64_t fp, marker, fn, sfi, nos, fd, bca, bco, code, pc, slot;
+	uint64_t fp, marker, fn, sfi, nos, fd, bca, bco, code, pc, slot, code_start = 0;
+	uint32_t code_size = 0, code_flags = 0;
 	uint64_t jsf[8]; /* JSFunction up to code */
 	uint16_t type;
 	int rc;
@@ -651,10 +728,17 @@ static int v8_step(void *priv, const struct agent_memreader *mem, const struct a
 	    v8_map_type(pv, mem, jsf[l->heapobject_map / 8], &type) || !v8_is_jsfunction(l, type))
 		return 0; /* not a JavaScript frame after all: a frame-pointer step, named natively */
 	sfi = jsf[l->jsfunction_shared / 8];
-	if (v8_type(pv, mem, sfi, &type) || type != l->t_sfi ||
-	    v8_field(mem, sfi, l->sfi_name_or_scope_info, &nos) ||
-	    v8_field(mem, sfi, l->sfi_function_data, &fd))
-		return 0;
+	{
+		const uint16_t offs[3] = { l->heapobject_map, l->sfi_name_or_scope_info,
+					   l->sfi_function_data };
+		uint64_t w[3];
+
+		if (v8_fields(mem, sfi, offs, 3, w) || v8_map_type(pv, mem, w[0], &type) ||
+		    type != l->t_sfi)
+			return 0;
+		nos = w[1];
+		fd = w[2];
+	}
 	if (v8_is_smi(fd))
 		return 0; /* a builtin's function (its id): the pc's native name says more */
 	f->obj = sfi;
@@ -672,14 +756,21 @@ static int v8_step(void *priv, const struct agent_memreader *mem, const struct a
 	f->kind = AGENT_JIT_COMPILED;
 	f->offset = AGENT_V8_NO_OFFSET;
 	code = jsf[l->jsfunction_code / 8];
-	if (!v8_type(pv, mem, code, &type) && type == l->t_code) {
-		uint64_t start;
-		uint32_t size, flags;
+	{
+		const uint16_t offs[4] = { l->heapobject_map, l->code_instruction_start,
+					   l->code_instruction_size, l->code_flags };
+		uint64_t w[4];
 
-		if (v8_field(mem, code, l->code_instruction_start, &start) ||
-		    v8_read(mem, code - 1 + l->code_instruction_size, &size, 4) ||
-		    v8_read(mem, code - 1 + l->code_flags, &flags, 4))
-			return 0;
+		if (v8_fields(mem, code, offs, 4, w) || v8_map_type(pv, mem, w[0], &type))
+			type = 0;
+		code_start = w[1];
+		code_size = (uint32_t)w[2];
+		code_flags = (uint32_t)w[3];
+	}
+	if (type == l->t_code) {
+		uint64_t start = code_start;
+		uint32_t size = code_size, flags = code_flags;
+
 		if (((flags >> l->code_kind_shift) & l->code_kind_mask) == l->code_kind_baseline)
 			f->flags |= AGENT_V8_F_BASELINE;
 		if (pc >= start && pc - start < size) {

@@ -20,8 +20,8 @@
  * Profiles (format/otlp.h). Folded output holds one value column: --type
  * (a sample type name, or type/unit), else the profile's default sample
  * type, else its last one -- the column `go tool pprof` shows by default.
- * --event picks the JFR event family (cpu, wall, alloc, lock; default
- * cpu) and is refused for other inputs. OUT is written atomically (temp
+ * --event picks the JFR event family (cpu, wall, alloc, lock, malloc;
+ * default cpu) and is refused for other inputs. OUT is written atomically (temp
  * file, fsync, rename).
  */
 #include "base/compat.h"
@@ -72,8 +72,8 @@ static enum out_kind out_kind_of(const char *path)
 static void convert_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: profd convert [--event cpu|wall|alloc|lock] [--type TYPE] [--format KIND]\n"
-		"                     IN OUT\n"
+		"usage: profd convert [--event cpu|wall|alloc|lock|malloc] [--type TYPE]\n"
+		"                     [--format KIND] IN OUT\n"
 		"\n"
 		"Convert a profile. IN may be pprof (protobuf or legacy text/binary), OTLP\n"
 		"(protobuf or JSON), JFR, folded stacks, perf script, speedscope or a V8\n"
@@ -82,7 +82,8 @@ static void convert_usage(FILE *f)
 		"  .otlp.pb                  OTLP protobuf      .otlp.pb.gz    OTLP (gzipped)\n"
 		"  .otlp.json .pb.json       OTLP/JSON          .folded .collapsed .txt   folded\n"
 		"\n"
-		"  --event E     JFR input: the events to convert (cpu, wall, alloc, lock; default cpu)\n"
+		"  --event E     JFR input: the events to convert (cpu, wall, alloc, lock, malloc;\n"
+		"                default cpu)\n"
 		"  --type TYPE   folded output: the value column (name or type/unit; default:\n"
 		"                the default sample type, else the last)\n"
 		"  --format KIND read IN as KIND (pprof, pprof-legacy, otlp, otlp-json, jfr,\n"
@@ -263,6 +264,8 @@ int cmd_convert(int argc, char **argv)
 		model_profile_init(&p);
 		rc = cli_decode_profile("convert", in, &data, &opts, &p);
 		buf_release(&data);
+		if (!rc)
+			cli_print_decode_notes("convert", in, kind, &p);
 		if (!rc && ok == OUT_FOLDED && (col = folded_column(&p, want, outpath)) < 0)
 			rc = -EINVAL;
 		else if (!rc && (rc = encode(&p, ok, col, &out)) != 0)

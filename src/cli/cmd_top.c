@@ -3,7 +3,7 @@
  * cmd_top.c - `profd top [--json] [--type SAMPLE_TYPE] [-n N] [--event E]
  * [--format KIND] FILE`: the functions of a profile file (any format
  * fmt_decode_any reads, gzipped or not; --event picks the JFR event family
- * cpu, wall, alloc or lock) by self and total value per sample type, like
+ * cpu, wall, alloc, lock or malloc) by self and total value per sample type, like
  * `go tool pprof -top` (see query/top.h for the exact rules).
  *
  * --json prints one object:
@@ -15,7 +15,11 @@
  * the first N functions by self (ties by name). "inline" is the text
  * report's label without its parentheses, "inline" or "partial-inline"
  * (query/top.h), on the rows that have one; like the label it depends on
- * which rows -n shows. Function names are JSON strings; bytes that are
+ * which rows -n shows. "skipped":{"count":N,"what":..,"first":..}, after
+ * "samples" and only when the decoder skipped unreadable parts of the
+ * file (model/profile.h struct model_skipped), says how many and the
+ * first reason; the same goes to stderr as a note in both forms. Function
+ * names are JSON strings; bytes that are
  * not UTF-8 become \ufffd, as Go's encoders do. The text report escapes
  * what a terminal would act on (cli/termtext.h).
  */
@@ -44,7 +48,8 @@ static void top_usage(FILE *f)
 		"  --json            one JSON object with sample types, totals and top lists\n"
 		"  --type TYPE       only this sample type (its name, e.g. cpu, or type/unit)\n"
 		"  -n N              rows per sample type (default 10, 0 = all)\n"
-		"  --event E         JFR: the events to read (cpu, wall, alloc, lock; default cpu)\n"
+		"  --event E         JFR: the events to read (cpu, wall, alloc, lock, malloc;\n"
+		"                    default cpu)\n"
 		"  --format KIND     read FILE as KIND instead of sniffing it\n");
 }
 
@@ -74,7 +79,15 @@ static void print_json(const struct model_profile *p, const struct query_top *to
 		json_pstr(&b, p, p->sample_types.v[t].unit);
 		buf_addstr(&b, "}");
 	}
-	buf_addf(&b, "],\"samples\":%zu,\"totals\":{", p->samples.n);
+	buf_addf(&b, "],\"samples\":%zu,", p->samples.n);
+	if (p->skipped.n) {
+		buf_addf(&b, "\"skipped\":{\"count\":%" PRIu64 ",\"what\":", p->skipped.n);
+		json_str(&b, p->skipped.what, strlen(p->skipped.what));
+		buf_addstr(&b, ",\"first\":");
+		json_str(&b, p->skipped.first, strlen(p->skipped.first));
+		buf_addstr(&b, "},");
+	}
+	buf_addstr(&b, "\"totals\":{");
 	for (size_t t = 0; t < nt; t++) {
 		if (t)
 			buf_addstr(&b, ",");

@@ -21,6 +21,26 @@ void cli_print_decode_error(const char *cmd, const char *file, int rc, const str
 	}
 }
 
+void cli_print_decode_notes(const char *cmd, const char *file, enum fmt_kind kind,
+			    const struct model_profile *p)
+{
+	char text[sizeof(p->skipped.what) + sizeof(p->skipped.first) + 48];
+
+	/* What a decoder skipped as unreadable: say it, never drop input silently. */
+	if (model_skipped_text(&p->skipped, text, sizeof(text)))
+		fprintf(stderr, "profd %s: %s: note: %s\n", cmd, cli_term_name(file),
+			cli_term_name(text));
+	/* The JFR decoder's word on an empty family (jfr.h). Other comments are
+	 * the producer's own text, not ours to print. */
+	for (size_t i = 0; kind == FMT_KIND_JFR && i < p->comments.n; i++) {
+		const char *c = model_str(p, p->comments.v[i]);
+
+		if (!strncmp(c, "jfr: no ", 8))
+			fprintf(stderr, "profd %s: %s: note: %s\n", cmd, cli_term_name(file),
+				cli_term_name(c));
+	}
+}
+
 int cli_read_file(const char *cmd, const char *file, struct buf *data)
 {
 	int rc = buf_read_file(data, file);
@@ -61,16 +81,8 @@ int cli_load_profile_opts(const char *cmd, const char *file, const struct fmt_de
 		rc = cli_decode_profile(cmd, file, &data, opts, p);
 	}
 	buf_release(&data);
-	/* The folded decoder skips bad lines as flamegraph.pl does and records
-	 * it as a comment (folded.h): say it, never drop input silently. Other
-	 * formats' comments are the producer's own text, not ours to print. */
-	for (size_t i = 0; !rc && k == FMT_KIND_FOLDED && i < p->comments.n; i++) {
-		const char *c = model_str(p, p->comments.v[i]);
-
-		if (!strncmp(c, "folded: skipped ", 16))
-			fprintf(stderr, "profd %s: %s: note: %s\n", cmd, cli_term_name(file),
-				cli_term_name(c));
-	}
+	if (!rc)
+		cli_print_decode_notes(cmd, file, k, p);
 	return rc;
 }
 

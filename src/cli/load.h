@@ -58,6 +58,15 @@ int cli_load_profile_opts(const char *cmd, const char *file, const struct fmt_de
 void cli_print_decode_error(const char *cmd, const char *file, int rc, const struct prof_err *err);
 
 /**
+ * cli_print_decode_notes() - print on stderr, as "profd @cmd: @file: note:
+ * ...", what the decoder of @kind skipped in @p (model_skipped_text) and
+ * the JFR decoder's note on a family without events. Nothing when there is
+ * nothing to say. cli_load_profile_opts calls it after a successful decode.
+ */
+void cli_print_decode_notes(const char *cmd, const char *file, enum fmt_kind kind,
+			    const struct model_profile *p);
+
+/**
  * cli_type_matches() - does sample type @t of @p match @want, a --type
  * argument: the type's name ("cpu") or name/unit ("cpu/nanoseconds")?
  */

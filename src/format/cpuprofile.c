@@ -284,6 +284,127 @@ static int cp_samples(struct cp_ctx *c, json_t *root, size_t max_samples)
 	return 0;
 }
 
+/* Ids of the pre-2016 layout: the node's own, else one given in walk order. */
+static void cp_head_id(json_t *old, int64_t *next)
+{
+	int64_t id;
+
+	if (!fmt_json_i64(json_object_get(old, "id"), false, &id))
+		json_object_set_new(old, "id", json_integer((json_int_t)++ * next));
+}
+
+/* A 1-based line or column number of the old layout as the current 0-based one. */
+static void cp_head_line(json_t *old, json_t *cf, const char *key)
+{
+	json_t *v = json_object_get(old, key);
+	int64_t k;
+
+	if (v && fmt_json_i64(v, false, &k))
+		json_object_set_new(cf, key, json_integer(k > 0 ? (json_int_t)(k - 1) : -1));
+	else if (v)
+		json_object_set(cf, key, v); /* refused below as in the current layout */
+}
+
+/*
+ * A pre-2016 profile (v8-profiler's and old DevTools' layout): nodes
+ * nested under "head", each with its call frame's fields inline and its
+ * children as objects; startTime/endTime in seconds; "timestamps" the
+ * absolute time of each sample in microseconds. Rewritten in place into
+ * the current layout (flat "nodes" with child ids, microseconds,
+ * "timeDeltas"), which the rest of the decoder then reads and checks.
+ * Line and column numbers there are 1-based (V8's
+ * CpuProfileNode::GetLineNumber; 0 = none), here 0-based. A node without
+ * an "id" gets one above the largest id in walk order; samples cannot
+ * name it. Both walks use an explicit stack: no recursion.
+ */
+static int cp_from_head(json_t *root, struct prof_err *err)
+{
+	static const char *const frame_keys[] = { "functionName", "url", "scriptId" };
+	json_t *head = json_object_get(root, "head"), *ts = json_object_get(root, "timestamps");
+	struct cp_ctx c = { .err = err };
+	VEC(json_t *) todo = { 0 };
+	json_t *nodes = NULL;
+	int64_t max = 0, prev = 0, id;
+	double sec;
+	int rc = 0;
+
+	/* Pass 1: the shape, and the largest id. */
+	VEC_PUSH(&todo, head);
+	for (size_t seen = 0; todo.n; seen++) {
+		json_t *old = todo.v[--todo.n], *ch = json_object_get(old, "children");
+
+		if (!json_is_object(old) || (ch && !json_is_array(ch))) {
+			rc = CP_ERR(&c,
+				    "head: node %zu (in walk order): not an object whose "
+				    "\"children\" is an array",
+				    seen);
+			goto out;
+		}
+		if (fmt_json_i64(json_object_get(old, "id"), false, &id) && id > max)
+			max = id;
+		for (size_t i = 0; i < json_array_size(ch); i++)
+			VEC_PUSH(&todo, json_array_get(ch, i));
+	}
+	/* Pass 2: the flat nodes, parents before children, children in order. */
+	nodes = json_array();
+	cp_head_id(head, &max);
+	VEC_PUSH(&todo, head);
+	while (todo.n) {
+		json_t *old = todo.v[--todo.n], *ch = json_object_get(old, "children");
+		json_t *node = json_object(), *cf = json_object(), *ids = json_array(), *v;
+
+		json_object_set(node, "id", json_object_get(old, "id"));
+		for (size_t i = 0; i < PROF_ARRAY_SIZE(frame_keys); i++)
+			if ((v = json_object_get(old, frame_keys[i])))
+				json_object_set(cf, frame_keys[i], v);
+		if (!json_object_get(cf, "functionName"))
+			json_object_set_new(cf, "functionName", json_string(""));
+		cp_head_line(old, cf, "lineNumber");
+		cp_head_line(old, cf, "columnNumber");
+		json_object_set_new(node, "callFrame", cf);
+		if ((v = json_object_get(old, "hitCount")))
+			json_object_set(node, "hitCount", v);
+		for (size_t i = 0; i < json_array_size(ch); i++) {
+			cp_head_id(json_array_get(ch, i), &max);
+			json_array_append(ids, json_object_get(json_array_get(ch, i), "id"));
+		}
+		json_object_set_new(node, "children", ids);
+		json_array_append_new(nodes, node);
+		for (size_t i = json_array_size(ch); i-- > 0;)
+			VEC_PUSH(&todo, json_array_get(ch, i));
+	}
+	/* Times: seconds to microseconds; absolute timestamps to deltas. */
+	if (fmt_json_num(json_object_get(root, "startTime"), &sec) && sec > 0 && sec < 9e12) {
+		prev = (int64_t)(sec * 1e6 + 0.5);
+		json_object_set_new(root, "startTime", json_integer((json_int_t)prev));
+	}
+	if (fmt_json_num(json_object_get(root, "endTime"), &sec) && sec > 0 && sec < 9e12)
+		json_object_set_new(root, "endTime", json_integer((json_int_t)(sec * 1e6 + 0.5)));
+	if (json_is_array(ts)) {
+		json_t *deltas = json_array();
+
+		json_object_set_new(root, "timeDeltas", deltas);
+		for (size_t i = 0; i < json_array_size(ts); i++) {
+			double t;
+			int64_t ti, d;
+
+			if (!fmt_json_num(json_array_get(ts, i), &t) || t < 0 || t > 9e18) {
+				rc = CP_ERR(&c, "timestamps[%zu]: not a time in microseconds", i);
+				goto out;
+			}
+			ti = (int64_t)(t + 0.5);
+			d = ti - prev; /* both in [0, 9e18]: no overflow */
+			json_array_append_new(deltas, json_integer((json_int_t)d));
+			prev = ti;
+		}
+	}
+	json_object_set(root, "nodes", nodes);
+out:
+	json_decref(nodes);
+	VEC_FREE(&todo);
+	return rc;
+}
+
 int fmt_cpuprofile_decode(const void *data, size_t n, const struct fmt_decode_opts *opts,
 			  struct model_profile *out, struct prof_err *err)
 {
@@ -303,17 +424,14 @@ int fmt_cpuprofile_decode(const void *data, size_t n, const struct fmt_decode_op
 	c.err = err;
 	c.budget = c.budget0 = FMT_STACK_BUDGET(n);
 	fmt_idmap_init(&c.ids);
+	if (json_is_object(root) && !json_object_get(root, "nodes") &&
+	    json_object_get(root, "head") && (rc = cp_from_head(root, err)))
+		goto out;
 	c.nodes = json_object_get(root, "nodes");
 	if (json_is_array(root) || json_object_get(root, "traceEvents")) {
 		rc = prof_err_set(err, -PROF_EUNSUPPORTED, -1,
 				  WHAT ": Chrome trace-event files are not supported; save the "
 				       "profile as .cpuprofile (DevTools or node --cpu-prof)");
-		goto out;
-	}
-	if (!c.nodes && json_object_get(root, "head")) {
-		rc = prof_err_set(err, -PROF_EUNSUPPORTED, -1,
-				  WHAT ": the pre-2016 format with a nested \"head\" tree is not "
-				       "supported");
 		goto out;
 	}
 	if (!json_is_object(root) || !json_is_array(c.nodes)) {

@@ -33,7 +33,14 @@
  *   - sample timestamps are those times in ns. V8's clock is monotonic,
  *     not Unix time: time_ns stays 0, duration_ns = endTime - startTime;
  *   - without "samples", each node with a hitCount becomes one sample of
- *     hitCount (count column only).
+ *     hitCount (count column only);
+ *   - the pre-2016 layout (old DevTools, v8-profiler, speedscope's
+ *     "old V8 CPU profile"): {"head": {functionName, url, lineNumber,
+ *     columnNumber, hitCount, id, children: [nested nodes]}, "startTime"
+ *     and "endTime" in seconds, "samples", "timestamps" (absolute, in
+ *     microseconds)} is read as the same profile in the current layout:
+ *     lines and columns there are 1-based (0 = none), a node without an id
+ *     gets one (only samples need them).
  *
  * Errors (-PROF_ECORRUPT, naming the node or array index): JSON syntax
  * (line:column), missing "nodes" or "callFrame", a non-integer or
@@ -41,8 +48,8 @@
  * child of two nodes, a first node that has a parent, a node not
  * reachable from the root (a cycle of children), a sample naming an
  * unknown node, "samples" and "timeDeltas" of different lengths.
- * -PROF_EUNSUPPORTED: Chrome trace-event files ("traceEvents") and the
- * pre-2016 nested "head" format. -PROF_ETOOBIG: opts->max_input,
+ * -PROF_EUNSUPPORTED: Chrome trace-event files ("traceEvents").
+ * -PROF_ETOOBIG: opts->max_input,
  * opts->max_samples, or stacks beyond FMT_STACK_BUDGET (textutil.h).
  */
 #ifndef PROF_FORMAT_CPUPROFILE_H

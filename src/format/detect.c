@@ -21,6 +21,7 @@
 #include "format/pprof.h"
 #include "format/pprof_legacy.h"
 #include "format/speedscope.h"
+#include "format/textutil.h"
 #include "model/merge.h"
 
 #include <strings.h>
@@ -225,6 +226,17 @@ static enum fmt_kind sniff_plain(const void *data, size_t n)
 
 	if (n >= 4 && memcmp(p, "FLR\0", 4) == 0)
 		return FMT_KIND_JFR;
+	/* UTF-16 text (BOM): sniff the UTF-8 of its first 4 KiB, never protobuf. */
+	if (fmt_utf16_bom(data, n)) {
+		struct buf u8 = BUF_INIT;
+		enum fmt_kind k = FMT_KIND_UNKNOWN;
+
+		if (!fmt_utf16_to_utf8(data, PROF_MIN(n, (size_t)8192), 8192 * 2, &u8, NULL) &&
+		    u8.len)
+			k = sniff_plain(u8.p, u8.len);
+		buf_release(&u8);
+		return k;
+	}
 	if (n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
 		p += 3;
 	if (is_text(p, (size_t)(e - p))) {
@@ -354,7 +366,7 @@ static int decode_jfr(const void *data, size_t n, const struct fmt_decode_opts *
 
 	if (opts->event && fmt_jfr_event_parse(opts->event, &jo.event))
 		return prof_err_set(err, -EINVAL, -1,
-				    "jfr: unknown event \"%s\" (cpu, wall, alloc or lock)",
+				    "jfr: unknown event \"%s\" (cpu, wall, alloc, lock or malloc)",
 				    opts->event);
 	jo.max_decoded = max;
 	return fmt_jfr_decode(data, n, &jo, out, err);
@@ -390,6 +402,7 @@ int fmt_decode_any(const void *data, size_t n, const char *name_hint,
 	struct buf raw = BUF_INIT;
 	size_t max;
 	enum fmt_kind k;
+	bool utf16 = false;
 	int rc;
 
 	if (!opts)
@@ -411,6 +424,21 @@ int fmt_decode_any(const void *data, size_t n, const char *name_hint,
 		rc = prof_err_set(err, -PROF_ETOOBIG, -1,
 				  "input of %zu bytes exceeds the limit of %zu bytes", n, max);
 		goto out;
+	}
+	/* UTF-16 text (Windows tools write it with a BOM): every text decoder reads UTF-8. */
+	if (fmt_utf16_bom(data, n)) {
+		struct buf u8 = BUF_INIT;
+
+		utf16 = true;
+		rc = fmt_utf16_to_utf8(data, n, max, &u8, err);
+		buf_release(&raw);
+		raw = u8;
+		if (rc)
+			goto out;
+		data = raw.p ? raw.p : "";
+		n = raw.len;
+		if (!opts->kind)
+			k = fmt_detect(data, n, name_hint);
 	}
 	switch (k) {
 	case FMT_KIND_PPROF:
@@ -460,7 +488,8 @@ int fmt_decode_any(const void *data, size_t n, const char *name_hint,
 	if (rc && raw.p && err && err->offset >= 0) {
 		size_t len = strlen(err->msg);
 
-		snprintf(err->msg + len, sizeof(err->msg) - len, " (offset in the gunzipped data)");
+		snprintf(err->msg + len, sizeof(err->msg) - len, " (offset in the %s)",
+			 utf16 ? "text converted from UTF-16 to UTF-8" : "gunzipped data");
 	}
 out:
 	buf_release(&raw);

@@ -115,6 +115,15 @@ int fmt_folded_decode(const void *data, size_t n, const struct fmt_decode_opts *
 		return prof_err_set(err, -PROF_ETOOBIG, -1,
 				    WHAT ": input of %zu bytes exceeds the limit of %zu bytes", n,
 				    max);
+	if (fmt_utf16_bom(data, n)) {
+		struct buf u8 = BUF_INIT;
+
+		rc = fmt_utf16_to_utf8(data, n, max, &u8, err);
+		if (!rc)
+			rc = fmt_folded_decode(u8.p ? u8.p : "", u8.len, opts, out, err);
+		buf_release(&u8);
+		return rc;
+	}
 	c.p = out;
 	strtab_init(&c.stacks);
 	c.kernel = model_intern(out, "kernel");
@@ -185,6 +194,7 @@ int fmt_folded_decode(const void *data, size_t n, const struct fmt_decode_opts *
 
 		VEC_PUSH(&out->comments, model_intern(out, msg));
 		free(msg);
+		model_profile_skip(out, invalid, "invalid lines", "line %zu", first_invalid);
 	}
 out:
 	strtab_release(&c.stacks);
@@ -259,7 +269,14 @@ int fmt_folded_encode(const struct model_profile *p, uint32_t sample_type, struc
 
 		if (sums.v[id] <= 0)
 			continue;
-		rc = buf_add(out, keys.s[id], keys.len[id]);
+		/* A first frame that starts like a byte order mark would be read as
+		 * one: a UTF-8 BOM first keeps it a name (the decoder skips one). */
+		if (out->len == 0 &&
+		    (fmt_utf16_bom(keys.s[id], keys.len[id]) ||
+		     (keys.len[id] >= 3 && !memcmp(keys.s[id], "\xef\xbb\xbf", 3))))
+			rc = buf_add(out, "\xef\xbb\xbf", 3);
+		if (!rc)
+			rc = buf_add(out, keys.s[id], keys.len[id]);
 		if (!rc)
 			rc = buf_addf(out, " %" PRId64 "\n", sums.v[id]);
 	}

@@ -14,7 +14,10 @@
  *
  * Decoding rules (each documented case has a unit test):
  *   - "\n" and "\r\n" line ends, a UTF-8 BOM, and a missing final newline
- *     are accepted;
+ *     are accepted; text with a UTF-16 BOM (little- or big-endian, as
+ *     PowerShell and Notepad write it) is converted to UTF-8 first
+ *     (fmt_utf16_to_utf8), and line/byte positions in messages are those
+ *     of the UTF-8 text;
  *   - blank lines are skipped silently;
  *   - a line whose last token is not a count (comments such as "# ..." or
  *     "// ...", text without a count) is invalid: by default it is
@@ -59,7 +62,10 @@ int fmt_folded_decode(const void *data, size_t n, const struct fmt_decode_opts *
  * expanded outermost first), in order of first appearance, with the sum
  * of its values; zero sums are left out. Frame names are
  * model_frame_name's; ';' in a name becomes ':' and control characters
- * become ' ', so every line reads back as the same stack.
+ * become ' ', so every line reads back as the same stack. When the text
+ * would start with a byte order mark (a first frame beginning with the
+ * bytes FF FE, FE FF or EF BB BF), a UTF-8 BOM is written first, so the
+ * decoder does not take the frame's bytes for one.
  * Returns 0, -EINVAL (@sample_type out of range) or -PROF_ETOOBIG (@out's cap).
  */
 int fmt_folded_encode(const struct model_profile *p, uint32_t sample_type, struct buf *out);

@@ -208,6 +208,8 @@ enum ev {
 	EV_MON_ENTER,
 	EV_MON_WAIT,
 	EV_PARK,
+	EV_MALLOC,
+	EV_FREE,
 	EV_SETTING,
 	EV_MAX,
 };
@@ -261,6 +263,8 @@ static const struct {
 	{ "jdk.JavaMonitorEnter", EV_MON_ENTER, FMT_JFR_LOCK },
 	{ "jdk.JavaMonitorWait", EV_MON_WAIT, FMT_JFR_LOCK },
 	{ "jdk.ThreadPark", EV_PARK, FMT_JFR_LOCK },
+	{ "profiler.Malloc", EV_MALLOC, FMT_JFR_MALLOC },
+	{ "profiler.Free", EV_FREE, 254 }, /* counted only: no family reads it (jfr.h) */
 	{ "jdk.ActiveSetting", EV_SETTING, 255 },
 };
 
@@ -815,6 +819,7 @@ static uint8_t field_role(const struct chunk *c, const struct mclass *k, const s
 		{ 0, EV_SETTING, "id", R_SET_ID, 1, 0 },
 		{ 0, EV_SETTING, "name", R_SET_NAME, 2, 0 },
 		{ 0, EV_SETTING, "value", R_SET_VALUE, 2, 0 },
+		{ 0, EV_MALLOC, "size", R_ALLOC_SIZE, 1, 0 },
 		{ 0, 0, "startTime", R_START, 1, 0 },
 		{ 0, 0, "duration", R_DURATION, 1, 0 },
 		{ 0, 0, "sampledThread", R_THREAD, 3, K_THREAD },
@@ -1631,6 +1636,7 @@ static int emit(struct dec *d, struct chunk *c, uint8_t ev, const struct cap *ca
 			v[1] = clamp64(cap->v[R_ALLOC_SIZE].u);
 		break;
 	case EV_TLAB_OUT:
+	case EV_MALLOC:
 		v[1] = has(cap, R_ALLOC_SIZE) ? clamp64(cap->v[R_ALLOC_SIZE].u) : 0;
 		break;
 	default: /* lock events */
@@ -1667,6 +1673,32 @@ static bool wanted(const struct dec *d, const struct chunk *c, uint8_t ev)
 		return true;
 	/* async-profiler's wall engine writes its samples as ExecutionSample (3.10). */
 	return (c->asprof && c->set.wall_engine) == (d->o->event == FMT_JFR_WALL);
+}
+
+/*
+ * One jdk.ActiveSetting record (bounded by @r): applied, or, when its
+ * fields cannot be read (a bad string encoding, a length past the record),
+ * skipped and counted in the profile. A setting only tunes a period or
+ * names an engine, and the record's size frames it, so the records after
+ * it still read; the defaults of jfr.h stand in for what it said.
+ */
+static int read_setting(struct dec *d, struct chunk *c, struct rd *r, uint32_t ci, struct cap *cap)
+{
+	struct prof_err *keep = d->err, why;
+	int rc;
+
+	prof_err_init(&why);
+	d->err = &why;
+	rc = walk(d, c, r, ci, 0, cap);
+	d->err = keep;
+	if (rc == -PROF_ECORRUPT) {
+		model_profile_skip(d->p, 1, "jdk.ActiveSetting events", "%s", why.msg);
+		return 0;
+	}
+	if (rc)
+		return prof_err_set(d->err, rc, why.offset, "%s", why.msg);
+	apply_setting(c, cap);
+	return 0;
 }
 
 static int scan_records(struct dec *d, struct chunk *c, enum scan_mode mode)
@@ -1710,12 +1742,13 @@ static int scan_records(struct dec *d, struct chunk *c, enum scan_mode mode)
 			d->part_c = c;
 			d->part_ci = ci;
 			cap.has = 0;
-			if ((rc = walk(d, c, &r, ci, 0, &cap)))
+			if (mode == SCAN_SETTINGS) {
+				if ((rc = read_setting(d, c, &r, ci, &cap)))
+					return rc;
+			} else if ((rc = walk(d, c, &r, ci, 0, &cap)) ||
+				   (rc = emit(d, c, ev, &cap))) {
 				return rc;
-			if (mode == SCAN_SETTINGS)
-				apply_setting(c, &cap);
-			else if ((rc = emit(d, c, ev, &cap)))
-				return rc;
+			}
 			d->part = "event records";
 			d->part_ci = NONE;
 		}
@@ -1861,6 +1894,9 @@ static int select_events(struct dec *d)
 		else
 			d->sel[EV_TLAB_IN] = d->sel[EV_TLAB_OUT] = true;
 		break;
+	case FMT_JFR_MALLOC:
+		d->sel[EV_MALLOC] = true;
+		break;
 	default:
 		d->sel[EV_MON_ENTER] = d->sel[EV_PARK] = true;
 		break;
@@ -1881,6 +1917,8 @@ static void setup_profile(struct dec *d)
 				    "space", "bytes" },
 		[FMT_JFR_LOCK] = { NULL, "contentions", "count", "delay", "nanoseconds",
 				   "contentions", "count" },
+		[FMT_JFR_MALLOC] = { "memory", "alloc_objects", "count", "alloc_space", "bytes",
+				     "space", "bytes" },
 	};
 	struct model_profile *p = d->p;
 	unsigned e = d->o->event;
@@ -1905,6 +1943,42 @@ static void setup_profile(struct dec *d)
 
 		d->loc_truncated = model_location_add(p, 0, 0, &ln, 1);
 	}
+}
+
+/*
+ * When the family read has no events in the recording but others have,
+ * a comment names them ("jfr: no alloc events; the recording has events
+ * of the families malloc, lock (--event)") so that an empty profile is
+ * never the only answer; cli/load.c prints it.
+ */
+static void note_other_families(struct dec *d)
+{
+	char fams[96] = "";
+	bool seen[FMT_JFR_MALLOC + 1] = { false };
+	size_t o = 0;
+
+	for (size_t ev = 0; ev < EV_MAX; ev++)
+		if (d->sel[ev] && d->counts[ev])
+			return;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(ev_table); i++) {
+		unsigned f = ev_table[i].family;
+
+		if (f > FMT_JFR_MALLOC || f == (unsigned)d->o->event || seen[f] ||
+		    !d->counts[ev_table[i].ev])
+			continue;
+		seen[f] = true;
+		o += (size_t)snprintf(fams + o, sizeof(fams) - o, "%s%s", o ? ", " : "",
+				      fmt_jfr_event_name((enum fmt_jfr_event)f));
+		if (o >= sizeof(fams))
+			break;
+	}
+	if (!o)
+		return;
+	buf_reset(&d->name);
+	buf_addf(&d->name,
+		 "jfr: no %s events; the recording has events of the families %s (--event)",
+		 fmt_jfr_event_name(d->o->event), fams);
+	VEC_PUSH(&d->p->comments, model_intern_n(d->p, d->name.p, d->name.len));
 }
 
 static int decode(struct dec *d)
@@ -1937,6 +2011,8 @@ static int decode(struct dec *d)
 	if ((rc = select_events(d)))
 		return rc;
 	setup_profile(d);
+	if (!d->o->event_type)
+		note_other_families(d);
 	/* Pass 2: pools, settings, events; one chunk's pools at a time. */
 	for (size_t i = 0; i < d->chunks.n; i++) {
 		struct chunk *c = &d->chunks.v[i];
@@ -1979,7 +2055,7 @@ static int decode(struct dec *d)
 
 int fmt_jfr_event_parse(const char *s, enum fmt_jfr_event *out)
 {
-	static const char *const names[] = { "cpu", "wall", "alloc", "lock" };
+	static const char *const names[] = { "cpu", "wall", "alloc", "lock", "malloc" };
 
 	for (size_t i = 0; s && i < PROF_ARRAY_SIZE(names); i++)
 		if (strcmp(s, names[i]) == 0) {
@@ -1991,7 +2067,7 @@ int fmt_jfr_event_parse(const char *s, enum fmt_jfr_event *out)
 
 const char *fmt_jfr_event_name(enum fmt_jfr_event e)
 {
-	static const char *const names[] = { "cpu", "wall", "alloc", "lock" };
+	static const char *const names[] = { "cpu", "wall", "alloc", "lock", "malloc" };
 
 	return (unsigned)e < PROF_ARRAY_SIZE(names) ? names[e] : "?";
 }
@@ -2037,7 +2113,7 @@ int fmt_jfr_decode(const void *data, size_t n, const struct fmt_jfr_opts *opts,
 	d.part_ci = NONE;
 	buf_init(&d.name, 0);
 	max = d.o->max_decoded ? d.o->max_decoded : FMT_JFR_DEFAULT_MAX;
-	if ((unsigned)d.o->event > FMT_JFR_LOCK)
+	if ((unsigned)d.o->event > FMT_JFR_MALLOC)
 		return prof_err_set(err, -EINVAL, -1, "jfr: unknown event family %d",
 				    (int)d.o->event);
 	PROF_ASSERT(out->samples.n == 0 && out->sample_types.n == 0);

@@ -18,6 +18,8 @@
  *           else jdk.ObjectAllocationInNewTLAB + ...Outside  alloc_space/bytes
  *   lock    jdk.JavaMonitorEnter + jdk.ThreadPark            contentions/count,
  *                                                            delay/nanoseconds
+ *   malloc  profiler.Malloc (async-profiler's nativemem      alloc_objects/count,
+ *           mode: native allocations)                        alloc_space/bytes
  *
  * Values per event: cpu and wall count 1 (WallClockSample: its `samples`
  * field) and the sampling period in ns (CPUTimeSample: its samplingPeriod;
@@ -28,7 +30,10 @@
  * counts 1 and bytes = weight (ObjectAllocationSample), tlabSize
  * (InNewTLAB, the JDK/async-profiler/Pyroscope estimate; allocationSize
  * with opts->tlab_allocation_size), allocationSize (OutsideTLAB). lock
- * counts 1 and the event duration in ns.
+ * counts 1 and the event duration in ns. malloc counts 1 and bytes = size;
+ * profiler.Free events (the same mode's frees, for leak views) are not
+ * read: the malloc profile is what was allocated, as async-profiler's
+ * converter shows it without --leak.
  *
  * Output shape: frames leaf first, one location per (method, line), the
  * function name "<class name as stored>.<method name>" (class names keep
@@ -40,8 +45,11 @@
  * (Java thread id, else OS thread id) when the event has a thread, and
  * its timestamp in ns since the epoch. Events without a stack become
  * samples with an empty stack (so totals match `jfr print`). The profile
- * name is process_cpu / wall / memory; lock leaves it to the model
- * (contention). time_ns/duration_ns span the chunks.
+ * name is process_cpu / wall / memory (alloc and malloc); lock leaves it
+ * to the model (contention). time_ns/duration_ns span the chunks. When the
+ * family has no events in the recording but other families have, the
+ * profile gets the comment "jfr: no alloc events; the recording has events
+ * of the families malloc (--event)".
  *
  * Times: ns = chunk start_nanos + (ticks - start_ticks) * 1e9 /
  * ticks_per_second, computed exactly (128-bit integers) per chunk
@@ -62,6 +70,11 @@
  * an error; async-profiler settings carry over to its later chunks, which
  * do not repeat them. Bytes after the metadata tree or after a record's
  * known fields are ignored (writers may append fields, formats.md 3.4).
+ * A jdk.ActiveSetting record whose fields cannot be read (a bad string
+ * encoding or length) is skipped and counted (model_profile_skip: the
+ * profile's @skipped says how many and the first reason): the record's
+ * size frames it, and a setting only tunes a period, whose default then
+ * applies. Records of the events read stay strict: they are the data.
  *
  * Not supported (-PROF_EUNSUPPORTED): JFR 1.x (JDK 7/8), chunks without
  * compressed integers (no known writer), array dimensions above 1.
@@ -81,6 +94,7 @@ enum fmt_jfr_event {
 	FMT_JFR_WALL,
 	FMT_JFR_ALLOC,
 	FMT_JFR_LOCK,
+	FMT_JFR_MALLOC,
 };
 
 struct fmt_jfr_opts {
@@ -97,12 +111,12 @@ struct fmt_jfr_opts {
 };
 
 /**
- * fmt_jfr_event_parse() - "cpu", "wall", "alloc" or "lock" into @out.
+ * fmt_jfr_event_parse() - "cpu", "wall", "alloc", "lock" or "malloc" into @out.
  * Returns 0 or -EINVAL.
  */
 int fmt_jfr_event_parse(const char *s, enum fmt_jfr_event *out);
 
-/** fmt_jfr_event_name() - "cpu", "wall", "alloc", "lock" ("?" when out of range). */
+/** fmt_jfr_event_name() - "cpu", "wall", "alloc", "lock", "malloc" ("?" when out of range). */
 const char *fmt_jfr_event_name(enum fmt_jfr_event e);
 
 /**
@@ -126,7 +140,8 @@ bool fmt_jfr_sniff(const void *data, size_t n);
  *   -EINVAL            bad @opts (unknown event type for the family);
  *   -PROF_EFORMAT      not a JFR recording (bad chunk magic);
  *   -PROF_ECORRUPT     truncated chunk/record/varint, a length or count
- *                      past the end of its record, bad string encoding,
+ *                      past the end of its record, bad string encoding
+ *                      (outside jdk.ActiveSetting records),
  *                      metadata that refers to unknown types, a constant
  *                      pool chain that does not lead backwards, nesting
  *                      deeper than 16 levels, ...;

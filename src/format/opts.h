@@ -40,7 +40,8 @@ enum fmt_kind {
  *               with -PROF_ETOOBIG; 0 = FMT_DEFAULT_MAX_INPUT
  * @max_samples: refuse inputs that would decode to more samples; 0 = none
  *               beyond what @max_input implies
- * @event:       JFR only: "cpu" (default), "wall", "alloc" or "lock"
+ * @event:       JFR only: "cpu" (default), "wall", "alloc", "lock" or
+ *               "malloc"
  * @sample_type, @sample_unit: folded only: the value column the counts
  *               go to; NULL = "samples" / "count"
  * @strict:      folded only: an unparsable line is an error (default: it

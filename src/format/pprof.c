@@ -59,7 +59,11 @@ struct idmap {
 	uint64_t *keys;
 	uint32_t *vals;
 	uint32_t mask;
+	size_t first_zero; /* index of the first object with id 0, SIZE_MAX = none */
 };
+
+/* What model_profile_skip counts for pprof: id-0 objects and lines whose function is missing. */
+#define PP_SKIPPED "dictionary entries"
 
 static void idmap_release(struct idmap *m)
 {
@@ -78,23 +82,30 @@ static uint32_t idmap_slot(uint64_t id, uint32_t mask)
 
 /*
  * Builds the map for @n objects whose ids are read by @get_id. @what names
- * the table in errors: a zero or duplicate id is -PROF_ECORRUPT.
+ * the table in errors: a duplicate id is -PROF_ECORRUPT. An object with
+ * the reserved id 0 is left out of the map (no reference can name it: 0
+ * means "none") and counted in @out's skip record.
  */
 static int idmap_build(struct idmap *m, void *const *objs, size_t n,
-		       uint64_t (*get_id)(const void *), const char *what, struct prof_err *err)
+		       uint64_t (*get_id)(const void *), const char *what,
+		       struct model_profile *out, struct prof_err *err)
 {
 	size_t cap = 16;
 
 	memset(m, 0, sizeof(*m));
 	m->n = n;
 	m->dense = true;
+	m->first_zero = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t id = get_id(objs[i]);
 
+		if (id == 0 && m->first_zero == SIZE_MAX)
+			m->first_zero = i;
 		if (id == 0)
-			return prof_err_set(
-				err, -PROF_ECORRUPT, -1,
-				"pprof: %s[%zu]: id 0 is reserved (ids must be non-zero)", what, i);
+			model_profile_skip(out, 1, PP_SKIPPED,
+					   "pprof: %s[%zu] has the reserved id 0, which every "
+					   "reference reads as none",
+					   what, i);
 		if (id != i + 1)
 			m->dense = false;
 	}
@@ -109,6 +120,8 @@ static int idmap_build(struct idmap *m, void *const *objs, size_t n,
 		uint64_t id = get_id(objs[i]);
 		uint32_t h = idmap_slot(id, m->mask);
 
+		if (!id)
+			continue;
 		while (m->keys[h]) {
 			if (m->keys[h] == id)
 				return prof_err_set(err, -PROF_ECORRUPT, -1,
@@ -289,19 +302,17 @@ static int pp_locations(struct pp_ctx *c)
 			const PbLine *ln = l->line[k];
 			struct model_line ml = { 0, ln->line, ln->column };
 
+			/* The frame is still there, only unnamed: keep it, say so. */
 			if (ln->function_id &&
-			    !(ml.function = idmap_get(&c->funcs, ln->function_id))) {
-				rc = prof_err_set(c->err, -PROF_ECORRUPT, -1,
-						  "pprof: location[%zu] (id %" PRIu64
-						  ") line %zu: function_id %" PRIu64
-						  " not found (%zu functions)",
-						  i, l->id, k, ln->function_id, pb->n_function);
-				break;
-			}
+			    !(ml.function = idmap_get(&c->funcs, ln->function_id)))
+				model_profile_skip(
+					c->out, 1, PP_SKIPPED,
+					"pprof: location[%zu] (id %" PRIu64
+					") line %zu: function_id %" PRIu64
+					" not found (%zu functions); the line has no function",
+					i, l->id, k, ln->function_id, pb->n_function);
 			VEC_PUSH(&lines, ml);
 		}
-		if (rc)
-			break;
 		idx = model_location_add(c->out, mapping, l->address, lines.v, (uint32_t)lines.n);
 		c->out->locations.v[idx].is_folded = l->is_folded;
 	}
@@ -356,6 +367,16 @@ static int pp_samples(struct pp_ctx *c)
 		for (size_t k = 0; k < s->n_location_id; k++) {
 			uint32_t loc = idmap_get(&c->locs, s->location_id[k]);
 
+			if (!loc && c->locs.first_zero != SIZE_MAX) {
+				rc = prof_err_set(
+					c->err, -PROF_ECORRUPT, -1,
+					"pprof: sample[%zu]: location_id[%zu] = %" PRIu64
+					" not found (%zu locations; location[%zu] has the "
+					"reserved id 0)",
+					i, k, s->location_id[k], pb->n_location,
+					c->locs.first_zero);
+				break;
+			}
 			if (!loc) {
 				rc = prof_err_set(c->err, -PROF_ECORRUPT, -1,
 						  "pprof: sample[%zu]: location_id[%zu] = %" PRIu64
@@ -426,11 +447,11 @@ static int pp_to_model(const PbProfile *pb, struct model_profile *out, struct pr
 		c.sid[i] = model_intern_n(out, (const char *)pb->string_table[i].data,
 					  pb->string_table[i].len);
 	if ((rc = idmap_build(&c.maps, (void *const *)pb->mapping, pb->n_mapping, mapping_id,
-			      "mapping", err)) ||
+			      "mapping", out, err)) ||
 	    (rc = idmap_build(&c.funcs, (void *const *)pb->function, pb->n_function, function_id,
-			      "function", err)) ||
+			      "function", out, err)) ||
 	    (rc = idmap_build(&c.locs, (void *const *)pb->location, pb->n_location, location_id,
-			      "location", err)))
+			      "location", out, err)))
 		goto out;
 	if ((rc = pp_header(&c)) || (rc = pp_mappings(&c)) || (rc = pp_functions(&c)) ||
 	    (rc = pp_locations(&c)) || (rc = pp_samples(&c)))

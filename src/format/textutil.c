@@ -10,6 +10,87 @@
 
 static const char bom[3] = { '\xef', '\xbb', '\xbf' };
 
+int fmt_utf16_bom(const void *data, size_t n)
+{
+	const unsigned char *p = data;
+
+	if (n < 2)
+		return 0;
+	if (p[0] == 0xff && p[1] == 0xfe)
+		return 'L';
+	return p[0] == 0xfe && p[1] == 0xff ? 'B' : 0;
+}
+
+/* @c (a scalar value, or U+FFFD) as UTF-8 into @o; returns the length. */
+static size_t utf8_enc(uint32_t c, char *o)
+{
+	if (c < 0x80) {
+		o[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		o[0] = (char)(0xc0 | c >> 6);
+		o[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		o[0] = (char)(0xe0 | c >> 12);
+		o[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		o[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | c >> 18);
+	o[1] = (char)(0x80 | (c >> 12 & 0x3f));
+	o[2] = (char)(0x80 | (c >> 6 & 0x3f));
+	o[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+int fmt_utf16_to_utf8(const void *data, size_t n, size_t max, struct buf *out, struct prof_err *err)
+{
+	const unsigned char *p = data, *e = p + n;
+	int order = fmt_utf16_bom(data, n);
+	size_t start = out->len;
+	char chunk[4096 + 8];
+	size_t o = 0;
+
+	if (!order)
+		return prof_err_set(err, -EINVAL, 0, "text: no UTF-16 byte order mark");
+	for (p += 2; p < e;) {
+		uint32_t c, lo;
+
+		if (e - p < 2) {
+			c = 0xfffd; /* an odd last byte */
+			p = e;
+		} else {
+			c = order == 'L' ? (uint32_t)(p[0] | p[1] << 8)
+					 : (uint32_t)(p[0] << 8 | p[1]);
+			p += 2;
+			if (c >= 0xd800 && c <= 0xdbff && e - p >= 2) {
+				lo = order == 'L' ? (uint32_t)(p[0] | p[1] << 8)
+						  : (uint32_t)(p[0] << 8 | p[1]);
+				if (lo >= 0xdc00 && lo <= 0xdfff) {
+					c = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);
+					p += 2;
+				}
+			}
+			if (c >= 0xd800 && c <= 0xdfff)
+				c = 0xfffd;
+		}
+		o += utf8_enc(c, chunk + o);
+		if (o >= 4096 || p >= e) {
+			if (out->len - start + o > max || buf_add(out, chunk, o))
+				return prof_err_set(
+					err, -PROF_ETOOBIG, -1,
+					"text: UTF-16 input converted to UTF-8 exceeds the "
+					"limit of %zu bytes",
+					max);
+			o = 0;
+		}
+	}
+	return 0;
+}
+
 void fmt_lines_init(struct fmt_lines *it, const void *data, size_t n)
 {
 	memset(it, 0, sizeof(*it));

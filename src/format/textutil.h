@@ -17,6 +17,7 @@
 #define PROF_FORMAT_TEXTUTIL_H
 
 #include "base/compat.h"
+#include "base/buf.h"
 #include "base/err.h"
 
 #include <jansson.h>
@@ -37,6 +38,26 @@ struct fmt_lines {
 	size_t off;
 	size_t lineno;
 };
+
+/**
+ * fmt_utf16_bom() - 'L' when @data starts with the UTF-16 little-endian
+ * byte order mark (FF FE), 'B' for big-endian (FE FF), else 0. Windows
+ * tools (PowerShell's `>` and Out-File before 7, Notepad's "Unicode")
+ * write text files so.
+ */
+int fmt_utf16_bom(const void *data, size_t n);
+
+/**
+ * fmt_utf16_to_utf8() - transcode the UTF-16 text @data (@n bytes that
+ * start with a byte order mark, fmt_utf16_bom; the mark is dropped) to
+ * UTF-8, appended to @out (the caller's, initialised). Surrogate pairs
+ * become 4-byte sequences; an unpaired surrogate or an odd last byte
+ * becomes U+FFFD, as decoders of text do. The result is at most 1.5 times
+ * @n; more than @max bytes of it is -PROF_ETOOBIG, as is @out's own cap.
+ * Returns 0 or that code with @err set (may be NULL). -EINVAL without a BOM.
+ */
+int fmt_utf16_to_utf8(const void *data, size_t n, size_t max, struct buf *out,
+		      struct prof_err *err);
 
 /** fmt_lines_init() - start before the first line; a UTF-8 BOM is skipped. */
 void fmt_lines_init(struct fmt_lines *it, const void *data, size_t n);

@@ -377,6 +377,7 @@ static void mg_header(struct mg_ctx *c, struct mg_input *in, size_t n)
 			if (e > end)
 				end = e;
 		}
+		model_skipped_add(&out->skipped, &p->skipped);
 		for (size_t k = 0; k < p->comments.n; k++) {
 			uint32_t id = mg_str(c, &in[i], p->comments.v[k]);
 			bool dup = false;

@@ -44,6 +44,48 @@ void model_profile_release(struct model_profile *p)
 	p->fn_nslots = 0;
 }
 
+static void skipped_note(struct model_skipped *s, uint64_t n, const char *what, const char *first)
+{
+	if (!n)
+		return;
+	if (!s->n) {
+		snprintf(s->what, sizeof(s->what), "%s", what);
+		snprintf(s->first, sizeof(s->first), "%s", first);
+	} else if (strcmp(s->what, what) != 0) {
+		snprintf(s->what, sizeof(s->what), "items");
+	}
+	s->n = n > UINT64_MAX - s->n ? UINT64_MAX : s->n + n;
+}
+
+void model_profile_skip(struct model_profile *p, uint64_t n, const char *what, const char *fmt, ...)
+{
+	char first[sizeof(p->skipped.first)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(first, sizeof(first), fmt, ap);
+	va_end(ap);
+	skipped_note(&p->skipped, n, what, first);
+}
+
+void model_skipped_add(struct model_skipped *dst, const struct model_skipped *src)
+{
+	skipped_note(dst, src->n, src->what, src->first);
+}
+
+size_t model_skipped_text(const struct model_skipped *s, char *out, size_t outsz)
+{
+	int k;
+
+	if (!outsz)
+		return 0;
+	out[0] = '\0';
+	if (!s->n)
+		return 0;
+	k = snprintf(out, outsz, "skipped %" PRIu64 " %s (first: %s)", s->n, s->what, s->first);
+	return k < 0 ? 0 : PROF_MIN((size_t)k, outsz - 1);
+}
+
 uint32_t model_sample_type_add(struct model_profile *p, const char *type, const char *unit)
 {
 	struct model_value_type vt = { model_intern(p, type), model_intern(p, unit) };

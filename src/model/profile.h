@@ -110,6 +110,20 @@ struct model_pending {
 	void (*resolve)(struct model_pending *pd);
 };
 
+/*
+ * What a decoder left out because it could not read it, while it read the
+ * rest (docs/formats.md, "Skipped, not refused"): @n items in all, what
+ * they are (a plural noun phrase: "invalid lines", "jdk.ActiveSetting
+ * events") and the first one's reason with its position. Kept in the
+ * profile itself, not in its string table, so it is never stored or
+ * exported as data; the ingest answer and `profd top` report it.
+ */
+struct model_skipped {
+	uint64_t n;
+	char what[48];
+	char first[208];
+};
+
 struct model_profile {
 	struct strtab strings;
 	VEC(struct model_mapping) mappings;
@@ -133,6 +147,7 @@ struct model_profile {
 	uint32_t name; /* string id of the profile name ("process_cpu", "memory"), 0 = derive */
 
 	struct model_pending *pending; /* stacks not translated yet, or NULL (see above) */
+	struct model_skipped skipped;  /* what the decoder skipped (see above) */
 
 	/* private: hash index for model_function_intern */
 	uint32_t *fn_slots;
@@ -211,6 +226,29 @@ void model_attr_add_str(struct model_profile *p, const char *key, const char *va
 void model_attr_add_num(struct model_profile *p, const char *key, int64_t value);
 /** model_attr_get() - string value of profile attribute @key, or NULL. */
 const char *model_attr_get(const struct model_profile *p, const char *key);
+
+/**
+ * model_profile_skip() - record that a decoder skipped @n unreadable items
+ * of kind @what (a plural noun phrase, copied) and read the rest. The
+ * first call's @what and reason (printf @fmt, copied, cut at 207 bytes)
+ * are kept; a later call of another kind makes @what "items". @n 0 is a
+ * no-op.
+ */
+void model_profile_skip(struct model_profile *p, uint64_t n, const char *what, const char *fmt, ...)
+	PROF_PRINTF(4, 5);
+
+/**
+ * model_skipped_add() - add the skip record @src to @dst (counts summed,
+ * the first reason of @dst kept, else @src's), as merging profiles does.
+ */
+void model_skipped_add(struct model_skipped *dst, const struct model_skipped *src);
+
+/**
+ * model_skipped_text() - "skipped N WHAT (first: REASON)" into @out (always
+ * NUL-terminated when @outsz > 0; cut to fit); "" when nothing was
+ * skipped. Returns the length written.
+ */
+size_t model_skipped_text(const struct model_skipped *s, char *out, size_t outsz);
 
 /**
  * model_profile_validate() - check the invariants above; 0 or

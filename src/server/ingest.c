@@ -131,6 +131,10 @@ void server_ingest_reply(struct server_req *rq, struct server_reply *rp,
 	text = out->fail != SERVER_OK ? out->msg : out->partial;
 	if ((out->fail != SERVER_OK || text[0]) && !server_text_add(&rp->body, text, strlen(text)))
 		(void)buf_add(&rp->body, "\n", 1); /* messages quote the request: any bytes */
+	/* Stored, but a decoder left parts out: say what, on a line of its own. */
+	text = out->skipped;
+	if (out->fail == SERVER_OK && text[0] && !server_text_add(&rp->body, text, strlen(text)))
+		(void)buf_add(&rp->body, "\n", 1);
 }
 
 void server_handle_otlp(struct server_req *rq, struct server_reply *rp)

@@ -23,9 +23,12 @@
 #include "base/compat.h"
 #include "base/mem.h"
 #include "base/parse.h"
+#include "query/labels.h"
 #include "server/conns.h"
 #include "server/route.h"
 #include "server/workers.h"
+
+#include <pthread.h>
 
 void server_handle_readyz(struct server_req *rq, struct server_reply *rp)
 {
@@ -79,6 +82,83 @@ void server_handle_readyz(struct server_req *rq, struct server_reply *rp)
 static void gauge_head(struct buf *b, const char *name, const char *type, const char *help)
 {
 	(void)buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+#define OPS_TOP_LABELS	     10
+#define OPS_LABELS_EVERY_NS  (60 * (int64_t)1000000000) /* recounted at most once a minute */
+#define OPS_LABELS_DATASETS  64
+#define OPS_LABELS_WINDOW_NS (3600 * (int64_t)1000000000)
+
+/* The last count per dataset (by index), shared by every /metrics request. */
+static struct ops_label_count {
+	int64_t at_ns; /* 0 = never counted */
+	size_t n;
+	struct {
+		char name[128];
+		size_t values;
+	} top[OPS_TOP_LABELS];
+} ops_labels[OPS_LABELS_DATASETS];
+static pthread_mutex_t ops_labels_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Count the values of every label of @st's series with data in the last hour; keep the top. */
+static void ops_label_count(struct store *st, int64_t now, struct ops_label_count *c)
+{
+	struct query_strlist names = { 0 };
+
+	c->n = 0;
+	c->at_ns = now;
+	if (query_labels_collect(st, NULL, NULL, 0, now - OPS_LABELS_WINDOW_NS, now, NULL, &names))
+		return;
+	for (size_t i = 0; i < names.n; i++) {
+		struct query_strlist vals = { 0 };
+		size_t k, nv;
+
+		if (query_labels_collect(st, NULL, NULL, 0, now - OPS_LABELS_WINDOW_NS, now,
+					 names.v[i], &vals))
+			continue;
+		nv = vals.n;
+		query_strlist_release(&vals);
+		/* Insert into the top list, largest first. */
+		for (k = c->n; k > 0 && c->top[k - 1].values < nv; k--)
+			if (k < OPS_TOP_LABELS)
+				c->top[k] = c->top[k - 1];
+		if (k < OPS_TOP_LABELS) {
+			snprintf(c->top[k].name, sizeof(c->top[k].name), "%s", names.v[i]);
+			c->top[k].values = nv;
+			if (c->n < OPS_TOP_LABELS)
+				c->n++;
+		}
+	}
+	query_strlist_release(&names);
+}
+
+/*
+ * profd_label_values{dataset,label}: the labels with the most distinct
+ * values among each dataset's series of the last hour (the top
+ * OPS_TOP_LABELS), so a label that explodes cardinality shows before the
+ * series limit is hit. Recounted at most once a minute.
+ */
+static void ops_label_cardinality(struct buf *b, struct server *srv, int64_t now)
+{
+	char dsn[256], lb[256];
+
+	gauge_head(b, "profd_label_values", "gauge",
+		   "Distinct values of the labels with the most of them, per dataset, among "
+		   "series with data in the last hour (top 10; recounted once a minute).");
+	pthread_mutex_lock(&ops_labels_lock);
+	for (size_t i = 0; i < srv->tenants.n && i < OPS_LABELS_DATASETS; i++) {
+		struct ops_label_count *c = &ops_labels[i];
+
+		if (!c->at_ns || now - c->at_ns >= OPS_LABELS_EVERY_NS || now < c->at_ns)
+			ops_label_count(srv->tenants.ds[i].st, now, c);
+		server_metrics_escape(srv->tenants.ds[i].name, dsn, sizeof(dsn));
+		for (size_t k = 0; k < c->n; k++) {
+			server_metrics_escape(c->top[k].name, lb, sizeof(lb));
+			(void)buf_addf(b, "profd_label_values{dataset=\"%s\",label=\"%s\"} %zu\n",
+				       dsn, lb, c->top[k].values);
+		}
+	}
+	pthread_mutex_unlock(&ops_labels_lock);
 }
 
 void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
@@ -216,6 +296,7 @@ void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
 	}
 	gauge_head(b, "profd_active_series_limit", "gauge", "The max_active_series limit.");
 	(void)buf_addf(b, "profd_active_series_limit %zu\n", srv->limits.max_active_series);
+	ops_label_cardinality(b, srv, now);
 	rp->status = 200;
 	rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	rp->cache = "no-store";

@@ -53,6 +53,7 @@ struct server_ingest_out {
 	uint64_t received, accepted, dropped; /* sample rows (usage.h) */
 	uint64_t rejected_profiles;	      /* profiles signal control removed entirely */
 	char partial[320];		      /* partial-success message, "" when none */
+	char skipped[320]; /* what a decoder skipped (model_skipped_text), "" when none */
 };
 
 /** server_fail_http() - the HTTP status of @f (200 for SERVER_OK). */

@@ -35,14 +35,16 @@
  * cpu/nanoseconds, as Pyroscope does, so they meet the agent's CPU
  * profiles under process_cpu:cpu:nanoseconds:cpu:nanoseconds. For JFR
  * every event family present becomes its own profile (cpu, wall, alloc,
- * lock) with label jfr_event = the family.
+ * lock, malloc) with label jfr_event = the family.
  *
  * Times: from/until take Pyroscope's attime forms: digits = seconds, or
  * 13/16/19 digits = ms/us/ns, 8 digits = YYYYMMDD; "now", "now-1h".
  * pprof time_nanos that is 0 or in 1970 is replaced by from; text
  * profiles get from as their time.
  *
- * Answers: 200 with an empty body; errors in text, naming the parameter,
+ * Answers: 200 with an empty body, or with one line "skipped N WHAT
+ * (first: REASON)" when the decoder left unreadable parts out and stored
+ * the rest (model_skipped_text); errors in text, naming the parameter,
  * the part or the limit (400, 401, 403, 413, 415, 429, 503).
  *
  * POST /push.v1.PusherService/Push is Pyroscope's Connect push API
@@ -430,7 +432,7 @@ static bool scale_values(struct model_profile *p, int64_t k)
 }
 
 struct decoded {
-	struct model_profile p[4];
+	struct model_profile p[5];
 	size_t n;
 };
 
@@ -525,7 +527,7 @@ static bool decode_jfr(struct server *srv, struct pyro_req *r, const void *data,
 		       struct decoded *d, struct buf *tmp, struct server_ingest_out *out)
 {
 	static const enum fmt_jfr_event fam[] = { FMT_JFR_CPU, FMT_JFR_WALL, FMT_JFR_ALLOC,
-						  FMT_JFR_LOCK };
+						  FMT_JFR_LOCK, FMT_JFR_MALLOC };
 	uint64_t total = 0;
 
 	if (!server_inflate(srv, &data, &n, false, tmp, "JFR recording", out))
@@ -686,10 +688,17 @@ static bool load_stc(struct server *srv, struct pyro_req *r, const struct server
 static void ingest_decoded(struct server_req *rq, struct decoded *d, const char *source,
 			   struct server_ingest_out *out)
 {
-	struct model_profile *pp[4];
+	struct model_profile *pp[PROF_ARRAY_SIZE(d->p)];
+	const struct model_skipped *sk = NULL;
 
-	for (size_t i = 0; i < d->n; i++)
+	/* The JFR families read one recording: report the largest skip, not their sum. */
+	for (size_t i = 0; i < d->n; i++) {
 		pp[i] = &d->p[i];
+		if (d->p[i].skipped.n && (!sk || d->p[i].skipped.n > sk->n))
+			sk = &d->p[i].skipped;
+	}
+	if (sk)
+		model_skipped_text(sk, out->skipped, sizeof(out->skipped));
 	if (server_ingest_profiles(rq->srv, rq->auth->ds, pp, d->n, NULL, 0, source, out))
 		rq->samples = out->accepted;
 }

@@ -66,6 +66,7 @@ struct store_wal {
 	uint64_t synced;    /* position up to which everything is durable */
 	bool syncing;	    /* a leader is writing its batch and syncing */
 	bool ro;	    /* read-only: replay only */
+	bool no_segment;    /* opened on a full disk: the append segment is made on demand */
 	int failed;	    /* sticky error after a failed sync */
 	const bool *stop;   /* replay: stop between records once *stop (atomic) */
 	struct store_wal_stats st;
@@ -811,6 +812,18 @@ int store_wal_open_deferred(const char *dir, uint64_t covered, struct store_wal 
 	w->pending_last = *last;
 	/* Appends go to a segment of their own: replay never meets them. */
 	rc = start_segment(w, next + 1, err);
+	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG) {
+		/*
+		 * A full disk must not keep the server from serving what it has:
+		 * appends make the segment when they come, and fail (507) while
+		 * there is no room.
+		 */
+		log_warn("wal: no room for a new segment, appends wait for space: %s", err->msg);
+		prof_err_init(err);
+		w->seq = next;
+		w->no_segment = true;
+		rc = 0;
+	}
 	if (rc)
 		goto fail;
 	w->st.segment = w->seq;
@@ -1225,6 +1238,15 @@ int store_wal_append(struct store_wal *w, enum store_wal_type type, int64_t time
 	put_le32(hdr + 4, crc32_of(crc32_of(0, hdr + 8, STORE_WAL_REC_HDR - 8), payload, len));
 
 	pthread_mutex_lock(&w->mu);
+	if (w->fd < 0 && w->no_segment) {
+		/* Opened on a full disk: make the append segment now, or refuse this record. */
+		rc = start_segment(w, w->seq + 1, err);
+		if (rc) {
+			pthread_mutex_unlock(&w->mu);
+			return rc;
+		}
+		w->no_segment = false;
+	}
 	if (w->fd < 0) { /* w->fd changes under w->mu (rotation) */
 		pthread_mutex_unlock(&w->mu);
 		return prof_err_set(err, -EROFS, -1, "wal %s: opened read-only", w->dir);

@@ -65,7 +65,8 @@ ${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 base="http://127.0.0.1:$port"
-"$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" >"$tmp/server.log" 2>&1 &
+# Agent and server share this host: the server may name frames from its files.
+"$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" --symbol-path / >"$tmp/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 300); do # up to 30 s on a loaded machine; ends when it answers
 	curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && break

@@ -20,7 +20,7 @@ hport=$(agent_free_port)
 gport=$(agent_free_port)
 base="http://127.0.0.1:$hport"
 "$PROFD_FAST" server --listen "127.0.0.1:$hport" --grpc-listen "127.0.0.1:$gport" \
-	--data "$tmp/data" >>"$tmp/server.log" 2>&1 &
+	--data "$tmp/data" --symbol-path / >>"$tmp/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 300); do # up to 30 s on a loaded machine
 	curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && break
@@ -74,7 +74,7 @@ YAML
 GRPC_TEST_TOKEN=s3cret-$RANDOM
 export GRPC_TEST_TOKEN
 "$PROFD_FAST" server --listen "127.0.0.1:$hport" --grpc-listen "127.0.0.1:$gport" \
-	--config "$tmp/profd.yaml" --data "$tmp/data2" >>"$tmp/server.log" 2>&1 &
+	--config "$tmp/profd.yaml" --data "$tmp/data2" --symbol-path / >>"$tmp/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 300); do # up to 30 s on a loaded machine
 	curl -fs -H "Authorization: Bearer $GRPC_TEST_TOKEN" "$base/api/v1/profile-types" >/dev/null 2>&1 && break

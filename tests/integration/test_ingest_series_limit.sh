@@ -10,8 +10,8 @@
 #     limit; s5 is not stored;
 #   - the refusal is RESOURCE_EXHAUSTED (8) in the OTLP google.rpc.Status,
 #     and Pyroscope /ingest of a new series is refused the same way;
-#   - another dataset has its own count; /metrics shows the gauges and
-#     the rejects.
+#   - another dataset has its own count; /metrics shows the gauges, the
+#     rejects and the values per label (profd_label_values).
 source "$(dirname "$0")/ingest_lib.sh"
 
 cat >"$tmp/profd.yaml" <<'EOF2'
@@ -73,6 +73,9 @@ checkx "metrics: 3 active series in a, 1 in b, limit 3" \
 	'body_has "^profd_active_series{dataset=\"a\"} 3$" && body_has "^profd_active_series{dataset=\"b\"} 1$" &&
 	 body_has "^profd_active_series_limit 3$"'
 checkx "metrics count the refusals" 'body_has "^profd_ingest_rejects_total{reason=\"max_active_series\"} 3$"'
+checkx "metrics: label cardinality, service.name 3 values in a, 1 in b" \
+	'body_has "^profd_label_values{dataset=\"a\",label=\"service.name\"} 3$" &&
+	 body_has "^profd_label_values{dataset=\"b\",label=\"service.name\"} 1$"'
 require_alive "after the series limit tests"
 stop_server TERM
 finish

@@ -137,11 +137,13 @@ queries "after kill -9 (WAL replay)" 1
 stop_server TERM
 check "server stopped cleanly" [ "$stop_rc" = 0 ]
 ds=$tmp/data/default
+# The restart's replay already wrote the replayed WAL as a block (a start
+# checkpoints what it replays); compact flushes whatever the log still has.
 "$PROFD" store compact "$ds" >"$tmp/compact1.out" 2>&1
-check "store compact flushes the 6 rows: $(cat "$tmp/compact1.out")" \
-	grep -q "6 rows flushed from the WAL" "$tmp/compact1.out"
 "$PROFD" store check "$ds" >"$tmp/check1.out" 2>&1
 check "store check passes on the flushed block: $(tail -1 "$tmp/check1.out")" [ $? = 0 ]
+checkx "the 6 rows are in a block (replay checkpoint or compact): $(cat "$tmp/compact1.out"); $(tail -1 "$tmp/check1.out")" \
+	'grep -q "6 rows flushed from the WAL" "$tmp/compact1.out" || grep -q "blocks (6 rows)" "$tmp/check1.out"'
 nblocks=$(find "$ds/blocks" -mindepth 1 -maxdepth 1 -type d | wc -l)
 check "the head became a block ($nblocks)" [ "$nblocks" = 1 ]
 start_server

@@ -81,7 +81,8 @@ async function main() {
 		let type = '';
 		/* The type list is read when the page loads: reload until the wanted type exists. */
 		for (;;) {
-			await page.goto(url, { waitUntil: 'domcontentloaded' });
+			/* A bare visit lands on the service overview: ask for the flame graph. */
+			await page.goto(url.includes('?') ? url : `${url}?view=flame`, { waitUntil: 'domcontentloaded' });
 			await page.waitForFunction(() => {
 				const s = document.querySelector('#type-select');
 				return s && s.options.length > 0 && window.profdFlame && window.profdFlame.state !== 'idle';

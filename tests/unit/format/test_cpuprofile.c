@@ -94,6 +94,73 @@ static void test_cpuprofile_stacks_times_names(void **state)
 	model_profile_release(&p);
 }
 
+/* The pre-2016 layout of the profile above: nested "head", seconds, timestamps. */
+#define OLD(id, name, line, children)                                                              \
+	"{\"id\":" #id ",\"functionName\":\"" name "\",\"scriptId\":\"1\",\"url\":"                \
+	"\"file:///w.js\",\"lineNumber\":" #line ",\"columnNumber\":5,\"hitCount\":0,\"children\"" \
+	":[" children "]}"
+
+static const char old_simple[] =
+	"{\"head\":{\"id\":1,\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\","
+	"\"lineNumber\":0,\"columnNumber\":0,\"children\":[" OLD(
+		2, "", 1,
+		OLD(3, "main", 10,
+		    OLD(4, "hot", 20, "") "," OLD(
+			    5, "cold", 30,
+			    ""))) "]},"
+				  "\"startTime\":0.001,\"endTime\":0.002,\"samples\":[4,4,5,3],"
+				  "\"timestamps\":[1010,1110,1360,1400]}";
+
+static void test_cpuprofile_pre2016_head_layout_reads_alike(void **state)
+{
+	struct model_profile a, b;
+	struct prof_err err;
+
+	(void)state;
+	assert_int_equal(decode(simple, &a, &err), 0);
+	if (decode(old_simple, &b, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(model_profile_validate(&b, &err), 0);
+	assert_int_equal(b.samples.n, a.samples.n);
+	assert_true(b.duration_ns == a.duration_ns && b.period == a.period);
+	for (size_t i = 0; i < a.samples.n; i++) {
+		const struct model_sample *sa = &a.samples.v[i], *sb = &b.samples.v[i];
+
+		assert_int_equal(sb->nstack, sa->nstack);
+		assert_true(sb->timestamp_ns == sa->timestamp_ns);
+		assert_true(b.values.v[sb->value_off + 1] == a.values.v[sa->value_off + 1]);
+		for (uint32_t k = 0; k < sa->nstack; k++) {
+			const struct model_location *la =
+				&a.locations.v[a.stack_locs.v[sa->stack_off + k]];
+			const struct model_location *lb =
+				&b.locations.v[b.stack_locs.v[sb->stack_off + k]];
+			char fa[64];
+
+			snprintf(fa, sizeof(fa), "%s", frame(&a, i, k));
+			assert_string_equal(frame(&b, i, k), fa);
+			assert_int_equal(b.lines.v[lb->line_off].line,
+					 a.lines.v[la->line_off].line);
+			assert_int_equal(b.lines.v[lb->line_off].column,
+					 a.lines.v[la->line_off].column);
+		}
+	}
+	model_profile_release(&a);
+	model_profile_release(&b);
+
+	/* No ids, no samples: the hit counts of the tree. */
+	assert_int_equal(decode("{\"head\":{\"functionName\":\"(root)\",\"children\":[{"
+				"\"functionName\":\"f\",\"hitCount\":3,\"children\":[{"
+				"\"functionName\":\"g\",\"hitCount\":4}]}]}}",
+				&b, &err),
+			 0);
+	assert_int_equal(b.samples.n, 2);
+	assert_int_equal(b.values.v[0], 3);
+	assert_int_equal(b.values.v[2], 4);
+	assert_string_equal(frame(&b, 1, 0), "g");
+	assert_string_equal(frame(&b, 1, 1), "f");
+	model_profile_release(&b);
+}
+
 static void test_cpuprofile_hitcount_only(void **state)
 {
 	struct model_profile p;
@@ -186,9 +253,12 @@ static void test_cpuprofile_unsupported_and_truncated(void **state)
 	expect_error("{\"traceEvents\":[]}", -PROF_EUNSUPPORTED,
 		     "cpuprofile: Chrome trace-event files are not supported; save the profile as "
 		     ".cpuprofile (DevTools or node --cpu-prof)");
-	expect_error(
-		"{\"head\":{},\"startTime\":1}", -PROF_EUNSUPPORTED,
-		"cpuprofile: the pre-2016 format with a nested \"head\" tree is not supported");
+	expect_error("{\"head\":{\"children\":[{\"children\":{}}]},\"startTime\":1}",
+		     -PROF_ECORRUPT,
+		     "cpuprofile: head: node 1 (in walk order): not an object whose \"children\" "
+		     "is an array");
+	expect_error("{\"head\":{\"id\":1},\"samples\":[1],\"timestamps\":[\"x\"]}", -PROF_ECORRUPT,
+		     "cpuprofile: timestamps[0]: not a time in microseconds");
 	expect_error("{\"nodes\":[{\"id\":1", -PROF_ECORRUPT,
 		     "cpuprofile: line 1:17 (byte 16): '}' expected near end of file");
 	expect_error("{\"nodes\":[{\"id\":1e999}]}", -PROF_ECORRUPT,
@@ -231,6 +301,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpuprofile_stacks_times_names),
 		cmocka_unit_test(test_cpuprofile_hitcount_only),
+		cmocka_unit_test(test_cpuprofile_pre2016_head_layout_reads_alike),
 		cmocka_unit_test(test_cpuprofile_bad_trees),
 		cmocka_unit_test(test_cpuprofile_bad_samples),
 		cmocka_unit_test(test_cpuprofile_unsupported_and_truncated),

@@ -49,6 +49,17 @@ static void test_detect_kinds(void **state)
 	assert_int_equal(DET("goroutine profile: total 1\n1 @ 0x1\n", NULL), FMT_KIND_PPROF_LEGACY);
 	assert_int_equal(DET("\0\0\0\0\3\0\0\0\0\0\0\0\x10\x27\0\0\0\0\0\0", NULL),
 			 FMT_KIND_PPROF_LEGACY);
+	/* UTF-16 text with a BOM is sniffed as the text it is, never as protobuf. */
+	assert_int_equal(DET("\xff\xfem\0;\0f\0 \0"
+			     "1\0\n\0",
+			     NULL),
+			 FMT_KIND_FOLDED);
+	assert_int_equal(DET("\xfe\xff\0m\0;\0f\0 \0"
+			     "1\0\n",
+			     NULL),
+			 FMT_KIND_FOLDED);
+	assert_int_equal(DET("\xff\xfe{\0\"\0n\0o\0d\0e\0s\0\"\0:\0[\0]\0}\0", NULL),
+			 FMT_KIND_CPUPROFILE);
 	assert_int_equal(DET("", "x.cpuprofile"), FMT_KIND_CPUPROFILE);
 	assert_int_equal(DET("", "PROFILE.JFR"), FMT_KIND_JFR);
 	assert_int_equal(DET("", NULL), FMT_KIND_UNKNOWN);
@@ -112,7 +123,8 @@ static void test_decode_any_dispatch_and_errors(void **state)
 	model_profile_init(&p);
 	prof_err_init(&err);
 	assert_int_equal(fmt_decode_any("FLR\0\0\2\0\0", 8, NULL, &o, &p, &err), -EINVAL);
-	assert_string_equal(err.msg, "jfr: unknown event \"heap\" (cpu, wall, alloc or lock)");
+	assert_string_equal(err.msg,
+			    "jfr: unknown event \"heap\" (cpu, wall, alloc, lock or malloc)");
 	model_profile_release(&p);
 
 	/* The input cap. */

@@ -75,6 +75,79 @@ static void test_folded_crlf_bom_no_final_newline(void **state)
 	model_profile_release(&p);
 }
 
+/* @text (ASCII plus é) as UTF-16 with a BOM, little- (@le) or big-endian, into @out. */
+static void utf16(const char *text, bool le, struct buf *out)
+{
+	buf_reset(out);
+	assert_int_equal(buf_add(out, le ? "\xff\xfe" : "\xfe\xff", 2), 0);
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		unsigned c = *p;
+		char u[2];
+
+		if (c == 0xc3) /* é = c3 a9 */
+			c = 0xe9, p++;
+		u[le ? 0 : 1] = (char)(c & 0xff);
+		u[le ? 1 : 0] = (char)(c >> 8);
+		assert_int_equal(buf_add(out, u, 2), 0);
+	}
+}
+
+/* Windows tools write UTF-16 with a BOM: read as its UTF-8, both byte orders. */
+static void test_folded_utf16_bom_is_converted(void **state)
+{
+	struct buf in = BUF_INIT;
+	struct model_profile p;
+	struct prof_err err;
+
+	(void)state;
+	for (int le = 0; le < 2; le++) {
+		utf16("main;caf\xc3\xa9 3\r\nmain;foo 2\r\n", le, &in);
+		model_profile_init(&p);
+		prof_err_init(&err);
+		assert_int_equal(fmt_folded_decode(in.p, in.len, NULL, &p, &err), 0);
+		assert_int_equal(p.samples.n, 2);
+		assert_string_equal(frame(&p, 0, 0), "caf\xc3\xa9");
+		assert_string_equal(frame(&p, 0, 1), "main");
+		assert_int_equal(p.values.v[0], 3);
+		assert_int_equal(p.values.v[1], 2);
+		model_profile_release(&p);
+	}
+	/* A surrogate pair becomes one 4-byte character; a lone one and an odd byte U+FFFD. */
+	buf_reset(&in);
+	assert_int_equal(buf_add(&in,
+				 "\xff\xfe"
+				 "a\0;\0\x3d\xd8\x00\xde \0"
+				 "1\0\n\0"
+				 "b\0;\0\x00\xdc \0"
+				 "2\0\n\0"
+				 "x",
+				 29),
+			 0);
+	model_profile_init(&p);
+	prof_err_init(&err);
+	assert_int_equal(fmt_folded_decode(in.p, in.len, NULL, &p, &err), 0);
+	assert_int_equal(p.samples.n, 2);
+	assert_string_equal(frame(&p, 0, 0), "\xf0\x9f\x98\x80");
+	assert_string_equal(frame(&p, 1, 0), "\xef\xbf\xbd");
+	assert_int_equal(p.skipped.n, 1); /* the last line, "x" + U+FFFD, has no count */
+	model_profile_release(&p);
+
+	/* Bytes read as bytes whose first frame starts like a BOM encode to a file that
+	 * reads back the same (the fuzzer's case: a frame "\xfe\xff\xff\x81"). */
+	buf_reset(&in);
+	assert_int_equal(decode("\n\n\xfe\xff\xff\x81\t3", NULL, &p, &err), 0);
+	assert_int_equal(fmt_folded_encode(&p, 0, &in), 0);
+	assert_int_equal(in.len, 3 + 4 + 3);
+	assert_memory_equal(in.p, "\xef\xbb\xbf\xfe\xff\xff\x81 3\n", in.len);
+	model_profile_release(&p);
+	model_profile_init(&p);
+	assert_int_equal(fmt_folded_decode(in.p, in.len, NULL, &p, &err), 0);
+	assert_string_equal(frame(&p, 0, 0), "\xfe\xff\xff\x81");
+	assert_int_equal(p.values.v[0], 3);
+	model_profile_release(&p);
+	buf_release(&in);
+}
+
 static void test_folded_invalid_lines_skipped_and_counted(void **state)
 {
 	struct model_profile p;
@@ -88,6 +161,9 @@ static void test_folded_invalid_lines_skipped_and_counted(void **state)
 	assert_int_equal(p.comments.n, 1);
 	assert_string_equal(model_str(&p, p.comments.v[0]),
 			    "folded: skipped 3 invalid lines (first: line 2)");
+	assert_int_equal(p.skipped.n, 3);
+	assert_string_equal(p.skipped.what, "invalid lines");
+	assert_string_equal(p.skipped.first, "line 2");
 	model_profile_release(&p);
 }
 
@@ -241,6 +317,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded_basic_root_first_to_leaf_first),
 		cmocka_unit_test(test_folded_crlf_bom_no_final_newline),
+		cmocka_unit_test(test_folded_utf16_bom_is_converted),
 		cmocka_unit_test(test_folded_invalid_lines_skipped_and_counted),
 		cmocka_unit_test(test_folded_frames_with_spaces_count_is_last_token),
 		cmocka_unit_test(test_folded_zero_decimal_empty_frames),
