@@ -75,27 +75,51 @@ static bool time_range(struct server_req *rq, struct server_reply *rp, int64_t *
 
 struct types_out {
 	struct buf *b;
-	size_t n;
+	size_t n;     /* types met */
+	size_t limit; /* written at most (SIZE_MAX: all) */
 };
 
 static int emit_type(void *arg, const char *type)
 {
 	struct types_out *o = arg;
-	int rc = o->n++ ? buf_add(o->b, ",", 1) : 0;
+	int rc;
 
+	if (o->n >= o->limit) {
+		o->n++;
+		return 0;
+	}
+	rc = o->n++ ? buf_add(o->b, ",", 1) : 0;
 	return rc ? rc : buf_add_json_str(o->b, type, strlen(type));
 }
+
+#define TYPES_MAX_LIMIT 100000
 
 void server_handle_profile_types(struct server_req *rq, struct server_reply *rp)
 {
 	struct store *st = server_req_store(rq, SERVER_PERM_QUERY, rp);
-	struct types_out o = { &rp->body, 0 };
+	struct types_out o = { &rp->body, 0, SIZE_MAX };
+	const char *lim = NULL;
 	int64_t from, to;
+	uint64_t limit = 0;
 
 	if (!st)
 		return;
 	if (!time_range(rq, rp, &from, &to))
 		return;
+	/* With limit=N: {"values":[...],"total","limit","truncated"}, as the label listings. */
+	if (server_arg_once(rq, "limit", &lim)) {
+		server_reply_json_error(rp, 400, "parameter 'limit' given more than once");
+		return;
+	}
+	if (lim && (parse_u64(lim, &limit) || limit < 1 || limit > TYPES_MAX_LIMIT)) {
+		server_reply_json_error(rp, 400, "parameter 'limit': expected 1..%d, got '%.32s'",
+					TYPES_MAX_LIMIT, lim);
+		return;
+	}
+	if (lim) {
+		o.limit = (size_t)limit;
+		(void)buf_add(&rp->body, "{\"values\":", 10);
+	}
 	(void)buf_add(&rp->body, "[", 1);
 	int rc = store_types(st, from, to, emit_type, &o);
 	if (rc) {
@@ -103,7 +127,11 @@ void server_handle_profile_types(struct server_req *rq, struct server_reply *rp)
 					prof_strerror(rc));
 		return;
 	}
-	(void)buf_add(&rp->body, "]\n", 2);
+	(void)buf_add(&rp->body, "]", 1);
+	if (lim)
+		(void)buf_addf(&rp->body, ",\"total\":%zu,\"limit\":%zu,\"truncated\":%s}", o.n,
+			       o.limit, o.n > o.limit ? "true" : "false");
+	(void)buf_add(&rp->body, "\n", 1);
 	rp->status = 200;
 	rp->content_type = "application/json";
 	rp->cache = "no-store";

@@ -161,6 +161,11 @@ checkx "step twice -> 400 naming it" \
 	'[ "$code" = 400 ] && grep -q "parameter .step. given more than once" "$tmp/body"'
 api /api/v1/profile-types --data-urlencode "from=0" --data-urlencode "from=now-1h"
 checkx "profile-types with from twice -> 400" '[ "$code" = 400 ] && grep -q "each takes one value" "$tmp/body"'
+api /api/v1/profile-types --data-urlencode "from=0" --data-urlencode "limit=1"
+expect "profile-types limit=1: the first type, the count, truncated" \
+	"(len(j['values']), j['total'] >= 2, j['limit'], j['truncated'])" "(1, True, 1, True)"
+api /api/v1/profile-types --data-urlencode "from=0" --data-urlencode "limit=0"
+checkx "profile-types limit=0 -> 400 naming it" '[ "$code" = 400 ] && grep -q "parameter .limit." "$tmp/body"'
 
 # --- series and the square wave ------------------------------------------------------------------
 api /api/v1/series --data-urlencode "type=$CPU" --data-urlencode "from=$T0" \
