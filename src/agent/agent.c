@@ -375,7 +375,7 @@ static void agent_render_jit_metrics(struct buf *b, struct agent_jit *j)
 			st[i].runtime, exe, ver, st[i].supported ? "true" : "false", why);
 		metric_u64(b, "profd_agent_jit_processes_total", lb, st[i].procs);
 	}
-	metric_head(b, "profd_agent_jit_frames_total", "counter",
+	metric_head(b, "profd_agent_jit_runtime_frames_total", "counter",
 		    "Frames in JIT runtimes' code by result: stepped (unwound by the runtime), "
 		    "step_failed (frame pointer used instead), named, stale, read_failed, corrupt "
 		    "(native name kept).");
@@ -398,7 +398,7 @@ static void agent_render_jit_metrics(struct buf *b, struct agent_jit *j)
 			snprintf(lb, sizeof(lb),
 				 "runtime=\"%.15s\",exe=\"%s\",version=\"%s\",result=\"%s\"",
 				 st[i].runtime, exe, ver, rows[k].what);
-			metric_u64(b, "profd_agent_jit_frames_total", lb, rows[k].v);
+			metric_u64(b, "profd_agent_jit_runtime_frames_total", lb, rows[k].v);
 		}
 	}
 	metric_head(b, "profd_agent_jit_samples_total", "counter",
@@ -483,9 +483,10 @@ static void agent_render_metrics(struct buf *b, const struct agent_parts *a)
 		agent_render_interp_metrics(b, a->interp);
 	if (a->jit)
 		agent_render_jit_metrics(b, a->jit);
-	AGENT_METRIC(b, "profd_agent_jit_frames_total", "counter",
-		     "User frames in JIT code, all and those named from a perf map.",
-		     { "result=\"all\"", cst.jit_frames }, { "result=\"named\"", cst.jit_named });
+	AGENT_METRIC(
+		b, "profd_agent_jit_frames_total", "counter",
+		"User frames in JIT code, all and those named (by the JIT runtime or a perf map).",
+		{ "result=\"all\"", cst.jit_frames }, { "result=\"named\"", cst.jit_named });
 	AGENT_METRIC(b, "profd_agent_export_requests_total", "counter", "Export requests queued.",
 		     { NULL, xst.requests });
 	AGENT_METRIC(b, "profd_agent_export_sent_total", "counter",

@@ -486,8 +486,13 @@ static int hs_step_interp(struct hs_priv *pv, const struct agent_memreader *mem,
 	    hs_stack_word(stk, fp - 8, &sender_sp) || hs_stack_word(stk, fp, &saved_fp) ||
 	    hs_stack_word(stk, fp + 8, &ret))
 		return -ERANGE;
-	if (!method || (method & 7) || sender_sp <= fp || sender_sp - fp > HS_FRAME_MAX ||
-	    saved_fp <= fp)
+	/*
+	 * The saved rbp is the caller's frame pointer only when the caller
+	 * keeps one (the interpreter, stubs); a compiled caller uses rbp as
+	 * a plain register, so any value may be there, and it is stepped by
+	 * its frame size instead.
+	 */
+	if (!method || (method & 7) || sender_sp <= fp || sender_sp - fp > HS_FRAME_MAX)
 		return -PROF_ECORRUPT;
 	if (mem->read(mem->ctx, method + pv->vm.m_const, &cm, 8))
 		return -EFAULT;
@@ -504,7 +509,7 @@ static int hs_step_interp(struct hs_priv *pv, const struct agent_memreader *mem,
 	caller->pc = ret;
 	caller->sp = sender_sp;
 	caller->bp = saved_fp;
-	caller->bp_ok = true;
+	caller->bp_ok = saved_fp > fp;
 	return 0;
 }
 

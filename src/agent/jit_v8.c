@@ -83,11 +83,11 @@
 
 #include <time.h>
 
-#define V8_FN_CACHE	  512  /* functions cached per process (power of 2) */
-#define V8_LINE_CACHE	  2048 /* lines cached per process (power of 2) */
-#define V8_NAME_MAX	  128  /* bytes of a function name kept */
-#define V8_FILE_MAX	  224  /* bytes of a file name kept */
-#define V8_STR_DEPTH	  16   /* cons / sliced / thin nesting followed */
+#define V8_FN_CACHE	  512			/* functions cached per process (power of 2) */
+#define V8_LINE_CACHE	  2048			/* lines cached per process (power of 2) */
+#define V8_NAME_MAX	  AGENT_INTERP_NAME_MAX /* bytes of a function name kept */
+#define V8_FILE_MAX	  AGENT_INTERP_NAME_MAX /* bytes of a file name kept */
+#define V8_STR_DEPTH	  16			/* cons / sliced / thin nesting followed */
 #define V8_STR_MAX	  (1u << 30)
 #define V8_SCAN_MAX	  (16u << 20) /* source bytes scanned for newlines per lookup */
 #define V8_CHUNK	  (64u << 10)

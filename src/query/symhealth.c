@@ -102,7 +102,11 @@ static uint32_t sh_classify(struct sh *h, const struct model_profile *d, uint32_
 	const char *bid = m ? model_str(d, m->build_id) : "";
 	uint32_t r = sh_runtime(h, rt[0] ? rt : "native"), b, cls;
 
-	if (l->nlines)
+	/* The agent's placeholder for JIT code nothing named ([jit], agent/collect.h) names nothing. */
+	if (l->nlines &&
+	    !(l->nlines == 1 && !strcmp(path, "[jit]") &&
+	      !strcmp(model_str(d, d->functions.v[d->lines.v[l->line_off].function].name),
+		      "[jit]")))
 		return SH_PRODUCER | r << 22;
 	b = sh_binary(h, path, bid);
 	cls = SH_UNRESOLVED;

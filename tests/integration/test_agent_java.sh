@@ -37,7 +37,7 @@ for t in java javac jfr; do
 	}
 done
 agent_lib_init agent-java
-javac -d "$tmp/classes" tests/workloads/HotSplit.java || fail "javac HotSplit.java"
+javac -d "$tmp/classes" tests/workloads/HotSplit.java tests/workloads/C2I.java || fail "javac"
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 mport=$(agent_free_port)
 
@@ -64,13 +64,20 @@ for j in /usr/lib/jvm/*/bin/java; do
 	[ -n "$v" ] && { [ "$v" -lt 16 ] || [ "$v" -gt 19 ]; } && other=$j && break
 done
 if [ -n "$other" ]; then
-	"$other" -cp "$tmp/classes" HotSplit 1.5 1 >"$tmp/other.out" 2>&1 || fail "$other failed"
+	"$other" -cp "$tmp/classes" HotSplit 1.5 1 >"$tmp/other.out" 2>&1 &
+	opid=$!
+	wait "$opid" || fail "$other failed"
 fi
+# An interpreted method called from compiled code (the compiled caller's rbp is no frame pointer).
+java -XX:CompileCommand=quiet -XX:CompileCommand=exclude,C2I::leafInterp -cp "$tmp/classes" C2I 3 \
+	>"$tmp/c2i.out" 2>&1 &
+cpid=$!
+wait "$cpid" || fail "java C2I failed: $(tail -n 3 "$tmp/c2i.out")"
 sleep 3 # the last interval
 kill -0 "$agent_pid" || fail "agent died"
 curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || fail "no agent metrics"
 agent_stop
-grep -q '^done' "$tmp/java.out" || fail "HotSplit did not finish"
+grep -Eq 'done [01]$' "$tmp/java.out" || fail "HotSplit did not finish" # PrintCompilation may share its line
 
 jfr print --json --events jdk.ExecutionSample "$tmp/rec.jfr" >"$tmp/jfr.json" ||
 	fail "jfr print of the recording"
@@ -158,13 +165,35 @@ print("ok drive: interpreted, C2-compiled, deoptimized, recompiled; one name thr
 PY
 	fail "java profile check"
 
-named=$(awk '/profd_agent_jit_frames_total\{runtime="jvm",exe="java",version="17[^"]*",result="named"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
-notnamed=$(awk '/profd_agent_jit_frames_total\{runtime="jvm",exe="java",.*result="(stale|read_failed|corrupt)"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
+named=$(awk '/profd_agent_jit_runtime_frames_total\{runtime="jvm",exe="java",version="17[^"]*",result="named"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
+notnamed=$(awk '/profd_agent_jit_runtime_frames_total\{runtime="jvm",exe="java",.*result="(stale|read_failed|corrupt)"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
 grep -q 'profd_agent_jit_processes_total{runtime="jvm",exe="java",version="17[^"]*",supported="true"' "$tmp/metrics.txt" ||
 	fail "the JVM was not attached: $(grep jit_processes "$tmp/metrics.txt")"
 echo "  JVM frames: named $named, not named $notnamed"
 [ "$named" -gt 0 ] && [ "$notnamed" -le $((named / 100)) ] || fail "too few JVM frames named"
 echo "ok agent names Java frames with no flag in the JVM"
+
+agent_flame "$type" "{process.pid=\"$cpid\"}" "$tmp/c2i.json"
+python3 - "$tmp/c2i.json" <<'PY' || fail "C2I: interpreted callee of compiled code"
+import json, sys
+fg = json.load(open(sys.argv[1]))
+def walk(n, path, out):
+    path = path + [n["name"]]
+    kids = n.get("children", [])
+    self_ = n.get("self", 0)
+    if self_ > 0:
+        out.append((path, self_))
+    for k in kids:
+        walk(k, path, out)
+out = []
+walk(fg["root"], [], out)
+total = sum(v for _, v in out)
+leaf = sum(v for p, v in out if "C2I.leafInterp" in p and "C2I.compiledCaller" in p)
+jit = sum(v for p, v in out if "[jit]" in p)
+print(f"  C2I: leafInterp under compiledCaller {100 * leaf / total:.1f}%, [jit] {100 * jit / total:.1f}% of {total}")
+sys.exit(0 if leaf >= 0.7 * total and jit <= 0.05 * total else 1)
+PY
+echo "ok an interpreted method called from compiled code is named with its caller"
 
 if [ -n "$other" ]; then
 	ov=$("$other" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -1)
@@ -180,6 +209,20 @@ hit = [u for u in got if u.startswith("jvm") and "JIT frames not supported" in u
 if not hit:
     sys.exit(f"want a refused jvm in {got}")
 print(f"ok stack health: {hit[0]}")
+PY
+	# Its JIT frames stay [jit]: stack health must not count them as named.
+	curl -fsG "$base/api/v1/health/symbols" --data-urlencode "type=$type" \
+		--data-urlencode "query={process.pid=\"$opid\"}" --data-urlencode "from=now-10m" \
+		--data-urlencode "to=now" -o "$tmp/health2.json" || fail "stack health query failed"
+	python3 - "$tmp/health2.json" <<'PY' || fail "stack health counts the refused JVM's [jit] frames as named"
+import json, sys
+h = json.load(open(sys.argv[1]))
+jvm = [r for r in h.get("runtimes", []) if r["runtime"] == "jvm"]
+if not jvm or jvm[0]["frames"] == 0:
+    sys.exit(f"no jvm frames in {h.get('runtimes')}")
+share = jvm[0]["frames_symbolized"] / jvm[0]["frames"]
+print(f"ok stack health of the refused JVM: jvm frames {jvm[0]['frames']}, named {100 * share:.0f}%")
+sys.exit(0 if share < 0.5 else 1)
 PY
 	echo "ok $other ($ov) refused and counted"
 fi
