@@ -382,16 +382,25 @@ static void test_compare_and_explain_find_growth(void **state)
 	t = call_tool(s, "compare", ab, &iserr);
 	assert_false(iserr);
 	assert_contains(t, "Grew most");
-	assert_contains(t, "1. hot_loop: self share 60.00% -> 80.00% (+20.00 pts); self 1.20s -> "
-			   "1.60s; z=4.36, significant\n");
-	assert_contains(t, "1. parse_request: self share 30.00% -> 10.00% (-20.00 pts)");
+	/* 120 -> 160 samples in 20 s windows: Poisson q = 0.029 (3 functions tested) */
+	assert_contains(t, "Significant in absolute terms (rate per second): hot_loop grew "
+			   "+20.00ms/s = +0.02 cores (+33.3%), parse_request shrank -20.00ms/s = "
+			   "-0.02 cores (-66.7%)\n");
+	assert_contains(t, "1. hot_loop: self 1.20s -> 1.60s; rate 60.00ms/s = 0.06 cores -> "
+			   "80.00ms/s = 0.08 cores (+20.00ms/s = +0.02 cores; q=0.029, "
+			   "significant); share 60.00% -> 80.00% (+20.00 pts; q=1.9e-05, "
+			   "significant)\n");
+	assert_contains(t, "1. parse_request: self 600.00ms -> 200.00ms;");
 	assert_contains(t, "Explorer (side B): ");
 	free(t);
 
 	t = call_tool(s, "explain_change", ab, &iserr);
 	assert_false(iserr);
-	assert_contains(t, "2 functions changed significantly");
-	assert_contains(t, "1. hot_loop GREW: self share 60.00% -> 80.00% (+20.00 pts, z=4.36)");
+	assert_contains(t, "2 functions changed significantly in absolute terms");
+	assert_contains(t, "1. hot_loop GREW: self rate 60.00ms/s = 0.06 cores -> 80.00ms/s = "
+			   "0.08 cores (+20.00ms/s = +0.02 cores, q=0.029); self 1.20s -> 1.60s; "
+			   "self share 60.00% -> 80.00% (+20.00 pts)");
+	assert_contains(t, "   change: +33.3% of its A rate\n");
 	assert_contains(t, "   - main -> serve -> hot_loop: A 60.00% -> B 80.00% (+20.00 pts)\n");
 	assert_contains(t, "2. parse_request SHRANK");
 	assert_contains(t, "/api/v1/diff?");
