@@ -684,6 +684,95 @@ static void test_labels_and_values_scoped_by_selector(void **state)
 	store_head_free(h);
 }
 
+/* A sample of "main;@fn" with the per-sample label @key = @val. */
+static void add_labeled(struct model_profile *p, const char *fn, const char *key, const char *val,
+			int64_t ts)
+{
+	uint32_t locs[2] = { qh_fn_loc(p, "main", 4), qh_fn_loc(p, fn, strlen(fn)) };
+	struct model_label l = { model_intern(p, key), model_intern(p, val), 0, 0 };
+
+	qh_add_locs(p, locs, 2, 1, ts, &l, 1);
+}
+
+/* strings of a JSON array joined by ',' */
+static void join_arr(json_t *a, char *out, size_t n)
+{
+	size_t i, at = 0;
+	json_t *v;
+
+	out[0] = '\0';
+	json_array_foreach(a, i, v)
+	{
+		at += (size_t)snprintf(out + at, n - at, "%s%s", i ? "," : "",
+				       json_string_value(v));
+		if (at >= n)
+			break;
+	}
+}
+
+/*
+ * Per-sample labels are scoped like series labels: two services in one
+ * head (one attribute table), each with its own endpoint values, api with
+ * an old endpoint an hour before the range and a thread.name label db
+ * lacks. Each service gets its own values, the range drops the old one,
+ * a per-sample matcher narrows the names' samples.
+ */
+static void test_labels_per_sample_values_honour_selector_and_range(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	char got[256];
+
+	(void)state;
+	qh_init(&p, "api", false);
+	add_labeled(&p, "cart", "endpoint", "/cart", T0);
+	add_labeled(&p, "pay", "endpoint", "/pay", T0 + 1);
+	add_labeled(&p, "old", "endpoint", "/old", T0 - 3600 * SEC);
+	add_labeled(&p, "work", "thread.name", "worker-1", T0 + 2);
+	qh_head_add(h, &p);
+	qh_init(&p, "db", false);
+	add_labeled(&p, "scan", "endpoint", "query", T0);
+	qh_head_add(h, &p);
+
+	struct qh_args a = { { "name", "endpoint", "query", "{service.name=\"api\"}", "from",
+			       "1700000000000", "to", "1700000020000", NULL } };
+	json_t *j = run_ok(h, "label_values", &a);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "/cart,/pay");
+	json_decref(j);
+	a.kv[3] = "{service.name=\"db\"}";
+	j = run_ok(h, "label_values", &a);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "query");
+	json_decref(j);
+	/* The old endpoint is listed only with its hour in range. */
+	a.kv[3] = "{service.name=\"api\"}";
+	a.kv[5] = "1699990000000";
+	j = run_ok(h, "label_values", &a);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "/cart,/old,/pay");
+	json_decref(j);
+
+	struct qh_args b = { { "query", "{service.name=\"db\"}", "from", "1700000000000", "to",
+			       "1700000020000", NULL } };
+	j = run_ok(h, "labels", &b);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "endpoint,service.name"); /* no thread.name: api's only */
+	json_decref(j);
+	/* A per-sample matcher: the samples with endpoint /pay have no thread.name. */
+	b.kv[1] = "{endpoint=\"/pay\"}";
+	j = run_ok(h, "labels", &b);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "endpoint,service.name");
+	json_decref(j);
+	b.kv[1] = "{}";
+	j = run_ok(h, "labels", &b);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "endpoint,service.name,thread.name");
+	json_decref(j);
+	store_head_free(h);
+}
+
 /* `limit`: at most that many values, with the total and whether some were left out. */
 static void test_label_values_limit_and_truncated(void **state)
 {
@@ -828,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_diff_same_build_split_flags_nothing),
 		cmocka_unit_test(test_flamechart_merges_adjacent_identical_stacks),
 		cmocka_unit_test(test_labels_and_values_scoped_by_selector),
+		cmocka_unit_test(test_labels_per_sample_values_honour_selector_and_range),
 		cmocka_unit_test(test_label_values_limit_and_truncated),
 		cmocka_unit_test(test_flamegraph_and_table_parameters),
 		cmocka_unit_test(test_bad_parameters_name_the_parameter),
