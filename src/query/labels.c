@@ -17,6 +17,7 @@ struct lcollect {
 /* Label @n = @v of a series or a sample set: a name, or @name's value. */
 static void take(struct lcollect *c, const char *n, const char *v, bool series)
 {
+	n = store_label_canonical(n); /* service_name stored by earlier versions */
 	if (!c->name)
 		strtab_intern_cstr(&c->out, n);
 	else if (strcmp(n, c->name))
@@ -113,7 +114,7 @@ int query_labels_collect(struct store *st, const char *type, const struct store_
 			 size_t nm, int64_t from_ns, int64_t to_ns, const char *name,
 			 struct query_strlist *out)
 {
-	struct lcollect c = { .name = name };
+	struct lcollect c = { .name = name ? store_label_canonical(name) : NULL };
 	struct store_query q = { type && *type ? type : NULL, m, nm, from_ns, to_ns };
 	struct store_visitor v = { .arg = &c, .series = visit };
 	int rc;
