@@ -55,72 +55,71 @@ struct arg_spec {
 static const char *const sorts[] = { "self", "total", NULL };
 static const char *const modes[] = { "total", "self", NULL };
 
-static const char d_type[] =
-	"Profile type id name:sample_type:sample_unit:period_type:period_unit, e.g. " CPU_TYPE
-	" (see list_profile_types). Default: the CPU type when it has data, else the first type "
-	"with data.";
-static const char d_query[] =
-	"Series selector, PromQL style on OpenTelemetry attribute names, e.g. "
-	"{service.name=\"api\", k8s.pod.name=~\"api-.*\"} (=, !=, =~, !~). Default {} "
-	"(everything).";
-static const char d_from[] =
-	"Start of the time range: unix milliseconds, RFC 3339 (2024-05-01T12:00:00Z), 'now' or "
-	"'now-<duration>' (now-15m, now-6h, now-7d). Default now-1h.";
-static const char d_to[] = "End of the time range (inclusive), same forms as from. Default now. "
-			   "The range may span at most 31 days.";
-static const char d_tokens[] =
-	"Output budget in tokens (about 4 characters each), default 2000. A longer output is cut "
-	"and says 'truncated'.";
-static const char d_function[] =
-	"Function (frame) name exactly as the profiles show it (see top_functions or "
-	"find_function).";
-static const char d_hide[] = "Comma list of runtime frame presets to hide (their cost goes to "
-			     "the caller): go, jvm, libc, kernel.";
-static const char d_limit[] = "How many rows to list (default 20).";
-static const char d_limit10[] = "How many functions to list per direction (default 10).";
-static const char d_aq[] = "Selector of side A, the baseline (default: query).";
-static const char d_af[] = "Start of side A (default: see the tool description).";
-static const char d_at[] = "End of side A (inclusive).";
-static const char d_bq[] = "Selector of side B (default: query).";
-static const char d_bf[] = "Start of side B (default: from).";
-static const char d_bt[] = "End of side B (inclusive; default: to).";
+/*
+ * The arguments many tools share are described once, here, and sent once
+ * per session (the initialize result's instructions), not in every tool's
+ * schema: that text was most of a 22 k character tool list.
+ */
+const char mcp_tools_shared_args[] =
+	"Arguments shared by the tools (their schemas list them without text): "
+	"type = profile type id name:sample_type:sample_unit:period_type:period_unit, e.g. " CPU_TYPE
+	" (list_profile_types; default: the CPU type when it has data, else the first "
+	"type with data). "
+	"query = series selector, PromQL style on OpenTelemetry attribute names, e.g. "
+	"{service.name=\"api\", k8s.pod.name=~\"api-.*\"} (=, !=, =~, !~; default {}). "
+	"from / to = time range: unix ms, RFC 3339, 'now' or 'now-15m' / 'now-6h' / 'now-7d' "
+	"(default the last hour, to inclusive, at most 31 days). "
+	"hide = comma list of runtime frame presets whose cost goes to the caller (go, jvm, "
+	"libc, kernel, python, ruby, php, node). "
+	"max_tokens = output budget, about 4 characters each (default 2000; a longer output is "
+	"cut and says so). "
+	"function = a frame name exactly as the profiles show it (top_functions, find_function). "
+	"stack_filter = PCRE2 regex: only samples with a matching frame. "
+	"limit = rows listed (default 20; compare 10 per direction). "
+	"min_share / max_depth = tree nodes below the share (0..1) or deeper are summarized. "
+	"links = true to end with the query API requests made and an explorer link (default "
+	"false). "
+	"a_query, a_from, a_to / b_query, b_from, b_to (compare, explain_change) = side A (the "
+	"baseline) and side B: B defaults to query/from/to, A to the same selector in the window "
+	"of the same length just before B, or to B's range when a_query differs from B's.";
 
-#define ARG_TYPE                                         \
-	{                                                \
-		"type", A_STR, false, 0, 0, NULL, d_type \
+#define ARG_TYPE                                       \
+	{                                              \
+		"type", A_STR, false, 0, 0, NULL, NULL \
 	}
-#define ARG_QUERY                                          \
-	{                                                  \
-		"query", A_STR, false, 0, 0, NULL, d_query \
+#define ARG_QUERY                                       \
+	{                                               \
+		"query", A_STR, false, 0, 0, NULL, NULL \
 	}
-#define ARG_FROM                                          \
-	{                                                 \
-		"from", A_TIME, false, 0, 0, NULL, d_from \
+#define ARG_FROM                                        \
+	{                                               \
+		"from", A_TIME, false, 0, 0, NULL, NULL \
 	}
 #define ARG_TO                                        \
 	{                                             \
-		"to", A_TIME, false, 0, 0, NULL, d_to \
+		"to", A_TIME, false, 0, 0, NULL, NULL \
 	}
-#define ARG_TOKENS                                                                         \
-	{                                                                                  \
-		"max_tokens", A_INT, false, MCP_MIN_TOKENS, MCP_MAX_TOKENS, NULL, d_tokens \
+#define ARG_TOKENS                                                                  \
+	{ "max_tokens", A_INT, false, MCP_MIN_TOKENS, MCP_MAX_TOKENS, NULL, NULL }, \
+	{                                                                           \
+		"links", A_BOOL, false, 0, 0, NULL, NULL                            \
 	}
-#define ARG_FUNCTION                                            \
-	{                                                       \
-		"function", A_STR, true, 0, 0, NULL, d_function \
+#define ARG_FUNCTION                                      \
+	{                                                 \
+		"function", A_STR, true, 0, 0, NULL, NULL \
 	}
-#define ARG_HIDE                                         \
-	{                                                \
-		"hide", A_STR, false, 0, 0, NULL, d_hide \
+#define ARG_HIDE                                       \
+	{                                              \
+		"hide", A_STR, false, 0, 0, NULL, NULL \
 	}
 #define ARG_AB                                                 \
-	{ "a_query", A_STR, false, 0, 0, NULL, d_aq },         \
-		{ "a_from", A_TIME, false, 0, 0, NULL, d_af }, \
-		{ "a_to", A_TIME, false, 0, 0, NULL, d_at },   \
-		{ "b_query", A_STR, false, 0, 0, NULL, d_bq }, \
-		{ "b_from", A_TIME, false, 0, 0, NULL, d_bf }, \
+	{ "a_query", A_STR, false, 0, 0, NULL, NULL },         \
+		{ "a_from", A_TIME, false, 0, 0, NULL, NULL }, \
+		{ "a_to", A_TIME, false, 0, 0, NULL, NULL },   \
+		{ "b_query", A_STR, false, 0, 0, NULL, NULL }, \
+		{ "b_from", A_TIME, false, 0, 0, NULL, NULL }, \
 	{                                                      \
-		"b_to", A_TIME, false, 0, 0, NULL, d_bt        \
+		"b_to", A_TIME, false, 0, 0, NULL, NULL        \
 	}
 
 struct call;
@@ -2215,7 +2214,7 @@ out:
 static const struct arg_spec args_types[] = { ARG_FROM, ARG_TO, ARG_TOKENS };
 static const struct arg_spec args_labels[] = { ARG_TYPE, ARG_QUERY, ARG_FROM, ARG_TO, ARG_TOKENS };
 static const struct arg_spec args_label_values[] = {
-	{ "name", A_STR, true, 0, 0, NULL, "Label name, e.g. service.name (see list_labels)." },
+	{ "name", A_STR, true, 0, 0, NULL, "Label name, e.g. service.name." },
 	ARG_TYPE,
 	ARG_QUERY,
 	ARG_FROM,
@@ -2227,12 +2226,10 @@ static const struct arg_spec args_top[] = {
 	ARG_QUERY,
 	ARG_FROM,
 	ARG_TO,
-	{ "sort", A_STR, false, 0, 0, sorts,
-	  "self (default): cost in the function itself; total: including its callees." },
-	{ "limit", A_INT, false, 1, 200, NULL, d_limit },
-	{ "search", A_STR, false, 0, 0, NULL, "Only functions whose name contains this." },
-	{ "stack_filter", A_STR, false, 0, 0, NULL,
-	  "Regex (PCRE2): only samples whose stack has a frame matching it." },
+	{ "sort", A_STR, false, 0, 0, sorts, "self (default) or total (with callees)." },
+	{ "limit", A_INT, false, 1, 200, NULL, NULL },
+	{ "search", A_STR, false, 0, 0, NULL, "Name substring." },
+	{ "stack_filter", A_STR, false, 0, 0, NULL, NULL },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
@@ -2241,16 +2238,11 @@ static const struct arg_spec args_flame[] = {
 	ARG_QUERY,
 	ARG_FROM,
 	ARG_TO,
-	{ "min_share", A_NUM, false, 0, 1, NULL,
-	  "Tree nodes below this share of the total (0..1) are summarized; default 0.01." },
-	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL,
-	  "Tree levels printed (default 16); deeper levels are summarized." },
-	{ "hot_paths", A_INT, false, 0, 50, NULL,
-	  "How many of the hottest root-to-leaf paths to list first (default 10)." },
-	{ "invert", A_BOOL, false, 0, 0, NULL,
-	  "true: leaves first (where samples were taken), their callers below." },
-	{ "stack_filter", A_STR, false, 0, 0, NULL,
-	  "Regex (PCRE2): only samples whose stack has a frame matching it." },
+	{ "min_share", A_NUM, false, 0, 1, NULL, "Default 0.01." },
+	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL, "Default 16." },
+	{ "hot_paths", A_INT, false, 0, 50, NULL, "Paths listed first (default 10)." },
+	{ "invert", A_BOOL, false, 0, 0, NULL, "Leaves first, callers below." },
+	{ "stack_filter", A_STR, false, 0, 0, NULL, NULL },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
@@ -2260,10 +2252,8 @@ static const struct arg_spec args_sandwich[] = {
 	ARG_QUERY,
 	ARG_FROM,
 	ARG_TO,
-	{ "min_share", A_NUM, false, 0, 1, NULL,
-	  "Nodes below this share of the profile total (0..1) are summarized; default 0.005." },
-	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL,
-	  "Levels of callers and of callees printed (default 8)." },
+	{ "min_share", A_NUM, false, 0, 1, NULL, "Default 0.005." },
+	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL, "Default 8." },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
@@ -2273,9 +2263,8 @@ static const struct arg_spec args_compare[] = {
 	ARG_FROM,
 	ARG_TO,
 	ARG_AB,
-	{ "sort", A_STR, false, 0, 0, sorts,
-	  "Rank by the change of self (default) or total share." },
-	{ "limit", A_INT, false, 1, 200, NULL, d_limit10 },
+	{ "sort", A_STR, false, 0, 0, sorts, "Metric: self (default) or total." },
+	{ "limit", A_INT, false, 1, 200, NULL, NULL },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
@@ -2285,23 +2274,17 @@ static const struct arg_spec args_explain[] = {
 	ARG_FROM,
 	ARG_TO,
 	ARG_AB,
-	{ "z", A_NUM, false, 0, 100, NULL,
-	  "Significance: |z| threshold giving the level of the adjusted tests (default 1.96: q < "
-	  "0.05)." },
-	{ "min_delta", A_NUM, false, 0, 100, NULL,
-	  "Smallest change reported, in % of A's total rate (default 0.5)." },
-	{ "limit", A_INT, false, 1, 50, NULL, "Functions listed (default 8)." },
-	{ "paths", A_INT, false, 0, 10, NULL, "Call paths shown per function (default 3)." },
+	{ "z", A_NUM, false, 0, 100, NULL, "Level as a |z| (default 1.96: q < 0.05)." },
+	{ "min_delta", A_NUM, false, 0, 100, NULL, "Smallest change, % of A's total (0.5)." },
+	{ "limit", A_INT, false, 1, 50, NULL, "Default 8." },
+	{ "paths", A_INT, false, 0, 10, NULL, "Paths per function (default 3)." },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
 static const struct arg_spec args_series[] = {
 	ARG_FUNCTION,
-	{ "mode", A_STR, false, 0, 0, modes,
-	  "total (default): samples whose stack contains the function; self: where it is the "
-	  "leaf." },
-	{ "step", A_STR, false, 0, 0, NULL,
-	  "Step duration such as 10s, 1m, 1h (default: the range / 60, whole seconds)." },
+	{ "mode", A_STR, false, 0, 0, modes, "total (default) or self (as leaf)." },
+	{ "step", A_STR, false, 0, 0, NULL, "10s, 1m, ... (default range / 60)." },
 	ARG_TYPE,
 	ARG_QUERY,
 	ARG_FROM,
@@ -2310,13 +2293,13 @@ static const struct arg_spec args_series[] = {
 	ARG_TOKENS,
 };
 static const struct arg_spec args_find[] = {
-	{ "search", A_STR, true, 0, 0, NULL, "Substring of the function name (or a regex)." },
-	{ "regex", A_BOOL, false, 0, 0, NULL, "true: search is a PCRE2 regex (unanchored)." },
+	{ "search", A_STR, true, 0, 0, NULL, "Substring or regex." },
+	{ "regex", A_BOOL, false, 0, 0, NULL, "search is a PCRE2 regex." },
 	ARG_TYPE,
 	ARG_QUERY,
 	ARG_FROM,
 	ARG_TO,
-	{ "limit", A_INT, false, 1, 200, NULL, d_limit },
+	{ "limit", A_INT, false, 1, 200, NULL, NULL },
 	ARG_TOKENS,
 };
 static const struct arg_spec args_source[] = {
@@ -2330,58 +2313,43 @@ static const struct arg_spec args_source[] = {
 
 static const struct tool_spec tools[] = {
 	TOOL("list_profile_types", "List profile types",
-	     "List the profile types that have data in a time range (CPU time, allocations, "
-	     "heap in use, ...), each with its unit and whether it is cumulative or a gauge. "
-	     "Start here to pick the 'type' of the other tools.",
+	     "Profile types with data (CPU, allocations, heap, ...), unit, cumulative or gauge. "
+	     "Start here.",
 	     args_types, run_profile_types),
 	TOOL("list_labels", "List label names",
-	     "List the label (OpenTelemetry attribute) names of the series a selection touches, "
-	     "e.g. service.name, k8s.pod.name, process.executable.name, host.name.",
+	     "Label names of a selection (service.name, k8s.pod.name, thread.name, ...).",
 	     args_labels, run_list_labels),
 	TOOL("label_values", "List label values",
-	     "List the values of one label within a selection, e.g. every service.name, to "
-	     "build selectors such as {service.name=\"api\"}.",
-	     args_label_values, run_label_values),
+	     "Values of one label in a selection, to build selectors.", args_label_values,
+	     run_label_values),
 	TOOL("top_functions", "Top functions",
-	     "The functions where a selection spends the most: self (in the function itself) and "
-	     "total (including callees), in the type's unit and as shares of the total, like "
-	     "'go tool pprof -top'.",
-	     args_top, run_top_functions),
+	     "Functions by self and total cost, values and shares (pprof -top).", args_top,
+	     run_top_functions),
 	TOOL("flamegraph_summary", "Flame graph summary",
-	     "The hottest root-to-leaf call paths and the call tree pruned to the nodes above a "
-	     "share of the total, as indented text within the token budget.",
-	     args_flame, run_flamegraph),
+	     "Hottest root-to-leaf paths, then the call tree pruned to min_share.", args_flame,
+	     run_flamegraph),
 	TOOL("callers_callees", "Callers and callees",
-	     "For one function: who calls it (callers tree, inverted) and what it calls (callees "
-	     "tree), aggregated over all its call paths, with shares of the whole profile and of "
-	     "the function.",
+	     "Callers tree and callees tree of one function, over all its call paths.",
 	     args_sandwich, run_callers_callees),
 	TOOL("compare", "Compare A and B",
-	     "A/B comparison of two selections or time ranges: the functions whose cost per "
-	     "second grew and shrank most, each with an absolute test (Poisson, window length as "
-	     "exposure) and a share test, Benjamini-Hochberg adjusted. B is query/from/to (default the last hour) unless b_* are given; "
-	     "A defaults to the same selection in the window of the same length just before B, "
-	     "or to B's time range when a_query differs from B's selector.",
+	     "Functions whose cost per second grew / shrank most between sides A and B, with "
+	     "absolute (Poisson, window as exposure) and share tests, Benjamini-Hochberg "
+	     "adjusted.",
 	     args_compare, run_compare),
 	TOOL("function_timeseries", "Function time series",
-	     "One function's cost per time step (a derived metric from the profiles) next to the "
-	     "whole selection's, with its share per step: when did it get hot?",
+	     "One function's cost per step beside the selection's: when did it get hot?",
 	     args_series, run_timeseries),
 	TOOL("find_function", "Find functions",
-	     "Search function names by substring or regex; lists matches with their self and "
-	     "total cost. Use it to get the exact name for the other tools.",
-	     args_find, run_find_function),
+	     "Function names matching a substring or regex, with self and total.", args_find,
+	     run_find_function),
 	TOOL("source_location", "Source location of a function",
-	     "What is known of where a function lives: source file:line and build ID when the "
-	     "API gives them, the binary and address of unsymbolized frames, and the native "
-	     "binaries (build IDs, symbol status) of the selection. Says plainly when unknown.",
+	     "Source file:line, binary and build ID of a function when known; the selection's "
+	     "binaries and symbol status.",
 	     args_source, run_source_location),
 	TOOL("explain_change", "Explain a change",
-	     "What changed between two time ranges (e.g. before/after a deploy) or two selectors "
-	     "(e.g. canary vs stable): the functions whose self cost per second changed "
-	     "significantly (Poisson test on sample counts, Benjamini-Hochberg adjusted), largest "
-	     "first, each with the call paths whose share changed most; share-only moves are "
-	     "named apart. Sides default as in compare.",
+	     "What changed from A to B (deploy, canary): functions whose self cost per second "
+	     "changed significantly (tests as compare), with the call paths that changed most; "
+	     "share-only moves named apart.",
 	     args_explain, run_explain_change),
 };
 
@@ -2401,17 +2369,16 @@ static json_t *arg_schema(const struct arg_spec *a)
 				json_array_append_new(e, json_string(*p));
 			json_object_set_new(s, "enum", e);
 		}
-		if (a->required)
-			json_object_set_new(s, "minLength", json_integer(1));
-		json_object_set_new(s, "maxLength", json_integer(MCP_MAX_ARG_LEN));
 		break;
 	case A_TIME:
 		json_object_set_new(s, "type", json_pack("[ss]", "string", "integer"));
 		break;
 	case A_INT:
 		json_object_set_new(s, "type", json_string("integer"));
-		json_object_set_new(s, "minimum", json_integer((json_int_t)a->min));
-		json_object_set_new(s, "maximum", json_integer((json_int_t)a->max));
+		if (a->desc) { /* shared ones: the range is in the shared text */
+			json_object_set_new(s, "minimum", json_integer((json_int_t)a->min));
+			json_object_set_new(s, "maximum", json_integer((json_int_t)a->max));
+		}
 		break;
 	case A_NUM:
 		json_object_set_new(s, "type", json_string("number"));
@@ -2422,7 +2389,8 @@ static json_t *arg_schema(const struct arg_spec *a)
 		json_object_set_new(s, "type", json_string("boolean"));
 		break;
 	}
-	json_object_set_new(s, "description", json_string(a->desc));
+	if (a->desc) /* shared arguments: described once (mcp_tools_shared_args) */
+		json_object_set_new(s, "description", json_string(a->desc));
 	return s;
 }
 
@@ -2445,11 +2413,11 @@ json_t *mcp_tools_list(void)
 			json_object_set_new(schema, "required", req);
 		else
 			json_decref(req);
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:o, s:{s:b, s:b, s:b}}",
-						     "name", t->name, "title", t->title,
-						     "description", t->desc, "inputSchema", schema,
-						     "annotations", "readOnlyHint", 1,
-						     "idempotentHint", 1, "openWorldHint", 0));
+		/* read-only implies idempotent and no side effects: one hint says it */
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:o, s:{s:b}}", "name",
+						     t->name, "title", t->title, "description",
+						     t->desc, "inputSchema", schema, "annotations",
+						     "readOnlyHint", 1));
 	}
 	return arr;
 }
@@ -2469,13 +2437,15 @@ static json_t *finish(struct call *c)
 			      "max_tokens (up to %d), lower limit/max_depth, or narrow the query]",
 			      t->limit / MCP_CHARS_PER_TOKEN, MCP_MAX_TOKENS);
 	}
-	mcp_text_tail(t, "%s (query API, reproducible with curl):",
-		      c->queries.n > 1 ? "Queries" : "Query");
-	for (size_t i = 0; i < c->queries.n; i++)
-		mcp_text_tail(t, "- GET %s%s", c->be->base_url ? c->be->base_url : "",
-			      c->queries.v[i]);
-	if (c->link[0] && !c->failed)
-		mcp_text_tail(t, "Explorer%s: %s", c->link_note, c->link);
+	if (barg(c, "links", false)) {
+		mcp_text_tail(t, "%s (query API, reproducible with curl):",
+			      c->queries.n > 1 ? "Queries" : "Query");
+		for (size_t i = 0; i < c->queries.n; i++)
+			mcp_text_tail(t, "- GET %s%s", c->be->base_url ? c->be->base_url : "",
+				      c->queries.v[i]);
+		if (c->link[0] && !c->failed)
+			mcp_text_tail(t, "Explorer%s: %s", c->link_note, c->link);
+	}
 	res = json_pack("{s:[{s:s, s:s%}], s:b}", "content", "type", "text", "text",
 			t->b.p ? t->b.p : "", t->b.len, "isError", c->failed);
 	return res;

@@ -124,9 +124,20 @@ mcp_post "$OTHER" "$TOP"
 checkx "a token of another dataset sees no profiles through MCP" \
 	'[ "$code" = 200 ] && text_has "^No profiles between"'
 mcp_post "$READER" "$TOP"
-checkx "top_functions over HTTP: hot_loop 60.00% self, links to this server" \
-	'text_has "1.20s   60.00%      1.20s   60.00%  hot_loop" &&
-	 text_has "^Explorer: http://127.0.0.1:$port/?type="'
+short=$(py 'len(j["result"]["content"][0]["text"])')
+checkx "top_functions over HTTP: hot_loop 60.00% self, no links unless asked" \
+	'text_has "1.20s   60.00%      1.20s   60.00%  hot_loop" && ! text_has "^Explorer: " && ! text_has "/api/v1/"'
+mcp_post "$READER" "${TOP/\"to\":1700000019999/\"to\":1700000019999,\"links\":true}"
+long=$(py 'len(j["result"]["content"][0]["text"])')
+checkx "top_functions with links=true: the query and a link to this server ($short -> $long characters)" \
+	'text_has "^- GET http://127.0.0.1:$port/api/v1/table?" && text_has "^Explorer: http://127.0.0.1:$port/?type="'
+mcp_post "$READER" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
+ntl=$(py 'len(json.dumps(j["result"]["tools"], separators=(",", ":")))')
+mcp_post "$READER" "$INIT"
+nin=$(py 'len(j["result"]["instructions"])')
+checkx "tools/list is lean: $ntl characters (< 8000; the shared arguments once in the $nin-character instructions)" \
+	'[ "$ntl" -lt 8000 ] && [ "$nin" -lt 4000 ] && py "j[\"result\"][\"instructions\"]" | grep -q "links = true"'
+echo "figures: tools/list $ntl characters, instructions $nin, top_functions answer $short (links: $long)"
 mcp_post "$READER" "[$PING,{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"frob\"}]"
 checkx "a batch: two answers, method not found -32601" \
 	'[ "$(py "len(j), j[1][\"error\"][\"code\"]")" = "(2, -32601)" ]'

@@ -110,7 +110,9 @@ try {
 			'     1.20s   60.00%      1.20s   60.00%  hot_loop\n'), r.text);
 	check('top_functions: the caller serve has total 90.00%',
 		has(r.text, '       0ns    0.00%      1.80s   90.00%  serve\n'), r.text);
-	check('top_functions: the exact API query and an explorer link',
+	check('top_functions: no links unless asked', !r.text.includes('/api/v1/') && !r.text.includes('Explorer'), r.text);
+	r = await call(client, 'top_functions', { query: API, ...A, links: true });
+	check('top_functions with links: the exact API query and an explorer link',
 		has(r.text, '/api/v1/table?type=process_cpu%3Acpu%3Ananoseconds%3Acpu%3Ananoseconds&query=%7Bservice.name%3D%22api%22%7D&from=1700000000000&to=1700000019999',
 			'Explorer: http://'), r.text);
 

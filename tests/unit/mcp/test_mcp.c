@@ -69,11 +69,17 @@ static void assert_alive(struct mcp_server *s)
 }
 
 /* tools/call @name with @args (JSON text); returns the text, sets *is_error. Caller frees. */
+/*
+ * Call tool @name with the JSON object @args; links: true is added unless
+ * @args says links (the tests read the requests and links a tool made).
+ */
 static char *call_tool(struct mcp_server *s, const char *name, const char *args, bool *is_error)
 {
+	bool add = !strstr(args, "\"links\"") && strcmp(args, "{}");
 	char *msg = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
-			      "{\"name\":\"%s\",\"arguments\":%s}}",
-			      name, args);
+			      "{\"name\":\"%s\",\"arguments\":%s%.*s%s}}",
+			      name, add ? "{\"links\":true," : "", add ? (int)strlen(args) - 1 : 0,
+			      add ? args + 1 : "", add ? "" : args);
 	json_t *r = rpc(s, msg), *res = json_object_get(r, "result");
 	const char *t;
 	char *out;
@@ -280,7 +286,7 @@ static void test_top_functions_text(void **state)
 	(void)state;
 	t = call_tool(s, "top_functions",
 		      "{\"query\":\"{service.name=\\\"api\\\"}\",\"from\":1700000000000,"
-		      "\"to\":1700000019999}",
+		      "\"to\":1700000019999,\"links\":true}",
 		      &iserr);
 	assert_false(iserr);
 	assert_contains(t,
@@ -301,7 +307,7 @@ static void test_top_functions_text(void **state)
 	bool iserr2;
 	char *t2 = call_tool(s, "top_functions",
 			     "{\"query\":\"{service.name=\\\"api\\\"}\",\"from\":1700000000000,"
-			     "\"to\":1700000019999}",
+			     "\"to\":1700000019999,\"links\":true}",
 			     &iserr2);
 	assert_string_equal(t, t2);
 	free(t2);
@@ -355,7 +361,9 @@ static void test_callers_and_flamegraph_name_the_caller(void **state)
 
 	/* a flame graph too deep for the JSON reader: the hottest stacks of the folded export */
 	t = call_tool(s, "flamegraph_summary",
-		      "{\"query\":\"{deep}\",\"from\":1700000000000,\"to\":1700000019999}", &iserr);
+		      "{\"query\":\"{deep}\",\"from\":1700000000000,\"to\":1700000019999,"
+		      "\"links\":true}",
+		      &iserr);
 	assert_false(iserr);
 	assert_contains(t, "Total: 40ns in 2 distinct stacks\n");
 	assert_contains(t, "1. 30ns (75.00%): main -> a -> b\n2. 10ns (25.00%): main -> c\n");
@@ -374,7 +382,7 @@ static void test_compare_and_explain_find_growth(void **state)
 {
 	struct mcp_server *s = mcp_server_new(&stub);
 	const char *ab = "{\"a_from\":1700000000000,\"a_to\":1700000019999,\"b_from\":"
-			 "1700000600000,\"b_to\":1700000619999}";
+			 "1700000600000,\"b_to\":1700000619999,\"links\":true}";
 	bool iserr;
 	char *t;
 
@@ -431,13 +439,19 @@ static void test_other_tools(void **state)
 	t = call_tool(s, "list_labels", "{}", &iserr);
 	assert_contains(t, "2 label names:\n- host.name\n- service.name\n");
 	free(t);
-	t = call_tool(s, "label_values", "{\"name\":\"service.name\"}", &iserr);
+	t = call_tool(s, "label_values", "{\"name\":\"service.name\",\"links\":true}", &iserr);
 	assert_contains(t, "2 values of label service.name:\n- api\n- db\n");
 	assert_contains(t, "/api/v1/labels/service.name/values?");
 	free(t);
+	/* links only when asked: the same answer without its requests and link */
+	t = call_tool(s, "label_values", "{\"name\":\"service.name\",\"links\":false}", &iserr);
+	assert_contains(t, "2 values of label service.name:\n- api\n- db\n");
+	assert_null(strstr(t, "/api/v1/"));
+	assert_null(strstr(t, "Explorer"));
+	free(t);
 	t = call_tool(s, "function_timeseries",
 		      "{\"function\":\"hot_loop\",\"from\":1700000000000,\"to\":1700000179999,"
-		      "\"step\":\"1m\"}",
+		      "\"step\":\"1m\",\"links\":true}",
 		      &iserr);
 	assert_false(iserr);
 	assert_contains(t, "In range: 2.80s of 4.00s (70.00%); peak 1.60s at 2023-11-14T22:15:20Z");
@@ -487,7 +501,9 @@ static void test_max_tokens_truncates(void **state)
 
 	(void)state;
 	t = call_tool(s, "flamegraph_summary",
-		      "{\"from\":1700000000000,\"to\":1700000019999,\"max_tokens\":200}", &iserr);
+		      "{\"from\":1700000000000,\"to\":1700000019999,\"max_tokens\":200,"
+		      "\"links\":true}",
+		      &iserr);
 	assert_contains(t, "[truncated: the output reached its budget of 200 tokens");
 	/* the body stays within 800 bytes; the closing lines come after it */
 	assert_true(strstr(t, "[truncated") - t <= 800);
