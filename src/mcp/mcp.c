@@ -24,8 +24,9 @@ static const char instructions[] =
 	"Start with list_profile_types and label_values (e.g. name service.name) to find what "
 	"to look at, top_functions for where the cost goes, callers_callees for who calls a hot "
 	"function, explain_change or compare for what changed between two time ranges or "
-	"selections. Outputs give values in their units, shares of the total, the exact query "
-	"and an explorer link. Read the profd://guide resource for selectors and time syntax.";
+	"selections. Outputs give values in their units and shares of the total (links=true adds "
+	"the exact queries and an explorer link). Read the profd://guide resource for selectors "
+	"and time syntax. ";
 
 struct mcp_server {
 	const struct mcp_backend *be;
@@ -99,12 +100,15 @@ static json_t *do_initialize(struct mcp_server *s, json_t *id, json_t *params)
 				  MCP_LATEST_VERSION);
 	snprintf(s->version, sizeof(s->version), "%s",
 		 mcp_version_supported(want) ? want : MCP_LATEST_VERSION);
+	char help[sizeof(instructions) + 4096];
+
+	snprintf(help, sizeof(help), "%s%s", instructions, mcp_tools_shared_args);
 	return result_resp(id, json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}}, s:{s:s, s:s, s:s}, s:s}",
 					 "protocolVersion", s->version, "capabilities", "tools",
 					 "listChanged", 0, "resources", "subscribe", 0,
 					 "listChanged", 0, "serverInfo", "name", SERVER_NAME,
 					 "title", "profd continuous profiling", "version",
-					 SERVER_VERSION, "instructions", instructions));
+					 SERVER_VERSION, "instructions", help));
 }
 
 static json_t *do_tools_call(struct mcp_server *s, json_t *id, json_t *params)

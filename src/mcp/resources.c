@@ -34,8 +34,9 @@ static const char guide[] =
 	"function_timeseries (since when) -> explain_change or compare (what changed between "
 	"two time ranges, e.g. before and after a deploy, or canary vs stable).\n"
 	"\n"
-	"Every tool output ends with the exact query API request that produced it and a link "
-	"to the same view in the profd explorer, for a person to check. Outputs are bounded by "
+	"With links=true a tool output ends with the exact query API requests that produced it "
+	"and a link to the same view in the profd explorer, for a person to check. Outputs are "
+	"bounded by "
 	"max_tokens (default 2000) and say 'truncated' when cut.\n";
 
 json_t *mcp_resources_list(void)

@@ -22,6 +22,7 @@
 #include "base/parse.h"
 #include "mcp/text.h"
 #include "mcp/tools.h"
+#include "query/change.h"
 #include "query/units.h"
 
 #include <math.h>
@@ -54,72 +55,71 @@ struct arg_spec {
 static const char *const sorts[] = { "self", "total", NULL };
 static const char *const modes[] = { "total", "self", NULL };
 
-static const char d_type[] =
-	"Profile type id name:sample_type:sample_unit:period_type:period_unit, e.g. " CPU_TYPE
-	" (see list_profile_types). Default: the CPU type when it has data, else the first type "
-	"with data.";
-static const char d_query[] =
-	"Series selector, PromQL style on OpenTelemetry attribute names, e.g. "
-	"{service.name=\"api\", k8s.pod.name=~\"api-.*\"} (=, !=, =~, !~). Default {} "
-	"(everything).";
-static const char d_from[] =
-	"Start of the time range: unix milliseconds, RFC 3339 (2024-05-01T12:00:00Z), 'now' or "
-	"'now-<duration>' (now-15m, now-6h, now-7d). Default now-1h.";
-static const char d_to[] = "End of the time range (inclusive), same forms as from. Default now. "
-			   "The range may span at most 31 days.";
-static const char d_tokens[] =
-	"Output budget in tokens (about 4 characters each), default 2000. A longer output is cut "
-	"and says 'truncated'.";
-static const char d_function[] =
-	"Function (frame) name exactly as the profiles show it (see top_functions or "
-	"find_function).";
-static const char d_hide[] = "Comma list of runtime frame presets to hide (their cost goes to "
-			     "the caller): go, jvm, libc, kernel.";
-static const char d_limit[] = "How many rows to list (default 20).";
-static const char d_limit10[] = "How many functions to list per direction (default 10).";
-static const char d_aq[] = "Selector of side A, the baseline (default: query).";
-static const char d_af[] = "Start of side A (default: see the tool description).";
-static const char d_at[] = "End of side A (inclusive).";
-static const char d_bq[] = "Selector of side B (default: query).";
-static const char d_bf[] = "Start of side B (default: from).";
-static const char d_bt[] = "End of side B (inclusive; default: to).";
+/*
+ * The arguments many tools share are described once, here, and sent once
+ * per session (the initialize result's instructions), not in every tool's
+ * schema: that text was most of a 22 k character tool list.
+ */
+const char mcp_tools_shared_args[] =
+	"Arguments shared by the tools (their schemas list them without text): "
+	"type = profile type id name:sample_type:sample_unit:period_type:period_unit, e.g. " CPU_TYPE
+	" (list_profile_types; default: the CPU type when it has data, else the first "
+	"type with data). "
+	"query = series selector, PromQL style on OpenTelemetry attribute names, e.g. "
+	"{service.name=\"api\", k8s.pod.name=~\"api-.*\"} (=, !=, =~, !~; default {}). "
+	"from / to = time range: unix ms, RFC 3339, 'now' or 'now-15m' / 'now-6h' / 'now-7d' "
+	"(default the last hour, to inclusive, at most 31 days). "
+	"hide = comma list of runtime frame presets whose cost goes to the caller (go, jvm, "
+	"libc, kernel, python, ruby, php, node). "
+	"max_tokens = output budget, about 4 characters each (default 2000; a longer output is "
+	"cut and says so). "
+	"function = a frame name exactly as the profiles show it (top_functions, find_function). "
+	"stack_filter = PCRE2 regex: only samples with a matching frame. "
+	"limit = rows listed (default 20; compare 10 per direction). "
+	"min_share / max_depth = tree nodes below the share (0..1) or deeper are summarized. "
+	"links = true to end with the query API requests made and an explorer link (default "
+	"false). "
+	"a_query, a_from, a_to / b_query, b_from, b_to (compare, explain_change) = side A (the "
+	"baseline) and side B: B defaults to query/from/to, A to the same selector in the window "
+	"of the same length just before B, or to B's range when a_query differs from B's.";
 
-#define ARG_TYPE                                         \
-	{                                                \
-		"type", A_STR, false, 0, 0, NULL, d_type \
+#define ARG_TYPE                                       \
+	{                                              \
+		"type", A_STR, false, 0, 0, NULL, NULL \
 	}
-#define ARG_QUERY                                          \
-	{                                                  \
-		"query", A_STR, false, 0, 0, NULL, d_query \
+#define ARG_QUERY                                       \
+	{                                               \
+		"query", A_STR, false, 0, 0, NULL, NULL \
 	}
-#define ARG_FROM                                          \
-	{                                                 \
-		"from", A_TIME, false, 0, 0, NULL, d_from \
+#define ARG_FROM                                        \
+	{                                               \
+		"from", A_TIME, false, 0, 0, NULL, NULL \
 	}
 #define ARG_TO                                        \
 	{                                             \
-		"to", A_TIME, false, 0, 0, NULL, d_to \
+		"to", A_TIME, false, 0, 0, NULL, NULL \
 	}
-#define ARG_TOKENS                                                                         \
-	{                                                                                  \
-		"max_tokens", A_INT, false, MCP_MIN_TOKENS, MCP_MAX_TOKENS, NULL, d_tokens \
+#define ARG_TOKENS                                                                  \
+	{ "max_tokens", A_INT, false, MCP_MIN_TOKENS, MCP_MAX_TOKENS, NULL, NULL }, \
+	{                                                                           \
+		"links", A_BOOL, false, 0, 0, NULL, NULL                            \
 	}
-#define ARG_FUNCTION                                            \
-	{                                                       \
-		"function", A_STR, true, 0, 0, NULL, d_function \
+#define ARG_FUNCTION                                      \
+	{                                                 \
+		"function", A_STR, true, 0, 0, NULL, NULL \
 	}
-#define ARG_HIDE                                         \
-	{                                                \
-		"hide", A_STR, false, 0, 0, NULL, d_hide \
+#define ARG_HIDE                                       \
+	{                                              \
+		"hide", A_STR, false, 0, 0, NULL, NULL \
 	}
 #define ARG_AB                                                 \
-	{ "a_query", A_STR, false, 0, 0, NULL, d_aq },         \
-		{ "a_from", A_TIME, false, 0, 0, NULL, d_af }, \
-		{ "a_to", A_TIME, false, 0, 0, NULL, d_at },   \
-		{ "b_query", A_STR, false, 0, 0, NULL, d_bq }, \
-		{ "b_from", A_TIME, false, 0, 0, NULL, d_bf }, \
+	{ "a_query", A_STR, false, 0, 0, NULL, NULL },         \
+		{ "a_from", A_TIME, false, 0, 0, NULL, NULL }, \
+		{ "a_to", A_TIME, false, 0, 0, NULL, NULL },   \
+		{ "b_query", A_STR, false, 0, 0, NULL, NULL }, \
+		{ "b_from", A_TIME, false, 0, 0, NULL, NULL }, \
 	{                                                      \
-		"b_to", A_TIME, false, 0, 0, NULL, d_bt        \
+		"b_to", A_TIME, false, 0, 0, NULL, NULL        \
 	}
 
 struct call;
@@ -1332,8 +1332,18 @@ struct fnrow {
 	const char *name;
 	double a_self, a_total, a_ss, a_ts; /* values, sample counts */
 	double b_self, b_total, b_ss, b_ts;
-	double a_share, b_share, delta, z; /* of the ranked metric */
-	bool testable;
+	double a_share, b_share, delta, z; /* of the ranked metric; delta in points */
+	double a_rate, b_rate, rate_delta; /* per second of each window (gauges: the value) */
+	double share_q, rate_q;		   /* Benjamini-Hochberg adjusted p-values */
+	bool testable;			   /* both sides have samples (the share test) */
+	bool share_sig, rate_sig;
+};
+
+/* How one comparison was tested, for the text. */
+struct tested {
+	size_t n;     /* functions tested */
+	double alpha; /* q below this is significant */
+	bool cumulative;
 };
 
 /* Resolve sides A and B: see the compare tool's description. 0 or -EINVAL. */
@@ -1417,39 +1427,31 @@ static int cmp_row_name(const void *x, const void *y)
 	return strcmp(((const struct fnrow *)x)->name, ((const struct fnrow *)y)->name);
 }
 
-/* Largest delta first; ties by name. */
-static int cmp_row_delta(const void *x, const void *y)
+/* The window of side @s in seconds (inclusive ms range). */
+static double side_seconds(const struct side *s)
 {
-	const struct fnrow *a = x, *b = y;
-
-	if (a->delta != b->delta)
-		return a->delta < b->delta ? 1 : -1;
-	return strcmp(a->name, b->name);
-}
-
-/* Largest |delta| first; ties by name. */
-static int cmp_row_abs(const void *x, const void *y)
-{
-	const struct fnrow *a = x, *b = y;
-	double da = fabs(a->delta), db = fabs(b->delta);
-
-	if (da != db)
-		return da < db ? 1 : -1;
-	return strcmp(a->name, b->name);
+	return (double)(s->to - s->from + 1) / 1000.0;
 }
 
 /*
  * Join the two tables by function name into @rows (malloc'd, *@n), with
  * shares of @metric ("self" or "total") of each side's total, delta in
- * percentage points and the pooled two-proportion z on sample counts (as
- * the diff API's noise test).
+ * percentage points, rates per second of each window, and both tests of
+ * query/change.h on sample counts, each Benjamini-Hochberg adjusted over
+ * the functions with samples in @metric on either side (@t->n); significant
+ * when q < @t->alpha.
  */
-static struct fnrow *join_tables(struct side *a, struct side *b, const char *metric, size_t *n)
+static struct fnrow *join_tables(struct side *a, struct side *b, const char *metric, size_t *n,
+				 struct tested *t)
 {
 	json_t *ra = json_object_get(a->table, "rows"), *rb = json_object_get(b->table, "rows");
 	size_t na = json_array_size(ra), nb = json_array_size(rb), i, j, k = 0;
 	struct fnrow *x = xcalloc(na + 1, sizeof(*x)), *y = xcalloc(nb + 1, sizeof(*y));
 	struct fnrow *out = xcalloc(na + nb + 1, sizeof(*out));
+	double *ps = xcalloc(na + nb + 1, sizeof(double)),
+	       *pr = xcalloc(na + nb + 1, sizeof(double));
+	size_t *ix = xcalloc(na + nb + 1, sizeof(size_t)), m = 0;
+	double ta = side_seconds(a), tb = side_seconds(b);
 	bool self = !strcmp(metric, "self");
 
 	for (i = 0; i < na; i++) {
@@ -1474,7 +1476,7 @@ static struct fnrow *join_tables(struct side *a, struct side *b, const char *met
 	qsort(y, nb, sizeof(*y), cmp_row_name);
 	for (i = 0, j = 0; i < na || j < nb;) {
 		int d = i == na ? 1 : j == nb ? -1 : strcmp(x[i].name, y[j].name);
-		struct fnrow *r = &out[k++];
+		struct fnrow *r = &out[k];
 
 		if (d <= 0)
 			*r = x[i++];
@@ -1493,46 +1495,188 @@ static struct fnrow *join_tables(struct side *a, struct side *b, const char *met
 		r->a_share = a->total ? va / a->total : 0;
 		r->b_share = b->total ? vb / b->total : 0;
 		r->delta = 100.0 * (r->b_share - r->a_share);
+		r->a_rate = t->cumulative ? va / ta : va;
+		r->b_rate = t->cumulative ? vb / tb : vb;
+		r->rate_delta = r->b_rate - r->a_rate;
 		r->testable = a->samples > 0 && b->samples > 0;
-		if (r->testable) {
-			double p = (ka + kb) / (a->samples + b->samples);
-			double se = sqrt(p * (1 - p) * (1 / a->samples + 1 / b->samples));
-
-			r->z = se > 0 ? (kb / b->samples - ka / a->samples) / se : 0;
+		r->z = query_change_share_z(ka, a->samples, kb, b->samples);
+		r->share_q = r->rate_q = 1;
+		if (ka + kb > 0) { /* a function without samples in the metric is not tested */
+			ix[m] = k;
+			ps[m] = r->testable ? query_change_p_of_z(r->z) : 1;
+			pr[m++] = query_change_rate_p(ka, ta, kb, tb);
 		}
+		k++;
 	}
+	query_change_bh(ps, m, ps);
+	query_change_bh(pr, m, pr);
+	for (i = 0; i < m; i++) {
+		struct fnrow *r = &out[ix[i]];
+
+		r->share_q = ps[i];
+		r->rate_q = pr[i];
+		r->share_sig = r->testable && ps[i] < t->alpha;
+		r->rate_sig = pr[i] < t->alpha;
+	}
+	t->n = m;
+	free(ix);
+	free(ps);
+	free(pr);
 	free(x);
 	free(y);
 	*n = k;
 	return out;
 }
 
-static void side_line(struct call *c, const char *label, const struct side *s)
+/* Largest rate change first; ties by name. */
+static int cmp_row_rate(const void *x, const void *y)
 {
-	char a[64], b[64], sp[32], tv[48];
+	const struct fnrow *a = x, *b = y;
 
-	mcp_text_line(&c->out, "%s: %s, %s .. %s (%s): total %s in %.0f samples", label,
+	if (a->rate_delta != b->rate_delta)
+		return a->rate_delta < b->rate_delta ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+/* Largest |rate change| first; ties by name. */
+static int cmp_row_rate_abs(const void *x, const void *y)
+{
+	const struct fnrow *a = x, *b = y;
+	double da = fabs(a->rate_delta), db = fabs(b->rate_delta);
+
+	if (da != db)
+		return da < db ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+/*
+ * A rate in the profile's unit: "66.7ms/s = 0.067 cores" for CPU
+ * nanoseconds, "1.50MiB/s" for bytes, "12.3/s" for counts; a gauge's
+ * value as it is (its mean snapshot). @sign: "+" before a positive value
+ * (a change).
+ */
+static char *rate_text(const struct call *c, const struct tested *t, double v, bool sign, char *out,
+		       size_t n)
+{
+	const char *sg = v < 0 ? "-" : sign && v > 0 ? "+" : "";
+	char num[32];
+
+	val(c, fabs(v), num, sizeof(num));
+	if (!t->cumulative)
+		snprintf(out, n, "%s%s", sg, num);
+	else if (!strcmp(c->unit, "nanoseconds"))
+		snprintf(out, n, "%s%s/s = %s%.3g cores", sg, num, sg, fabs(v) / 1e9);
+	else
+		snprintf(out, n, "%s%s/s", sg, num);
+	return out;
+}
+
+/* "q=0.012, significant" / "q=0.52, within noise" / "untestable: ...". */
+static char *verdict(double q, bool sig, bool testable, char *out, size_t n)
+{
+	if (!testable)
+		snprintf(out, n, "untestable: a side has no samples");
+	else
+		snprintf(out, n, "q=%.2g, %s", q, sig ? "significant" : "within noise");
+	return out;
+}
+
+/* The line saying how rows were tested. */
+static void tests_line(struct call *c, const struct tested *t)
+{
+	mcp_text_line(&c->out,
+		      "Tests on sample counts over the %zu functions compared, each "
+		      "Benjamini-Hochberg adjusted (q < %.2g is significant): absolute, the "
+		      "conditional Poisson test with each window's length as exposure; "
+		      "normalized, the two-proportion z-test on shares.",
+		      t->n, t->alpha);
+}
+
+/*
+ * "Significant in absolute terms: ..." and the functions whose share
+ * moved while their rate did not (another function's change, not theirs).
+ */
+static void verdict_lines(struct call *c, const struct tested *t, const struct fnrow *rows,
+			  size_t n, size_t limit)
+{
+	struct buf b = BUF_INIT;
+	size_t k = 0, more = 0;
+	char rt[96];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].rate_sig)
+			continue;
+		if (k++ >= limit) {
+			more++;
+			continue;
+		}
+		(void)buf_addf(&b, "%s%s %s %s", k > 1 ? ", " : "", rows[i].name,
+			       rows[i].rate_delta > 0 ? "grew" : "shrank",
+			       rate_text(c, t, rows[i].rate_delta, true, rt, sizeof(rt)));
+		if (rows[i].a_rate > 0)
+			(void)buf_addf(&b, " (%+.1f%%)", 100 * rows[i].rate_delta / rows[i].a_rate);
+	}
+	if (more)
+		(void)buf_addf(&b, " and %zu more", more);
+	mcp_text_line(&c->out, "Significant in absolute terms (%s): %s",
+		      t->cumulative ? "rate per second" : "mean value", k ? b.p : "none");
+	b.len = 0;
+	if (b.p)
+		b.p[0] = '\0';
+	k = more = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].share_sig || rows[i].rate_sig)
+			continue;
+		if (k++ >= limit) {
+			more++;
+			continue;
+		}
+		(void)buf_addf(&b, "%s%s %+.2f pts", k > 1 ? ", " : "", rows[i].name,
+			       rows[i].delta);
+	}
+	if (more)
+		(void)buf_addf(&b, " and %zu more", more);
+	if (k)
+		mcp_text_line(&c->out,
+			      "Share moved but not the rate (a consequence of the other changes, "
+			      "not a change of these functions): %s",
+			      b.p);
+	buf_release(&b);
+}
+
+static void side_line(struct call *c, const char *label, const struct side *s,
+		      const struct tested *t)
+{
+	char a[64], b[64], sp[32], tv[48], rt[96];
+
+	mcp_text_line(&c->out, "%s: %s, %s .. %s (%s): total %s in %.0f samples%s%s", label,
 		      s->query[0] ? s->query : "{}", mcp_fmt_time(s->from, a, sizeof(a)),
 		      mcp_fmt_time(s->to, b, sizeof(b)),
 		      mcp_fmt_span(s->to - s->from + 1, sp, sizeof(sp)),
-		      val(c, s->total, tv, sizeof(tv)), s->samples);
+		      val(c, s->total, tv, sizeof(tv)), s->samples, t->cumulative ? ", " : "",
+		      t->cumulative
+			      ? rate_text(c, t, s->total / side_seconds(s), false, rt, sizeof(rt))
+			      : "");
 }
 
-static void row_line(struct call *c, const struct fnrow *r, const char *metric, double zthr,
-		     size_t idx)
+static void row_line(struct call *c, const struct tested *t, const struct fnrow *r,
+		     const char *metric, size_t idx)
 {
-	char a[48], b[48], zs[48];
+	char a[48], b[48], ra[96], rb[96], rd[96], vs[64], vr[64];
 	bool self = !strcmp(metric, "self");
 
-	if (!r->testable)
-		snprintf(zs, sizeof(zs), "untestable: a side has no samples");
-	else
-		snprintf(zs, sizeof(zs), "z=%.2f, %s", r->z,
-			 fabs(r->z) >= zthr ? "significant" : "within noise");
-	mcp_text_line(&c->out, "%zu. %s: %s share %.2f%% -> %.2f%% (%+.2f pts); %s %s -> %s; %s",
-		      idx, r->name, metric, 100 * r->a_share, 100 * r->b_share, r->delta, metric,
-		      val(c, self ? r->a_self : r->a_total, a, sizeof(a)),
-		      val(c, self ? r->b_self : r->b_total, b, sizeof(b)), zs);
+	mcp_text_line(&c->out,
+		      "%zu. %s: %s %s -> %s; %s %s -> %s (%s; %s); share %.2f%% -> %.2f%% "
+		      "(%+.2f pts; %s)",
+		      idx, r->name, metric, val(c, self ? r->a_self : r->a_total, a, sizeof(a)),
+		      val(c, self ? r->b_self : r->b_total, b, sizeof(b)),
+		      t->cumulative ? "rate" : "mean",
+		      rate_text(c, t, r->a_rate, false, ra, sizeof(ra)),
+		      rate_text(c, t, r->b_rate, false, rb, sizeof(rb)),
+		      rate_text(c, t, r->rate_delta, true, rd, sizeof(rd)),
+		      verdict(r->rate_q, r->rate_sig, true, vr, sizeof(vr)), 100 * r->a_share,
+		      100 * r->b_share, r->delta,
+		      verdict(r->share_q, r->share_sig, r->testable, vs, sizeof(vs)));
 }
 
 static void table_note(struct call *c, const struct side *a, const struct side *b)
@@ -1545,48 +1689,67 @@ static void table_note(struct call *c, const struct side *a, const struct side *
 			COMPARE_ROWS, COMPARE_ROWS);
 }
 
+/* The profile type's kind and the significance level of @zthr, for join_tables. */
+static struct tested tested_for(const struct call *c, double zthr)
+{
+	struct tested t = { 0, query_change_alpha(zthr > 0 ? zthr : 1.96),
+			    query_type_is_cumulative(c->type) };
+
+	return t;
+}
+
 static int run_compare(struct call *c)
 {
 	struct side a = { 0 }, b = { 0 };
 	const char *metric = sarg(c, "sort") ? sarg(c, "sort") : "self";
 	size_t n = 0, limit = (size_t)iarg(c, "limit", 10), shown;
 	struct fnrow *rows = NULL;
-	char tv[48], tv2[48];
+	struct tested t;
+	char tv[48], tv2[48], r1[96], r2[96];
 	int rc = resolve_sides(c, &a, &b);
 
 	if (rc)
 		return rc;
 	if (!resolve_type(c, c->from, c->to))
 		return 0;
+	t = tested_for(c, 1.96);
 	if (!side_table(c, &a, "total") || !side_table(c, &b, "total"))
 		goto out;
 	mcp_text_line(&c->out,
-		      "Compare A (baseline) -> B, normalized: %s values as shares of each "
-		      "side's total",
-		      metric);
+		      "Compare A (baseline) -> B, %s per function: absolute (%s) and normalized "
+		      "(share of each side's total)",
+		      metric, t.cumulative ? "rate per second of each window" : "mean value");
 	mcp_text_line(&c->out, "Profile type: %s (values in %s)%s", c->type, unit_words(c->unit),
 		      c->type_defaulted ? "; chosen by default" : "");
-	side_line(c, "A", &a);
-	side_line(c, "B", &b);
+	side_line(c, "A", &a, &t);
+	side_line(c, "B", &b, &t);
 	if (a.total)
-		mcp_text_line(&c->out, "Total change: %s -> %s (%+.1f%%)",
+		mcp_text_line(&c->out, "Total change: %s -> %s (%+.1f%%)%s%s%s%s",
 			      val(c, a.total, tv, sizeof(tv)), val(c, b.total, tv2, sizeof(tv2)),
-			      100.0 * (b.total - a.total) / a.total);
-	rows = join_tables(&a, &b, metric, &n);
-	qsort(rows, n, sizeof(*rows), cmp_row_delta);
-	mcp_text_line(&c->out,
-		      "Grew most (%s share, B - A, percentage points; significance: "
-		      "two-proportion z-test on sample counts, |z| >= 1.96):",
-		      metric);
+			      100.0 * (b.total - a.total) / a.total, t.cumulative ? "; rate " : "",
+			      t.cumulative ? rate_text(c, &t, a.total / side_seconds(&a), false, r1,
+						       sizeof(r1))
+					   : "",
+			      t.cumulative ? " -> " : "",
+			      t.cumulative ? rate_text(c, &t, b.total / side_seconds(&b), false, r2,
+						       sizeof(r2))
+					   : "");
+	rows = join_tables(&a, &b, metric, &n, &t);
+	qsort(rows, n, sizeof(*rows), cmp_row_rate_abs);
+	tests_line(c, &t);
+	verdict_lines(c, &t, rows, n, limit);
+	qsort(rows, n, sizeof(*rows), cmp_row_rate);
+	mcp_text_line(&c->out, "Grew most (%s %s, B - A):", metric,
+		      t.cumulative ? "rate per second" : "value");
 	shown = 0;
-	for (size_t i = 0; i < n && shown < limit && rows[i].delta > 0; i++)
-		row_line(c, &rows[i], metric, 1.96, ++shown);
+	for (size_t i = 0; i < n && shown < limit && rows[i].rate_delta > 0; i++)
+		row_line(c, &t, &rows[i], metric, ++shown);
 	if (!shown)
 		mcp_text_line(&c->out, "(none)");
 	mcp_text_line(&c->out, "Shrank most:");
 	shown = 0;
-	for (size_t i = n; i-- > 0 && shown < limit && rows[i].delta < 0;)
-		row_line(c, &rows[i], metric, 1.96, ++shown);
+	for (size_t i = n; i-- > 0 && shown < limit && rows[i].rate_delta < 0;)
+		row_line(c, &t, &rows[i], metric, ++shown);
 	if (!shown)
 		mcp_text_line(&c->out, "(none)");
 	table_note(c, &a, &b);
@@ -1682,6 +1845,7 @@ static int run_explain_change(struct call *c)
 	json_t *diff = NULL;
 	char tv[48], tv2[48], mn[16];
 	size_t sig = 0;
+	struct tested t;
 	int rc = resolve_sides(c, &a, &b);
 
 	if (rc)
@@ -1705,11 +1869,12 @@ static int run_explain_change(struct call *c)
 	buf_release(&u);
 	if (!diff)
 		goto out;
+	t = tested_for(c, zthr);
 	mcp_text_line(&c->out,
 		      "What changed from A (baseline) to B; profile type %s (values in %s)%s",
 		      c->type, unit_words(c->unit), c->type_defaulted ? ", chosen by default" : "");
-	side_line(c, "A", &a);
-	side_line(c, "B", &b);
+	side_line(c, "A", &a, &t);
+	side_line(c, "B", &b, &t);
 	if (a.total)
 		mcp_text_line(&c->out, "Total: %s -> %s (%+.1f%%)", val(c, a.total, tv, sizeof(tv)),
 			      val(c, b.total, tv2, sizeof(tv2)),
@@ -1721,41 +1886,71 @@ static int run_explain_change(struct call *c)
 			      !a.samples ? "A" : "B");
 		goto out;
 	}
-	rows = join_tables(&a, &b, "self", &n);
-	qsort(rows, n, sizeof(*rows), cmp_row_abs);
-	for (size_t i = 0; i < n; i++)
-		if (fabs(rows[i].z) >= zthr && fabs(rows[i].delta) >= min_delta)
-			sig++;
-	mcp_text_line(
-		&c->out,
-		"%zu function%s changed significantly in self share (|z| >= %.2f, two-proportion "
-		"z-test on sample counts, and at least %.2f percentage points)%s",
-		sig, sig == 1 ? "" : "s", zthr, min_delta,
-		sig ? ", largest change first, with the call paths that changed most:" : ".");
+	rows = join_tables(&a, &b, "self", &n, &t);
+	qsort(rows, n, sizeof(*rows), cmp_row_rate_abs);
+	/* min_delta: points of share, and of A's total rate for the absolute change. */
+	double ref_rate = t.cumulative ? a.total / side_seconds(&a) : a.total;
+	double min_rate = min_delta / 100.0 * ref_rate;
+	for (size_t i = 0; i < n; i++) {
+		rows[i].rate_sig = rows[i].rate_sig && fabs(rows[i].rate_delta) >= min_rate;
+		rows[i].share_sig = rows[i].share_sig && fabs(rows[i].delta) >= min_delta;
+		sig += rows[i].rate_sig;
+	}
+	tests_line(c, &t);
+	mcp_text_line(&c->out,
+		      "%zu function%s changed significantly in absolute terms (self %s, and by at "
+		      "least %.2f%% of A's total)%s",
+		      sig, sig == 1 ? "" : "s", t.cumulative ? "rate per second" : "mean value",
+		      min_delta,
+		      sig ? ", largest change first, with the call paths whose share changed most:"
+			  : ".");
 	size_t shown = 0;
 	for (size_t i = 0; i < n && shown < limit; i++) {
 		const struct fnrow *r = &rows[i];
-		char ta[16], tb[16];
+		char ta[16], tb[16], ra[96], rb[96], rd[96];
 
-		if (fabs(r->z) < zthr || fabs(r->delta) < min_delta)
+		if (!r->rate_sig)
 			continue;
 		shown++;
-		mcp_text_line(&c->out,
-			      "%zu. %s %s: self share %.2f%% -> %.2f%% (%+.2f pts, z=%.2f); self "
-			      "%s -> %s; total share %s -> %s",
-			      shown, r->name, r->delta > 0 ? "GREW" : "SHRANK", 100 * r->a_share,
-			      100 * r->b_share, r->delta, r->z, val(c, r->a_self, tv, sizeof(tv)),
-			      val(c, r->b_self, tv2, sizeof(tv2)),
-			      mcp_fmt_pct(r->a_total, a.total, ta, sizeof(ta)),
-			      mcp_fmt_pct(r->b_total, b.total, tb, sizeof(tb)));
+		mcp_text_line(
+			&c->out,
+			"%zu. %s %s: self %s %s -> %s (%s%s, q=%.2g); self %s -> %s; self "
+			"share %.2f%% -> %.2f%% (%+.2f pts); total share %s -> %s",
+			shown, r->name, r->rate_delta > 0 ? "GREW" : "SHRANK",
+			t.cumulative ? "rate" : "mean",
+			rate_text(c, &t, r->a_rate, false, ra, sizeof(ra)),
+			rate_text(c, &t, r->b_rate, false, rb, sizeof(rb)),
+			rate_text(c, &t, r->rate_delta, true, rd, sizeof(rd)),
+			r->a_rate > 0 ? "" : ", new", r->rate_q, val(c, r->a_self, tv, sizeof(tv)),
+			val(c, r->b_self, tv2, sizeof(tv2)), 100 * r->a_share, 100 * r->b_share,
+			r->delta, mcp_fmt_pct(r->a_total, a.total, ta, sizeof(ta)),
+			mcp_fmt_pct(r->b_total, b.total, tb, sizeof(tb)));
+		if (r->a_rate > 0)
+			mcp_text_line(&c->out, "   change: %+.1f%% of its A rate",
+				      100 * r->rate_delta / r->a_rate);
 		change_paths(c, diff, r->name, npaths);
 	}
 	if (sig > shown)
 		mcp_text_line(&c->out, "(%zu more significant changes: raise limit)", sig - shown);
+	{
+		struct buf so = BUF_INIT;
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (rows[i].share_sig && !rows[i].rate_sig && k++ < limit)
+				(void)buf_addf(&so, "%s%s %+.2f pts", k > 1 ? ", " : "",
+					       rows[i].name, rows[i].delta);
+		if (k)
+			mcp_text_line(&c->out,
+				      "Self share moved but not the rate (a consequence of the "
+				      "changes above, not a change of these functions): %s%s",
+				      so.p, k > limit ? ", ..." : "");
+		buf_release(&so);
+	}
 	if (!sig) {
 		mcp_text_line(&c->out, "Largest moves (all within noise or below min_delta):");
 		for (size_t i = 0; i < n && i < 3; i++)
-			row_line(c, &rows[i], "self", zthr, i + 1);
+			row_line(c, &t, &rows[i], "self", i + 1);
 	}
 	table_note(c, &a, &b);
 out:
@@ -2019,7 +2214,7 @@ out:
 static const struct arg_spec args_types[] = { ARG_FROM, ARG_TO, ARG_TOKENS };
 static const struct arg_spec args_labels[] = { ARG_TYPE, ARG_QUERY, ARG_FROM, ARG_TO, ARG_TOKENS };
 static const struct arg_spec args_label_values[] = {
-	{ "name", A_STR, true, 0, 0, NULL, "Label name, e.g. service.name (see list_labels)." },
+	{ "name", A_STR, true, 0, 0, NULL, "Label name, e.g. service.name." },
 	ARG_TYPE,
 	ARG_QUERY,
 	ARG_FROM,
@@ -2031,12 +2226,10 @@ static const struct arg_spec args_top[] = {
 	ARG_QUERY,
 	ARG_FROM,
 	ARG_TO,
-	{ "sort", A_STR, false, 0, 0, sorts,
-	  "self (default): cost in the function itself; total: including its callees." },
-	{ "limit", A_INT, false, 1, 200, NULL, d_limit },
-	{ "search", A_STR, false, 0, 0, NULL, "Only functions whose name contains this." },
-	{ "stack_filter", A_STR, false, 0, 0, NULL,
-	  "Regex (PCRE2): only samples whose stack has a frame matching it." },
+	{ "sort", A_STR, false, 0, 0, sorts, "self (default) or total (with callees)." },
+	{ "limit", A_INT, false, 1, 200, NULL, NULL },
+	{ "search", A_STR, false, 0, 0, NULL, "Name substring." },
+	{ "stack_filter", A_STR, false, 0, 0, NULL, NULL },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
@@ -2045,16 +2238,11 @@ static const struct arg_spec args_flame[] = {
 	ARG_QUERY,
 	ARG_FROM,
 	ARG_TO,
-	{ "min_share", A_NUM, false, 0, 1, NULL,
-	  "Tree nodes below this share of the total (0..1) are summarized; default 0.01." },
-	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL,
-	  "Tree levels printed (default 16); deeper levels are summarized." },
-	{ "hot_paths", A_INT, false, 0, 50, NULL,
-	  "How many of the hottest root-to-leaf paths to list first (default 10)." },
-	{ "invert", A_BOOL, false, 0, 0, NULL,
-	  "true: leaves first (where samples were taken), their callers below." },
-	{ "stack_filter", A_STR, false, 0, 0, NULL,
-	  "Regex (PCRE2): only samples whose stack has a frame matching it." },
+	{ "min_share", A_NUM, false, 0, 1, NULL, "Default 0.01." },
+	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL, "Default 16." },
+	{ "hot_paths", A_INT, false, 0, 50, NULL, "Paths listed first (default 10)." },
+	{ "invert", A_BOOL, false, 0, 0, NULL, "Leaves first, callers below." },
+	{ "stack_filter", A_STR, false, 0, 0, NULL, NULL },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
@@ -2064,10 +2252,8 @@ static const struct arg_spec args_sandwich[] = {
 	ARG_QUERY,
 	ARG_FROM,
 	ARG_TO,
-	{ "min_share", A_NUM, false, 0, 1, NULL,
-	  "Nodes below this share of the profile total (0..1) are summarized; default 0.005." },
-	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL,
-	  "Levels of callers and of callees printed (default 8)." },
+	{ "min_share", A_NUM, false, 0, 1, NULL, "Default 0.005." },
+	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL, "Default 8." },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
@@ -2077,9 +2263,8 @@ static const struct arg_spec args_compare[] = {
 	ARG_FROM,
 	ARG_TO,
 	ARG_AB,
-	{ "sort", A_STR, false, 0, 0, sorts,
-	  "Rank by the change of self (default) or total share." },
-	{ "limit", A_INT, false, 1, 200, NULL, d_limit10 },
+	{ "sort", A_STR, false, 0, 0, sorts, "Metric: self (default) or total." },
+	{ "limit", A_INT, false, 1, 200, NULL, NULL },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
@@ -2089,22 +2274,17 @@ static const struct arg_spec args_explain[] = {
 	ARG_FROM,
 	ARG_TO,
 	ARG_AB,
-	{ "z", A_NUM, false, 0, 100, NULL,
-	  "Significance threshold on |z| (default 1.96, two-sided 95%)." },
-	{ "min_delta", A_NUM, false, 0, 100, NULL,
-	  "Smallest change of self share reported, in percentage points (default 0.5)." },
-	{ "limit", A_INT, false, 1, 50, NULL, "Functions listed (default 8)." },
-	{ "paths", A_INT, false, 0, 10, NULL, "Call paths shown per function (default 3)." },
+	{ "z", A_NUM, false, 0, 100, NULL, "Level as a |z| (default 1.96: q < 0.05)." },
+	{ "min_delta", A_NUM, false, 0, 100, NULL, "Smallest change, % of A's total (0.5)." },
+	{ "limit", A_INT, false, 1, 50, NULL, "Default 8." },
+	{ "paths", A_INT, false, 0, 10, NULL, "Paths per function (default 3)." },
 	ARG_HIDE,
 	ARG_TOKENS,
 };
 static const struct arg_spec args_series[] = {
 	ARG_FUNCTION,
-	{ "mode", A_STR, false, 0, 0, modes,
-	  "total (default): samples whose stack contains the function; self: where it is the "
-	  "leaf." },
-	{ "step", A_STR, false, 0, 0, NULL,
-	  "Step duration such as 10s, 1m, 1h (default: the range / 60, whole seconds)." },
+	{ "mode", A_STR, false, 0, 0, modes, "total (default) or self (as leaf)." },
+	{ "step", A_STR, false, 0, 0, NULL, "10s, 1m, ... (default range / 60)." },
 	ARG_TYPE,
 	ARG_QUERY,
 	ARG_FROM,
@@ -2113,13 +2293,13 @@ static const struct arg_spec args_series[] = {
 	ARG_TOKENS,
 };
 static const struct arg_spec args_find[] = {
-	{ "search", A_STR, true, 0, 0, NULL, "Substring of the function name (or a regex)." },
-	{ "regex", A_BOOL, false, 0, 0, NULL, "true: search is a PCRE2 regex (unanchored)." },
+	{ "search", A_STR, true, 0, 0, NULL, "Substring or regex." },
+	{ "regex", A_BOOL, false, 0, 0, NULL, "search is a PCRE2 regex." },
 	ARG_TYPE,
 	ARG_QUERY,
 	ARG_FROM,
 	ARG_TO,
-	{ "limit", A_INT, false, 1, 200, NULL, d_limit },
+	{ "limit", A_INT, false, 1, 200, NULL, NULL },
 	ARG_TOKENS,
 };
 static const struct arg_spec args_source[] = {
@@ -2133,57 +2313,43 @@ static const struct arg_spec args_source[] = {
 
 static const struct tool_spec tools[] = {
 	TOOL("list_profile_types", "List profile types",
-	     "List the profile types that have data in a time range (CPU time, allocations, "
-	     "heap in use, ...), each with its unit and whether it is cumulative or a gauge. "
-	     "Start here to pick the 'type' of the other tools.",
+	     "Profile types with data (CPU, allocations, heap, ...), unit, cumulative or gauge. "
+	     "Start here.",
 	     args_types, run_profile_types),
 	TOOL("list_labels", "List label names",
-	     "List the label (OpenTelemetry attribute) names of the series a selection touches, "
-	     "e.g. service.name, k8s.pod.name, process.executable.name, host.name.",
+	     "Label names of a selection (service.name, k8s.pod.name, thread.name, ...).",
 	     args_labels, run_list_labels),
 	TOOL("label_values", "List label values",
-	     "List the values of one label within a selection, e.g. every service.name, to "
-	     "build selectors such as {service.name=\"api\"}.",
-	     args_label_values, run_label_values),
+	     "Values of one label in a selection, to build selectors.", args_label_values,
+	     run_label_values),
 	TOOL("top_functions", "Top functions",
-	     "The functions where a selection spends the most: self (in the function itself) and "
-	     "total (including callees), in the type's unit and as shares of the total, like "
-	     "'go tool pprof -top'.",
-	     args_top, run_top_functions),
+	     "Functions by self and total cost, values and shares (pprof -top).", args_top,
+	     run_top_functions),
 	TOOL("flamegraph_summary", "Flame graph summary",
-	     "The hottest root-to-leaf call paths and the call tree pruned to the nodes above a "
-	     "share of the total, as indented text within the token budget.",
-	     args_flame, run_flamegraph),
+	     "Hottest root-to-leaf paths, then the call tree pruned to min_share.", args_flame,
+	     run_flamegraph),
 	TOOL("callers_callees", "Callers and callees",
-	     "For one function: who calls it (callers tree, inverted) and what it calls (callees "
-	     "tree), aggregated over all its call paths, with shares of the whole profile and of "
-	     "the function.",
+	     "Callers tree and callees tree of one function, over all its call paths.",
 	     args_sandwich, run_callers_callees),
 	TOOL("compare", "Compare A and B",
-	     "A/B comparison of two selections or time ranges, normalized (each side's values as "
-	     "shares of its total): the functions whose share grew and shrank most, with a "
-	     "significance test. B is query/from/to (default the last hour) unless b_* are given; "
-	     "A defaults to the same selection in the window of the same length just before B, "
-	     "or to B's time range when a_query differs from B's selector.",
+	     "Functions whose cost per second grew / shrank most between sides A and B, with "
+	     "absolute (Poisson, window as exposure) and share tests, Benjamini-Hochberg "
+	     "adjusted.",
 	     args_compare, run_compare),
 	TOOL("function_timeseries", "Function time series",
-	     "One function's cost per time step (a derived metric from the profiles) next to the "
-	     "whole selection's, with its share per step: when did it get hot?",
+	     "One function's cost per step beside the selection's: when did it get hot?",
 	     args_series, run_timeseries),
 	TOOL("find_function", "Find functions",
-	     "Search function names by substring or regex; lists matches with their self and "
-	     "total cost. Use it to get the exact name for the other tools.",
-	     args_find, run_find_function),
+	     "Function names matching a substring or regex, with self and total.", args_find,
+	     run_find_function),
 	TOOL("source_location", "Source location of a function",
-	     "What is known of where a function lives: source file:line and build ID when the "
-	     "API gives them, the binary and address of unsymbolized frames, and the native "
-	     "binaries (build IDs, symbol status) of the selection. Says plainly when unknown.",
+	     "Source file:line, binary and build ID of a function when known; the selection's "
+	     "binaries and symbol status.",
 	     args_source, run_source_location),
 	TOOL("explain_change", "Explain a change",
-	     "What changed between two time ranges (e.g. before/after a deploy) or two selectors "
-	     "(e.g. canary vs stable): the functions whose self share changed significantly "
-	     "(z-test on sample counts), largest first, each with the call paths whose share "
-	     "changed most. Sides default as in compare.",
+	     "What changed from A to B (deploy, canary): functions whose self cost per second "
+	     "changed significantly (tests as compare), with the call paths that changed most; "
+	     "share-only moves named apart.",
 	     args_explain, run_explain_change),
 };
 
@@ -2203,17 +2369,16 @@ static json_t *arg_schema(const struct arg_spec *a)
 				json_array_append_new(e, json_string(*p));
 			json_object_set_new(s, "enum", e);
 		}
-		if (a->required)
-			json_object_set_new(s, "minLength", json_integer(1));
-		json_object_set_new(s, "maxLength", json_integer(MCP_MAX_ARG_LEN));
 		break;
 	case A_TIME:
 		json_object_set_new(s, "type", json_pack("[ss]", "string", "integer"));
 		break;
 	case A_INT:
 		json_object_set_new(s, "type", json_string("integer"));
-		json_object_set_new(s, "minimum", json_integer((json_int_t)a->min));
-		json_object_set_new(s, "maximum", json_integer((json_int_t)a->max));
+		if (a->desc) { /* shared ones: the range is in the shared text */
+			json_object_set_new(s, "minimum", json_integer((json_int_t)a->min));
+			json_object_set_new(s, "maximum", json_integer((json_int_t)a->max));
+		}
 		break;
 	case A_NUM:
 		json_object_set_new(s, "type", json_string("number"));
@@ -2224,7 +2389,8 @@ static json_t *arg_schema(const struct arg_spec *a)
 		json_object_set_new(s, "type", json_string("boolean"));
 		break;
 	}
-	json_object_set_new(s, "description", json_string(a->desc));
+	if (a->desc) /* shared arguments: described once (mcp_tools_shared_args) */
+		json_object_set_new(s, "description", json_string(a->desc));
 	return s;
 }
 
@@ -2247,11 +2413,11 @@ json_t *mcp_tools_list(void)
 			json_object_set_new(schema, "required", req);
 		else
 			json_decref(req);
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:o, s:{s:b, s:b, s:b}}",
-						     "name", t->name, "title", t->title,
-						     "description", t->desc, "inputSchema", schema,
-						     "annotations", "readOnlyHint", 1,
-						     "idempotentHint", 1, "openWorldHint", 0));
+		/* read-only implies idempotent and no side effects: one hint says it */
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:o, s:{s:b}}", "name",
+						     t->name, "title", t->title, "description",
+						     t->desc, "inputSchema", schema, "annotations",
+						     "readOnlyHint", 1));
 	}
 	return arr;
 }
@@ -2271,13 +2437,15 @@ static json_t *finish(struct call *c)
 			      "max_tokens (up to %d), lower limit/max_depth, or narrow the query]",
 			      t->limit / MCP_CHARS_PER_TOKEN, MCP_MAX_TOKENS);
 	}
-	mcp_text_tail(t, "%s (query API, reproducible with curl):",
-		      c->queries.n > 1 ? "Queries" : "Query");
-	for (size_t i = 0; i < c->queries.n; i++)
-		mcp_text_tail(t, "- GET %s%s", c->be->base_url ? c->be->base_url : "",
-			      c->queries.v[i]);
-	if (c->link[0] && !c->failed)
-		mcp_text_tail(t, "Explorer%s: %s", c->link_note, c->link);
+	if (barg(c, "links", false)) {
+		mcp_text_tail(t, "%s (query API, reproducible with curl):",
+			      c->queries.n > 1 ? "Queries" : "Query");
+		for (size_t i = 0; i < c->queries.n; i++)
+			mcp_text_tail(t, "- GET %s%s", c->be->base_url ? c->be->base_url : "",
+				      c->queries.v[i]);
+		if (c->link[0] && !c->failed)
+			mcp_text_tail(t, "Explorer%s: %s", c->link_note, c->link);
+	}
 	res = json_pack("{s:[{s:s, s:s%}], s:b}", "content", "type", "text", "text",
 			t->b.p ? t->b.p : "", t->b.len, "isError", c->failed);
 	return res;

@@ -39,6 +39,14 @@
 #define MCP_MAX_ANSWER	   ((size_t)64 << 20)	     /* bytes of one query API answer */
 
 /**
+ * mcp_tools_shared_args - the text of the arguments many tools share
+ * (type, query, from, to, hide, max_tokens, links, the a_* / b_* sides),
+ * which their schemas list without a description; the server sends it
+ * once, in the initialize result's instructions. Static.
+ */
+extern const char mcp_tools_shared_args[];
+
+/**
  * mcp_tools_list() - the tools/list result's "tools" array: name, title,
  * description, inputSchema (JSON Schema, additionalProperties false) and
  * annotations (read-only). New reference.

@@ -2,6 +2,7 @@
 /* diff.c - differential call tree of two stack sets; see diff.h. */
 #include "base/compat.h"
 #include "base/mem.h"
+#include "query/change.h"
 #include "query/jsonout.h"
 #include "query/scratch.h"
 #include "query/diff.h"
@@ -30,20 +31,73 @@ int query_diff_check(const char *type_a, const char *type_b, struct prof_err *er
 	return 0;
 }
 
-double query_diff_z(enum query_diff_mode mode, uint64_t ka, uint64_t na, uint64_t kb, uint64_t nb)
+double query_diff_z(enum query_diff_mode mode, uint64_t ka, uint64_t na, uint64_t kb, uint64_t nb,
+		    double ta, double tb)
 {
 	if (mode == QUERY_DIFF_ABSOLUTE) {
-		double s = (double)ka + (double)kb;
-
-		return s > 0 ? ((double)kb - (double)ka) / sqrt(s) : 0.0;
+		if (ta <= 0 || tb <= 0)
+			ta = tb = 1;
+		return query_change_rate_z((double)ka, ta, (double)kb, tb);
 	}
-	if (!na || !nb)
-		return 0.0;
-	double pa = (double)ka / (double)na, pb = (double)kb / (double)nb;
-	double p = ((double)ka + (double)kb) / ((double)na + (double)nb);
-	double var = p * (1 - p) * (1.0 / (double)na + 1.0 / (double)nb);
+	return query_change_share_z((double)ka, (double)na, (double)kb, (double)nb);
+}
 
-	return var > 0 ? (pb - pa) / sqrt(var) : 0.0;
+/* Windows for the rate test: equal when unknown. */
+static void windows(const struct query_diff_opts *o, double *ta, double *tb)
+{
+	bool known = o->a_seconds > 0 && o->b_seconds > 0;
+
+	*ta = known ? o->a_seconds : 1;
+	*tb = known ? o->b_seconds : 1;
+}
+
+/*
+ * BH-adjusted p-values of both tests for every node of the built tree
+ * that is part of the output (d->share_q, d->rate_q; 1 where untestable).
+ */
+static void adjust(struct query_diff *d, const struct query_diff_opts *o)
+{
+	const struct query_flamegraph *fg = &d->fg;
+	size_t n = fg->nodes.n, ns = 0, nr = 0;
+	double *ps = xmalloc((n + 1) * sizeof(double)), *pr = xmalloc((n + 1) * sizeof(double));
+	uint32_t *is = xmalloc((n + 1) * sizeof(uint32_t)),
+		 *ir = xmalloc((n + 1) * sizeof(uint32_t));
+	double ta, tb;
+
+	windows(o, &ta, &tb);
+	d->share_q = xmalloc((n + 1) * sizeof(double));
+	d->rate_q = xmalloc((n + 1) * sizeof(double));
+	for (size_t i = 0; i < n; i++) {
+		const struct query_flame_node *nd = &fg->nodes.v[i];
+
+		d->share_q[i] = d->rate_q[i] = 1;
+		if (nd->dropped)
+			continue;
+		if (fg->base_samples && fg->samples) {
+			double z = query_change_share_z((double)nd->base_samples,
+							(double)fg->base_samples,
+							(double)nd->samples, (double)fg->samples);
+			is[ns] = (uint32_t)i;
+			ps[ns++] = query_change_p_of_z(z);
+		}
+		if (nd->base_samples + nd->samples) {
+			ir[nr] = (uint32_t)i;
+			pr[nr++] = query_change_rate_p((double)nd->base_samples, ta,
+						       (double)nd->samples, tb);
+		}
+	}
+	query_change_bh(ps, ns, ps);
+	query_change_bh(pr, nr, pr);
+	for (size_t k = 0; k < ns; k++)
+		d->share_q[is[k]] = ps[k];
+	for (size_t k = 0; k < nr; k++)
+		d->rate_q[ir[k]] = pr[k];
+	d->ntested_share = ns;
+	d->ntested_rate = nr;
+	free(ps);
+	free(pr);
+	free(is);
+	free(ir);
 }
 
 static int cmp_dstack(const void *a, const void *b)
@@ -101,6 +155,7 @@ void query_diff_build(const struct query_stackset *ss, const struct query_diff_o
 	d->fg.unsymbolized = ss->unsymbolized;
 	struct query_flame_src src = { ss, self[1], count[1], self[0], count[0] };
 	query_flamegraph_shape(&d->fg, &src, o->max_nodes, o->min_share);
+	adjust(d, o);
 	for (int k = 0; k < 2; k++) {
 		query_scratch_give(self[k]);
 		query_scratch_give(count[k]);
@@ -114,12 +169,15 @@ void query_diff_release(struct query_diff *d)
 	query_flamegraph_release(&d->fg);
 	VEC_FREE(&d->appeared);
 	VEC_FREE(&d->disappeared);
+	free(d->share_q);
+	free(d->rate_q);
 	memset(d, 0, sizeof(*d));
 }
 
 struct node_ctx {
-	enum query_diff_mode mode;
-	double zt;
+	const struct query_diff *d;
+	const struct query_diff_opts *o;
+	double alpha;
 };
 
 static int write_double(struct buf *out, const char *key, double v)
@@ -134,11 +192,18 @@ static int diff_node_json(const struct query_flamegraph *fg, uint32_t id, struct
 {
 	const struct node_ctx *c = arg;
 	const struct query_flame_node *nd = &fg->nodes.v[id];
+	bool absolute = c->o->mode == QUERY_DIFF_ABSOLUTE;
 	double as = fg->base_total ? (double)nd->base_total / (double)fg->base_total : 0.0;
 	double bs = fg->total ? (double)nd->total / (double)fg->total : 0.0;
-	double z =
-		query_diff_z(c->mode, nd->base_samples, fg->base_samples, nd->samples, fg->samples);
-	bool testable = c->mode == QUERY_DIFF_ABSOLUTE || (fg->base_samples && fg->samples);
+	double ta, tb;
+
+	windows(c->o, &ta, &tb);
+	double sz = query_change_share_z((double)nd->base_samples, (double)fg->base_samples,
+					 (double)nd->samples, (double)fg->samples);
+	double rz = query_change_rate_z((double)nd->base_samples, ta, (double)nd->samples, tb);
+	double sq = c->d->share_q[id], rq = c->d->rate_q[id];
+	bool testable =
+		absolute ? nd->base_samples + nd->samples > 0 : fg->base_samples && fg->samples;
 	const char *status = !nd->base_samples && nd->samples	? "appeared"
 			     : nd->base_samples && !nd->samples ? "disappeared"
 								: "both";
@@ -157,17 +222,45 @@ static int diff_node_json(const struct query_flamegraph *fg, uint32_t id, struct
 		rc = write_double(out, "a_share", as);
 	if (!rc)
 		rc = write_double(out, "b_share", bs);
-	if (!rc && c->mode == QUERY_DIFF_ABSOLUTE)
+	if (!rc && absolute)
 		rc = buf_addf(out, ",\"delta\":%" PRId64, nd->total - nd->base_total);
 	else if (!rc)
 		rc = write_double(out, "delta", bs - as);
 	if (!rc)
-		rc = write_double(out, "z", z);
+		rc = write_double(out, "z", absolute ? rz : sz);
+	if (!rc)
+		rc = write_double(out, "share_z", sz);
+	if (!rc)
+		rc = write_double(out, "share_q", sq);
+	if (!rc)
+		rc = write_double(out, "rate_z", rz);
+	if (!rc)
+		rc = write_double(out, "rate_q", rq);
+	if (!rc && c->o->a_seconds > 0 && c->o->b_seconds > 0) {
+		double ar = (double)nd->base_total / c->o->a_seconds;
+		double br = (double)nd->total / c->o->b_seconds;
+
+		rc = write_double(out, "a_rate", ar);
+		if (!rc)
+			rc = write_double(out, "b_rate", br);
+		if (!rc)
+			rc = write_double(out, "rate_delta", br - ar);
+	}
 	if (!rc)
 		rc = buf_addf(out, ",\"noise\":%s,\"status\":\"%s\"%s,\"children\":[",
-			      testable && fabs(z) < c->zt ? "true" : "false", status,
-			      nd->other ? ",\"other\":true" : "");
+			      testable && (absolute ? rq : sq) >= c->alpha ? "true" : "false",
+			      status, nd->other ? ",\"other\":true" : "");
 	return rc;
+}
+
+/* ,"seconds":X,"rate":X of one side when its window is known. */
+static int side_rate(struct buf *out, int64_t total, double seconds)
+{
+	if (seconds <= 0)
+		return 0;
+	int rc = write_double(out, "seconds", seconds);
+
+	return rc ? rc : write_double(out, "rate", (double)total / seconds);
 }
 
 static int write_stacks(const struct query_stackset *ss, const char *key, size_t count,
@@ -201,7 +294,8 @@ static int write_stacks(const struct query_stackset *ss, const char *key, size_t
 int query_diff_write_json(const struct query_diff *d, const struct query_stackset *ss,
 			  const struct query_diff_opts *o, struct buf *out)
 {
-	struct node_ctx c = { o->mode, o->z_threshold > 0 ? o->z_threshold : DEFAULT_Z };
+	double zt = o->z_threshold > 0 ? o->z_threshold : DEFAULT_Z;
+	struct node_ctx c = { d, o, query_change_alpha(zt) };
 	const struct query_flamegraph *fg = &d->fg;
 	int rc = buf_addstr(out, "{\"type\":");
 
@@ -215,19 +309,31 @@ int query_diff_write_json(const struct query_diff *d, const struct query_stackse
 		rc = buf_addf(
 			out,
 			",\"mode\":\"%s\",\"noise_test\":\"%s\",\"z_threshold\":%.4g"
-			",\"a\":{\"total\":%" PRId64 ",\"samples\":%" PRIu64 "}"
-			",\"b\":{\"total\":%" PRId64 ",\"samples\":%" PRIu64 "}"
-			",\"max_nodes\":%zu,\"truncated\":{\"nodes\":%" PRIu64
-			",\"a_total\":%" PRId64 ",\"b_total\":%" PRId64 "},\"root\":",
+			",\"alpha\":%.4g,\"tests\":{\"share\":%zu,\"rate\":%zu}"
+			",\"a\":{\"total\":%" PRId64 ",\"samples\":%" PRIu64,
 			o->mode == QUERY_DIFF_ABSOLUTE ? "absolute" : "normalized",
 			o->mode == QUERY_DIFF_ABSOLUTE
-				? "Poisson: z = (k_b - k_a) / sqrt(k_a + k_b) on sample rows; "
-				  "noise when |z| < z_threshold"
-				: "two-proportion z-test on sample rows (pooled); noise when "
-				  "|z| < z_threshold; untestable (false) when a side is empty",
-			c.zt, fg->base_total, fg->base_samples, fg->total, fg->samples,
-			o->max_nodes, fg->truncated_nodes, fg->truncated_base_total,
-			fg->truncated_total);
+				? "conditional Poisson test on sample rows, the windows' lengths "
+				  "as exposure; Benjamini-Hochberg over the nodes; noise when "
+				  "q >= alpha"
+				: "two-proportion z-test on sample rows (pooled); "
+				  "Benjamini-Hochberg over the nodes; noise when q >= alpha; "
+				  "untestable (false) when a side is empty",
+			zt, c.alpha, d->ntested_share, d->ntested_rate, fg->base_total,
+			fg->base_samples);
+	if (!rc)
+		rc = side_rate(out, fg->base_total, o->a_seconds);
+	if (!rc)
+		rc = buf_addf(out, "},\"b\":{\"total\":%" PRId64 ",\"samples\":%" PRIu64, fg->total,
+			      fg->samples);
+	if (!rc)
+		rc = side_rate(out, fg->total, o->b_seconds);
+	if (!rc)
+		rc = buf_addf(out,
+			      "},\"max_nodes\":%zu,\"truncated\":{\"nodes\":%" PRIu64
+			      ",\"a_total\":%" PRId64 ",\"b_total\":%" PRId64 "},\"root\":",
+			      o->max_nodes, fg->truncated_nodes, fg->truncated_base_total,
+			      fg->truncated_total);
 	if (!rc)
 		rc = query_flamegraph_write_tree(fg, 0, diff_node_json, &c, out);
 	if (!rc)

@@ -9,33 +9,23 @@
 struct lcollect {
 	const char *name;
 	struct strtab out;
-	bool has_empty; /* a series has label @name with the value "" */
-	bool any;	/* a source was seen; @last its id */
-	uint64_t last;
+	bool has_empty;	   /* a series has label @name with the value "" */
+	bool per_sample;   /* a visited source has per-sample attribute sets */
+	VEC(uint8_t) used; /* rows pass: the attribute sets the current source's rows use */
 };
 
-/*
- * The per-sample attributes (thread.name, ...) of a source that holds
- * selected series: every attribute set of the source, so names and values
- * are scoped by the selection's blocks and heads, not row by row (a rows
- * scan would read every row for a label list).
- */
-static void visit_sets(struct lcollect *c, const struct store_source *src)
+/* Label @n = @v of a series or a sample set: a name, or @name's value. */
+static void take(struct lcollect *c, const char *n, const char *v, bool series)
 {
-	if (c->any && c->last == src->id)
+	n = store_label_canonical(n); /* service_name stored by earlier versions */
+	if (!c->name)
+		strtab_intern_cstr(&c->out, n);
+	else if (strcmp(n, c->name))
 		return;
-	c->any = true;
-	c->last = src->id;
-	for (size_t k = 1; k < src->nattrs; k++) {
-		const struct store_attr_set *a = &src->attrs[k];
-
-		for (uint32_t i = 0; i < a->nlabels; i++) {
-			if (!c->name)
-				strtab_intern_cstr(&c->out, a->labels[i].name);
-			else if (!strcmp(a->labels[i].name, c->name) && *a->labels[i].value)
-				strtab_intern_cstr(&c->out, a->labels[i].value);
-		}
-	}
+	else if (*v)
+		strtab_intern_cstr(&c->out, v);
+	else if (series)
+		c->has_empty = true;
 }
 
 /* Once per selected series per source (a series in several blocks comes
@@ -44,14 +34,73 @@ static int visit(void *arg, const struct store_source *src, const struct store_s
 {
 	struct lcollect *c = arg;
 
-	visit_sets(c, src);
-	for (uint32_t i = 0; i < s->nlabels; i++) {
-		if (!c->name)
-			strtab_intern_cstr(&c->out, s->labels[i].name);
-		else if (!strcmp(s->labels[i].name, c->name) && !*s->labels[i].value)
-			c->has_empty = true;
-		else if (!strcmp(s->labels[i].name, c->name))
-			strtab_intern_cstr(&c->out, s->labels[i].value);
+	c->per_sample |= src->nattrs > 1;
+	for (uint32_t i = 0; i < s->nlabels; i++)
+		take(c, s->labels[i].name, s->labels[i].value, true);
+	return 0;
+}
+
+/*
+ * The rows pass, for per-sample attributes (thread.name, ...): the sets
+ * the selected rows (series, time range and per-sample matchers) use,
+ * marked per source and read at its end, so another series' values in
+ * the same block never leak in.
+ */
+static int rows_begin(void *arg, const struct store_source *src)
+{
+	struct lcollect *c = arg;
+
+	c->used.n = 0;
+	for (size_t i = 0; i < src->nattrs; i++)
+		VEC_PUSH(&c->used, 0);
+	return 0;
+}
+
+static int rows_visit(void *arg, const struct store_source *src, const struct store_series *s,
+		      const struct store_row *rows, size_t n)
+{
+	struct lcollect *c = arg;
+
+	(void)s;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].attrs && rows[i].attrs < src->nattrs)
+			c->used.v[rows[i].attrs] = 1;
+	return 0;
+}
+
+/* Pages without per-row attribute sets come summed: nothing to learn there. */
+static int rows_steps(void *arg, const struct store_source *src, const struct store_series *s,
+		      const struct store_step_sum *v, size_t n)
+{
+	(void)arg;
+	(void)src;
+	(void)s;
+	(void)v;
+	(void)n;
+	return 0;
+}
+
+/* One step over [from, to], capped at INT64_MAX ns. */
+static int64_t one_step(int64_t from_ns, int64_t to_ns)
+{
+	uint64_t span = (uint64_t)to_ns - (uint64_t)from_ns;
+
+	if (to_ns < from_ns)
+		return 1;
+	return span >= (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)span + 1;
+}
+
+static int rows_end(void *arg, const struct store_source *src)
+{
+	struct lcollect *c = arg;
+
+	for (size_t k = 1; k < src->nattrs && k < c->used.n; k++) {
+		const struct store_attr_set *a = &src->attrs[k];
+
+		if (!c->used.v[k])
+			continue;
+		for (uint32_t i = 0; i < a->nlabels; i++)
+			take(c, a->labels[i].name, a->labels[i].value, false);
 	}
 	return 0;
 }
@@ -65,7 +114,7 @@ int query_labels_collect(struct store *st, const char *type, const struct store_
 			 size_t nm, int64_t from_ns, int64_t to_ns, const char *name,
 			 struct query_strlist *out)
 {
-	struct lcollect c = { .name = name };
+	struct lcollect c = { .name = name ? store_label_canonical(name) : NULL };
 	struct store_query q = { type && *type ? type : NULL, m, nm, from_ns, to_ns };
 	struct store_visitor v = { .arg = &c, .series = visit };
 	int rc;
@@ -73,6 +122,19 @@ int query_labels_collect(struct store *st, const char *type, const struct store_
 	memset(out, 0, sizeof(*out));
 	strtab_init(&c.out);
 	rc = store_scan(st, &q, &v, NULL, NULL);
+	if (!rc && c.per_sample) {
+		struct store_visitor rv = { .arg = &c,
+					    .source_begin = rows_begin,
+					    .rows = rows_visit,
+					    .source_end = rows_end,
+					    .rows_no_stacks = true,
+					    .steps = rows_steps,
+					    .step_from_ns = from_ns,
+					    .step_ns = one_step(from_ns, to_ns) };
+
+		rc = store_scan(st, &q, &rv, NULL, NULL);
+	}
+	VEC_FREE(&c.used);
 	/* Id 0 is strtab's own ""; an empty value is listed only when a series has it. */
 	out->v = xcalloc(c.out.n + 1, sizeof(char *));
 	if (c.has_empty)

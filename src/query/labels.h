@@ -4,10 +4,12 @@
  * for /api/v1/labels and /api/v1/labels/NAME/values (and selector
  * autocompletion in the explorer): scoped by profile type (NULL = every
  * type), matchers and time range, so a listing never offers a value that
- * selects nothing. Series labels (resource attributes and the like) and
- * per-sample attributes (thread.name, ...: the attribute sets of the
- * blocks and heads that hold a selected series, so for those a value may
- * belong to another series of the same block).
+ * selects nothing. Series labels (resource attributes and the like) from
+ * a series-only scan; per-sample attributes (thread.name, ...), when a
+ * source touched has any, from a second scan of the selected rows (time
+ * range and per-sample matchers applied per row; the stack column is not
+ * read, and block pages without attribute sets come summed), so a
+ * per-sample value is listed only when a selected sample has it.
  *
  * Like query_stackset_collect this is a single place that talks to the
  * store's scan API: when the store gains a label index, only this file
@@ -32,9 +34,11 @@ struct query_strlist {
 /**
  * query_labels_collect() - the label names (@name NULL) or the values of
  * label @name of every series of @type (NULL = any) matching @m with rows
- * in [from_ns, to_ns] (for blocks: whose time range overlaps it), into
- * @out (overwritten; release it). A series-only store scan: no rows are
- * read from blocks. Returns 0 (an empty selection gives an empty list).
+ * in [from_ns, to_ns] (for blocks: whose time range overlaps it), and of
+ * the per-sample attributes of the selected rows, into @out (overwritten;
+ * release it). Rows are read only when a selected source has per-sample
+ * attribute sets. Returns 0 (an empty selection gives an empty list) or
+ * the scan's error.
  */
 int query_labels_collect(struct store *st, const char *type, const struct store_matcher *m,
 			 size_t nm, int64_t from_ns, int64_t to_ns, const char *name,

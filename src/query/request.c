@@ -599,6 +599,9 @@ static int view_diff(const struct req *r, struct buf *out)
 		goto out;
 	o.mode = mode ? QUERY_DIFF_ABSOLUTE : QUERY_DIFF_NORMALIZED;
 	o.max_stacks = max_stacks ? (size_t)max_stacks : 1;
+	/* Windows are inclusive of both ends: to - from + 1 ns. */
+	o.a_seconds = ((double)a.to_ns - (double)a.from_ns + 1) / 1e9;
+	o.b_seconds = ((double)b.to_ns - (double)b.from_ns + 1) / 1e9;
 	pa.filter = pb.filter = &f;
 	rc = query_diff_check(a.type, b.type, r->err);
 	if (!rc) {

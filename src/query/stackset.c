@@ -1976,10 +1976,14 @@ static uint32_t series_group(struct collector *c, const struct store_series *s)
 	if (g != QMAP_NONE)
 		return g;
 	const char *vals[QUERY_SS_MAX_GROUP_BY] = { 0 };
-	for (size_t i = 0; i < c->ss->ngroup_by; i++)
+	for (size_t i = 0; i < c->ss->ngroup_by; i++) {
+		/* service_name and service.name are one label (store/matcher.h) */
+		const char *want = store_label_canonical(c->ss->group_by[i]);
+
 		for (uint32_t j = 0; j < s->nlabels; j++)
-			if (!strcmp(s->labels[j].name, c->ss->group_by[i]))
+			if (!vals[i] && !strcmp(store_label_canonical(s->labels[j].name), want))
 				vals[i] = s->labels[j].value;
+	}
 	g = query_stackset_group(c->ss, vals);
 	qmap_put(&c->series_group, gid, g);
 	c->ss->series++;

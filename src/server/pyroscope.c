@@ -22,15 +22,18 @@
  *
  * Series labels (formats.md 4.4, Pyroscope's ingest adapter): the user
  * labels of `name` (keys starting "__" dropped), pyroscope_spy =
- * spyName, service_name = the application name (if the client sent its
- * own service_name, the application name goes to app_name). The profile
+ * spyName, service.name = the application name (if the client sent its
+ * own service_name, the application name goes to app_name). Pyroscope's
+ * `service_name` is stored as `service.name`, the OpenTelemetry key the
+ * agent uses, so one service has one key (store/matcher.h: selectors
+ * take either). The profile
  * name (the type id's first part) is Pyroscope's: for pprof derived from
  * the sample types (a "wall" type wins; then cpu -> process_cpu,
  * alloc_/inuse_/space/objects -> memory, mutex_ -> mutex, block_ -> block,
  * goroutines), sample_type_config display-names taken into account; for
  * text formats from the suffix after the last '.' of the application
  * name (myapp.cpu, myapp.alloc_space; none = cpu), which is then removed
- * from service_name. cpu and wall text profiles are scaled by
+ * from service.name. cpu and wall text profiles are scaled by
  * 1e9/sampleRate into cpu|wall nanoseconds with period type
  * cpu/nanoseconds, as Pyroscope does, so they meet the agent's CPU
  * profiles under process_cpu:cpu:nanoseconds:cpu:nanoseconds. For JFR
@@ -68,6 +71,7 @@
 #include "server/multipart.h"
 #include "server/pipeline.h"
 #include "server/route.h"
+#include "store/matcher.h"
 
 #include <jansson.h>
 #include <strings.h>
@@ -320,13 +324,19 @@ static void set_labels(const struct pyro_req *r, struct model_profile *p, const 
 	bool has_service = false;
 
 	for (size_t i = 0; i < r->nlabels; i++) {
-		model_attr_add_str(p, r->labels[i].key, r->labels[i].val);
-		has_service |= !strcmp(r->labels[i].key, "service_name");
+		/* service_name and service.name are one key, stored as service.name */
+		const char *key = store_label_canonical(r->labels[i].key);
+		bool service = !strcmp(key, STORE_LABEL_SERVICE);
+
+		if (service && has_service)
+			continue; /* both keys given: the first is kept */
+		model_attr_add_str(p, key, r->labels[i].val);
+		has_service |= service;
 	}
 	if (!r->app) {
 		/* /api/v1/ingest/pprof: the labels as given. */
 	} else if (!has_service) {
-		model_attr_add_str(p, "service_name", r->app);
+		model_attr_add_str(p, STORE_LABEL_SERVICE, r->app);
 	} else {
 		bool has_app = false;
 

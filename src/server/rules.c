@@ -87,13 +87,21 @@ static const char *label_get(const struct server_label *l, size_t n, const char 
 	return NULL;
 }
 
+/* The label @key of a profile, or its older key (service_name for service.name). */
+static const char *rule_label(const struct server_label *l, size_t n, const char *key)
+{
+	const char *v = label_get(l, n, key), *alt = v ? NULL : store_label_alias(key);
+
+	return alt ? label_get(l, n, alt) : v;
+}
+
 static bool rule_matches(const struct server_rule *r, const char *type,
 			 const struct server_label *l, size_t n)
 {
 	if (r->type && fnmatch(r->type, type, 0))
 		return false;
 	for (size_t i = 0; i < r->sel.n; i++)
-		if (!store_matcher_match(&r->sel.m[i], label_get(l, n, r->sel.m[i].name)))
+		if (!store_matcher_match(&r->sel.m[i], rule_label(l, n, r->sel.m[i].name)))
 			return false;
 	return true;
 }

@@ -2232,7 +2232,7 @@ void store_block_syms_free(struct store_block_syms *sy)
 
 /* --- series selection -------------------------------------------------------------------- */
 
-static const char *label_of(const struct store_block_series *s, const char *name)
+static const char *label_exact(const struct store_block_series *s, const char *name)
 {
 	uint32_t lo = 0, hi = s->pub.nlabels;
 
@@ -2248,6 +2248,14 @@ static const char *label_of(const struct store_block_series *s, const char *name
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* The label @name of @s, or its older key (store_label_alias), or NULL. */
+static const char *label_of(const struct store_block_series *s, const char *name)
+{
+	const char *v = label_exact(s, name), *alt = v ? NULL : store_label_alias(name);
+
+	return alt ? label_exact(s, alt) : v;
 }
 
 /* Postings of name=value, or NULL (no series has it). */
@@ -2292,6 +2300,9 @@ void store_block_select(const struct store_block *b, const char *type,
 
 		if (m[i].op != STORE_MATCH_EQ || !*m[i].value)
 			continue;
+		const char *alt = store_label_alias(m[i].name);
+		if (alt && postings(b, alt, m[i].value, &n))
+			continue; /* series under the older key too: no one list has them all */
 		p = postings(b, m[i].name, m[i].value, &n);
 		if (!p)
 			return;

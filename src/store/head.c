@@ -1522,8 +1522,13 @@ const struct store_stack_node *store_head_stacks(const struct store_head *h, siz
 
 static const char *series_label(const struct series *s, const char *name)
 {
+	const char *alt = store_label_alias(name);
+
 	for (size_t i = 0; i < s->labels.n; i++)
 		if (!strcmp(s->labels.v[i].name, name))
+			return s->labels.v[i].value;
+	for (size_t i = 0; alt && i < s->labels.n; i++) /* stored by an earlier version */
+		if (!strcmp(s->labels.v[i].name, alt))
 			return s->labels.v[i].value;
 	return NULL;
 }

@@ -8,6 +8,16 @@
 #include <pcre2.h>
 #include <pthread.h>
 
+const char *store_label_canonical(const char *name)
+{
+	return strcmp(name, STORE_LABEL_SERVICE_ALT) ? name : STORE_LABEL_SERVICE;
+}
+
+const char *store_label_alias(const char *name)
+{
+	return strcmp(name, STORE_LABEL_SERVICE) ? NULL : STORE_LABEL_SERVICE_ALT;
+}
+
 int store_matcher_init(struct store_matcher *m, const char *name, enum store_match_op op,
 		       const char *value, struct prof_err *err)
 {
@@ -39,7 +49,7 @@ int store_matcher_init(struct store_matcher *m, const char *name, enum store_mat
 		}
 	}
 	m->op = op;
-	m->name = xstrdup(name);
+	m->name = xstrdup(store_label_canonical(name));
 	m->value = xstrdup(value);
 	return 0;
 }

@@ -41,9 +41,29 @@ struct store_matcher {
 	void *md;    /* pcre2_match_data_8 *, owned */
 };
 
+/*
+ * Label aliases. Pyroscope's clients and its push API name the service
+ * `service_name`, OpenTelemetry (the agent, OTLP producers) `service.name`:
+ * one service under two keys. The canonical key is `service.name`: the
+ * Pyroscope ingest stores it, a matcher on `service_name` is a matcher on
+ * `service.name`, and a series stored by an earlier version under
+ * `service_name` answers for `service.name` when it has no `service.name`.
+ */
+#define STORE_LABEL_SERVICE	"service.name"
+#define STORE_LABEL_SERVICE_ALT "service_name"
+
+/** store_label_canonical() - @name, or "service.name" for "service_name". Never NULL. */
+const char *store_label_canonical(const char *name);
+
 /**
- * store_matcher_init() - fill @m with copies of @name and @value and
- * compile the regex for =~ and !~. Errors: -EINVAL with @err naming the
+ * store_label_alias() - the older key a label @name (canonical) may be
+ * stored under: "service_name" for "service.name", else NULL. Static.
+ */
+const char *store_label_alias(const char *name);
+
+/**
+ * store_matcher_init() - fill @m with copies of @name (canonical:
+ * store_label_canonical) and @value and compile the regex for =~ and !~. Errors: -EINVAL with @err naming the
  * regex error and its offset in the pattern (err->offset). On error @m
  * needs no release.
  */

@@ -215,8 +215,13 @@ static void rf_sets(struct rowfilt *f, const struct store_attr_set *sets, size_t
 
 static const char *labels_get(const struct store_label *l, uint32_t n, const char *name)
 {
+	const char *alt = store_label_alias(name);
+
 	for (uint32_t i = 0; i < n; i++)
 		if (!strcmp(l[i].name, name))
+			return l[i].value;
+	for (uint32_t i = 0; alt && i < n; i++) /* stored by an earlier version */
+		if (!strcmp(l[i].name, alt))
 			return l[i].value;
 	return NULL;
 }

@@ -37,6 +37,18 @@ check "folded -> 200" [ "$code" = 200 ]
 check "folded cpu scaled by 1e9/100: 45 samples = 450000000 ns" \
 	[ "$(total "$CPU" '{service_name="shop",env="prod",region="eu",pyroscope_spy="rbspy"}')" = 450000000 ]
 checkx "folded stack main;work;hot is there" 'has_frame hot'
+# One service key: the push's service_name is stored as service.name (the agent's and OTLP's),
+# and a selector or label lookup on either key finds it.
+check "the app name is stored under service.name: {service.name=\"shop\"} selects it" \
+	[ "$(total "$CPU" '{service.name="shop",env="prod"}')" = 450000000 ]
+lv() { curl -s --noproxy '*' -G --data-urlencode from=now-1h "$@"; }
+v=$(lv "$base/api/v1/labels")
+checkx "labels list service.name, not service_name: $v" \
+	'[[ $v == *'"'"'"service.name"'"'"'* && $v != *service_name* ]]'
+v=$(lv "$base/api/v1/labels/service.name/values")
+check "label_values service.name lists the pushed app: $v" [ "$v" = '["shop"]' ]
+v=$(lv "$base/api/v1/labels/service_name/values")
+check "label_values service_name is the same list: $v" [ "$v" = '["shop"]' ]
 printf 'main;a;b\nmain;a;b\nmain;c\n' >"$tmp/l.txt"
 ingest 'name=lines.alloc_objects%7B%7D&format=lines' --data-binary "@$tmp/l.txt"
 check "lines -> 200" [ "$code" = 200 ]

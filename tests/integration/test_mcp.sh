@@ -124,9 +124,20 @@ mcp_post "$OTHER" "$TOP"
 checkx "a token of another dataset sees no profiles through MCP" \
 	'[ "$code" = 200 ] && text_has "^No profiles between"'
 mcp_post "$READER" "$TOP"
-checkx "top_functions over HTTP: hot_loop 60.00% self, links to this server" \
-	'text_has "1.20s   60.00%      1.20s   60.00%  hot_loop" &&
-	 text_has "^Explorer: http://127.0.0.1:$port/?type="'
+short=$(py 'len(j["result"]["content"][0]["text"])')
+checkx "top_functions over HTTP: hot_loop 60.00% self, no links unless asked" \
+	'text_has "1.20s   60.00%      1.20s   60.00%  hot_loop" && ! text_has "^Explorer: " && ! text_has "/api/v1/"'
+mcp_post "$READER" "${TOP/\"to\":1700000019999/\"to\":1700000019999,\"links\":true}"
+long=$(py 'len(j["result"]["content"][0]["text"])')
+checkx "top_functions with links=true: the query and a link to this server ($short -> $long characters)" \
+	'text_has "^- GET http://127.0.0.1:$port/api/v1/table?" && text_has "^Explorer: http://127.0.0.1:$port/?type="'
+mcp_post "$READER" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
+ntl=$(py 'len(json.dumps(j["result"]["tools"], separators=(",", ":")))')
+mcp_post "$READER" "$INIT"
+nin=$(py 'len(j["result"]["instructions"])')
+checkx "tools/list is lean: $ntl characters (< 8000; the shared arguments once in the $nin-character instructions)" \
+	'[ "$ntl" -lt 8000 ] && [ "$nin" -lt 4000 ] && py "j[\"result\"][\"instructions\"]" | grep -q "links = true"'
+echo "figures: tools/list $ntl characters, instructions $nin, top_functions answer $short (links: $long)"
 mcp_post "$READER" "[$PING,{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"frob\"}]"
 checkx "a batch: two answers, method not found -32601" \
 	'[ "$(py "len(j), j[1][\"error\"][\"code\"]")" = "(2, -32601)" ]'
@@ -207,6 +218,91 @@ srcloc_part() {
 		 { cat "$tmp/srcloc.text"; false; }'
 }
 srcloc_part
+
+# --- changes tested in absolute terms ----------------------------------------------------------
+# Two builds of service sorter, 60 s each at 100 Hz (one profile per second): sort 25 -> 2
+# samples a second (-92 %), search 42 -> 41 (unchanged within noise: 420 -> 410 ms/s), main 10.
+# In shares search "grows" 54.5 % -> 77.4 %; only sort is a change in absolute terms. Then a
+# same-build split: one steady workload of 100 functions whose samples fall at random (fixed
+# seed) over 40 profiles, compared half against half: nothing is flagged after BH, though
+# some functions' unadjusted tests would pass.
+abs_part() {
+	local t2=$((T0 + 7200000)) t3=$((T0 + 10800000)) sa=() sb=() i
+	for _ in $(seq 25); do sa+=(--stack 'main;sort=10000000'); done
+	for _ in $(seq 42); do sa+=(--stack 'main;search=10000000'); done
+	for _ in 1 2; do sb+=(--stack 'main;sort=10000000'); done
+	for _ in $(seq 41); do sb+=(--stack 'main;search=10000000'); done
+	for _ in $(seq 10); do sa+=(--stack 'main=10000000'); sb+=(--stack 'main=10000000'); done
+	"$MKOTLP" --attr service.name=sorter --time-ms $t2 --count 60 --every-ms 1000 "${sa[@]}" "$tmp/sa.pb" &&
+		"$MKOTLP" --attr service.name=sorter --time-ms $((t2 + 60000)) --count 60 --every-ms 1000 "${sb[@]}" "$tmp/sb.pb" ||
+		{ fail "mkotlp sorter"; return; }
+	python3 - "$t3" >"$tmp/split.args" <<'PY'
+import random, sys
+t, rnd = int(sys.argv[1]), random.Random(26)
+for k in range(40):
+    stacks = []
+    for f in range(100):
+        rate = 0.03 * (f + 1)  # samples per profile: 0.03 .. 3.0
+        stacks += ["--stack", f"main;f{f:02d}=10000000"] * sum(rnd.random() < rate / 4 for _ in range(4))
+    print(t + 1000 * k, " ".join(stacks or ["--stack", "main=10000000"]))
+PY
+	i=0
+	while read -r ts args; do
+		# shellcheck disable=SC2086 # the stacks are words
+		"$MKOTLP" --attr service.name=steady --time-ms "$ts" $args "$tmp/split.$i.pb" || { fail "mkotlp split"; return; }
+		i=$((i + 1))
+	done <"$tmp/split.args"
+	for f in "$tmp"/sa.pb "$tmp"/sb.pb "$tmp"/split.*.pb; do
+		code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $WRITER" \
+			-H 'Content-Type: application/x-protobuf' --data-binary "@$f" "$base/v1development/profiles")
+		[ "$code" = 200 ] || { fail "ingest $f: HTTP $code"; return; }
+	done
+	local S='{service.name=\"sorter\"}' D='{service.name=\"steady\"}'
+	local AB="\"a_from\":$t2,\"a_to\":$((t2 + 59999)),\"b_from\":$((t2 + 60000)),\"b_to\":$((t2 + 119999))"
+	local SP="\"a_from\":$t3,\"a_to\":$((t3 + 19999)),\"b_from\":$((t3 + 20000)),\"b_to\":$((t3 + 39999))"
+	printf '%s\n' \
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"compare\",\"arguments\":{\"query\":\"$S\",$AB}}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"explain_change\",\"arguments\":{\"query\":\"$S\",$AB}}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"compare\",\"arguments\":{\"query\":\"$D\",$SP}}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"explain_change\",\"arguments\":{\"query\":\"$D\",$SP}}}" |
+		"$PROFD" mcp --server "$base" --token "$READER" >"$tmp/abs.mcp" 2>>"$tmp/mcp.err"
+	curl -s --noproxy '*' -G -H "Authorization: Bearer $READER" --data-urlencode "type=$CPU" \
+		--data-urlencode 'query={service.name="steady"}' --data-urlencode "a_from=$t3" \
+		--data-urlencode "a_to=$((t3 + 19999))" --data-urlencode "b_from=$((t3 + 20000))" \
+		--data-urlencode "b_to=$((t3 + 39999))" --data-urlencode mode=absolute "$base/api/v1/diff" >"$tmp/split.diff"
+	python3 - "$tmp/abs.mcp" "$tmp/split.diff" >"$tmp/abs.check" 2>&1 <<'PY'
+import json, re, sys
+r = [json.loads(l)["result"]["content"][0]["text"] for l in open(sys.argv[1])]
+cmp, exp, scmp, sexp = r
+# Only sort, by 92 % of its rate: 250 -> 20 ms/s (0.25 -> 0.02 cores).
+assert re.search(r"^Significant in absolute terms \(rate per second\): sort shrank -230\.00ms/s = -0\.23 cores \(-92\.0%\)$", cmp, re.M), cmp
+m = re.search(r"^Share moved but not the rate .*: (.*)$", cmp, re.M)
+assert m and "search" in m.group(1) and "sort" not in m.group(1), cmp
+line = next(l for l in cmp.splitlines() if re.match(r"\d+\. search:", l))
+assert "q=" in line and "within noise" in line.split("; share")[0], line
+assert "search" not in cmp.split("Grew most")[1].split("Shrank most")[0], cmp
+assert re.search(r"^1 function changed significantly in absolute terms", exp, re.M), exp
+assert re.search(r"^1\. sort SHRANK: self rate 250\.00ms/s = 0\.25 cores -> 20\.00ms/s = 0\.02 cores \(-230\.00ms/s = -0\.23 cores, q=", exp, re.M), exp
+assert re.search(r"^   change: -92\.0% of its A rate$", exp, re.M), exp
+assert not re.search(r"^\d+\. search", exp, re.M), exp
+assert re.search(r"^Self share moved but not the rate .*search", exp, re.M), exp
+# The same-build split: nothing.
+assert re.search(r"^Significant in absolute terms \(rate per second\): none$", scmp, re.M), scmp
+assert "Share moved but not the rate" not in scmp, scmp
+assert re.search(r"^0 functions changed significantly in absolute terms", sexp, re.M), sexp
+d = json.load(open(sys.argv[2]))
+nodes, st = [], [d["root"]]
+while st:
+    n = st.pop(); nodes.append(n); st += n["children"]
+raw = [n["name"] for n in nodes if abs(n["rate_z"]) >= 1.96]
+assert raw, "no unadjusted test would have flagged anything: the split shows nothing"
+assert not any(n["noise"] is False for n in nodes), [n["name"] for n in nodes if not n["noise"]]
+print(f"abs ok: only sort flagged; split: {len(raw)} raw |z| >= 1.96 ({', '.join(raw)}), none after BH")
+PY
+	checkx "compare / explain_change: only sort changed in absolute terms (-92 %), search's share move named apart; a same-build split flags nothing" \
+		'grep -q "^abs ok" "$tmp/abs.check" && cat "$tmp/abs.check" || { cat "$tmp/abs.check"; false; }'
+}
+abs_part
 
 # --- the real MCP client (npm @modelcontextprotocol/sdk) ------------------------------------
 if command -v node >/dev/null && [ -f tests/js/node_modules/@modelcontextprotocol/sdk/package.json ]; then

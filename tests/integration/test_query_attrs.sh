@@ -109,6 +109,17 @@ queries() {
 	v=$(curl -s --noproxy '*' -G --data-urlencode from=0 --data-urlencode to=now \
 		--data-urlencode 'query={service.name="app"}' "$base/api/v1/labels/thread.name/values")
 	check "$s: thread.name values: $v" [ "$v" = '["main","worker-1","worker-2"]' ]
+	# Per-sample labels honour the selector: db's samples have only worker-1 and no
+	# thread.id / trace_id / span_id, though they share app's blocks and heads.
+	v=$(curl -s --noproxy '*' -G --data-urlencode from=0 --data-urlencode to=now \
+		--data-urlencode 'query={service.name="db"}' "$base/api/v1/labels/thread.name/values")
+	check "$s: thread.name values of db only: $v" [ "$v" = '["worker-1"]' ]
+	v=$(curl -s --noproxy '*' -G --data-urlencode from=0 --data-urlencode to=now \
+		--data-urlencode 'query={service.name="db"}' "$base/api/v1/labels")
+	check "$s: label names of db only: $v" [ "$v" = '["service.name","thread.name"]' ]
+	v=$(curl -s --noproxy '*' -G --data-urlencode from=0 --data-urlencode to=now \
+		--data-urlencode 'query={thread.name="main"}' "$base/api/v1/labels/thread.id/values")
+	check "$s: thread.id values of the main thread's samples: $v" [ "$v" = '["100"]' ]
 	v=$(lanes)
 	want=":$((12 * k)) main:$((10 * k)) worker-1:$((60 * k)) worker-2:$((25 * k))"
 	check "$s: flame chart lanes by thread.name: $v" [ "$v" = "$want" ]

@@ -110,7 +110,9 @@ try {
 			'     1.20s   60.00%      1.20s   60.00%  hot_loop\n'), r.text);
 	check('top_functions: the caller serve has total 90.00%',
 		has(r.text, '       0ns    0.00%      1.80s   90.00%  serve\n'), r.text);
-	check('top_functions: the exact API query and an explorer link',
+	check('top_functions: no links unless asked', !r.text.includes('/api/v1/') && !r.text.includes('Explorer'), r.text);
+	r = await call(client, 'top_functions', { query: API, ...A, links: true });
+	check('top_functions with links: the exact API query and an explorer link',
 		has(r.text, '/api/v1/table?type=process_cpu%3Acpu%3Ananoseconds%3Acpu%3Ananoseconds&query=%7Bservice.name%3D%22api%22%7D&from=1700000000000&to=1700000019999',
 			'Explorer: http://'), r.text);
 
@@ -128,15 +130,16 @@ try {
 	r = await call(client, 'compare', {
 		query: API, a_from: A.from, a_to: A.to, b_from: B.from, b_to: B.to,
 	});
-	check('compare: hot_loop grew from 60% to 80%, significant',
-		has(r.text, '1. hot_loop: self share 60.00% -> 80.00% (+20.00 pts); self 1.20s -> 1.60s; z=4.36, significant'),
+	check('compare: hot_loop grew from 60 to 80 ms/s, significant in absolute terms and in share',
+		has(r.text, 'Significant in absolute terms (rate per second): hot_loop grew +20.00ms/s = +0.02 cores (+33.3%), parse_request shrank -20.00ms/s = -0.02 cores (-66.7%)\n',
+			'1. hot_loop: self 1.20s -> 1.60s; rate 60.00ms/s = 0.06 cores -> 80.00ms/s = 0.08 cores (+20.00ms/s = +0.02 cores; q=0.029, significant); share 60.00% -> 80.00% (+20.00 pts; q=1.9e-05, significant)'),
 		r.text);
-	check('compare: parse_request shrank from 30% to 10%',
-		has(r.text, '1. parse_request: self share 30.00% -> 10.00% (-20.00 pts)'), r.text);
+	check('compare: parse_request shrank from 30 to 10 ms/s',
+		has(r.text, '1. parse_request: self 600.00ms -> 200.00ms; rate 30.00ms/s = 0.03 cores -> 10.00ms/s = 0.01 cores (-20.00ms/s = -0.02 cores;'), r.text);
 
 	r = await call(client, 'explain_change', { query: API, from: B.from, to: B.to, a_from: A.from, a_to: A.to });
 	check('explain_change: hot_loop GREW with its call path',
-		has(r.text, 'hot_loop GREW: self share 60.00% -> 80.00% (+20.00 pts, z=4.36)',
+		has(r.text, 'hot_loop GREW: self rate 60.00ms/s = 0.06 cores -> 80.00ms/s = 0.08 cores (+20.00ms/s = +0.02 cores, q=0.029); self 1.20s -> 1.60s; self share 60.00% -> 80.00% (+20.00 pts)',
 			'   - main -> serve -> hot_loop: A 60.00% -> B 80.00% (+20.00 pts)'), r.text);
 
 	r = await call(client, 'function_timeseries', { function: 'hot_loop', query: API, ...ALL, step: '60s' });

@@ -69,11 +69,17 @@ static void assert_alive(struct mcp_server *s)
 }
 
 /* tools/call @name with @args (JSON text); returns the text, sets *is_error. Caller frees. */
+/*
+ * Call tool @name with the JSON object @args; links: true is added unless
+ * @args says links (the tests read the requests and links a tool made).
+ */
 static char *call_tool(struct mcp_server *s, const char *name, const char *args, bool *is_error)
 {
+	bool add = !strstr(args, "\"links\"") && strcmp(args, "{}");
 	char *msg = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
-			      "{\"name\":\"%s\",\"arguments\":%s}}",
-			      name, args);
+			      "{\"name\":\"%s\",\"arguments\":%s%.*s%s}}",
+			      name, add ? "{\"links\":true," : "", add ? (int)strlen(args) - 1 : 0,
+			      add ? args + 1 : "", add ? "" : args);
 	json_t *r = rpc(s, msg), *res = json_object_get(r, "result");
 	const char *t;
 	char *out;
@@ -280,7 +286,7 @@ static void test_top_functions_text(void **state)
 	(void)state;
 	t = call_tool(s, "top_functions",
 		      "{\"query\":\"{service.name=\\\"api\\\"}\",\"from\":1700000000000,"
-		      "\"to\":1700000019999}",
+		      "\"to\":1700000019999,\"links\":true}",
 		      &iserr);
 	assert_false(iserr);
 	assert_contains(t,
@@ -301,7 +307,7 @@ static void test_top_functions_text(void **state)
 	bool iserr2;
 	char *t2 = call_tool(s, "top_functions",
 			     "{\"query\":\"{service.name=\\\"api\\\"}\",\"from\":1700000000000,"
-			     "\"to\":1700000019999}",
+			     "\"to\":1700000019999,\"links\":true}",
 			     &iserr2);
 	assert_string_equal(t, t2);
 	free(t2);
@@ -355,7 +361,9 @@ static void test_callers_and_flamegraph_name_the_caller(void **state)
 
 	/* a flame graph too deep for the JSON reader: the hottest stacks of the folded export */
 	t = call_tool(s, "flamegraph_summary",
-		      "{\"query\":\"{deep}\",\"from\":1700000000000,\"to\":1700000019999}", &iserr);
+		      "{\"query\":\"{deep}\",\"from\":1700000000000,\"to\":1700000019999,"
+		      "\"links\":true}",
+		      &iserr);
 	assert_false(iserr);
 	assert_contains(t, "Total: 40ns in 2 distinct stacks\n");
 	assert_contains(t, "1. 30ns (75.00%): main -> a -> b\n2. 10ns (25.00%): main -> c\n");
@@ -374,7 +382,7 @@ static void test_compare_and_explain_find_growth(void **state)
 {
 	struct mcp_server *s = mcp_server_new(&stub);
 	const char *ab = "{\"a_from\":1700000000000,\"a_to\":1700000019999,\"b_from\":"
-			 "1700000600000,\"b_to\":1700000619999}";
+			 "1700000600000,\"b_to\":1700000619999,\"links\":true}";
 	bool iserr;
 	char *t;
 
@@ -382,16 +390,25 @@ static void test_compare_and_explain_find_growth(void **state)
 	t = call_tool(s, "compare", ab, &iserr);
 	assert_false(iserr);
 	assert_contains(t, "Grew most");
-	assert_contains(t, "1. hot_loop: self share 60.00% -> 80.00% (+20.00 pts); self 1.20s -> "
-			   "1.60s; z=4.36, significant\n");
-	assert_contains(t, "1. parse_request: self share 30.00% -> 10.00% (-20.00 pts)");
+	/* 120 -> 160 samples in 20 s windows: Poisson q = 0.029 (3 functions tested) */
+	assert_contains(t, "Significant in absolute terms (rate per second): hot_loop grew "
+			   "+20.00ms/s = +0.02 cores (+33.3%), parse_request shrank -20.00ms/s = "
+			   "-0.02 cores (-66.7%)\n");
+	assert_contains(t, "1. hot_loop: self 1.20s -> 1.60s; rate 60.00ms/s = 0.06 cores -> "
+			   "80.00ms/s = 0.08 cores (+20.00ms/s = +0.02 cores; q=0.029, "
+			   "significant); share 60.00% -> 80.00% (+20.00 pts; q=1.9e-05, "
+			   "significant)\n");
+	assert_contains(t, "1. parse_request: self 600.00ms -> 200.00ms;");
 	assert_contains(t, "Explorer (side B): ");
 	free(t);
 
 	t = call_tool(s, "explain_change", ab, &iserr);
 	assert_false(iserr);
-	assert_contains(t, "2 functions changed significantly");
-	assert_contains(t, "1. hot_loop GREW: self share 60.00% -> 80.00% (+20.00 pts, z=4.36)");
+	assert_contains(t, "2 functions changed significantly in absolute terms");
+	assert_contains(t, "1. hot_loop GREW: self rate 60.00ms/s = 0.06 cores -> 80.00ms/s = "
+			   "0.08 cores (+20.00ms/s = +0.02 cores, q=0.029); self 1.20s -> 1.60s; "
+			   "self share 60.00% -> 80.00% (+20.00 pts)");
+	assert_contains(t, "   change: +33.3% of its A rate\n");
 	assert_contains(t, "   - main -> serve -> hot_loop: A 60.00% -> B 80.00% (+20.00 pts)\n");
 	assert_contains(t, "2. parse_request SHRANK");
 	assert_contains(t, "/api/v1/diff?");
@@ -422,13 +439,19 @@ static void test_other_tools(void **state)
 	t = call_tool(s, "list_labels", "{}", &iserr);
 	assert_contains(t, "2 label names:\n- host.name\n- service.name\n");
 	free(t);
-	t = call_tool(s, "label_values", "{\"name\":\"service.name\"}", &iserr);
+	t = call_tool(s, "label_values", "{\"name\":\"service.name\",\"links\":true}", &iserr);
 	assert_contains(t, "2 values of label service.name:\n- api\n- db\n");
 	assert_contains(t, "/api/v1/labels/service.name/values?");
 	free(t);
+	/* links only when asked: the same answer without its requests and link */
+	t = call_tool(s, "label_values", "{\"name\":\"service.name\",\"links\":false}", &iserr);
+	assert_contains(t, "2 values of label service.name:\n- api\n- db\n");
+	assert_null(strstr(t, "/api/v1/"));
+	assert_null(strstr(t, "Explorer"));
+	free(t);
 	t = call_tool(s, "function_timeseries",
 		      "{\"function\":\"hot_loop\",\"from\":1700000000000,\"to\":1700000179999,"
-		      "\"step\":\"1m\"}",
+		      "\"step\":\"1m\",\"links\":true}",
 		      &iserr);
 	assert_false(iserr);
 	assert_contains(t, "In range: 2.80s of 4.00s (70.00%); peak 1.60s at 2023-11-14T22:15:20Z");
@@ -478,7 +501,9 @@ static void test_max_tokens_truncates(void **state)
 
 	(void)state;
 	t = call_tool(s, "flamegraph_summary",
-		      "{\"from\":1700000000000,\"to\":1700000019999,\"max_tokens\":200}", &iserr);
+		      "{\"from\":1700000000000,\"to\":1700000019999,\"max_tokens\":200,"
+		      "\"links\":true}",
+		      &iserr);
 	assert_contains(t, "[truncated: the output reached its budget of 200 tokens");
 	/* the body stays within 800 bytes; the closing lines come after it */
 	assert_true(strstr(t, "[truncated") - t <= 800);

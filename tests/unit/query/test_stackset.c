@@ -1295,6 +1295,127 @@ static void test_srcloc_over_a_block_and_the_head(void **state)
 	free(dir);
 }
 
+/* A work() profile of a series named by @key = @svc (no other label). */
+static void keyed_profile(struct model_profile *p, const char *key, const char *svc, int64_t value)
+{
+	work_profile(p, NULL, NULL, 0, value);
+	model_attr_add_str(p, key, svc);
+}
+
+/* The JSON answer of @view (labels, label_values) of @st as text. */
+static char *labels_text(struct store *st, const char *name, const char *selector)
+{
+	struct qh_args a = { { "from", "1699999999000", "to", "1700000001000", "query", selector,
+			       name ? "name" : NULL, name, NULL } };
+	struct query_env env = { st, NULL, T0MS + 3600 * 1000 };
+	struct buf out;
+	struct prof_err err;
+	const char *ct;
+
+	buf_init(&out, 0);
+	prof_err_init(&err);
+	if (query_request_run(&env, name ? "label_values" : "labels", qh_arg, &a, &out, &ct, &err))
+		fail_msg("%s: %s", selector, err.msg);
+	char *r = xstrdup(out.p);
+	buf_release(&out);
+	return r;
+}
+
+/*
+ * service_name (Pyroscope's key, stored by earlier versions) and
+ * service.name are one label: a block holding one series under each key
+ * with the same value "shop" (so no one postings list has both), another
+ * service "old" under service_name only, and a head with "new" under
+ * service.name. Selectors on either key select both shop series, label
+ * discovery lists one key and each value once.
+ */
+static void test_service_name_and_service_dot_name_are_one_label(void **state)
+{
+	char *dir = tl_tmpdir("qsvcname");
+	struct store_options o = tl_opts();
+	struct store *st = tl_open(dir, &o);
+	struct model_profile p;
+	struct prof_err err;
+	char *t;
+
+	(void)state;
+	prof_err_init(&err);
+	keyed_profile(&p, "service_name", "shop", 5);
+	assert_int_equal(tl_ingest(st, &p), 0);
+	model_profile_release(&p);
+	keyed_profile(&p, "service.name", "shop", 7);
+	assert_int_equal(tl_ingest(st, &p), 0);
+	model_profile_release(&p);
+	keyed_profile(&p, "service_name", "old", 11);
+	assert_int_equal(tl_ingest(st, &p), 0);
+	model_profile_release(&p);
+	assert_int_equal(store_flush(st, &err), 0);
+	keyed_profile(&p, "service.name", "new", 13);
+	assert_int_equal(tl_ingest(st, &p), 0);
+	model_profile_release(&p);
+
+	const char *sel[] = { "{service.name=\"shop\"}", "{service_name=\"shop\"}",
+			      "{service.name=~\"sh.p\"}" };
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(sel); i++) {
+		t = table_text(st, sel[i], NULL);
+		if (!strstr(t, "\"name\":\"work\",\"self\":12,"))
+			fail_msg("%s: want work self 12 (both keys), got %s", sel[i], t);
+		free(t);
+	}
+	t = table_text(st, "{service.name=\"old\"}", NULL);
+	assert_non_null(strstr(t, "\"name\":\"work\",\"self\":11,"));
+	free(t);
+	t = table_text(st, "{service_name=\"new\"}", NULL);
+	assert_non_null(strstr(t, "\"name\":\"work\",\"self\":13,"));
+	free(t);
+	t = table_text(st, "{service.name!=\"shop\"}", NULL);
+	assert_non_null(strstr(t, "\"name\":\"work\",\"self\":24,"));
+	free(t);
+
+	t = labels_text(st, NULL, "{}");
+	assert_string_equal(t, "[\"service.name\"]\n");
+	free(t);
+	t = labels_text(st, "service.name", "{}");
+	assert_string_equal(t, "[\"new\",\"old\",\"shop\"]\n");
+	free(t);
+	t = labels_text(st, "service_name", "{service_name=~\"o.*\"}");
+	assert_string_equal(t, "[\"old\"]\n");
+	free(t);
+	/* group_by on either key: one group per service, shop's two series in one. */
+	for (int k = 0; k < 2; k++) {
+		struct qh_args a = { { "type", CPU, "from", "1699999999000", "to", "1700000001000",
+				       "group_by", k ? "service_name" : "service.name", "limit",
+				       "0", NULL } };
+		struct query_env env = { st, NULL, T0MS + 3600 * 1000 };
+		struct buf out;
+		const char *ct;
+
+		buf_init(&out, 0);
+		assert_int_equal(query_request_run(&env, "series", qh_arg, &a, &out, &ct, &err), 0);
+		json_t *j = json_loads(out.p, 0, NULL), *g;
+		size_t i, n = 0;
+
+		json_array_foreach(json_object_get(j, "series"), i, g)
+		{
+			const char *v = json_string_value(json_object_get(
+				json_object_get(g, "labels"), k ? "service_name" : "service.name"));
+			int64_t tot = json_integer_value(json_object_get(g, "total"));
+
+			assert_non_null(v);
+			n++;
+			assert_true((!strcmp(v, "shop") && tot == 12) ||
+				    (!strcmp(v, "old") && tot == 11) ||
+				    (!strcmp(v, "new") && tot == 13));
+		}
+		assert_int_equal(n, 3);
+		json_decref(j);
+		buf_release(&out);
+	}
+	store_close(st);
+	tl_rmdir(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1313,6 +1434,7 @@ int main(void)
 		cmocka_unit_test(test_translation_cache_locations_and_shared_names),
 		cmocka_unit_test(test_srcloc_from_the_selected_data),
 		cmocka_unit_test(test_srcloc_over_a_block_and_the_head),
+		cmocka_unit_test(test_service_name_and_service_dot_name_are_one_label),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

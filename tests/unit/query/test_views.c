@@ -440,13 +440,140 @@ static void test_diff_z_statistic(void **state)
 {
 	(void)state;
 	/* Two-proportion z-test: 30/100 vs 50/100: p = 0.4, se = sqrt(.4*.6*.02). */
-	double z = query_diff_z(QUERY_DIFF_NORMALIZED, 30, 100, 50, 100);
+	double z = query_diff_z(QUERY_DIFF_NORMALIZED, 30, 100, 50, 100, 0, 0);
 	assert_true(fabs(z - 0.2 / sqrt(0.4 * 0.6 * 0.02)) < 1e-9);
 	assert_true(fabs(z - 2.886751) < 1e-5);
 	/* Poisson: (kb - ka) / sqrt(ka + kb). */
-	assert_true(fabs(query_diff_z(QUERY_DIFF_ABSOLUTE, 9, 0, 16, 0) - 7.0 / 5.0) < 1e-12);
-	assert_true(query_diff_z(QUERY_DIFF_NORMALIZED, 0, 0, 5, 10) == 0);
-	assert_true(query_diff_z(QUERY_DIFF_NORMALIZED, 10, 10, 10, 10) == 0);
+	assert_true(fabs(query_diff_z(QUERY_DIFF_ABSOLUTE, 9, 0, 16, 0, 0, 0) - 7.0 / 5.0) < 1e-12);
+	assert_true(query_diff_z(QUERY_DIFF_NORMALIZED, 0, 0, 5, 10, 0, 0) == 0);
+	assert_true(query_diff_z(QUERY_DIFF_NORMALIZED, 10, 10, 10, 10, 0, 0) == 0);
+}
+
+/*
+ * Two builds, 60 s each at 100 Hz (10 ms samples): sort 400 -> 32 samples
+ * (-92 %), search 421 -> 415 (unchanged time), the rest 100 -> 100. In
+ * shares search "grows" 45.7 % -> 75.9 %; its rate (70.2 -> 69.2 ms/s)
+ * does not change: only sort is a change in absolute terms.
+ */
+static void test_diff_absolute_test_sort_shrinks_search_unchanged(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	const int64_t ms10 = 10000000;
+	const int sides[2][3] = { { 400, 421, 100 }, { 32, 415, 100 } };
+	const char *stacks[3] = { "main;sort", "main;search", "main;rest" };
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		int64_t t = T0 + (int64_t)k * 100 * SEC;
+
+		qh_init(&p, "api", false);
+		for (int f = 0; f < 3; f++)
+			for (int i = 0; i < sides[k][f]; i++)
+				qh_add(&p, stacks[f], ms10, t + (int64_t)f * 20 * SEC + i);
+		qh_head_add(h, &p);
+	}
+	struct qh_args a = { { "type", CPU, "a_from", "1700000000000", "a_to", "1700000059999",
+			       "b_from", "1700000100000", "b_to", "1700000159999", NULL } };
+	json_t *j = run_ok(h, "diff", &a);
+	json_t *root = json_object_get(j, "root");
+	json_t *sort = qh_path(root, "main;sort"), *search = qh_path(root, "main;search");
+
+	assert_true(fabs(qh_num(json_object_get(j, "a"), "seconds") - 60) < 1e-9);
+	assert_true(fabs(qh_num(json_object_get(j, "a"), "rate") - 1.535e8) <
+		    1); /* 9.21 s / 60 s */
+	/* Rates: search 4.21 s / 60 s = 70.17 ms/s -> 4.15 s / 60 s = 69.17 ms/s. */
+	assert_true(fabs(qh_num(search, "a_rate") - 7.0166667e7) < 100);
+	assert_true(fabs(qh_num(search, "b_rate") - 6.9166667e7) < 100);
+	assert_true(fabs(qh_num(sort, "rate_delta") + 6.1333333e7) < 100);
+	/* Normalized: search's share moved (the share test is right about shares)... */
+	assert_true(qh_num(search, "share_z") > 8);
+	assert_true(qh_num(search, "share_q") < 1e-10);
+	assert_true(json_is_false(json_object_get(search, "noise")));
+	/* ... but its rate did not; sort's did. */
+	assert_true(fabs(qh_num(search, "rate_z") + 6.0 / sqrt(836.0)) < 1e-5);
+	assert_true(qh_num(search, "rate_q") > 0.5);
+	assert_true(qh_num(sort, "rate_q") < 1e-20);
+	json_decref(j);
+
+	a.kv[10] = "mode";
+	a.kv[11] = "absolute";
+	a.kv[12] = NULL;
+	j = run_ok(h, "diff", &a);
+	root = json_object_get(j, "root");
+	assert_true(json_is_true(json_object_get(qh_path(root, "main;search"), "noise")));
+	assert_true(json_is_true(json_object_get(qh_path(root, "main;rest"), "noise")));
+	assert_true(json_is_false(json_object_get(qh_path(root, "main;sort"), "noise")));
+	assert_true(qh_num(qh_path(root, "main;sort"), "z") < -15);
+	json_decref(j);
+	store_head_free(h);
+}
+
+/*
+ * A same-build split: 300 functions of one steady workload, 2 samples per
+ * function and 30 s on average, each half's count drawn at random (fixed
+ * seed). Some nodes' raw p-values are under 0.05 (a 5 -> 0 happens); after
+ * Benjamini-Hochberg no node is flagged in either mode.
+ */
+static uint64_t split_rng = 0x2545f4914f6cdd1dull;
+
+static int split_draw(void)
+{
+	/* Binomial(8, 1/4): mean 2, as a Poisson count of mean 2 nearly is. */
+	int k = 0;
+
+	for (int i = 0; i < 8; i++) {
+		split_rng ^= split_rng << 13;
+		split_rng ^= split_rng >> 7;
+		split_rng ^= split_rng << 17;
+		k += (split_rng >> 60) < 4;
+	}
+	return k;
+}
+
+static void test_diff_same_build_split_flags_nothing(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	const int64_t ms10 = 10000000;
+	size_t raw = 0;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		int64_t t = T0 + (int64_t)k * 30 * SEC;
+
+		qh_init(&p, "api", false);
+		for (int f = 0; f < 300; f++) {
+			char st[32];
+			int n = split_draw();
+
+			snprintf(st, sizeof(st), "main;f%03d", f);
+			for (int i = 0; i < n; i++)
+				qh_add(&p, st, ms10, t + (int64_t)f * 1000 + i);
+		}
+		qh_head_add(h, &p);
+	}
+	const char *modes[2] = { "normalized", "absolute" };
+	for (int m = 0; m < 2; m++) {
+		struct qh_args a = { { "type", CPU, "a_from", "1700000000000", "a_to",
+				       "1700000029999", "b_from", "1700000030000", "b_to",
+				       "1700000059999", "mode", modes[m], NULL } };
+		json_t *j = run_ok(h, "diff", &a);
+		json_t *main_ = qh_path(json_object_get(j, "root"), "main"), *c;
+		size_t i, flagged = 0;
+
+		json_array_foreach(json_object_get(main_, "children"), i, c)
+		{
+			double z = qh_num(c, m ? "rate_z" : "share_z");
+
+			raw += fabs(z) >= 1.96;
+			flagged += json_is_false(json_object_get(c, "noise"));
+		}
+		assert_int_equal(flagged, 0);
+		json_decref(j);
+	}
+	assert_true(raw > 0); /* unadjusted, some would have been flagged */
+	store_head_free(h);
 }
 
 /* --- flame chart ------------------------------------------------------------------------------ */
@@ -553,6 +680,95 @@ static void test_labels_and_values_scoped_by_selector(void **state)
 	struct qh_args e = { { "from", "1000", "to", "2000", NULL } };
 	j = run_ok(h, "labels", &e);
 	assert_int_equal(json_array_size(j), 0);
+	json_decref(j);
+	store_head_free(h);
+}
+
+/* A sample of "main;@fn" with the per-sample label @key = @val. */
+static void add_labeled(struct model_profile *p, const char *fn, const char *key, const char *val,
+			int64_t ts)
+{
+	uint32_t locs[2] = { qh_fn_loc(p, "main", 4), qh_fn_loc(p, fn, strlen(fn)) };
+	struct model_label l = { model_intern(p, key), model_intern(p, val), 0, 0 };
+
+	qh_add_locs(p, locs, 2, 1, ts, &l, 1);
+}
+
+/* strings of a JSON array joined by ',' */
+static void join_arr(json_t *a, char *out, size_t n)
+{
+	size_t i, at = 0;
+	json_t *v;
+
+	out[0] = '\0';
+	json_array_foreach(a, i, v)
+	{
+		at += (size_t)snprintf(out + at, n - at, "%s%s", i ? "," : "",
+				       json_string_value(v));
+		if (at >= n)
+			break;
+	}
+}
+
+/*
+ * Per-sample labels are scoped like series labels: two services in one
+ * head (one attribute table), each with its own endpoint values, api with
+ * an old endpoint an hour before the range and a thread.name label db
+ * lacks. Each service gets its own values, the range drops the old one,
+ * a per-sample matcher narrows the names' samples.
+ */
+static void test_labels_per_sample_values_honour_selector_and_range(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct model_profile p;
+	char got[256];
+
+	(void)state;
+	qh_init(&p, "api", false);
+	add_labeled(&p, "cart", "endpoint", "/cart", T0);
+	add_labeled(&p, "pay", "endpoint", "/pay", T0 + 1);
+	add_labeled(&p, "old", "endpoint", "/old", T0 - 3600 * SEC);
+	add_labeled(&p, "work", "thread.name", "worker-1", T0 + 2);
+	qh_head_add(h, &p);
+	qh_init(&p, "db", false);
+	add_labeled(&p, "scan", "endpoint", "query", T0);
+	qh_head_add(h, &p);
+
+	struct qh_args a = { { "name", "endpoint", "query", "{service.name=\"api\"}", "from",
+			       "1700000000000", "to", "1700000020000", NULL } };
+	json_t *j = run_ok(h, "label_values", &a);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "/cart,/pay");
+	json_decref(j);
+	a.kv[3] = "{service.name=\"db\"}";
+	j = run_ok(h, "label_values", &a);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "query");
+	json_decref(j);
+	/* The old endpoint is listed only with its hour in range. */
+	a.kv[3] = "{service.name=\"api\"}";
+	a.kv[5] = "1699990000000";
+	j = run_ok(h, "label_values", &a);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "/cart,/old,/pay");
+	json_decref(j);
+
+	struct qh_args b = { { "query", "{service.name=\"db\"}", "from", "1700000000000", "to",
+			       "1700000020000", NULL } };
+	j = run_ok(h, "labels", &b);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "endpoint,service.name"); /* no thread.name: api's only */
+	json_decref(j);
+	/* A per-sample matcher: the samples with endpoint /pay have no thread.name. */
+	b.kv[1] = "{endpoint=\"/pay\"}";
+	j = run_ok(h, "labels", &b);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "endpoint,service.name");
+	json_decref(j);
+	b.kv[1] = "{}";
+	j = run_ok(h, "labels", &b);
+	join_arr(j, got, sizeof(got));
+	assert_string_equal(got, "endpoint,service.name,thread.name");
 	json_decref(j);
 	store_head_free(h);
 }
@@ -697,8 +913,11 @@ int main(void)
 		cmocka_unit_test(test_diff_normalized_absolute_appeared_disappeared),
 		cmocka_unit_test(test_diff_refuses_other_types_and_handles_empty_sides),
 		cmocka_unit_test(test_diff_z_statistic),
+		cmocka_unit_test(test_diff_absolute_test_sort_shrinks_search_unchanged),
+		cmocka_unit_test(test_diff_same_build_split_flags_nothing),
 		cmocka_unit_test(test_flamechart_merges_adjacent_identical_stacks),
 		cmocka_unit_test(test_labels_and_values_scoped_by_selector),
+		cmocka_unit_test(test_labels_per_sample_values_honour_selector_and_range),
 		cmocka_unit_test(test_label_values_limit_and_truncated),
 		cmocka_unit_test(test_flamegraph_and_table_parameters),
 		cmocka_unit_test(test_bad_parameters_name_the_parameter),

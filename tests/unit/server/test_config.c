@@ -91,7 +91,8 @@ static void test_config_full_file_loads_every_field(void **state)
 	assert_int_equal(c.datasets[0].rules[0].action, SERVER_RULE_DROP);
 	assert_string_equal(c.datasets[0].rules[0].type, "memory:*");
 	assert_int_equal(c.datasets[0].rules[0].sel.n, 1);
-	assert_string_equal(c.datasets[0].rules[0].sel.m[0].name, "service_name");
+	/* service_name in a selector is service.name, the canonical key (store/matcher.h) */
+	assert_string_equal(c.datasets[0].rules[0].sel.m[0].name, "service.name");
 	assert_int_equal(c.datasets[0].rules[1].action, SERVER_RULE_KEEP);
 	assert_true(c.datasets[0].rules[1].fraction == 0.25);
 	assert_int_equal(c.datasets[0].rules[2].min_value, 1000);

@@ -57,7 +57,15 @@ function diffTooltip(n) {
 		`<tr><td class="k">A total</td><td class="v">${escapeHtml(fmtValue(n.a_total, u))}</td><td class="p">${fmtPct(n.a_share, 1)}</td></tr>` +
 		`<tr><td class="k">B total</td><td class="v">${escapeHtml(fmtValue(n.b_total, u))}</td><td class="p">${fmtPct(n.b_share, 1)}</td></tr>` +
 		`<tr><td class="k">Change</td><td class="v" colspan="2">${escapeHtml(change)}</td></tr>` +
-		`<tr><td class="k">Verdict</td><td class="v" colspan="2">${escapeHtml(verdict)} (z = ${(+n.z || 0).toFixed(2)})</td></tr></table>`;
+		(n.a_rate !== undefined
+			? `<tr><td class="k">Per second</td><td class="v" colspan="2">${escapeHtml(`${fmtValue(n.a_rate, u)}/s \u2192 ${fmtValue(n.b_rate, u)}/s (rate q = ${qText(n.rate_q)})`)}</td></tr>`
+			: '') +
+		`<tr><td class="k">Verdict</td><td class="v" colspan="2">${escapeHtml(verdict)} (z = ${(+n.z || 0).toFixed(2)}, q = ${qText(norm ? n.share_q : n.rate_q)}, BH-adjusted)</td></tr></table>`;
+}
+
+/* A Benjamini-Hochberg q-value for the tooltip: two significant digits. */
+function qText(q) {
+	return q === undefined ? '?' : (+q).toPrecision(2);
 }
 
 export function sidesSet() {
