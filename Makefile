@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # profd build. `make` builds build/profd; `make test` installs dependencies,
 # builds with ASan+UBSan (build-san/) and runs every test; `make run` starts
-# the server and the agent; `make fuzz` builds libFuzzer targets; `make bench`
+# the server and the agent; `make fuzz` builds libFuzzer targets and `make
+# fuzz-long` runs them (FUZZ_SECONDS in all, recorded); `make bench`
 # runs the benchmarks. V=1 shows full commands.
 
 .DELETE_ON_ERROR:
@@ -57,7 +58,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 
-.PHONY: all build run test unit check-format check-layers check-js fuzz bench clean deps ui
+.PHONY: all build run test unit check-format check-layers check-js fuzz fuzz-long bench clean deps ui
 
 all build: $(O)/profd $(TOOL_BIN) ui
 
@@ -135,6 +136,13 @@ run: deps
 
 fuzz: deps
 	$(Q)bash scripts/fuzz.sh build
+
+# Every fuzz target for FUZZ_SECONDS CPU seconds in all, FUZZ_JOBS (nproc)
+# at a time; the kept corpus (tests/fuzz/corpus) is minimized and the run
+# recorded in bench/results/fuzz-ledger.tsv and bench/results/fuzz.md.
+FUZZ_SECONDS ?= 3600
+fuzz-long: deps
+	$(Q)bash scripts/fuzz.sh long $(FUZZ_SECONDS)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory build

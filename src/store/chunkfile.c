@@ -564,11 +564,15 @@ int store_chunkfile_read_frame(const struct store_chunkfile *f, uint64_t off, ui
 	return decompress(dctx, dst, raw_len, scratch->p, stored, f->path, "frame", off, err);
 }
 
-/* CRC of bytes [off, off + n) of the file, streamed. */
+/*
+ * CRC of bytes [off, off + n) of the file, streamed through a buffer of
+ * at most WRITE_BUF bytes: a small chunk gets a small buffer, not 1 MiB
+ * (mmap, page faults and munmap on every call for most allocators).
+ */
 static int crc_range(const struct store_chunkfile *f, uint64_t off, uint64_t n, uint32_t *out,
 		     struct prof_err *err)
 {
-	uint8_t *b = xmalloc(WRITE_BUF);
+	uint8_t *b = xmalloc((size_t)PROF_MIN((uint64_t)WRITE_BUF, n ? n : 1));
 	uint32_t crc = 0;
 	int rc = 0;
 

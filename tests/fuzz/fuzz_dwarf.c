@@ -5,8 +5,9 @@
  * server is untrusted, and it is read at query time. Any byte string,
  * written to a memory file, must open with an error or give lookups that
  * stay in bounds and end (the DIE walks are iterative and depth-capped).
- * Seeds worth using: small -g objects and separate debug files
- * (objcopy --only-keep-debug).
+ * Seeds: small -g objects built by scripts/fuzz.sh (object, executable,
+ * DWARF 4 and 5, compressed sections, separate debug file, shared
+ * object) and tests/fuzz/corpus/fuzz_dwarf/.
  */
 #include "base/compat.h"
 #include "base/err.h"
@@ -38,7 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
-	for (uint64_t a = 0; a < 0x4000; a += 0x7f) {
+	/*
+	 * Every 4th byte where small objects put their code (0 for a
+	 * relocatable object, 0x1000 for a linked one: the seeds'
+	 * functions, their inlined calls and blocks), then a sweep.
+	 */
+	for (uint64_t a = 0; a < 0x4000; a += a < 0x400 || (a >= 0x1000 && a < 0x1400) ? 4 : 0x7f) {
 		int n = sym_dwarf_lookup(d, a, fr, SYM_FRAMES_MAX);
 
 		PROF_ASSERT(n >= 0 && n <= SYM_FRAMES_MAX);
