@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -65,34 +64,6 @@ int agent_mem_read_str(const struct agent_memreader *m, uint64_t addr, char *out
 	return -E2BIG;
 }
 
-/*
- * Reclaim the pages of @d when they lie in libelf's image of @elf's file
- * (MADV_PAGEOUT: clean file pages leave the resident set and are read
- * again when touched; unlike MADV_DONTNEED it never loses data, whoever
- * owns the memory). A large binary's symbol and string tables (node:
- * 12 MB) would otherwise all count in the agent's peak RSS while they
- * are scanned.
- */
-static void interp_elf_drop(Elf *elf, const Elf_Data *d)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	size_t rawsz = 0;
-	const char *raw = elf_rawfile(elf, &rawsz);
-	uintptr_t lo;
-
-	if (!d || !d->d_buf || !d->d_size || pg <= 0 || !raw || (const char *)d->d_buf < raw ||
-	    d->d_size > rawsz || (size_t)((const char *)d->d_buf - raw) > rawsz - d->d_size)
-		return;
-	lo = (uintptr_t)d->d_buf & ~(uintptr_t)(pg - 1);
-	if (lo < (uintptr_t)raw)
-		return; /* the mapping starts page-aligned: cannot happen, but never below it */
-#ifdef MADV_PAGEOUT
-	madvise((void *)lo, d->d_size + ((uintptr_t)d->d_buf - lo), MADV_PAGEOUT);
-#else
-	(void)lo;
-#endif
-}
-
 int agent_interp_elf_symbols(const char *path, struct agent_interp_sym *syms, size_t n)
 {
 	Elf_Scn *scn = NULL;
@@ -114,24 +85,16 @@ int agent_interp_elf_symbols(const char *path, struct agent_interp_sym *syms, si
 		return -PROF_EFORMAT;
 	}
 	while (left && (scn = elf_nextscn(elf, scn))) {
-		Elf_Scn *strscn;
-		Elf_Data *d, *sd = NULL;
 		GElf_Shdr sh;
+		Elf_Data *d;
 		size_t nsyms;
 
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize ||
 		    !(d = elf_getdata(scn, NULL)))
 			continue;
-		if (elf_kind(elf) == ELF_K_ELF && (strscn = elf_getscn(elf, sh.sh_link)))
-			sd = elf_getdata(strscn, NULL);
 		nsyms = d->d_size / sh.sh_entsize;
 		for (size_t k = 0; k < nsyms && left; k++) {
-			if (k && !(k % 16384)) {
-				/* Keep at most a window of the tables resident. */
-				interp_elf_drop(elf, d);
-				interp_elf_drop(elf, sd);
-			}
 			const char *name;
 			GElf_Sym sym;
 
@@ -147,8 +110,6 @@ int agent_interp_elf_symbols(const char *path, struct agent_interp_sym *syms, si
 				left--;
 			}
 		}
-		interp_elf_drop(elf, d);
-		interp_elf_drop(elf, sd);
 	}
 	elf_end(elf);
 	close(fd);
