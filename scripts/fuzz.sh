@@ -9,6 +9,7 @@
 #                                  table to build-fuzz/report.md
 #   scripts/fuzz.sh run SECONDS fuzz_pprof ...   only the named targets
 #   scripts/fuzz.sh seeds [target...]  only write build-fuzz/seeds/<target>/
+#   scripts/fuzz.sh render         rewrite fuzz.md's table from the ledger
 #   scripts/fuzz.sh merge [target...]  minimize tests/fuzz/corpus/<target>/
 #                                  with what runs added (libFuzzer -merge=1)
 #   scripts/fuzz.sh long TOTAL [target...]   (make fuzz-long) split TOTAL
@@ -41,9 +42,10 @@
 # The kept corpus, tests/fuzz/corpus/<target>/, is read by every run (after
 # the run's own corpus, build-fuzz/corpus/<target>/, where libFuzzer writes
 # what it finds) and minimized by `merge`, so fuzzing time accumulates
-# across runs and machines; inputs are capped at $FUZZ_MAX_LEN bytes
-# (64 KiB) so the corpus stays small (a 2 MB JFR recording also runs at
-# a few executions a second). The ELF, DWARF and pclntab targets are
+# across runs and machines; run inputs are capped at $FUZZ_MAX_LEN bytes
+# (64 KiB: a 2 MB JFR recording runs at a few executions a second), kept
+# ones at $FUZZ_KEPT_MAX_LEN (32 KiB) and $FUZZ_KEPT_KIB (160 KiB) per
+# target, so the repository stays lean. The ELF, DWARF and pclntab targets are
 # seeded with objects built here: a small C program compiled with -g
 # (object, executable, DWARF 4 and 5, compressed sections, separate debug
 # file, shared object, stripped) and the .gopclntab of a Go hello world
@@ -63,6 +65,8 @@ CORPUS=${PROFD_CORPUS:-../shared/corpus}
 SEED_PROFD=${PROFD_FAST:-build/profd} # converts pprof seeds to OTLP
 KEPT=tests/fuzz/corpus
 MAX_LEN=${FUZZ_MAX_LEN:-65536}
+KEPT_MAX_LEN=${FUZZ_KEPT_MAX_LEN:-32768} # per input kept in tests/fuzz/corpus
+KEPT_KIB=${FUZZ_KEPT_KIB:-160}           # per target kept there
 LEDGER=bench/results/fuzz-ledger.tsv
 REPORT_MD=bench/results/fuzz.md
 # Decoders of network input (ingest, push, scrape): twice the time in `long`.
@@ -295,26 +299,43 @@ run() {
 }
 
 # Minimizes the kept corpus of each target with what runs found and the
-# seeds made here (not the shared corpus's files), capped at $MAX_LEN
-# bytes per input.
+# seeds made here (not the shared corpus's files): the libFuzzer -merge=1
+# minimum, inputs cut to $KEPT_MAX_LEN bytes; over $KEPT_KIB KiB, only the
+# inputs that add edges (not hit counts: -use_counters=0), then the cut
+# halved (down to 256 bytes), so the repository keeps a few MB for every
+# target together (JFR inputs, 15-60 KB each, get 64 KiB and 20 times the
+# budget).
 merge() {
 	local targets=("$@") name d
 	[ ${#targets[@]} = 0 ] && mapfile -t targets < <(all_targets)
 	for name in "${targets[@]}"; do
-		local new="$OUT/merge/$name" dirs=()
-		rm -rf "$new"
-		mkdir -p "$new" "$KEPT/$name"
+		local new="$OUT/merge/$name" dirs=() len=$KEPT_MAX_LEN budget=$KEPT_KIB kib ok=1
+		# JFR chunks are 15-60 KB even when small: fewer, larger inputs
+		[ "$name" = fuzz_jfr ] && len=$MAX_LEN budget=$((KEPT_KIB * 20))
+		local counters=1
 		for d in "$KEPT/$name" "$OUT/corpus/$name" "$OUT/seeds/$name"; do
 			[ -d "$d" ] && dirs+=("$d")
 		done
-		if ! "$OUT/$name" -merge=1 -max_len="$MAX_LEN" -timeout=10 -rss_limit_mb=2048 \
-			"$new" "${dirs[@]}" >"$OUT/$name.merge.log" 2>&1; then
+		while :; do
+			rm -rf "$new"
+			mkdir -p "$new"
+			if ! "$OUT/$name" -merge=1 -max_len="$len" -use_counters=$counters -timeout=10 -rss_limit_mb=2048 \
+				"$new" "${dirs[@]}" >"$OUT/$name.merge.log" 2>&1; then
+				ok=0
+				break
+			fi
+			kib=$(($(find "$new" -type f -exec cat {} + | wc -c) / 1024))
+			[ "$kib" -le "$budget" ] || [ "$len" -le 256 ] && break
+			# over budget: first keep only inputs that add edges, then cut
+			if [ $counters = 1 ]; then counters=0; else len=$((len / 2)); fi
+		done
+		if [ $ok = 0 ]; then
 			echo "=== $name: merge failed, $KEPT/$name left as it was (see $OUT/$name.merge.log)"
 			continue
 		fi
 		rm -rf "${KEPT:?}/$name"
 		mv "$new" "$KEPT/$name"
-		echo "=== $name: $(ls "$KEPT/$name" | wc -l) inputs, $(($(cat "$KEPT/$name"/* 2>/dev/null | wc -c) / 1024)) KiB kept"
+		echo "=== $name: $(ls "$KEPT/$name" | wc -l) inputs, $kib KiB kept (inputs cut to $len bytes, counters $counters)"
 	done
 }
 
@@ -373,6 +394,12 @@ record() {
 		awk -F'\t' -v OFS='\t' -v run="$started" -v c="$commit" -v kept="$kept" \
 			'{ print run, c, $1, $2, $3, $4, $5, $6, kept, $8 }' "$OUT/$name.row" >>"$LEDGER"
 	done
+	render
+	echo "=== recorded in $LEDGER and $REPORT_MD"
+}
+
+# Rewrites the generated table of fuzz.md from the ledger.
+render() {
 	python3 - "$LEDGER" "$REPORT_MD" "$KEPT" <<'PY'
 import collections, os, sys
 ledger, md, kept = sys.argv[1:4]
@@ -420,11 +447,10 @@ else:
     text = text.rstrip("\n") + "\n\n" + block
 open(md, "w").write(text)
 PY
-	echo "=== recorded in $LEDGER and $REPORT_MD"
 }
 
 usage() {
-	echo "usage: $0 build | run SECONDS [target...] | seeds [target...] | merge [target...] | long TOTAL_SECONDS [target...]" >&2
+	echo "usage: $0 build | run SECONDS [target...] | render | seeds [target...] | merge [target...] | long TOTAL_SECONDS [target...]" >&2
 	exit 2
 }
 
@@ -442,6 +468,7 @@ merge)
 	build
 	merge "$@"
 	;;
+render) render ;;
 seeds)
 	shift
 	[ $# = 0 ] && set -- $(all_targets)

@@ -18,7 +18,8 @@
 #     over 10 refused, 3 x 3 stored.
 source "$(dirname "$0")/ingest_lib.sh"
 
-if ldd "$PROFD" 2>/dev/null | grep -q libasan; then
+# grep -q would stop reading early: ldd then dies of SIGPIPE and pipefail fails the test.
+if ldd "$PROFD" 2>/dev/null | grep -c libasan >/dev/null; then
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=1536:max_allocation_size_mb=512"
 else
 	ulimit -v $((2 * 1024 * 1024))
