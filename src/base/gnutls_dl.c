@@ -40,6 +40,7 @@ static void load(void)
 		SYM(record_recv),
 		SYM(record_send),
 		SYM(record_check_pending),
+		SYM(record_get_direction),
 		SYM(bye),
 		SYM(strerror),
 		SYM(error_is_fatal),

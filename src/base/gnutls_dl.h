@@ -50,6 +50,7 @@ struct prof_gnutls_api {
 	ssize_t (*record_recv)(gnutls_session_t s, void *data, size_t size);
 	ssize_t (*record_send)(gnutls_session_t s, const void *data, size_t size);
 	size_t (*record_check_pending)(gnutls_session_t s);
+	int (*record_get_direction)(gnutls_session_t s);
 	int (*bye)(gnutls_session_t s, gnutls_close_request_t how);
 	const char *(*strerror)(int error);
 	int (*error_is_fatal)(int error);
@@ -84,6 +85,7 @@ int prof_gnutls_load(struct prof_err *err);
 #define gnutls_record_recv			(prof_gnutls.record_recv)
 #define gnutls_record_send			(prof_gnutls.record_send)
 #define gnutls_record_check_pending		(prof_gnutls.record_check_pending)
+#define gnutls_record_get_direction		(prof_gnutls.record_get_direction)
 #define gnutls_bye				(prof_gnutls.bye)
 #define gnutls_strerror				(prof_gnutls.strerror)
 #define gnutls_error_is_fatal			(prof_gnutls.error_is_fatal)

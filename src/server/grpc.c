@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * grpc.c - OTLP/gRPC over h2c with libnghttp2; see grpc.h.
+ * grpc.c - OTLP/gRPC over h2c or TLS with libnghttp2; see grpc.h.
  *
- * nghttp2 does the HTTP/2 framing, HPACK and flow control; we feed it the
- * bytes read from the socket (nghttp2_session_mem_recv) and write what it
- * produces (send callback, blocking). A stream's request is complete when
- * a frame with END_STREAM arrives; the connection thread then handles it
- * (the same pipeline as HTTP: pipeline.h) and submits the answer before
- * reading further. Requests on one connection are therefore handled one
- * after the other; clients that want parallelism open more connections
- * (gRPC clients multiplex, which is still correct, only serialized).
+ * One event-loop thread serves every connection: non-blocking sockets in
+ * an epoll set (level-triggered), the bytes read fed to nghttp2
+ * (nghttp2_session_mem_recv), what nghttp2 has to say taken with
+ * nghttp2_session_mem_send into the connection's output buffer and
+ * written as far as the socket takes it (EPOLLOUT for the rest). nghttp2
+ * sessions are touched by the loop thread only. A stream whose request is
+ * complete (a frame with END_STREAM) goes to the server's ingest worker
+ * pool (workers.h), which authorizes, decodes and stores it (the WAL
+ * fsync included) and leaves the outcome in the stream; the worker queues
+ * the stream on the loop's done list and wakes it (eventfd), and the loop
+ * submits the answer. A stream or a connection that ends while its
+ * request is on a worker is kept until the worker is done with it.
  *
  * gRPC over HTTP/2: grpc/grpc doc/PROTOCOL-HTTP2.md (length-prefixed
  * messages, trailers, percent-encoded grpc-message, HTTP 415 for a
- * non-gRPC content-type, status 12 (no such method) for an unknown compression).
+ * non-gRPC content-type, status 12 (no such method) for an unknown
+ * compression).
  */
 #include "base/compat.h"
 #include "base/log.h"
@@ -24,60 +29,101 @@
 #include "server/pipeline.h"
 #include "server/route.h"
 #include "server/tls.h"
+#include "server/workers.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <nghttp2/nghttp2.h>
 #include <arpa/inet.h>
-#include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define IDLE_TIMEOUT_NS (120 * 1000000000LL)
 #define RECV_CHUNK	(64 * 1024)
+#define READ_BUDGET	(1 << 20)    /* bytes read from one connection per turn (cleartext) */
+#define OUT_HIGH	(256 * 1024) /* unsent bytes beyond which nghttp2 is not asked for more */
+#define TLS_RECORD	(16 * 1024)
+#define MAX_EVENTS	256
+#define STOP_GRACE_NS	(10 * 1000000000LL)
+#define ACCEPT_PAUSE_NS (100 * 1000000LL)
 #define GRPC_NO_METHOD	12
 
-struct server_grpc {
-	struct server *srv;
-	int lfd;
-	unsigned port;
-	pthread_t acceptor;
-	bool stop;  /* atomic */
-	int nconns; /* atomic: connection threads alive */
-	pthread_mutex_t lock;
-	VEC(int) fds; /* sockets of live connections, for a forced stop */
+struct gconn;
+
+/* What a worker decided for a stream; the loop turns it into frames. */
+enum gresult {
+	GRES_NONE,
+	GRES_OK,     /* HEADERS, the DATA in @resp, trailers with status 0 */
+	GRES_STATUS, /* trailers-only: @code, @message, @retry_after */
+	GRES_415,    /* :status 415, not gRPC */
 };
 
 struct gstream {
 	int32_t id;
-	struct gstream *next;
+	struct gstream *next;	   /* the connection's streams */
+	struct gstream *done_next; /* the loop's done list */
+	struct gconn *c;
+	struct server_job job; /* the request's run on a worker */
 	char path[160], ctype[64], encoding[24], dataset[80];
 	char *authorization; /* malloc'd; wiped on free */
 	struct buf body;
-	bool too_big, complete, answered;
-	bool slot;    /* holds an ingest slot (pipeline.h) while its body is buffered */
-	bool refused; /* no slot was free: the body is dropped, UNAVAILABLE */
+	bool too_big, complete;
+	bool dispatched; /* handed to a worker; the outcome is not back yet */
+	bool closed;	 /* nghttp2 closed it while on a worker: free when back */
+	bool slot;	 /* holds an ingest slot (pipeline.h) while its body is buffered */
+	bool refused;	 /* no slot was free: the body is dropped, UNAVAILABLE */
 	struct server *srv;
-	/* the DATA of a successful answer */
-	struct buf resp;
+	/* the outcome */
+	enum gresult result;
+	int code;
+	unsigned retry_after;
+	struct buf resp; /* GRES_OK: the DATA */
 	size_t resp_off;
-	int status;
 	char message[1024];
 };
 
 struct gconn {
 	struct server_grpc *g;
+	struct gconn *prev, *next; /* the loop's live connections */
 	int fd;
 	struct server_conn *gc;	     /* the connection guard's entry (conns.h) */
 	struct server_tls_sess *tls; /* with --tls-cert: the session over @fd */
+	bool handshaking;	     /* TLS handshake not complete: no nghttp2 yet */
 	char peer[INET6_ADDRSTRLEN + 8];
 	nghttp2_session *sess;
 	struct gstream *streams;
-	bool failed;
+	struct buf out; /* bytes for the socket, from @out_off */
+	size_t out_off;
+	size_t tls_held; /* bytes of @out GnuTLS holds after -EAGAIN (server_tls_send_some) */
+	unsigned jobs;	 /* streams on a worker */
+	uint32_t events; /* registered with epoll */
+	bool goaway;	 /* sent: close once the streams are done */
+	bool dead;	 /* closed; freed when the last job is back */
 };
+
+struct server_grpc {
+	struct server *srv;
+	int lfd, epfd, evfd;
+	unsigned port;
+	pthread_t loop;
+	bool stop; /* atomic */
+	pthread_mutex_t lock;
+	struct gstream *done; /* under @lock: streams back from workers */
+	/* the loop thread's own */
+	struct gconn *conns;
+	struct gconn *graveyard;  /* closed, no job left: freed after the turn */
+	unsigned jobs;		  /* streams on workers, every connection */
+	int64_t accept_paused_ns; /* out of descriptors: accept again after this */
+	uint8_t rbuf[RECV_CHUNK];
+};
+
+/* epoll data of the two descriptors that are not connections */
+static char listen_tag, wake_tag;
 
 static void stream_free(struct gstream *s)
 {
@@ -94,35 +140,6 @@ static void stream_free(struct gstream *s)
 	free(s);
 }
 
-static ssize_t on_send(nghttp2_session *sess, const uint8_t *data, size_t len, int flags,
-		       void *user)
-{
-	struct gconn *c = user;
-	size_t off = 0;
-
-	(void)sess;
-	(void)flags;
-	if (c->tls) {
-		if (server_tls_send(c->tls, data, len)) {
-			c->failed = true;
-			return NGHTTP2_ERR_CALLBACK_FAILURE;
-		}
-		return (ssize_t)len;
-	}
-	while (off < len) {
-		ssize_t n = send(c->fd, data + off, len - off, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			c->failed = true;
-			return NGHTTP2_ERR_CALLBACK_FAILURE;
-		}
-		off += (size_t)n;
-	}
-	return (ssize_t)len;
-}
-
 static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *f, void *user)
 {
 	struct gconn *c = user;
@@ -132,6 +149,7 @@ static int on_begin_headers(nghttp2_session *sess, const nghttp2_frame *f, void 
 		return 0;
 	s = xcalloc(1, sizeof(*s));
 	s->id = f->hd.stream_id;
+	s->c = c;
 	s->srv = c->g->srv;
 	server_conns_phase(s->srv->conns, c->gc, SERVER_CONN_BODY);
 	/* A stream's body is buffered until it ends: it takes an ingest slot
@@ -226,7 +244,10 @@ static int on_stream_close(nghttp2_session *sess, int32_t id, uint32_t error_cod
 			struct gstream *s = *pp;
 
 			*pp = s->next;
-			stream_free(s);
+			if (s->dispatched)
+				s->closed = true; /* the worker's until it is back */
+			else
+				stream_free(s);
 			break;
 		}
 	}
@@ -295,7 +316,6 @@ static void answer_status(struct gconn *c, struct gstream *s, int code, const ch
 		snprintf(ra, sizeof(ra), "%u", retry_after);
 		hdr[n++] = (nghttp2_nv)NV("retry-after", ra);
 	}
-	s->answered = true;
 	nghttp2_submit_response(c->sess, s->id, hdr, n, NULL);
 }
 
@@ -307,9 +327,23 @@ static void count_call(struct server *srv, int code)
 	server_metrics_inc(srv->metrics, "profd_grpc_requests_total", lbl, 1);
 }
 
-static void handle_stream(struct gconn *c, struct gstream *s)
+/* The outcome for @s: trailers-only with @code and @msg. */
+static void set_status(struct gstream *s, int code, const char *msg, unsigned retry_after)
 {
-	struct server *srv = c->g->srv;
+	s->result = GRES_STATUS;
+	s->code = code;
+	s->retry_after = retry_after;
+	snprintf(s->message, sizeof(s->message), "%s", msg);
+}
+
+/*
+ * A worker's part of a stream: authorize, check, decode and store the
+ * request, leaving the outcome in @s (no nghttp2 here: the session is
+ * the loop's).
+ */
+static void stream_work(struct gstream *s)
+{
+	struct server *srv = s->srv;
 	struct server_ingest_out out = { 0 };
 	struct server_auth auth;
 	struct buf inflated;
@@ -320,20 +354,17 @@ static void handle_stream(struct gconn *c, struct gstream *s)
 
 	buf_init(&inflated, 0);
 	if (strcmp(s->path, SERVER_GRPC_EXPORT_PATH)) {
-		answer_status(c, s, GRPC_NO_METHOD,
-			      "unknown method; this server implements "
-			      "ProfilesService/Export only",
-			      0);
+		set_status(s, GRPC_NO_METHOD,
+			   "unknown method; this server implements "
+			   "ProfilesService/Export only",
+			   0);
 		count_call(srv, GRPC_NO_METHOD);
 		log_warn("grpc path=%.100s grpc_status=%d reason=\"unknown method\"", s->path,
 			 GRPC_NO_METHOD);
 		return;
 	}
 	if (strncasecmp(s->ctype, "application/grpc", 16)) {
-		nghttp2_nv hdr[] = { NV(":status", "415") };
-
-		s->answered = true;
-		nghttp2_submit_response(c->sess, s->id, hdr, PROF_ARRAY_SIZE(hdr), NULL);
+		s->result = GRES_415;
 		log_warn("grpc path=%s status=415 reason=\"content-type '%s' is not "
 			 "application/grpc\"",
 			 s->path, s->ctype);
@@ -390,11 +421,10 @@ static void handle_stream(struct gconn *c, struct gstream *s)
 	mlen = len;
 	if (b[0] == 1) {
 		if (strcasecmp(s->encoding, "gzip")) {
-			answer_status(c, s, GRPC_NO_METHOD,
-				      *s->encoding
-					      ? "unsupported grpc-encoding; use gzip or identity"
-					      : "compressed message without grpc-encoding",
-				      0);
+			set_status(s, GRPC_NO_METHOD,
+				   *s->encoding ? "unsupported grpc-encoding; use gzip or identity"
+						: "compressed message without grpc-encoding",
+				   0);
 			count_call(srv, GRPC_NO_METHOD);
 			return;
 		}
@@ -407,8 +437,6 @@ static void handle_stream(struct gconn *c, struct gstream *s)
 	{
 		struct buf pb;
 		unsigned char pre[5];
-		nghttp2_nv hdr[] = { NV(":status", "200"), NV("content-type", "application/grpc") };
-		nghttp2_data_provider prd;
 
 		buf_init(&pb, 0);
 		server_otlp_response(&out, false, &pb);
@@ -420,10 +448,7 @@ static void handle_stream(struct gconn *c, struct gstream *s)
 		(void)buf_add(&s->resp, pre, 5);
 		(void)buf_add(&s->resp, pb.p ? pb.p : "", pb.len);
 		buf_release(&pb);
-		prd.source.ptr = s;
-		prd.read_callback = read_resp;
-		s->answered = true;
-		nghttp2_submit_response(c->sess, s->id, hdr, PROF_ARRAY_SIZE(hdr), &prd);
+		s->result = GRES_OK;
 		count_call(srv, 0);
 		log_info("grpc path=%s grpc_status=0 dataset=%s token=%s body_bytes=%zu "
 			 "samples=%" PRIu64 " ms=%.1f%s%s%s",
@@ -438,14 +463,13 @@ done:
 		server_ingest_leave(srv);
 		s->slot = false;
 	}
-	if (!s->answered) {
+	if (s->result == GRES_NONE) {
 		int code = server_fail_grpc(out.fail);
 
-		answer_status(c, s, code, out.msg,
-			      out.fail == SERVER_FAIL_OVERLOADED ||
-					      out.fail == SERVER_FAIL_UNAVAILABLE
-				      ? srv->limits.retry_after_s
-				      : 0);
+		set_status(s, code, out.msg,
+			   out.fail == SERVER_FAIL_OVERLOADED || out.fail == SERVER_FAIL_UNAVAILABLE
+				   ? srv->limits.retry_after_s
+				   : 0);
 		count_call(srv, code);
 		log_warn("grpc path=%s grpc_status=%d dataset=%s token=%s body_bytes=%zu ms=%.1f "
 			 "reason=\"%s\"",
@@ -456,150 +480,292 @@ done:
 	buf_release(&inflated);
 }
 
-static void conn_track(struct server_grpc *g, int fd, bool add)
+/* A worker's job: the request's work, then back to the loop. */
+static void stream_job(struct server_job *job)
 {
+	struct gstream *s = (struct gstream *)((char *)job - offsetof(struct gstream, job));
+	struct server_grpc *g = s->c->g;
+	uint64_t one = 1;
+
+	stream_work(s);
 	pthread_mutex_lock(&g->lock);
-	if (add) {
-		VEC_PUSH(&g->fds, fd);
-	} else {
-		for (size_t i = 0; i < g->fds.n; i++)
-			if (g->fds.v[i] == fd) {
-				g->fds.v[i] = g->fds.v[--g->fds.n];
-				break;
-			}
-	}
+	s->done_next = g->done;
+	g->done = s;
 	pthread_mutex_unlock(&g->lock);
+	if (write(g->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("grpc: cannot wake the event loop: %s", strerror(errno));
+}
+
+/* The loop's part of a stream back from its worker: the answer's frames. */
+static void stream_answer(struct gconn *c, struct gstream *s)
+{
+	if (s->result == GRES_OK) {
+		nghttp2_nv hdr[] = { NV(":status", "200"), NV("content-type", "application/grpc") };
+		nghttp2_data_provider prd = { .source.ptr = s, .read_callback = read_resp };
+
+		nghttp2_submit_response(c->sess, s->id, hdr, PROF_ARRAY_SIZE(hdr), &prd);
+	} else if (s->result == GRES_415) {
+		nghttp2_nv hdr[] = { NV(":status", "415") };
+
+		nghttp2_submit_response(c->sess, s->id, hdr, PROF_ARRAY_SIZE(hdr), NULL);
+	} else {
+		answer_status(c, s, s->code, s->message, s->retry_after);
+	}
+}
+
+static void conn_events(struct gconn *c, uint32_t ev)
+{
+	struct epoll_event e = { .events = ev, .data.ptr = c };
+
+	if (c->events == ev)
+		return;
+	if (epoll_ctl(c->g->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
+		c->events = ev;
+}
+
+/* Close @c now; it is freed here, or when its last stream is back from a worker. */
+static void conn_close(struct gconn *c)
+{
+	struct server_grpc *g = c->g;
+
+	if (c->dead)
+		return;
+	epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	/* on_stream_close frees each stream, or marks one on a worker */
+	nghttp2_session_del(c->sess);
+	c->sess = NULL;
+	while (c->streams) {
+		struct gstream *s = c->streams;
+
+		c->streams = s->next;
+		if (s->dispatched)
+			s->closed = true;
+		else
+			stream_free(s);
+	}
+	server_tls_sess_free(c->tls);
+	c->tls = NULL;
+	server_conns_close(g->srv->conns, c->gc);
+	close(c->fd);
+	buf_release(&c->out);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		g->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->dead = true;
+	if (!c->jobs) {
+		c->next = g->graveyard;
+		g->graveyard = c;
+	}
 }
 
 /*
- * With --tls-cert: the handshake on the connection's own thread, so a
- * slow one holds up no other client. The guard's header deadline closes
- * one that dawdles (phase NEW from accept); GnuTLS's timeout, the same,
- * is the backstop. False when the client is refused (logged).
+ * Write what nghttp2 has to send, as far as the socket takes it; watch
+ * for writability while bytes remain; close @c when neither side has
+ * more to say. False when @c was closed.
  */
-static bool tls_accept(struct gconn *c)
+static bool conn_flush(struct gconn *c)
 {
-	struct server *srv = c->g->srv;
-	unsigned ms = (unsigned)PROF_MIN(srv->header_timeout_ns / 1000000, 3600000LL);
-	struct prof_err err;
-	int rc;
+	for (;;) {
+		size_t pending = c->out.len - c->out_off;
 
-	prof_err_init(&err);
-	rc = server_tls_accept(srv->tls, c->fd, ms, &c->tls, &err);
-	if (!rc)
-		return true;
-	if (rc == -ECONNRESET)
-		log_debug("grpc: client=%s %s", c->peer, err.msg);
-	else
-		log_warn("grpc: refused client=%s: %s", c->peer, err.msg);
-	if (rc == -EACCES)
-		server_metrics_inc(srv->metrics, "profd_tls_client_refused_total",
-				   "listener=\"grpc\"", 1);
-	return false;
+		if (!pending) {
+			c->out.len = c->out_off = 0;
+			while (c->out.len < OUT_HIGH) {
+				const uint8_t *d;
+				ssize_t n = nghttp2_session_mem_send(c->sess, &d);
+
+				if (n < 0) {
+					log_warn("grpc: client=%s: %s", c->peer,
+						 nghttp2_strerror((int)n));
+					conn_close(c);
+					return false;
+				}
+				if (!n)
+					break;
+				if (buf_add(&c->out, d, (size_t)n)) {
+					conn_close(c);
+					return false;
+				}
+			}
+			pending = c->out.len;
+			if (!pending)
+				break;
+		}
+		const char *p = c->out.p + c->out_off;
+		ssize_t w;
+
+		if (c->tls) {
+			size_t chunk = c->tls_held ? c->tls_held : PROF_MIN(pending, TLS_RECORD);
+
+			w = server_tls_send_some(c->tls, c->tls_held ? NULL : p,
+						 c->tls_held ? 0 : chunk);
+			if (w == -EAGAIN) {
+				c->tls_held = chunk;
+				break;
+			}
+			if (w > 0)
+				w = (ssize_t)chunk;
+			c->tls_held = 0;
+		} else {
+			w = send(c->fd, p, pending, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (w < 0 && (errno == EAGAIN || errno == EINTR))
+				break;
+		}
+		if (w <= 0) {
+			conn_close(c);
+			return false;
+		}
+		c->out_off += (size_t)w;
+	}
+	bool pending = c->out.len > c->out_off;
+
+	if (!pending && !c->jobs &&
+	    ((!nghttp2_session_want_read(c->sess) && !nghttp2_session_want_write(c->sess)) ||
+	     (c->goaway && !c->streams))) {
+		conn_close(c);
+		return false;
+	}
+	conn_events(c, EPOLLIN | (pending ? EPOLLOUT : 0));
+	return true;
 }
 
-static void *conn_main(void *arg)
+/* Hand every stream whose request is complete to the ingest workers. */
+static void conn_dispatch(struct gconn *c)
 {
-	struct gconn *c = arg;
-	struct server_grpc *g = c->g;
+	struct server *srv = c->g->srv;
+
+	for (struct gstream *s = c->streams; s; s = s->next) {
+		if (!s->complete || s->dispatched)
+			continue;
+		if (!c->jobs)
+			server_conns_phase(srv->conns, c->gc, SERVER_CONN_BUSY);
+		s->dispatched = true;
+		c->jobs++;
+		c->g->jobs++;
+		s->job.fn = stream_job;
+		if (server_workers_submit(srv->ingest_workers, &s->job)) {
+			/* no worker: answered at once, through the done list all the same */
+			struct server_ingest_out out = { 0 };
+
+			server_ingest_fail(srv, &out, SERVER_FAIL_UNAVAILABLE, "workers",
+					   "no worker thread could be started; retry later");
+			set_status(s, server_fail_grpc(out.fail), out.msg,
+				   srv->limits.retry_after_s);
+			pthread_mutex_lock(&c->g->lock);
+			s->done_next = c->g->done;
+			c->g->done = s;
+			pthread_mutex_unlock(&c->g->lock);
+		}
+	}
+}
+
+static bool conn_start_h2(struct gconn *c)
+{
 	nghttp2_session_callbacks *cb;
 	nghttp2_settings_entry iv[] = {
 		{ NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100 },
 		{ NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20 },
 		{ NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, 64 << 10 },
 	};
-	uint8_t *rbuf = xmalloc(RECV_CHUNK);
-	int64_t last = prof_now_ns();
-	bool goaway = false;
+	int rc;
 
-	if (g->srv->tls && !tls_accept(c))
-		goto out;
-	nghttp2_session_callbacks_new(&cb);
-	nghttp2_session_callbacks_set_send_callback(cb, on_send);
+	if (nghttp2_session_callbacks_new(&cb))
+		return false;
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
 	nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-	if (nghttp2_session_server_new(&c->sess, cb, c)) {
-		nghttp2_session_callbacks_del(cb);
-		goto out;
-	}
+	rc = nghttp2_session_server_new(&c->sess, cb, c);
 	nghttp2_session_callbacks_del(cb);
+	if (rc)
+		return false;
 	nghttp2_submit_settings(c->sess, NGHTTP2_FLAG_NONE, iv, PROF_ARRAY_SIZE(iv));
 	nghttp2_session_set_local_window_size(c->sess, NGHTTP2_FLAG_NONE, 0, 16 << 20);
+	return true;
+}
+
+/* Feed what the socket has to nghttp2. False when @c was closed. */
+static bool conn_read(struct gconn *c)
+{
+	struct server_grpc *g = c->g;
+	size_t got = 0;
 
 	for (;;) {
-		/* Answer every completed request, then flush. */
-		bool handled = false;
+		ssize_t n;
 
-		for (struct gstream *s = c->streams; s; s = s->next)
-			if (s->complete && !s->answered) {
-				if (!handled)
-					server_conns_phase(g->srv->conns, c->gc, SERVER_CONN_BUSY);
-				handle_stream(c, s);
-				handled = true;
-			}
-		if (handled) /* the guard's idle deadline runs from the answer */
-			server_conns_phase(g->srv->conns, c->gc, SERVER_CONN_IDLE);
-		if (nghttp2_session_send(c->sess) || c->failed)
-			break;
-		if (!nghttp2_session_want_read(c->sess) && !nghttp2_session_want_write(c->sess))
-			break;
-		if (__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST) && !goaway) {
-			nghttp2_submit_goaway(c->sess, NGHTTP2_FLAG_NONE,
-					      nghttp2_session_get_last_proc_stream_id(c->sess),
-					      NGHTTP2_NO_ERROR, NULL, 0);
-			goaway = true;
-			continue;
-		}
-		if (goaway && !c->streams)
-			break;
-		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-		/* TLS may hold decrypted bytes that poll(2) cannot see. */
-		int pr = c->tls && server_tls_pending(c->tls) ? 1 : poll(&pfd, 1, 200);
-
-		if (pr < 0 && errno != EINTR)
-			break;
-		if (pr <= 0) {
-			if (prof_now_ns() - last > IDLE_TIMEOUT_NS)
+		if (c->tls) {
+			n = server_tls_recv(c->tls, g->rbuf, RECV_CHUNK);
+			if (n == -EAGAIN) {
+				if (server_tls_pending(c->tls))
+					continue;
 				break;
-			continue;
+			}
+		} else {
+			if (got >= READ_BUDGET)
+				break; /* level-triggered: the rest on the next turn */
+			n = recv(c->fd, g->rbuf, RECV_CHUNK, MSG_DONTWAIT);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno == EAGAIN)
+				break;
 		}
-		ssize_t n = c->tls ? server_tls_recv(c->tls, rbuf, RECV_CHUNK)
-				   : recv(c->fd, rbuf, RECV_CHUNK, 0);
-
-		if (c->tls && n == -EAGAIN)
-			continue;
-		if (!c->tls && n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			break;
-		last = prof_now_ns();
-		ssize_t used = nghttp2_session_mem_recv(c->sess, rbuf, (size_t)n);
+		if (n <= 0) {
+			/* what arrived whole before the end is stored all the same */
+			conn_dispatch(c);
+			conn_close(c);
+			return false;
+		}
+		got += (size_t)n;
+		ssize_t used = nghttp2_session_mem_recv(c->sess, g->rbuf, (size_t)n);
 
 		if (used < 0) {
-			log_warn("grpc: connection closed: %s", nghttp2_strerror((int)used));
-			(void)nghttp2_session_send(c->sess); /* the GOAWAY, if any */
-			break;
+			log_warn("grpc: client=%s: connection closed: %s", c->peer,
+				 nghttp2_strerror((int)used));
+			/* the GOAWAY nghttp2 queued, if the socket takes it */
+			if (conn_flush(c))
+				conn_close(c);
+			return false;
 		}
 	}
-out:
-	nghttp2_session_del(c->sess); /* frees the streams through on_stream_close; NULL ok */
-	while (c->streams) {
-		struct gstream *s = c->streams;
+	conn_dispatch(c);
+	return true;
+}
 
-		c->streams = s->next;
-		stream_free(s);
+/* A step of the TLS handshake; then HTTP/2. False when @c was closed. */
+static bool conn_handshake(struct gconn *c)
+{
+	struct server *srv = c->g->srv;
+	struct prof_err err;
+	int rc;
+
+	prof_err_init(&err);
+	rc = server_tls_handshake(c->tls, &err);
+	if (rc == -EAGAIN) {
+		conn_events(c, server_tls_want_write(c->tls) ? EPOLLIN | EPOLLOUT : EPOLLIN);
+		return true;
 	}
-	server_tls_sess_free(c->tls);
-	conn_track(g, c->fd, false);
-	server_conns_close(g->srv->conns, c->gc);
-	close(c->fd);
-	free(rbuf);
-	free(c);
-	__atomic_sub_fetch(&g->nconns, 1, __ATOMIC_SEQ_CST);
-	return NULL;
+	if (rc) {
+		if (rc == -ECONNRESET)
+			log_debug("grpc: client=%s %s", c->peer, err.msg);
+		else
+			log_warn("grpc: refused client=%s: %s", c->peer, err.msg);
+		if (rc == -EACCES)
+			server_metrics_inc(srv->metrics, "profd_tls_client_refused_total",
+					   "listener=\"grpc\"", 1);
+		conn_close(c);
+		return false;
+	}
+	c->handshaking = false;
+	if (!conn_start_h2(c)) {
+		conn_close(c);
+		return false;
+	}
+	/* the client's first bytes may already sit decrypted in GnuTLS */
+	return conn_read(c) && conn_flush(c);
 }
 
 /* "ADDR" of @ss (for the log). */
@@ -613,57 +779,190 @@ static void peer_name(const struct sockaddr_storage *ss, char *out, size_t outsz
 		snprintf(out, outsz, "?");
 }
 
-static void *accept_main(void *arg)
+static void accept_some(struct server_grpc *g)
 {
-	struct server_grpc *g = arg;
+	struct server *srv = g->srv;
 
-	while (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST)) {
-		struct pollfd pfd = { .fd = g->lfd, .events = POLLIN };
-		int pr = poll(&pfd, 1, 200);
-		int fd, one = 1;
-		pthread_attr_t at;
-		pthread_t th;
-
-		if (pr <= 0)
-			continue;
+	for (int i = 0; i < 64; i++) {
 		struct sockaddr_storage peer;
 		socklen_t plen = sizeof(peer);
 		struct server_conn *gc;
+		struct gconn *c;
+		int one = 1;
+		int fd = accept4(g->lfd, (struct sockaddr *)&peer, &plen,
+				 SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-		fd = accept4(g->lfd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (__atomic_load_n(&g->nconns, __ATOMIC_SEQ_CST) >= SERVER_GRPC_MAX_CONNS) {
-			log_warn("grpc: %d connections open, refusing another",
-				 SERVER_GRPC_MAX_CONNS);
-			close(fd);
-			continue;
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* the pending connection stays queued: try again shortly */
+				log_warn("grpc: cannot accept: %s", strerror(errno));
+				g->accept_paused_ns = prof_now_ns() + ACCEPT_PAUSE_NS;
+				epoll_ctl(g->epfd, EPOLL_CTL_DEL, g->lfd, NULL);
+			}
+			return;
 		}
 		/* per-client and total limits, deadlines: shared with HTTP */
-		gc = server_conns_open(g->srv->conns, fd, (struct sockaddr *)&peer, plen);
+		gc = server_conns_open(srv->conns, fd, (struct sockaddr *)&peer, plen);
 		if (!gc) {
 			close(fd);
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		struct gconn *c = xcalloc(1, sizeof(*c));
-
+		c = xcalloc(1, sizeof(*c));
 		c->g = g;
 		c->fd = fd;
 		c->gc = gc;
+		buf_init(&c->out, 0);
 		peer_name(&peer, c->peer, sizeof(c->peer));
-		__atomic_add_fetch(&g->nconns, 1, __ATOMIC_SEQ_CST);
-		conn_track(g, fd, true);
-		pthread_attr_init(&at);
-		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&th, &at, conn_main, c)) {
-			conn_track(g, fd, false);
-			server_conns_close(g->srv->conns, gc);
+		struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
+
+		if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &e)) {
+			server_conns_close(srv->conns, gc);
 			close(fd);
 			free(c);
-			__atomic_sub_fetch(&g->nconns, 1, __ATOMIC_SEQ_CST);
+			continue;
 		}
-		pthread_attr_destroy(&at);
+		c->events = EPOLLIN;
+		c->next = g->conns;
+		if (g->conns)
+			g->conns->prev = c;
+		g->conns = c;
+		if (srv->tls) {
+			unsigned ms =
+				(unsigned)PROF_MIN(srv->header_timeout_ns / 1000000, 3600000LL);
+			struct prof_err err;
+
+			/* the guard's header deadline (phase NEW from accept) bounds the handshake */
+			prof_err_init(&err);
+			if (server_tls_start(srv->tls, fd, ms, &c->tls, &err)) {
+				log_warn("grpc: client=%s: %s", c->peer, err.msg);
+				conn_close(c);
+				continue;
+			}
+			c->handshaking = true;
+			continue;
+		}
+		if (!conn_start_h2(c)) {
+			conn_close(c);
+			continue;
+		}
+		(void)conn_flush(c); /* the server's SETTINGS */
+	}
+}
+
+/* Answer the streams workers are done with. */
+static void take_done(struct server_grpc *g)
+{
+	struct gstream *s;
+	uint64_t n;
+
+	if (read(g->evfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_debug("grpc: eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&g->lock);
+	s = g->done;
+	g->done = NULL;
+	pthread_mutex_unlock(&g->lock);
+	while (s) {
+		struct gstream *next = s->done_next;
+		struct gconn *c = s->c;
+
+		s->dispatched = false;
+		c->jobs--;
+		g->jobs--;
+		if (s->closed) {
+			stream_free(s);
+		} else {
+			stream_answer(c, s);
+			if (!c->jobs) /* the guard's idle deadline runs from the answer */
+				server_conns_phase(g->srv->conns, c->gc, SERVER_CONN_IDLE);
+		}
+		if (c->dead) {
+			if (!c->jobs) {
+				c->next = g->graveyard;
+				g->graveyard = c;
+			}
+		} else {
+			(void)conn_flush(c);
+		}
+		s = next;
+	}
+}
+
+/* Stopping: no more connections; GOAWAY to each; after the grace, close the rest. */
+static void loop_stop(struct server_grpc *g, int64_t deadline)
+{
+	if (g->lfd >= 0) {
+		epoll_ctl(g->epfd, EPOLL_CTL_DEL, g->lfd, NULL);
+		close(g->lfd);
+		g->lfd = -1;
+	}
+	for (struct gconn *c = g->conns, *next; c; c = next) {
+		next = c->next;
+		if (prof_now_ns() > deadline || c->handshaking) {
+			conn_close(c);
+		} else if (!c->goaway) {
+			nghttp2_submit_goaway(c->sess, NGHTTP2_FLAG_NONE,
+					      nghttp2_session_get_last_proc_stream_id(c->sess),
+					      NGHTTP2_NO_ERROR, NULL, 0);
+			c->goaway = true;
+			(void)conn_flush(c);
+		}
+	}
+}
+
+static void *loop_main(void *arg)
+{
+	struct server_grpc *g = arg;
+	struct epoll_event ev[MAX_EVENTS];
+	int64_t deadline = 0;
+
+	for (;;) {
+		while (g->graveyard) {
+			struct gconn *c = g->graveyard;
+
+			g->graveyard = c->next;
+			free(c);
+		}
+		if (__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST)) {
+			if (!deadline)
+				deadline = prof_now_ns() + STOP_GRACE_NS;
+			loop_stop(g, deadline);
+			if (!g->conns && !g->jobs && !g->graveyard)
+				break;
+		}
+		if (g->accept_paused_ns && prof_now_ns() >= g->accept_paused_ns && g->lfd >= 0) {
+			struct epoll_event e = { .events = EPOLLIN, .data.ptr = &listen_tag };
+
+			g->accept_paused_ns = 0;
+			epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->lfd, &e);
+		}
+		int n = epoll_wait(g->epfd, ev, MAX_EVENTS, 100);
+
+		for (int i = 0; i < n; i++) {
+			void *tag = ev[i].data.ptr;
+			struct gconn *c = tag;
+
+			if (tag == &listen_tag) {
+				if (g->lfd >= 0)
+					accept_some(g);
+				continue;
+			}
+			if (tag == &wake_tag) {
+				take_done(g);
+				continue;
+			}
+			/* closed earlier in this turn: its memory waits in the graveyard */
+			if (c->dead)
+				continue;
+			if (c->handshaking) {
+				(void)conn_handshake(c);
+				continue;
+			}
+			if ((ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !conn_read(c))
+				continue;
+			(void)conn_flush(c);
+		}
 	}
 	return NULL;
 }
@@ -684,17 +983,14 @@ int server_grpc_start(struct server *srv, const char *addr, struct server_grpc *
 		return rc;
 	g = xcalloc(1, sizeof(*g));
 	g->srv = srv;
+	g->epfd = g->evfd = -1;
 	pthread_mutex_init(&g->lock, NULL);
-	g->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	g->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (g->lfd < 0 || setsockopt(g->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(g->lfd, (struct sockaddr *)&ss, sslen) || listen(g->lfd, 128)) {
+	    bind(g->lfd, (struct sockaddr *)&ss, sslen) || listen(g->lfd, 1024)) {
 		rc = prof_err_set(err, -errno, -1, "cannot listen on %s (--grpc-listen): %s", addr,
 				  strerror(errno));
-		if (g->lfd >= 0)
-			close(g->lfd);
-		pthread_mutex_destroy(&g->lock);
-		free(g);
-		return rc;
+		goto fail;
 	}
 	struct sockaddr_storage bound;
 	socklen_t bl = sizeof(bound);
@@ -703,15 +999,33 @@ int server_grpc_start(struct server *srv, const char *addr, struct server_grpc *
 		g->port = ntohs(bound.ss_family == AF_INET6
 					? ((struct sockaddr_in6 *)&bound)->sin6_port
 					: ((struct sockaddr_in *)&bound)->sin_port);
-	if (pthread_create(&g->acceptor, NULL, accept_main, g)) {
-		rc = prof_err_set(err, -EAGAIN, -1, "grpc: cannot start the accept thread");
-		close(g->lfd);
-		pthread_mutex_destroy(&g->lock);
-		free(g);
-		return rc;
+	g->epfd = epoll_create1(EPOLL_CLOEXEC);
+	g->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct epoll_event el = { .events = EPOLLIN, .data.ptr = &listen_tag };
+	struct epoll_event ew = { .events = EPOLLIN, .data.ptr = &wake_tag };
+
+	if (g->epfd < 0 || g->evfd < 0 || epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->lfd, &el) ||
+	    epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->evfd, &ew)) {
+		rc = prof_err_set(err, -errno, -1, "grpc: cannot set up the event loop: %s",
+				  strerror(errno));
+		goto fail;
+	}
+	if (pthread_create(&g->loop, NULL, loop_main, g)) {
+		rc = prof_err_set(err, -EAGAIN, -1, "grpc: cannot start the event loop thread");
+		goto fail;
 	}
 	*out = g;
 	return 0;
+fail:
+	if (g->lfd >= 0)
+		close(g->lfd);
+	if (g->epfd >= 0)
+		close(g->epfd);
+	if (g->evfd >= 0)
+		close(g->evfd);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+	return rc;
 }
 
 unsigned server_grpc_port(const struct server_grpc *g)
@@ -721,29 +1035,16 @@ unsigned server_grpc_port(const struct server_grpc *g)
 
 void server_grpc_stop(struct server_grpc *g)
 {
-	int64_t deadline = prof_now_ns() + 10 * 1000000000LL;
+	uint64_t one = 1;
 
 	if (!g)
 		return;
 	__atomic_store_n(&g->stop, true, __ATOMIC_SEQ_CST);
-	pthread_join(g->acceptor, NULL);
-	close(g->lfd);
-	/* Connections send GOAWAY, finish their streams and leave. */
-	while (__atomic_load_n(&g->nconns, __ATOMIC_SEQ_CST) > 0 && prof_now_ns() < deadline) {
-		struct timespec ts = { 0, 10 * 1000000 };
-
-		nanosleep(&ts, NULL);
-	}
-	pthread_mutex_lock(&g->lock);
-	for (size_t i = 0; i < g->fds.n; i++)
-		shutdown(g->fds.v[i], SHUT_RDWR);
-	pthread_mutex_unlock(&g->lock);
-	while (__atomic_load_n(&g->nconns, __ATOMIC_SEQ_CST) > 0) {
-		struct timespec ts = { 0, 10 * 1000000 };
-
-		nanosleep(&ts, NULL);
-	}
-	VEC_FREE(&g->fds);
+	if (write(g->evfd, &one, sizeof(one)) < 0)
+		log_debug("grpc: eventfd: %s", strerror(errno));
+	pthread_join(g->loop, NULL);
+	close(g->epfd);
+	close(g->evfd);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }

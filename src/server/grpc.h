@@ -3,8 +3,8 @@
  * grpc.h - OTLP/gRPC profiles ingest over HTTP/2 with libnghttp2:
  * cleartext (h2c, prior knowledge, as gRPC clients speak it without TLS),
  * or with the server's --tls-cert over TLS (tls.h: ALPN h2, client
- * certificates with --tls-client-ca; the handshake runs on the
- * connection's thread, within the guard's header deadline):
+ * certificates with --tls-client-ca; the handshake runs in the event
+ * loop, within the guard's header deadline):
  *
  *   POST /opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export
  *
@@ -26,13 +26,13 @@
  *
  * Connections are admitted and timed by the server's connection guard
  * (conns.h: per-client and total limits, header, idle and upload
- * deadlines, shared with HTTP). Threads: one accept thread; one thread
- * per connection (at most SERVER_GRPC_MAX_CONNS, further connections
- * are closed at once), which
- * reads frames, handles each completed stream in turn (the WAL fsync
- * included) and writes the answer. Idle connections are closed after
- * 120 s; a stream's message is capped at limits.max_body bytes before
- * decompression (RESOURCE_EXHAUSTED beyond, the stream is reset).
+ * deadlines, shared with HTTP). Threads: one event loop serves every
+ * connection (non-blocking sockets in epoll: thousands of idle or slow
+ * connections cost no thread); each completed stream is handled on the
+ * server's ingest worker pool (workers.h: decode, store, the WAL fsync),
+ * so the streams of one connection and of many run side by side, up to
+ * limits.max_inflight. A stream's message is capped at limits.max_body
+ * bytes before decompression (RESOURCE_EXHAUSTED beyond).
  */
 #ifndef PROF_SERVER_GRPC_H
 #define PROF_SERVER_GRPC_H
@@ -40,7 +40,6 @@
 #include "base/compat.h"
 #include "base/err.h"
 
-#define SERVER_GRPC_MAX_CONNS 256
 #define SERVER_GRPC_EXPORT_PATH \
 	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 

@@ -30,6 +30,8 @@ struct server_tls {
 
 struct server_tls_sess {
 	gnutls_session_t s;
+	bool verify_clients;
+	unsigned timeout_ms;
 };
 
 static int read_pem(struct buf *b, const char *what, const char *path, struct prof_err *err)
@@ -178,14 +180,12 @@ int server_tls_check_peer(void *session, char *why, size_t whysz)
 	return -EACCES;
 }
 
-int server_tls_accept(const struct server_tls *t, int fd, unsigned timeout_ms,
-		      struct server_tls_sess **out, struct prof_err *err)
+int server_tls_start(const struct server_tls *t, int fd, unsigned timeout_ms,
+		     struct server_tls_sess **out, struct prof_err *err)
 {
 	static const gnutls_datum_t h2 = { .data = (unsigned char *)"h2", .size = 2 };
 	struct server_tls_sess *s = xcalloc(1, sizeof(*s));
-	gnutls_datum_t sel = { 0 };
-	char why[160];
-	int g, rc;
+	int g;
 
 	*out = NULL;
 	g = gnutls_init(&s->s, GNUTLS_SERVER | GNUTLS_NO_SIGNAL);
@@ -196,54 +196,56 @@ int server_tls_accept(const struct server_tls *t, int fd, unsigned timeout_ms,
 	if ((g = gnutls_priority_set(s->s, t->prio)) < 0 ||
 	    (g = gnutls_credentials_set(s->s, GNUTLS_CRD_CERTIFICATE, t->cred)) < 0 ||
 	    (g = gnutls_alpn_set_protocols(s->s, &h2, 1, GNUTLS_ALPN_MANDATORY)) < 0) {
-		rc = prof_err_set(err, -EPROTO, -1, "GnuTLS: %s", gnutls_strerror(g));
-		goto fail;
+		gnutls_deinit(s->s);
+		free(s);
+		return prof_err_set(err, -EPROTO, -1, "GnuTLS: %s", gnutls_strerror(g));
 	}
+	s->verify_clients = t->verify_clients;
+	s->timeout_ms = timeout_ms ? timeout_ms : 1;
 	if (t->verify_clients)
 		gnutls_certificate_server_set_request(s->s, GNUTLS_CERT_REQUIRE);
 	gnutls_transport_set_int2(s->s, fd, fd);
-	gnutls_handshake_set_timeout(s->s, timeout_ms ? timeout_ms : 1);
-	do {
-		g = gnutls_handshake(s->s);
-	} while (g < 0 && !gnutls_error_is_fatal(g));
-	if (g == GNUTLS_E_TIMEDOUT) {
-		rc = prof_err_set(err, -ETIMEDOUT, -1, "TLS handshake: timed out after %u ms",
-				  timeout_ms);
-		goto fail;
-	}
+	gnutls_handshake_set_timeout(s->s, s->timeout_ms);
+	*out = s;
+	return 0;
+}
+
+int server_tls_handshake(struct server_tls_sess *s, struct prof_err *err)
+{
+	gnutls_datum_t sel = { 0 };
+	char why[160];
+	int g = gnutls_handshake(s->s);
+
+	if (g == GNUTLS_E_AGAIN || g == GNUTLS_E_INTERRUPTED)
+		return -EAGAIN;
+	if (g == GNUTLS_E_TIMEDOUT)
+		return prof_err_set(err, -ETIMEDOUT, -1, "TLS handshake: timed out after %u ms",
+				    s->timeout_ms);
 	if (g == GNUTLS_E_PREMATURE_TERMINATION || g == GNUTLS_E_PULL_ERROR ||
-	    g == GNUTLS_E_PUSH_ERROR) {
-		rc = prof_err_set(err, -ECONNRESET, -1, "TLS handshake: %s", gnutls_strerror(g));
-		goto fail;
-	}
-	if (g == GNUTLS_E_NO_CERTIFICATE_FOUND || g == GNUTLS_E_CERTIFICATE_REQUIRED) {
-		rc = prof_err_set(err, -EACCES, -1,
-				  "TLS handshake: no client certificate was sent");
-		goto fail;
-	}
-	if (g < 0) {
-		rc = prof_err_set(err, -EPROTO, -1, "TLS handshake: %s", gnutls_strerror(g));
-		goto fail;
-	}
+	    g == GNUTLS_E_PUSH_ERROR)
+		return prof_err_set(err, -ECONNRESET, -1, "TLS handshake: %s", gnutls_strerror(g));
+	if (g == GNUTLS_E_NO_CERTIFICATE_FOUND || g == GNUTLS_E_CERTIFICATE_REQUIRED)
+		return prof_err_set(err, -EACCES, -1,
+				    "TLS handshake: no client certificate was sent");
+	if (g < 0 && !gnutls_error_is_fatal(g))
+		return -EAGAIN; /* a warning alert: go on */
+	if (g < 0)
+		return prof_err_set(err, -EPROTO, -1, "TLS handshake: %s", gnutls_strerror(g));
 	/* GNUTLS_ALPN_MANDATORY fails the handshake of a client whose ALPN
 	 * list lacks h2 (HTTP/1.1 over TLS cannot speak gRPC) and lets one
 	 * without ALPN through (prior knowledge); what it selected is h2. */
 	if (gnutls_alpn_get_selected_protocol(s->s, &sel) == 0 &&
-	    (sel.size != 2 || memcmp(sel.data, "h2", 2))) {
-		rc = prof_err_set(err, -EPROTO, -1, "TLS handshake: ALPN '%.*s' instead of h2",
-				  (int)PROF_MIN(sel.size, 32u), (const char *)sel.data);
-		goto fail;
-	}
-	if (t->verify_clients && server_tls_check_peer(s->s, why, sizeof(why))) {
-		rc = prof_err_set(err, -EACCES, -1, "TLS: %s", why);
-		goto fail;
-	}
-	*out = s;
+	    (sel.size != 2 || memcmp(sel.data, "h2", 2)))
+		return prof_err_set(err, -EPROTO, -1, "TLS handshake: ALPN '%.*s' instead of h2",
+				    (int)PROF_MIN(sel.size, 32u), (const char *)sel.data);
+	if (s->verify_clients && server_tls_check_peer(s->s, why, sizeof(why)))
+		return prof_err_set(err, -EACCES, -1, "TLS: %s", why);
 	return 0;
-fail:
-	gnutls_deinit(s->s);
-	free(s);
-	return rc;
+}
+
+bool server_tls_want_write(struct server_tls_sess *s)
+{
+	return gnutls_record_get_direction(s->s) == 1;
 }
 
 ssize_t server_tls_recv(struct server_tls_sess *s, void *b, size_t n)
@@ -259,21 +261,13 @@ ssize_t server_tls_recv(struct server_tls_sess *s, void *b, size_t n)
 	return r == GNUTLS_E_PULL_ERROR ? -ECONNRESET : -EPROTO;
 }
 
-int server_tls_send(struct server_tls_sess *s, const void *b, size_t n)
+ssize_t server_tls_send_some(struct server_tls_sess *s, const void *b, size_t n)
 {
-	const char *p = b;
+	ssize_t w = gnutls_record_send(s->s, b, n);
 
-	while (n) {
-		ssize_t w = gnutls_record_send(s->s, p, n);
-
-		if (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED)
-			continue;
-		if (w <= 0)
-			return -EPIPE;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	if (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED)
+		return -EAGAIN;
+	return w < 0 ? -EPIPE : w;
 }
 
 bool server_tls_pending(struct server_tls_sess *s)

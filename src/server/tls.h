@@ -7,10 +7,11 @@
  * The HTTP listeners are libmicrohttpd's, which speaks TLS itself with
  * GnuTLS: http.c hands it the PEM text read here (server_tls_*_pem) and
  * checks each request's client certificate with server_tls_check_peer on
- * the session MHD made. The gRPC listener is our own socket loop
- * (grpc.c): server_tls_accept does the handshake on an accepted socket
- * with ALPN "h2" (gRPC clients refuse a TLS server that does not select
- * it) and server_tls_recv / _send carry nghttp2's bytes. Both use the
+ * the session MHD made. The gRPC listener is our own event loop
+ * (grpc.c) over non-blocking sockets: server_tls_start and
+ * server_tls_handshake do the handshake step by step with ALPN "h2"
+ * (gRPC clients refuse a TLS server that does not select it) and
+ * server_tls_recv / _send_some carry nghttp2's bytes. Both use the
  * same GnuTLS (base/gnutls_dl.h) and the same protocol versions, TLS 1.2
  * and 1.3 (SERVER_TLS_PRIORITIES).
  *
@@ -81,30 +82,50 @@ const char *server_tls_client_ca_pem(const struct server_tls *t);
 int server_tls_check_peer(void *session, char *why, size_t whysz);
 
 /**
- * server_tls_accept() - the server's side of a TLS handshake on the
- * connected, blocking socket @fd, offering ALPN "h2" (a client that
- * offers ALPN without h2 is refused; one that offers none is served, as
- * prior knowledge), requiring and verifying a client certificate when @t
- * has a client CA. The handshake may take @timeout_ms (at least 1). The
- * socket stays the caller's (closed by the caller after _sess_free).
- * Errors: -ECONNRESET for a peer that went away, -ETIMEDOUT, -EPROTO for
- * a failed handshake (not TLS, no shared protocol, no ALPN h2), -EACCES
- * for a client certificate that is missing or not the CA's; @err says
- * which, in GnuTLS's words.
+ * server_tls_start() - a server TLS session over the connected socket
+ * @fd (blocking or not), offering ALPN "h2" (a client that offers ALPN
+ * without h2 is refused; one that offers none is served, as prior
+ * knowledge), requiring a client certificate when @t has a client CA.
+ * No I/O yet: drive the handshake with server_tls_handshake. The
+ * handshake may take @timeout_ms (at least 1). *@out is the caller's,
+ * freed with server_tls_sess_free; the socket stays the caller's.
+ * Errors: -ENOMEM, -EPROTO (GnuTLS refused the settings).
  */
-int server_tls_accept(const struct server_tls *t, int fd, unsigned timeout_ms,
-		      struct server_tls_sess **out, struct prof_err *err);
+int server_tls_start(const struct server_tls *t, int fd, unsigned timeout_ms,
+		     struct server_tls_sess **out, struct prof_err *err);
+
+/**
+ * server_tls_handshake() - go on with the handshake of @s. 0 when it is
+ * complete (ALPN checked, the client certificate verified against the
+ * client CA); -EAGAIN when the socket would block: call again when it is
+ * readable, or writable if server_tls_want_write. Errors: -ECONNRESET
+ * for a peer that went away, -ETIMEDOUT, -EPROTO for a failed handshake
+ * (not TLS, no shared protocol, no ALPN h2), -EACCES for a client
+ * certificate that is missing or not the CA's; @err says which, in
+ * GnuTLS's words. After an error only server_tls_sess_free is allowed.
+ */
+int server_tls_handshake(struct server_tls_sess *s, struct prof_err *err);
+
+/** server_tls_want_write() - whether the last call that would block wanted to write. */
+bool server_tls_want_write(struct server_tls_sess *s);
 
 /**
  * server_tls_recv() - read up to @n decrypted bytes into @b (blocks as
- * recv(2) does). The count, 0 at the end of the stream (close_notify or
- * a plain close), -EAGAIN when interrupted or a record carried no data
- * (call again), or -EPROTO / -ECONNRESET for a broken connection.
+ * recv(2) does on a blocking socket). The count, 0 at the end of the
+ * stream (close_notify or a plain close), -EAGAIN when the socket has no
+ * more (non-blocking), when interrupted or when a record carried no data,
+ * or -EPROTO / -ECONNRESET for a broken connection.
  */
 ssize_t server_tls_recv(struct server_tls_sess *s, void *b, size_t n);
 
-/** server_tls_send() - send all @n bytes of @b; 0, or -EPIPE on a broken connection. */
-int server_tls_send(struct server_tls_sess *s, const void *b, size_t n);
+/**
+ * server_tls_send_some() - send at most one record of @b (@n bytes;
+ * keep @n <= 16 KiB to send it whole). The bytes sent, -EAGAIN when the
+ * socket would block, or -EPIPE on a broken connection. After -EAGAIN the
+ * record is kept by GnuTLS: call again with @b NULL and @n 0 to send it
+ * (GnuTLS's rule for gnutls_record_send), which returns its size.
+ */
+ssize_t server_tls_send_some(struct server_tls_sess *s, const void *b, size_t n);
 
 /** server_tls_pending() - whether decrypted bytes wait to be read (poll(2) cannot see them). */
 bool server_tls_pending(struct server_tls_sess *s);

@@ -15,6 +15,18 @@
       PATH), then one with an ingest (POST FILE as OTLP), each with a 1 s
       timeout. Prints a JSON summary: requests, their worst latency, the
       ones not answered within 1 s or not 200, ingests acknowledged.
+  hostile_clients.py attack ... --grpc
+      the same against the OTLP/gRPC port, over HTTP/2: an idle
+      connection sends the connection preface and one call and stays;
+      a slowloris one sends the preface a byte a second.
+  hostile_clients.py probe ... --grpc-port PORT
+      also, each round, an OTLP/gRPC Export of FILE on a new connection
+      (1 s timeout), counted as acknowledged when the answer carries the
+      response message and ends the stream.
+  hostile_clients.py abandon PORT COUNT --otlp FILE
+      COUNT OTLP/gRPC Exports of FILE that leave before the answer: every
+      other one resets its stream (RST_STREAM) right after the message,
+      the rest close the connection; prints how many were sent.
   hostile_clients.py stall PORT SECONDS
       one connection that announces a 1 GiB body and sends none of it,
       and one that sends nothing at all; prints after how many seconds
@@ -26,6 +38,90 @@ import selectors
 import socket
 import sys
 import time
+
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+
+
+def h2_frame(ftype, flags, stream, payload=b""):
+    """An HTTP/2 frame (RFC 9113 section 4.1)."""
+    return (len(payload).to_bytes(3, "big") + bytes([ftype, flags]) +
+            stream.to_bytes(4, "big") + payload)
+
+
+def hpack_int(v, prefix_bits):
+    """An HPACK integer with a zero-flagged prefix (RFC 7541 section 5.1)."""
+    top = (1 << prefix_bits) - 1
+    if v < top:
+        return bytes([v])
+    out, v = [top], v - top
+    while v >= 128:
+        out.append(v % 128 + 128)
+        v //= 128
+    return bytes(out + [v])
+
+
+def h2_headers(fields):
+    """A header block of literals without indexing, no Huffman (RFC 7541 6.2.2)."""
+    out = b""
+    for k, v in fields:
+        out += b"\x00" + hpack_int(len(k), 7) + k.encode() + hpack_int(len(v), 7) + v.encode()
+    return out
+
+
+def grpc_call(path, message=None):
+    """Preface, SETTINGS and one unary call on stream 1 (the message None: no body)."""
+    hdr = h2_headers([(":method", "POST"), (":scheme", "http"), (":path", path),
+                      (":authority", "x"), ("content-type", "application/grpc"),
+                      ("te", "trailers")])
+    out = H2_PREFACE + h2_frame(4, 0, 0)
+    if message is None:
+        return out + h2_frame(1, 0x5, 1, hdr)  # END_STREAM | END_HEADERS
+    out += h2_frame(1, 0x4, 1, hdr)
+    body = b"\x00" + len(message).to_bytes(4, "big") + message
+    chunks = [body[i:i + 16384] for i in range(0, len(body), 16384)] or [b""]
+    for i, c in enumerate(chunks):
+        out += h2_frame(0, 0x1 if i == len(chunks) - 1 else 0, 1, c)
+    return out
+
+
+def grpc_export(port, message, timeout=1.0):
+    """One Export on a new connection: (acknowledged, seconds)."""
+    t0 = time.time()
+    ok = False
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        s.sendall(grpc_call(EXPORT, message))
+        buf, got_data = b"", False
+        while True:
+            s.settimeout(max(0.01, timeout - (time.time() - t0)))
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+            done = False
+            while len(buf) >= 9:
+                n = int.from_bytes(buf[:3], "big")
+                if len(buf) < 9 + n:
+                    break
+                ftype, flags = buf[3], buf[4]
+                stream = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+                buf = buf[9 + n:]
+                if ftype == 4 and not flags & 1:
+                    s.sendall(h2_frame(4, 1, 0))  # SETTINGS ACK
+                if stream == 1 and ftype == 0 and n > 0:
+                    got_data = True
+                if stream == 1 and ftype == 1 and flags & 1:
+                    ok, done = got_data, True
+                if (stream == 1 and ftype == 3) or ftype == 7:
+                    done = True
+            if done:
+                break
+        s.close()
+    except OSError:
+        ok = False
+    return ok, time.time() - t0
 
 
 def connect(port, src, blocking=False):
@@ -46,6 +142,9 @@ def attack(a):
           "peak_slow": 0, "errors": 0}
     conns = {}  # socket -> dict(kind, state, sent)
     header = b"GET /api/v1/profile-types HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 4096
+    hello = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    if a.grpc:
+        header, hello = H2_PREFACE, grpc_call("/none")
 
     def open_one(kind):
         try:
@@ -88,7 +187,7 @@ def attack(a):
                 sel.modify(s, selectors.EVENT_READ)
                 if c["kind"] == "idle":
                     try:
-                        s.send(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                        s.send(hello)
                     except OSError:
                         drop(s, True)
                 continue
@@ -155,10 +254,15 @@ def probe(a):
     body = open(a.otlp, "rb").read()
     st = {"requests": 0, "worst_s": 0.0, "late_or_failed": [], "acked": 0}
     end = time.time() + a.seconds
+    kinds = ("query", "ingest") + (("grpc",) if a.grpc_port else ())
     while time.time() < end:
-        for kind in ("query", "ingest"):
+        for kind in kinds:
             if kind == "query":
                 status, dt = http(a.port, "GET", a.query)
+            elif kind == "grpc":
+                ok, dt = grpc_export(a.grpc_port, body)
+                status = 200 if ok else 0
+                st["acked"] += ok
             else:
                 status, dt = http(a.port, "POST", "/v1development/profiles", body,
                                   "application/x-protobuf")
@@ -169,6 +273,23 @@ def probe(a):
                 st["late_or_failed"].append([kind, status, round(dt, 3)])
         time.sleep(0.1)
     print(json.dumps(st))
+
+
+def abandon(a):
+    body = open(a.otlp, "rb").read()
+    sent = 0
+    for i in range(int(a.seconds)):
+        try:
+            s = socket.create_connection(("127.0.0.1", a.port), timeout=2)
+            s.sendall(grpc_call(EXPORT, body))
+            if i % 2:
+                time.sleep(0.002)  # the server has it on a worker by now, or nearly
+                s.sendall(h2_frame(3, 0, 1, (8).to_bytes(4, "big")))  # RST_STREAM CANCEL
+            sent += 1
+            s.close()
+        except OSError:
+            pass
+    print(json.dumps({"sent": sent}))
 
 
 def stall(a):
@@ -199,7 +320,7 @@ def stall(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["attack", "probe", "stall"])
+    p.add_argument("mode", choices=["attack", "probe", "stall", "abandon"])
     p.add_argument("port", type=int)
     p.add_argument("seconds", type=float)
     p.add_argument("--idle", type=int, default=0)
@@ -208,8 +329,10 @@ def main():
     p.add_argument("--slow-src", default="127.0.0.3")
     p.add_argument("--otlp")
     p.add_argument("--query", default="/api/v1/profile-types")
+    p.add_argument("--grpc", action="store_true")
+    p.add_argument("--grpc-port", type=int, default=0)
     a = p.parse_args()
-    {"attack": attack, "probe": probe, "stall": stall}[a.mode](a)
+    {"attack": attack, "probe": probe, "stall": stall, "abandon": abandon}[a.mode](a)
 
 
 if __name__ == "__main__":
