@@ -58,7 +58,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 
-.PHONY: all build run test unit check-format check-layers check-js fuzz fuzz-long bench clean deps ui
+.PHONY: all build run test unit check-format check-layers check-js fuzz fuzz-long bench clean deps ui image
 
 all build: $(O)/profd $(TOOL_BIN) ui
 
@@ -143,6 +143,12 @@ fuzz: deps
 FUZZ_SECONDS ?= 3600
 fuzz-long: deps
 	$(Q)bash scripts/fuzz.sh long $(FUZZ_SECONDS)
+
+# The container image (server and agent), from this machine's Debian
+# packages with podman; docs/deploy.md.
+image: deps
+	$(Q)$(MAKE) --no-print-directory build
+	$(Q)bash scripts/image.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory build

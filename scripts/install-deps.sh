@@ -9,7 +9,8 @@ PKGS=(build-essential pkg-config clang llvm libbpf-dev bpftool libelf-dev libdw-
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libisal-dev libzstd-dev libmicrohttpd-dev libgnutls28-dev
 	libnghttp2-dev libcurl4-openssl-dev libjansson-dev libyaml-dev libpcre2-dev
 	libxxhash-dev libiberty-dev libdebuginfod-dev elfutils libcmocka-dev libclang-rt-14-dev golang-go nodejs npm chromium
-	linux-perf curl ca-certificates openssl python3 python3.11 ruby3.1 php8.2-cli clang-format strace)
+	linux-perf curl ca-certificates openssl python3 python3.11 ruby3.1 php8.2-cli clang-format strace
+	libcurl3-gnutls podman runc)
 
 missing=()
 for p in "${PKGS[@]}"; do

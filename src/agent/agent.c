@@ -720,7 +720,9 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	 * resident (bench/results/agent.md).
 	 */
 	mallopt(M_ARENA_MAX, 1);
-	if (gethostname(host, sizeof(host)) != 0)
+	if (opts->host_name && *opts->host_name)
+		snprintf(host, sizeof(host), "%s", opts->host_name);
+	else if (gethostname(host, sizeof(host)) != 0)
 		host[0] = '\0';
 	host[sizeof(host) - 1] = '\0';
 

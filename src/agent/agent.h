@@ -67,6 +67,9 @@
  * @k8s:            add pod metadata from the node's kubelet (k8s.h)
  * @k8s_kubelet, @k8s_token_file, @k8s_ca_file, @k8s_insecure: its pods
  *                  URL, credentials and TLS (NULL: k8s.h's defaults)
+ * @host_name:      host.name of every sample (NULL: gethostname(2); in a
+ *                  pod that is the pod's name, so manifests pass the node
+ *                  name from the downward API)
  */
 struct agent_opts {
 	const char *server_url;
@@ -100,6 +103,7 @@ struct agent_opts {
 	bool k8s;
 	const char *k8s_kubelet, *k8s_token_file, *k8s_ca_file;
 	bool k8s_insecure;
+	const char *host_name;
 };
 
 /**

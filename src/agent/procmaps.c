@@ -153,6 +153,21 @@ int agent_procmaps_parse(struct agent_procmaps *pm, const char *text, size_t n)
 	return bad;
 }
 
+bool agent_map_file_path(const struct agent_map *m, const char *proc_root, int pid, char *out,
+			 size_t outsz, struct stat *st)
+{
+	snprintf(out, outsz, "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid, m->start,
+		 m->end);
+	if (stat(out, st) == 0)
+		return true;
+	if (m->path[0] == '/' &&
+	    (size_t)snprintf(out, outsz, "%s/%d/root%s", proc_root, pid, m->path) < outsz &&
+	    stat(out, st) == 0)
+		return true;
+	snprintf(out, outsz, "%s", m->path);
+	return stat(out, st) == 0;
+}
+
 static void procmaps_resolve(struct agent_map *m, const char *proc_root, int pid,
 			     struct agent_elfinfo_cache *cache)
 {
@@ -162,14 +177,8 @@ static void procmaps_resolve(struct agent_map *m, const char *proc_root, int pid
 
 	if (m->kind != AGENT_MAP_FILE)
 		return;
-	/* The exact mapped file (deleted, other mount namespace), else the path. */
-	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid,
-		 m->start, m->end);
-	if (stat(path, &st) != 0) {
-		snprintf(path, sizeof(path), "%s", m->path);
-		if (stat(path, &st) != 0)
-			return;
-	}
+	if (!agent_map_file_path(m, proc_root, pid, path, sizeof(path), &st))
+		return;
 	if (!S_ISREG(st.st_mode))
 		return;
 	if (agent_elfinfo_lookup(cache, path, &st, m->offset, m->end - m->start, m->build_id,

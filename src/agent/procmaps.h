@@ -20,6 +20,8 @@
 #define PROF_AGENT_PROCMAPS_H
 
 #include "base/compat.h"
+
+#include <sys/stat.h>
 #include "base/mem.h"
 #include "agent/elfinfo.h"
 
@@ -83,6 +85,20 @@ int agent_procmaps_read(struct agent_procmaps *pm, const char *proc_root, int pi
 
 /** agent_procmaps_find() - the mapping containing @addr, or NULL. Lent until the next read. */
 struct agent_map *agent_procmaps_find(struct agent_procmaps *pm, uint64_t addr);
+
+/**
+ * agent_map_file_path() - a path under which the file behind mapping @m
+ * of process @pid can be opened from here, written to @out (@outsz
+ * bytes), or false when none is found (stat(2) fails on each). In order:
+ * @proc_root/PID/map_files/START-END (the exact mapped file, also when
+ * deleted or replaced; it takes CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE),
+ * @proc_root/PID/root + the mapping's path (the process's own mount
+ * namespace: a container's file, or any file when this agent runs in a
+ * container of its own; it takes ptrace read access), the path itself.
+ * @st receives the file's stat.
+ */
+bool agent_map_file_path(const struct agent_map *m, const char *proc_root, int pid, char *out,
+			 size_t outsz, struct stat *st);
 
 /**
  * agent_map_vaddr() - the address to report for runtime address @addr

@@ -222,11 +222,11 @@ static struct unwind_file *unwind_file_get(struct agent_unwinder *u, const struc
 	f->size = m->size;
 	f->mtime_ns = m->mtime_ns;
 	f->used = ++u->tick;
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
-		 m->end);
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
-		f->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	f->fd = agent_map_file_path(m, "/proc", (int)pid, path, sizeof(path), &st)
+			? open(path, O_RDONLY | O_CLOEXEC)
+			: -1;
 	if (f->fd >= 0)
 		f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	if (f->elf)

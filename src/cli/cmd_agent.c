@@ -85,6 +85,8 @@ static void agent_usage(FILE *f)
 		"  --k8s-token-file FILE  bearer token (default: the pod's service-account token)\n"
 		"  --k8s-ca-file FILE     CA for the kubelet's certificate (default: the\n"
 		"                     service-account ca.crt); --k8s-insecure skips the check\n"
+		"  --host-name NAME   host.name of the samples (default: this host's name; in a\n"
+		"                     pod, pass the node name: --host-name=$(NODE_NAME))\n"
 		"  --dump DIR         also write each request body (OTLP protobuf, uncompressed)\n"
 		"                     to DIR/agent-<unix ms>-<seq>.otlp.pb; without --server, only dump\n"
 		"  --log-level LEVEL  debug, info (default), warn or error\n"
@@ -304,6 +306,9 @@ int cmd_agent(int argc, char **argv)
 				o.k8s_kubelet = v;
 				o.k8s = true;
 			}
+		} else if (agent_opt(argc, argv, &i, "--host-name", &v, &missing)) {
+			if (!missing)
+				o.host_name = v;
 		} else if (agent_opt(argc, argv, &i, "--k8s-token-file", &v, &missing)) {
 			if (!missing)
 				o.k8s_token_file = v;
