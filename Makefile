@@ -58,7 +58,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 
-.PHONY: all build run test unit check-format check-layers check-js fuzz fuzz-long bench clean deps ui image
+.PHONY: all build run test unit check-format check-layers check-js check-commits hooks fuzz fuzz-long bench clean deps ui image
 
 all build: $(O)/profd $(TOOL_BIN) ui
 
@@ -114,7 +114,7 @@ unit: $(UNIT_BIN)
 
 # Everything a contributor or CI needs: dependencies, a sanitized build, all tests.
 test: deps
-	$(Q)$(MAKE) --no-print-directory check-format check-layers check-js
+	$(Q)$(MAKE) --no-print-directory check-format check-layers check-js check-commits
 	$(Q)$(MAKE) --no-print-directory O=build-san SANITIZE=address,undefined build unit
 	$(Q)$(MAKE) --no-print-directory build
 	$(Q)PROFD=build-san/profd PROFD_FAST=build/profd bash tests/run.sh
@@ -124,6 +124,18 @@ check-format:
 
 check-layers:
 	$(Q)bash scripts/check-layers.sh
+
+# The commit message convention (CONTRIBUTING.md) over the commits after
+# the one in scripts/commit-msg-base; says "skip:" in a shallow clone.
+check-commits:
+	$(Q)bash scripts/check-commit-msg.sh --new
+
+# Opt in: a commit-msg hook that runs scripts/check-commit-msg.sh on each
+# message (in every worktree of this clone).
+hooks:
+	$(Q)h=$$(git rev-parse --git-path hooks) && mkdir -p "$$h" && \
+		printf '%s\n' '#!/bin/sh' 'exec "$$(git rev-parse --show-toplevel)/scripts/check-commit-msg.sh" "$$1"' \
+		>"$$h/commit-msg" && chmod +x "$$h/commit-msg" && echo "  HOOK    $$h/commit-msg"
 
 # The explorer's modules (ui/js): a small lint, then the helpers' unit tests.
 check-js:

@@ -1,46 +1,42 @@
 # SPDX-License-Identifier: Apache-2.0
-# agent_lib.sh - sourced by the eBPF agent tests (test_agent_*.sh): checks
-# that eBPF can run here (root, kernel BTF; else "skip: <why>", exit 0),
-# makes a scratch folder, starts and stops `profd server` and `profd
-# agent`, queries the server. Environment: PROFD (sanitized build: runs
+# agent_lib.sh - sourced by the eBPF agent tests (test_agent_*.sh), on top
+# of lib.sh (ok / fail / die / skip / wait_for, $tmp): checks that eBPF
+# can run here (root, kernel BTF; else "skip: <why>", exit 0), starts and
+# stops `profd server` and `profd agent`, queries the server. Environment: PROFD (sanitized build: runs
 # the agent, so its user-space code runs under ASan+UBSan), PROFD_FAST
 # (optimized build: runs the server).
 #
-#   agent_lib_init NAME        checks, $tmp, cleanup trap
-#   agent_free_port            prints a free loopback port
+#   agent_lib_init             checks, $tmp; at exit $extra_pids, the agent
+#                              and the server are ended, then the function
+#                              named by $agent_cleanup_hook runs
 #   agent_start_server [PORT]  $server_pid, $base (waits until it answers)
 #   agent_start [ARGS...]      $agent_pid ($AGENT_BIN, default $PROFD); skips
 #                              the test when eBPF is refused
 #   agent_stop                 SIGINT, exit status 0 required, "export closed" logged
 #   agent_metric PORT SERIES   a value from the agent's /metrics
 #   agent_flame TYPE QUERY OUT [FROM TO]  flame graph JSON into OUT
-#   fail MSG                   prints logs, keeps $tmp, exits 1
+#   die MSG                    (lib.sh) prints the logs too, keeps $tmp
+# A check that fails stops these tests: they use die, not fail.
 PROFD=${PROFD:-build-san/profd}
 PROFD_FAST=${PROFD_FAST:-build/profd}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 agent_lib_init() {
-	AGENT_TEST=$1
 	if [ "$(id -u)" != 0 ]; then
-		echo "skip: the eBPF agent needs root"
-		exit 0
+		skip "the eBPF agent needs root"
 	fi
 	if [ ! -r /sys/kernel/btf/vmlinux ]; then
-		echo "skip: no kernel BTF at /sys/kernel/btf/vmlinux"
-		exit 0
+		skip "no kernel BTF at /sys/kernel/btf/vmlinux"
 	fi
-	for b in "$PROFD" "$PROFD_FAST"; do
-		[ -x "$b" ] || {
-			echo "FAIL: $b is not built"
-			exit 1
-		}
-	done
-	tmp=$(mktemp -d "/tmp/profd-$AGENT_TEST.XXXXXX")
-	server_pid= agent_pid= keep_tmp=0 extra_pids=
-	trap agent_cleanup EXIT
+	need_bin "$PROFD"
+	need_bin "$PROFD_FAST"
+	lib_tmp
+	server_pid= agent_pid= extra_pids=
+	lib_exit_hooks+=(agent_lib_exit)
 }
 
-agent_cleanup() {
+agent_lib_exit() {
 	for p in $extra_pids $agent_pid $server_pid; do
 		kill "$p" 2>/dev/null || true
 	done
@@ -48,16 +44,11 @@ agent_cleanup() {
 	if [ -n "${agent_cleanup_hook:-}" ]; then
 		$agent_cleanup_hook || true
 	fi
-	if [ "$keep_tmp" = 1 ]; then
-		echo "logs kept in $tmp"
-	else
-		rm -rf "$tmp"
-	fi
 }
 
-fail() {
-	echo "FAIL: $*"
-	# The agent's log first (CI keeps only part of a long output).
+# die's hook: the logs, the agent's first (CI keeps only part of a long
+# output).
+on_die() {
 	for f in agent.log server.log; do
 		[ -f "$tmp/$f" ] && {
 			echo "--- $f (tail)"
@@ -68,28 +59,23 @@ fail() {
 		kill -0 "$server_pid" 2>/dev/null && echo "--- server (pid $server_pid) still running" ||
 			echo "--- server (pid $server_pid) has exited"
 	fi
-	keep_tmp=1
-	exit 1
-}
-
-agent_free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 agent_start_server() {
-	local port=${1:-$(agent_free_port)}
+	local port=${1:-$(free_port)}
 	base="http://127.0.0.1:$port"
 	# Agent and server share this host: the server may read its files (--symbol-path /).
 	"$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" --symbol-path / \
 		>>"$tmp/server.log" 2>&1 &
 	server_pid=$!
 	# Up to 30 s (returns as soon as it answers): a loaded CI machine is slow.
-	for _ in $(seq 1 300); do
-		curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && return 0
-		kill -0 "$server_pid" 2>/dev/null || fail "server exited at start"
-		sleep 0.1
-	done
-	fail "server not answering on $base"
+	local rc=0
+	wait_for -p "$server_pid" 30 'curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1' || rc=$?
+	case $rc in
+	0) return 0 ;;
+	2) die "server exited at start" ;;
+	*) die "server not answering on $base" ;;
+	esac
 }
 
 agent_start() {
@@ -100,19 +86,16 @@ agent_start() {
 	: >"$tmp/agent.log"
 	"${AGENT_BIN:-$PROFD}" agent "$@" >>"$tmp/agent.log" 2>&1 &
 	agent_pid=$!
-	for _ in $(seq 1 600); do # up to 60 s: the sanitized agent loads BPF on a loaded machine
-		grep -qs "agent started" "$tmp/agent.log" && return 0
-		if ! kill -0 "$agent_pid" 2>/dev/null; then
-			agent_pid=
-			if grep -qiE "needs root|BTF|Operation not permitted|Permission denied" "$tmp/agent.log"; then
-				echo "skip: eBPF unavailable here: $(tail -n 1 "$tmp/agent.log")"
-				exit 0
-			fi
-			fail "agent exited at start"
+	# Up to 60 s: the sanitized agent loads BPF on a loaded machine.
+	wait_for -p "$agent_pid" 60 'grep -qs "agent started" "$tmp/agent.log"' && return 0
+	if ! kill -0 "$agent_pid" 2>/dev/null; then
+		agent_pid=
+		if grep -qiE "needs root|BTF|Operation not permitted|Permission denied" "$tmp/agent.log"; then
+			skip "eBPF unavailable here: $(tail -n 1 "$tmp/agent.log")"
 		fi
-		sleep 0.1
-	done
-	fail "agent did not start"
+		die "agent exited at start"
+	fi
+	die "agent did not start"
 }
 
 agent_stop() {
@@ -120,8 +103,8 @@ agent_stop() {
 	kill -INT "$agent_pid"
 	wait "$agent_pid" || rc=$?
 	agent_pid=
-	[ "$rc" = 0 ] || fail "agent exited $rc after SIGINT"
-	grep -q "agent export closed" "$tmp/agent.log" || fail "agent did not close its exporter"
+	[ "$rc" = 0 ] || die "agent exited $rc after SIGINT"
+	grep -q "agent export closed" "$tmp/agent.log" || die "agent did not close its exporter"
 }
 
 agent_metric() { # PORT NAME{LABELS} -> value (0 when absent)
@@ -133,5 +116,5 @@ agent_flame() {
 	curl -fsG "$base/api/v1/flamegraph" --data-urlencode "type=$type" \
 		--data-urlencode "query=$query" --data-urlencode "from=$from" \
 		--data-urlencode "to=$to" --data-urlencode "max_nodes=20000" -o "$out" ||
-		fail "flame graph query failed: $type $query"
+		die "flame graph query failed: $type $query"
 }

@@ -15,8 +15,9 @@ TOOLS=${TOOLS:-$(dirname "$PROFD")/tests/tools}
 MKOTLP=${MKOTLP:-$TOOLS/mkotlp}
 CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-[ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built (make O=$(dirname "$PROFD") build)"; exit 1; }
+source tests/integration/lib.sh
+need_bin "$PROFD"
+need_bin "$MKOTLP" "make O=$(dirname "$PROFD") build"
 
 # $tmp, ok/fail/check/checkx, start_server (data in $tmp/data unless
 # given; sets server_pid, port, base, otlp_port, grpc_port), stop_server,
@@ -82,6 +83,5 @@ finish() {
 	else
 		ok "no sanitizer reports in the server logs"
 	fi
-	[ "$nfail" -eq 0 ] && exit 0
-	exit 1
+	finish_counts
 }

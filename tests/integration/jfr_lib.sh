@@ -4,7 +4,9 @@
 # build under test: the one next to $PROFD (the sanitized build run.sh
 # passes), else next to $PROFD_FAST, else build-jfr/, build-san/, build/.
 # When only a libprofd.a is there, it builds jfrdump against it in $1 (a
-# scratch folder), with the sanitizers the library was built with.
+# scratch folder), with the sanitizers the library was built with. On top
+# of lib.sh (ok / fail / die / skip, $tmp).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 find_jfrdump() {
 	local scratch=$1 dir lib flags=
 	local dirs=("$(dirname "${PROFD:-build-san/profd}")" "$(dirname "${PROFD_FAST:-build/profd}")"

@@ -12,21 +12,17 @@
 #   targets_get PY_EXPR  evaluate PY_EXPR over /api/v1/targets (t = the
 #                    parsed JSON, act = activeTargets, by_job(j), prof(tgt, name));
 #   targets_cached PY_EXPR  the same over the answer targets_get last fetched;
-#   wait_for SECONDS 'SHELL EXPRESSION'  poll until it holds (0) or time runs out (1);
-#                    it returns as soon as the expression holds, so give
-#                    a generous SECONDS (a bound on a hang, not a latency
-#                    check: CI runs a sanitized server on a loaded 2-core VM);
 #   spawn CMD...     run CMD in the background and kill it at exit.
 source "$(dirname "${BASH_SOURCE[0]}")/ingest_lib.sh"
 
 declare -a extra_pids=()
 declare -A fake_port=()
-scrape_cleanup() {
+# At exit, before the server goes (lib.sh runs the hooks in order).
+scrape_lib_exit() {
 	local p
 	for p in "${extra_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	cleanup
 }
-trap scrape_cleanup EXIT
+lib_exit_hooks=(scrape_lib_exit "${lib_exit_hooks[@]}")
 
 spawn() {
 	"$@" &
@@ -36,8 +32,7 @@ spawn() {
 
 build_gohot() {
 	if ! command -v go >/dev/null 2>&1; then
-		echo "skip: go is not installed"
-		exit 0
+		skip "go is not installed"
 	fi
 	local src=tests/workloads/gohot/main.go key dir
 	key=$(sha256sum "$src" | cut -c1-12)
@@ -47,8 +42,7 @@ build_gohot() {
 	mkdir -p "$dir"
 	if ! GOCACHE=$dir/cache GOPATH=$dir/gopath GOFLAGS= GOPROXY=off GO111MODULE=on \
 		go build -o "$dir/gohot.tmp" "$src" >"$tmp/gobuild.log" 2>&1; then
-		fail "go build gohot: $(tail -n 5 "$tmp/gobuild.log")"
-		exit 1
+		die "go build gohot: $(tail -n 5 "$tmp/gobuild.log")"
 	fi
 	mv "$dir/gohot.tmp" "$GOHOT"
 }
@@ -58,24 +52,16 @@ start_gohot() {
 	spawn "$GOHOT" >"$tmp/gohot.$n" 2>&1
 	gohot_pid=$last_pid
 	gohot_addr=
-	for _ in $(seq 1 200); do
-		gohot_addr=$(sed -n 's/^listening on //p' "$tmp/gohot.$n")
-		[ -n "$gohot_addr" ] && break
-		sleep 0.05
-	done
-	[ -n "$gohot_addr" ] || { fail "gohot did not start"; exit 1; }
+	wait_for 10 'gohot_addr=$(sed -n "s/^listening on //p" "$tmp/gohot.$n"); [ -n "$gohot_addr" ]' ||
+		die "gohot did not start"
 }
 
 start_fake() {
 	n=$((n + 1))
 	spawn python3 "$PROFD_ROOT_DIR/tests/integration/scrape_fake_target.py" "$@" >"$tmp/fake.$n" 2>&1
 	local line=
-	for _ in $(seq 1 200); do
-		line=$(head -n 1 "$tmp/fake.$n")
-		[ -n "$line" ] && break
-		sleep 0.05
-	done
-	[ -n "$line" ] || { fail "fake target did not start: $(cat "$tmp/fake.$n")"; exit 1; }
+	wait_for 10 'line=$(head -n 1 "$tmp/fake.$n"); [ -n "$line" ]' ||
+		die "fake target did not start: $(cat "$tmp/fake.$n")"
 	local m
 	for m in $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(" ".join(f"{k}={v}" for k,v in d.items()))' "$line"); do
 		fake_port[${m%%=*}]=${m#*=}
@@ -105,15 +91,6 @@ print(eval(sys.argv[2]))
 PY
 }
 
-wait_for() {
-	local secs=$1 expr=$2 end
-	end=$(($(date +%s%N) / 1000000 + secs * 1000))
-	while [ $(($(date +%s%N) / 1000000)) -lt $end ]; do
-		eval "$expr" && return 0
-		sleep 0.2
-	done
-	return 1
-}
 
 # frame_total NAME: the summed totals of the outermost flame graph nodes
 # whose name contains NAME, from the last total() call ($tmp/flame.json).

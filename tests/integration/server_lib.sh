@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # server_lib.sh - what the tests that run a `profd server` share (sourced,
-# not run; ingest_lib.sh builds on it; tests without a server use the
-# first two items):
-#   - $tmp, a temporary directory, removed at exit unless a check failed
-#     (then "logs kept in $tmp"); the server is killed at exit;
-#   - at_exit: a function the test may define to end processes of its
-#     own; called at exit before the server is killed;
-#   - ok / fail / check / checkx: print "ok - ..." or "FAIL - ...",
-#     counting passes in $npass and failures in $nfail;
+# not run; ingest_lib.sh builds on it):
+#   - lib.sh's pieces: $tmp (removed at exit unless a check failed, then
+#     "logs kept in $tmp"), ok / fail / die / skip / wait_for, counting
+#     passes in $npass and failures in $nfail; the server is killed at
+#     exit, after the test's own at_exit function (if it defines one);
+#   - check / checkx: ok or fail by a command's or an expression's status;
 #   - start_server [profd server args...]: a server on loopback port 0,
 #     data in $tmp/data (unless the args give --data), explorer files from
 #     $SERVER_UI (default $tmp/ui, which does not exist: the built-in
@@ -25,27 +23,17 @@
 # Before sourcing: the repository root as working directory, PROFD set.
 set -uo pipefail
 
-tmp=$(mktemp -d -t "profd-$(basename "$0" .sh).XXXXXX")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+lib_tmp
 SERVER_ARGS=()
 server_pid=
-nfail=0 npass=0
 n=0
-cleanup() {
-	declare -F at_exit >/dev/null && at_exit
-	[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
-	wait 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
+# At exit, after the test's own at_exit: the server goes.
+server_lib_exit() {
+	if [ -n "$server_pid" ]; then kill -9 "$server_pid" 2>/dev/null; fi
 }
-trap cleanup EXIT
+lib_exit_hooks+=(server_lib_exit)
 
-ok() {
-	echo "ok - $*"
-	npass=$((npass + 1))
-}
-fail() {
-	echo "FAIL - $*"
-	nfail=$((nfail + 1))
-}
 check() { # check DESCRIPTION COMMAND...
 	local what=$1
 	shift
@@ -58,13 +46,8 @@ checkx() { # checkx DESCRIPTION 'SHELL EXPRESSION' (evaluated here, may use && a
 # server_port OUT PID: print the port of the explorer URL the server PID
 # writes first to OUT; nothing if it exits or stays silent for 20 s.
 server_port() {
-	local p=
-	for _ in $(seq 1 400); do
-		p=$(sed -n 's|.*explorer at https\{0,1\}://127.0.0.1:\([0-9]*\)/.*|\1|p' "$1" 2>/dev/null)
-		[ -n "$p" ] && break
-		kill -0 "$2" 2>/dev/null || break
-		sleep 0.05
-	done
+	local out=$1 p=
+	wait_for -p "$2" 20 'p=$(sed -n "s|.*explorer at https\\{0,1\\}://127.0.0.1:\\([0-9]*\\)/.*|\\1|p" "$out" 2>/dev/null); [ -n "$p" ]'
 	echo "$p"
 }
 
@@ -75,10 +58,7 @@ start_server() {
 		"${SERVER_ARGS[@]}" "$@" >"$tmp/out.$n" 2>"$tmp/log.$n" &
 	server_pid=$!
 	port=$(server_port "$tmp/out.$n" "$server_pid")
-	if [ -z "$port" ]; then
-		fail "server $n did not start: $(tail -n 3 "$tmp/log.$n")"
-		exit 1
-	fi
+	[ -n "$port" ] || die "server $n did not start: $(tail -n 3 "$tmp/log.$n")"
 	otlp_port=$(sed -n 's|.*OTLP/HTTP on port \([0-9]*\).*|\1|p' "$tmp/out.$n")
 	grpc_port=$(sed -n 's|.*OTLP/gRPC on port \([0-9]*\).*|\1|p' "$tmp/out.$n")
 	base="http://127.0.0.1:$port"

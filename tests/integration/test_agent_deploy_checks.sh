@@ -12,24 +12,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
-agent_lib_init agent-deploy
+agent_lib_init
 command -v unshare >/dev/null || {
-	echo "skip: unshare is not installed"
-	exit 0
+	skip "unshare is not installed"
 }
 mkdir -p "$tmp/dump"
 
 rc=0
 unshare --pid --fork --mount-proc "$PROFD" agent --dump "$tmp/dump" --duration 1s \
 	>"$tmp/pidns.log" 2>&1 || rc=$?
-[ "$rc" != 0 ] || fail "agent in a PID namespace started (want a refusal)"
+[ "$rc" != 0 ] || die "agent in a PID namespace started (want a refusal)"
 grep -q "not in the host's PID namespace" "$tmp/pidns.log" &&
 	grep -q -- "--pid=host" "$tmp/pidns.log" && grep -q "hostPID: true" "$tmp/pidns.log" ||
-	fail "refusal does not say why and how: $(cat "$tmp/pidns.log")"
+	die "refusal does not say why and how: $(cat "$tmp/pidns.log")"
 echo "ok refused in a PID namespace (exit $rc): $(head -c 120 "$tmp/pidns.log")..."
 unshare --pid --fork --mount-proc "$PROFD" agent --dump "$tmp/dump" --duration 1s --allow-pidns \
-	>"$tmp/pidns2.log" 2>&1 || fail "--allow-pidns: agent failed: $(tail -5 "$tmp/pidns2.log")"
-grep -q "agent started" "$tmp/pidns2.log" || fail "--allow-pidns: no start in the log"
+	>"$tmp/pidns2.log" 2>&1 || die "--allow-pidns: agent failed: $(tail -5 "$tmp/pidns2.log")"
+grep -q "agent started" "$tmp/pidns2.log" || die "--allow-pidns: no start in the log"
 echo "ok --allow-pidns runs"
 
 old=$(cat /proc/sys/kernel/kptr_restrict)
@@ -37,14 +36,14 @@ restore_kptr() { echo "$old" >/proc/sys/kernel/kptr_restrict; }
 agent_cleanup_hook=restore_kptr
 echo 2 >/proc/sys/kernel/kptr_restrict
 "$PROFD" agent --dump "$tmp/dump" --duration 1s >"$tmp/kptr.log" 2>&1 ||
-	fail "agent with kptr_restrict=2 failed: $(tail -5 "$tmp/kptr.log")"
+	die "agent with kptr_restrict=2 failed: $(tail -5 "$tmp/kptr.log")"
 restore_kptr
 n=$(grep -c "kernel frames will be sent unnamed" "$tmp/kptr.log" || true)
-[ "$n" = 1 ] || fail "want one kptr_restrict warning, got $n: $(head -5 "$tmp/kptr.log")"
-grep -q "kptr_restrict=2" "$tmp/kptr.log" || fail "warning does not name the setting"
+[ "$n" = 1 ] || die "want one kptr_restrict warning, got $n: $(head -5 "$tmp/kptr.log")"
+grep -q "kptr_restrict=2" "$tmp/kptr.log" || die "warning does not name the setting"
 echo "ok kptr_restrict=2: warned once"
-"$PROFD" agent --dump "$tmp/dump" --duration 1s >"$tmp/kptr0.log" 2>&1 || fail "agent failed"
+"$PROFD" agent --dump "$tmp/dump" --duration 1s >"$tmp/kptr0.log" 2>&1 || die "agent failed"
 ! grep -q "kernel frames will be sent unnamed" "$tmp/kptr0.log" ||
-	fail "warning with kptr_restrict=$old"
+	die "warning with kptr_restrict=$old"
 echo "ok kptr_restrict=$old: no warning"
 echo "ok agent deploy checks"

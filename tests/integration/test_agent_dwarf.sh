@@ -22,37 +22,39 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
-agent_lib_init agent-dwarf
+agent_lib_init
 SECONDS_RUN=${DWARF_SECONDS:-5}
 
 ${CC:-cc} -O2 -g -fomit-frame-pointer -o "$tmp/qsort_nofp" tests/workloads/qsort_nofp.c ||
-	fail "cannot build qsort_nofp.c"
+	die "cannot build qsort_nofp.c"
 agent_start_server
-mport=$(agent_free_port)
+mport=$(free_port)
 agent_start --server "$base" --interval 1s --frequency 199 --include-exe qsort_nofp \
 	--metrics-listen "127.0.0.1:$mport"
 echo "ok agent attached (unwind: $(sed -n 's/.* unwind=\([^ ]*\) .*/\1/p' "$tmp/agent.log"))"
-QSORT_CPU_SECONDS=3 "$tmp/qsort_nofp" "$SECONDS_RUN" >"$tmp/work.out" || fail "workload failed"
+QSORT_CPU_SECONDS=3 "$tmp/qsort_nofp" "$SECONDS_RUN" >"$tmp/work.out" || die "workload failed"
 # The metrics page is rendered once a second: take it once two renderings
 # 1.2 s apart agree on qsort_nofp's samples (the agent has read the last
 # ones), or after 20 s.
 prev=
-for _ in $(seq 1 16); do
-	sleep 1.2
-	curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || fail "no /metrics"
+metrics_settled() {
+	curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || die "no /metrics"
 	cur=$(grep '^profd_agent_binary_samples_total{exe="qsort_nofp"' "$tmp/metrics.txt" || true)
-	[ -n "$cur" ] && [ "$cur" = "$prev" ] && break
+	[ -n "$cur" ] && [ "$cur" = "$prev" ] && return 0
 	prev=$cur
-done
+	return 1
+}
+sleep 1.2
+WAIT_STEP=1.2 wait_for 20 metrics_settled || true
 agent_stop
 measured=$(sed -n 's/.* share \([0-9.]*\)$/\1/p' "$tmp/work.out")
-[ -n "$measured" ] || fail "workload printed no share: $(cat "$tmp/work.out")"
+[ -n "$measured" ] || die "workload printed no share: $(cat "$tmp/work.out")"
 
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 agent_flame "$type" '{process.executable.name="qsort_nofp"}' "$tmp/cpu.json"
 python3 tests/integration/agent_check.py "$tmp/cpu.json" sort_phase mix_phase cmp_slow \
-	'~qsort' bsearch >"$tmp/cpu.sum" || fail "flame graph check"
-python3 - "$tmp/cpu.sum" "$tmp/cpu.json" "$measured" "$tmp/metrics.txt" <<'PY' || fail "DWARF unwinding"
+	'~qsort' bsearch >"$tmp/cpu.sum" || die "flame graph check"
+python3 - "$tmp/cpu.sum" "$tmp/cpu.json" "$measured" "$tmp/metrics.txt" <<'PY' || die "DWARF unwinding"
 import json, re, sys
 s = json.load(open(sys.argv[1]))
 fg = json.load(open(sys.argv[2]))

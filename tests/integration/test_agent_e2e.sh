@@ -16,110 +16,50 @@
 # that the agent stops cleanly on SIGINT (exit 0, last interval sent), and
 # that the explorer page, in a real browser, shows hot_a in the rendered
 # flame graph.
-# Needs root and kernel BTF for eBPF; prints "skip: <why>" otherwise.
+# The agent and the server are the optimized build ($PROFD_FAST). Needs
+# root and kernel BTF for eBPF; prints "skip: <why>" otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PROFD_FAST=${PROFD_FAST:-build/profd}
+. tests/integration/agent_lib.sh
 SPIN_SECONDS=${SPIN_SECONDS:-12}
 FREQ=97
 
-if [ "$(id -u)" != 0 ]; then
-	echo "skip: the eBPF agent needs root"
-	exit 0
-fi
-if [ ! -r /sys/kernel/btf/vmlinux ]; then
-	echo "skip: no kernel BTF at /sys/kernel/btf/vmlinux"
-	exit 0
-fi
-if [ ! -x "$PROFD_FAST" ]; then
-	echo "FAIL: $PROFD_FAST is not built"
-	exit 1
-fi
-
-tmp=$(mktemp -d /tmp/profd-agent-e2e.XXXXXX)
-server_pid= agent_pid= spin_pid=
-cleanup() {
-	for p in $spin_pid $agent_pid $server_pid; do
-		kill "$p" 2>/dev/null || true
-	done
-	wait 2>/dev/null || true
-	if [ "${keep_tmp:-0}" = 1 ]; then
-		echo "logs kept in $tmp"
-	else
-		rm -rf "$tmp"
-	fi
-}
-trap cleanup EXIT
-fail() {
-	echo "FAIL: $*"
-	for f in server.log agent.log; do
-		[ -f "$tmp/$f" ] && { echo "--- $f (tail)"; tail -n 30 "$tmp/$f"; }
-	done
-	keep_tmp=1
-	exit 1
-}
+agent_lib_init
+spin_pid=
+# spin too, at exit.
+at_exit() { if [ -n "$spin_pid" ]; then kill "$spin_pid" 2>/dev/null || true; fi; }
 
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fno-optimize-sibling-calls -fno-inline -o "$tmp/spin" tests/workloads/spin.c ||
-	fail "cannot build tests/workloads/spin.c"
+	die "cannot build tests/workloads/spin.c"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-base="http://127.0.0.1:$port"
-# Agent and server share this host: the server may name frames from its files.
-"$PROFD_FAST" server --listen "127.0.0.1:$port" --data "$tmp/data" --symbol-path / >"$tmp/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 300); do # up to 30 s on a loaded machine; ends when it answers
-	curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && break
-	kill -0 "$server_pid" 2>/dev/null || fail "server exited at start"
-	sleep 0.1
-done
-curl -fs "$base/api/v1/profile-types" >/dev/null || fail "server not answering on $base"
-
+agent_start_server
 mkdir -p "$tmp/dump"
-"$PROFD_FAST" agent --server "$base" --interval 2s --frequency "$FREQ" --dump "$tmp/dump" >"$tmp/agent.log" 2>&1 &
-agent_pid=$!
-for _ in $(seq 1 300); do # up to 30 s, likewise
-	grep -q "agent started" "$tmp/agent.log" && break
-	if ! kill -0 "$agent_pid" 2>/dev/null; then
-		agent_pid=
-		if grep -qiE "needs root|BTF|Operation not permitted|Permission denied" "$tmp/agent.log"; then
-			echo "skip: eBPF unavailable here: $(tail -n 1 "$tmp/agent.log")"
-			exit 0
-		fi
-		fail "agent exited at start"
-	fi
-	sleep 0.1
-done
-grep -q "agent started" "$tmp/agent.log" || fail "agent did not start"
+AGENT_BIN=$PROFD_FAST agent_start --server "$base" --interval 2s --frequency "$FREQ" --dump "$tmp/dump"
 echo "ok agent attached"
 
 SPIN_CPU_SECONDS=4 "$tmp/spin" "$SPIN_SECONDS" >"$tmp/spin.out" &
 spin_pid=$!
-wait "$spin_pid" || fail "spin failed"
+wait "$spin_pid" || die "spin failed"
 spin_pid=
 
 # SIGINT: the agent sends its last interval and exits 0.
-kill -INT "$agent_pid"
-rc=0
-wait "$agent_pid" || rc=$?
-agent_pid=
-[ "$rc" = 0 ] || fail "agent exited $rc after SIGINT"
-grep -q "agent export closed" "$tmp/agent.log" || fail "agent did not close its exporter"
+agent_stop
 sent=$(sed -n 's/.*agent export closed.* sent=\([0-9]*\).*/\1/p' "$tmp/agent.log" | tail -n 1)
-[ "${sent:-0}" -ge 1 ] || fail "agent sent nothing (sent=${sent:-?})"
+[ "${sent:-0}" -ge 1 ] || die "agent sent nothing (sent=${sent:-?})"
 echo "ok agent stopped on SIGINT (exit 0, $sent requests accepted)"
 
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 query='{process.executable.name="spin"}'
 curl -fsG "$base/api/v1/flamegraph" --data-urlencode "type=$type" \
 	--data-urlencode "query=$query" --data-urlencode "from=now-5m" \
-	--data-urlencode "to=now" -o "$tmp/flame.json" || fail "flame graph query failed"
+	--data-urlencode "to=now" -o "$tmp/flame.json" || die "flame graph query failed"
 
 # spin prints the CPU time it used: on a loaded machine it gets less than
 # SPIN_SECONDS of CPU, and the agent can only see what it ran.
 spin_cpu=$(sed -n 's/.*, \([0-9.]*\) s of CPU.*/\1/p' "$tmp/spin.out")
-[ -n "$spin_cpu" ] || fail "spin did not report its CPU time: $(cat "$tmp/spin.out")"
-python3 - "$tmp/flame.json" "$spin_cpu" "$FREQ" <<'PY' || fail "flame graph check"
+[ -n "$spin_cpu" ] || die "spin did not report its CPU time: $(cat "$tmp/spin.out")"
+python3 - "$tmp/flame.json" "$spin_cpu" "$FREQ" <<'PY' || die "flame graph check"
 import json, math, sys
 
 fg = json.load(open(sys.argv[1]))
@@ -183,9 +123,9 @@ echo "ok agent e2e"
 # rendered flame graph and hover it; sum by process.executable.name; the
 # table's hot_a row equals the API's and opens the sandwich with its caller
 # main. Screenshots: tests/artifacts/explorer.png, explorer-sandwich.png.
-[ -x /usr/bin/chromium ] || fail "chromium is not installed (scripts/install-deps.sh installs it)"
-[ -d tests/js/node_modules/playwright-core ] || fail "tests/js/node_modules missing (run scripts/install-deps.sh)"
+[ -x /usr/bin/chromium ] || die "chromium is not installed (scripts/install-deps.sh installs it)"
+[ -d tests/js/node_modules/playwright-core ] || die "tests/js/node_modules missing (run scripts/install-deps.sh)"
 PROFD_URL="$base/" PROFD_TYPE="$type" PROFD_QUERY="$query" PROFD_EXPECT_FUNCTION=hot_a \
 	PROFD_GROUP_BY=process.executable.name PROFD_EXPECT_CALLER=main \
-	node tests/js/explorer.test.mjs || fail "explorer browser test"
+	node tests/js/explorer.test.mjs || die "explorer browser test"
 echo "ok explorer shows hot_a in the browser"

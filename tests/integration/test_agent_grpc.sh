@@ -10,23 +10,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
-agent_lib_init agent-grpc
+agent_lib_init
 
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fno-optimize-sibling-calls -fno-inline -o "$tmp/spin" tests/workloads/spin.c ||
-	fail "cannot build spin.c"
+	die "cannot build spin.c"
 
-hport=$(agent_free_port)
-gport=$(agent_free_port)
+hport=$(free_port)
+gport=$(free_port)
 base="http://127.0.0.1:$hport"
 "$PROFD_FAST" server --listen "127.0.0.1:$hport" --grpc-listen "127.0.0.1:$gport" \
 	--data "$tmp/data" --symbol-path / >>"$tmp/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 1 300); do # up to 30 s on a loaded machine
-	curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-mport=$(agent_free_port)
+# Up to 30 s on a loaded machine.
+wait_for 30 'curl -fs "$base/api/v1/profile-types" >/dev/null 2>&1' || true
+mport=$(free_port)
 # 99 Hz, and spin runs on past 3 s until it has used 2 s of CPU (~200
 # samples): on a loaded machine spin may get a third of a core or less,
 # and the 70/30 share needs some 100 samples to be steady (sd of the share
@@ -37,14 +35,14 @@ SPIN_CPU_SECONDS=2 "$tmp/spin" 3 >/dev/null
 sleep 1
 sent=$(agent_metric "$mport" 'profd_agent_export_sent_total')
 agent_stop
-grep -q "rejected\|export failed" "$tmp/agent.log" && fail "gRPC export errors: $(grep -m1 'rejected\|failed' "$tmp/agent.log")"
-[ "${sent%.*}" -gt 0 ] || fail "agent /metrics: no request sent over gRPC ($sent)"
+grep -q "rejected\|export failed" "$tmp/agent.log" && die "gRPC export errors: $(grep -m1 'rejected\|failed' "$tmp/agent.log")"
+[ "${sent%.*}" -gt 0 ] || die "agent /metrics: no request sent over gRPC ($sent)"
 grep -q "debuginfo upload is off: a grpc:// server" "$tmp/agent.log" ||
-	fail "a grpc:// server without --debuginfo-server must turn debuginfo upload off, saying so"
+	die "a grpc:// server without --debuginfo-server must turn debuginfo upload off, saying so"
 echo "ok agent sent $sent OTLP/gRPC requests, none rejected"
 
 agent_flame "process_cpu:samples:count:cpu:nanoseconds" '{process.executable.name="spin"}' "$tmp/fg.json"
-python3 - "$tmp/fg.json" <<'PY' || fail "flame graph of the gRPC-exported profiles"
+python3 - "$tmp/fg.json" <<'PY' || die "flame graph of the gRPC-exported profiles"
 import json, sys
 fg = json.load(open(sys.argv[1]))
 tot = {}
@@ -76,10 +74,8 @@ export GRPC_TEST_TOKEN
 "$PROFD_FAST" server --listen "127.0.0.1:$hport" --grpc-listen "127.0.0.1:$gport" \
 	--config "$tmp/profd.yaml" --data "$tmp/data2" --symbol-path / >>"$tmp/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 1 300); do # up to 30 s on a loaded machine
-	curl -fs -H "Authorization: Bearer $GRPC_TEST_TOKEN" "$base/api/v1/profile-types" >/dev/null 2>&1 && break
-	sleep 0.1
-done
+wait_for 30 'curl -fs -H "Authorization: Bearer $GRPC_TEST_TOKEN" "$base/api/v1/profile-types" >/dev/null 2>&1' ||
+	true
 printf '%s\n' "$GRPC_TEST_TOKEN" >"$tmp/token.ok"
 printf 'wrong-token\n' >"$tmp/token.bad"
 agent_start --server "grpc://127.0.0.1:$gport" --no-upload-debuginfo --interval 500ms \
@@ -89,18 +85,18 @@ agent_start --server "grpc://127.0.0.1:$gport" --no-upload-debuginfo --interval 
 # none would fail the check below by chance.
 SPIN_CPU_SECONDS=1 "$tmp/spin" 1.5 >/dev/null
 agent_stop
-grep -q "rejected\|export failed" "$tmp/agent.log" && fail "gRPC export with the right token: $(grep -m1 'rejected\|failed' "$tmp/agent.log")"
-grep -q "$GRPC_TEST_TOKEN" "$tmp/agent.log" "$tmp/server.log" && fail "the token shows in a log"
+grep -q "rejected\|export failed" "$tmp/agent.log" && die "gRPC export with the right token: $(grep -m1 'rejected\|failed' "$tmp/agent.log")"
+grep -q "$GRPC_TEST_TOKEN" "$tmp/agent.log" "$tmp/server.log" && die "the token shows in a log"
 n=$(curl -fsG -H "Authorization: Bearer $GRPC_TEST_TOKEN" "$base/api/v1/flamegraph" \
 	--data-urlencode "type=process_cpu:samples:count:cpu:nanoseconds" \
 	--data-urlencode 'query={process.executable.name="spin"}' --data-urlencode from=now-10m \
 	--data-urlencode to=now | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
-[ "${n:-0}" -gt 0 ] || fail "no spin samples in dataset team after a gRPC export with the token"
+[ "${n:-0}" -gt 0 ] || die "no spin samples in dataset team after a gRPC export with the token"
 echo "ok the right token as gRPC metadata: $n samples in dataset team"
 agent_start --server "grpc://127.0.0.1:$gport" --no-upload-debuginfo --interval 500ms \
 	--include-exe spin --bearer-token-file "$tmp/token.bad"
 SPIN_CPU_SECONDS=1 "$tmp/spin" 1.5 >/dev/null
 agent_stop
 grep -q "grpc-status=16 action=drop" "$tmp/agent.log" ||
-	fail "a wrong token: no UNAUTHENTICATED drop in the agent log: $(grep -m1 'rejected' "$tmp/agent.log")"
+	die "a wrong token: no UNAUTHENTICATED drop in the agent log: $(grep -m1 'rejected' "$tmp/agent.log")"
 echo "ok a wrong token: UNAUTHENTICATED, dropped without retrying"

@@ -32,14 +32,13 @@ cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
 for t in java javac jfr; do
 	command -v "$t" >/dev/null || {
-		echo "skip: $t is not installed"
-		exit 0
+		skip "$t is not installed"
 	}
 done
-agent_lib_init agent-java
-javac -d "$tmp/classes" tests/workloads/HotSplit.java tests/workloads/C2I.java || fail "javac"
+agent_lib_init
+javac -d "$tmp/classes" tests/workloads/HotSplit.java tests/workloads/C2I.java || die "javac"
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
-mport=$(agent_free_port)
+mport=$(free_port)
 
 agent_start_server
 agent_start --server "$base" --interval 2s --frequency 499 --metrics-listen "127.0.0.1:$mport"
@@ -55,7 +54,7 @@ java -XX:StartFlightRecording=filename="$tmp/rec.jfr",settings="$tmp/exec.jfc" -
 	-cp "$tmp/classes" HotSplit "${JAVA_SECONDS:-4}" "${JAVA_CPU_SECONDS:-5}" >"$tmp/java.out" 2>&1 &
 jpid=$!
 extra_pids=$jpid
-wait "$jpid" || fail "java HotSplit failed: $(tail -n 5 "$tmp/java.out")"
+wait "$jpid" || die "java HotSplit failed: $(tail -n 5 "$tmp/java.out")"
 extra_pids=
 # Another JDK the machine has (not 16..19): refused and counted, never named.
 other=
@@ -66,25 +65,25 @@ done
 if [ -n "$other" ]; then
 	"$other" -cp "$tmp/classes" HotSplit 1.5 1 >"$tmp/other.out" 2>&1 &
 	opid=$!
-	wait "$opid" || fail "$other failed"
+	wait "$opid" || die "$other failed"
 fi
 # An interpreted method called from compiled code (the compiled caller's rbp is no frame pointer).
 java -XX:CompileCommand=quiet -XX:CompileCommand=exclude,C2I::leafInterp -cp "$tmp/classes" C2I 3 \
 	>"$tmp/c2i.out" 2>&1 &
 cpid=$!
-wait "$cpid" || fail "java C2I failed: $(tail -n 3 "$tmp/c2i.out")"
+wait "$cpid" || die "java C2I failed: $(tail -n 3 "$tmp/c2i.out")"
 sleep 3 # the last interval
-kill -0 "$agent_pid" || fail "agent died"
-curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || fail "no agent metrics"
+kill -0 "$agent_pid" || die "agent died"
+curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || die "no agent metrics"
 agent_stop
-grep -Eq 'done [01]$' "$tmp/java.out" || fail "HotSplit did not finish" # PrintCompilation may share its line
+grep -Eq 'done [01]$' "$tmp/java.out" || die "HotSplit did not finish" # PrintCompilation may share its line
 
 jfr print --json --events jdk.ExecutionSample "$tmp/rec.jfr" >"$tmp/jfr.json" ||
-	fail "jfr print of the recording"
+	die "jfr print of the recording"
 curl -fsG "$base/api/v1/table" --data-urlencode "type=$type" \
 	--data-urlencode "query={process.pid=\"$jpid\"}" --data-urlencode "from=now-10m" \
 	--data-urlencode "to=now" --data-urlencode "limit=5000" -o "$tmp/table.json" ||
-	fail "table query failed"
+	die "table query failed"
 agent_flame "$type" "{process.pid=\"$jpid\"}" "$tmp/flame.json"
 python3 - "$tmp/table.json" "$tmp/flame.json" "$tmp/jfr.json" "$tmp/java.out" <<'PY' ||
 import json, re, sys
@@ -163,18 +162,18 @@ if at is None or not any(i < at for i in c2) or \
     sys.exit("drive was not compiled by C2 before Delta and deoptimized after (PrintCompilation)")
 print("ok drive: interpreted, C2-compiled, deoptimized, recompiled; one name throughout")
 PY
-	fail "java profile check"
+	die "java profile check"
 
 named=$(awk '/profd_agent_jit_runtime_frames_total\{runtime="jvm",exe="java",version="17[^"]*",result="named"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
 notnamed=$(awk '/profd_agent_jit_runtime_frames_total\{runtime="jvm",exe="java",.*result="(stale|read_failed|corrupt)"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
 grep -q 'profd_agent_jit_processes_total{runtime="jvm",exe="java",version="17[^"]*",supported="true"' "$tmp/metrics.txt" ||
-	fail "the JVM was not attached: $(grep jit_processes "$tmp/metrics.txt")"
+	die "the JVM was not attached: $(grep jit_processes "$tmp/metrics.txt")"
 echo "  JVM frames: named $named, not named $notnamed"
-[ "$named" -gt 0 ] && [ "$notnamed" -le $((named / 100)) ] || fail "too few JVM frames named"
+[ "$named" -gt 0 ] && [ "$notnamed" -le $((named / 100)) ] || die "too few JVM frames named"
 echo "ok agent names Java frames with no flag in the JVM"
 
 agent_flame "$type" "{process.pid=\"$cpid\"}" "$tmp/c2i.json"
-python3 - "$tmp/c2i.json" <<'PY' || fail "C2I: interpreted callee of compiled code"
+python3 - "$tmp/c2i.json" <<'PY' || die "C2I: interpreted callee of compiled code"
 import json, sys
 fg = json.load(open(sys.argv[1]))
 def walk(n, path, out):
@@ -204,11 +203,11 @@ echo "ok an interpreted method called from compiled code is named with its calle
 if [ -n "$other" ]; then
 	ov=$("$other" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -1)
 	grep -q "profd_agent_jit_processes_total{runtime=\"jvm\",exe=\"java\",version=\"[^\"]*\",supported=\"false\"" \
-		"$tmp/metrics.txt" || fail "$other ($ov) not counted as unsupported: $(grep jit_processes "$tmp/metrics.txt")"
+		"$tmp/metrics.txt" || die "$other ($ov) not counted as unsupported: $(grep jit_processes "$tmp/metrics.txt")"
 	curl -fsG "$base/api/v1/health/symbols" --data-urlencode "type=$type" \
 		--data-urlencode "from=now-10m" --data-urlencode "to=now" -o "$tmp/health.json" ||
-		fail "stack health query failed"
-	python3 - "$tmp/health.json" <<'PY' || fail "stack health does not name the refused JVM ($ov)"
+		die "stack health query failed"
+	python3 - "$tmp/health.json" <<'PY' || die "stack health does not name the refused JVM ($ov)"
 import json, sys
 got = json.load(open(sys.argv[1])).get("unsupported_runtimes", [])
 hit = [u for u in got if u.startswith("jvm") and "JIT frames not supported" in u]
@@ -219,8 +218,8 @@ PY
 	# Its JIT frames stay [jit]: stack health must not count them as named.
 	curl -fsG "$base/api/v1/health/symbols" --data-urlencode "type=$type" \
 		--data-urlencode "query={process.pid=\"$opid\"}" --data-urlencode "from=now-10m" \
-		--data-urlencode "to=now" -o "$tmp/health2.json" || fail "stack health query failed"
-	python3 - "$tmp/health2.json" <<'PY' || fail "stack health counts the refused JVM's [jit] frames as named"
+		--data-urlencode "to=now" -o "$tmp/health2.json" || die "stack health query failed"
+	python3 - "$tmp/health2.json" <<'PY' || die "stack health counts the refused JVM's [jit] frames as named"
 import json, sys
 h = json.load(open(sys.argv[1]))
 jvm = [r for r in h.get("runtimes", []) if r["runtime"] == "jvm"]

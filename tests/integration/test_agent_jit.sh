@@ -16,10 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
 command -v node >/dev/null || {
-	echo "skip: node is not installed"
-	exit 0
+	skip "node is not installed"
 }
-agent_lib_init agent-jit
+agent_lib_init
 MS=${JIT_MS:-4000}
 
 agent_start_server
@@ -30,18 +29,18 @@ echo "ok agent attached"
 node --perf-basic-prof tests/workloads/hot.js "$MS" 2500 &
 npid=$!
 extra_pids=$npid
-wait "$npid" || fail "node failed"
+wait "$npid" || die "node failed"
 extra_pids=
 sleep 0.3
 agent_stop
-[ -s "/tmp/perf-$npid.map" ] || fail "node wrote no /tmp/perf-$npid.map"
+[ -s "/tmp/perf-$npid.map" ] || die "node wrote no /tmp/perf-$npid.map"
 rm -f "/tmp/perf-$npid.map"
 
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 agent_flame "$type" "{process.executable.name=\"node\",process.pid=\"$npid\"}" "$tmp/cpu.json"
 python3 tests/integration/agent_check.py "$tmp/cpu.json" '~hotLoop' '~coldWork' '~Builtins_' \
-	'[jit]' _start >"$tmp/sum" || fail "flame graph check"
-python3 - "$tmp/sum" <<'PY' || fail "JIT symbols"
+	'[jit]' _start >"$tmp/sum" || die "flame graph check"
+python3 - "$tmp/sum" <<'PY' || die "JIT symbols"
 import json, sys
 s = json.load(open(sys.argv[1]))
 total, n = s["total"], s["names"]

@@ -24,10 +24,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
-agent_lib_init agent-lifecycle
+agent_lib_init
 
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/lifecycle" tests/workloads/lifecycle.c ||
-	fail "cannot build lifecycle.c"
+	die "cannot build lifecycle.c"
 cp "$tmp/lifecycle" "$tmp/mainexit_process"
 cp "$tmp/lifecycle" "$tmp/bigexit"
 cp "$tmp/lifecycle" "$tmp/forkspin_proc"
@@ -39,25 +39,25 @@ echo "ok agent attached"
 p1=$!
 extra_pids=$p1
 for _ in 1 2 3 4 5; do
-	"$tmp/bigexit" bigexit 1024 || fail "bigexit failed"
+	"$tmp/bigexit" bigexit 1024 || die "bigexit failed"
 done
-"$tmp/bigexit" forkexit 1024 40 || fail "bigexit forkexit failed"
-"$tmp/forkspin_proc" forkspin 20 50 || fail "forkspin_proc failed"
-wait "$p1" || fail "mainexit_process failed"
+"$tmp/bigexit" forkexit 1024 40 || die "bigexit forkexit failed"
+"$tmp/forkspin_proc" forkspin 20 50 || die "forkspin_proc failed"
+wait "$p1" || die "mainexit_process failed"
 extra_pids=
 sleep 0.3
 agent_stop
 
 names=$(curl -fs "$base/api/v1/labels/process.executable.name/values")
-! grep -q '"bigexit"' <<<"$names" || fail "the excluded bigexit was sampled: $names"
-grep -q '"mainexit_process"' <<<"$names" || fail "no samples named mainexit_process: $names"
+! grep -q '"bigexit"' <<<"$names" || die "the excluded bigexit was sampled: $names"
+grep -q '"mainexit_process"' <<<"$names" || die "no samples named mainexit_process: $names"
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 # worker_share EXE MIN WHAT: EXE's samples (>= 100 at 499 Hz) must have
 # worker_spin() on >= MIN % of them.
 worker_share() {
 	agent_flame "$type" "{process.executable.name=\"$1\"}" "$tmp/$1.json"
 	python3 tests/integration/agent_check.py "$tmp/$1.json" worker_spin '[unknown]*' >"$tmp/$1.sum"
-	python3 - "$tmp/$1.sum" "$1" "$2" <<'PY' || fail "$3"
+	python3 - "$tmp/$1.sum" "$1" "$2" <<'PY' || die "$3"
 import json, sys
 s, exe, want = json.load(open(sys.argv[1])), sys.argv[2], float(sys.argv[3])
 total = s["total"]

@@ -24,13 +24,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
-agent_lib_init agent-meta
+agent_lib_init
 RUN=${META_SECONDS:-4}
 
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$cg2" ] && [ -w "$cg2" ] || {
-	echo "skip: no writable cgroup v2 hierarchy"
-	exit 0
+	skip "no writable cgroup v2 hierarchy"
 }
 hex=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 uid=$(python3 -c 'import uuid; print(uuid.uuid4())')
@@ -46,17 +45,16 @@ meta_cleanup() {
 }
 agent_cleanup_hook=meta_cleanup
 mkdir -p "$ctr" || {
-	echo "skip: cannot create cgroups under $cg2"
-	exit 0
+	skip "cannot create cgroups under $cg2"
 }
 
-${CC:-cc} -O2 -g -o "$tmp/spin" tests/workloads/spin.c || fail "cannot build spin.c"
+${CC:-cc} -O2 -g -o "$tmp/spin" tests/workloads/spin.c || die "cannot build spin.c"
 for n in ctrspin metaspin otherspin exclspin; do cp "$tmp/spin" "$tmp/$n"; done
-mport=$(agent_free_port)
+mport=$(free_port)
 mkdir -p "$tmp/dump"
 agent_start_server
 # The stand-in kubelet: GET /pods with "Authorization: Bearer <token>".
-kport=$(agent_free_port)
+kport=$(free_port)
 printf 'sa-token-%s\n' "$RANDOM$RANDOM" >"$tmp/ktoken"
 python3 - "$kport" "$(head -n 1 "$tmp/ktoken")" "$uid" "$hex" >"$tmp/kubelet.log" 2>&1 <<'PY' &
 import http.server, json, sys
@@ -81,11 +79,8 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 PY
 extra_pids=$!
-for _ in $(seq 1 300); do # up to 30 s: Python starts slowly on a loaded machine
-	curl -s -o /dev/null "http://127.0.0.1:$kport/pods" && break
-	sleep 0.1
-done
-curl -s -o /dev/null "http://127.0.0.1:$kport/pods" || fail "the stand-in kubelet did not start"
+# Up to 30 s: Python starts slowly on a loaded machine.
+wait_for 30 'curl -s -o /dev/null "http://127.0.0.1:$kport/pods"' || die "the stand-in kubelet did not start"
 agent_start --server "$base" --interval 1s --frequency 49 --dump "$tmp/dump" \
 	--include-cgroup "$pod" --include-exe metaspin --exclude-exe exclspin --command-line \
 	--metrics-listen "127.0.0.1:$mport" --k8s --k8s-kubelet "http://127.0.0.1:$kport/pods" \
@@ -111,7 +106,7 @@ p3=$!
 p4=$!
 kubelet_pid=$extra_pids
 extra_pids="$kubelet_pid $p1 $p2 $p3 $p4"
-wait $p1 $p2 $p3 $p4 || fail "a workload failed"
+wait $p1 $p2 $p3 $p4 || die "a workload failed"
 extra_pids=$kubelet_pid
 filtered=$(agent_metric "$mport" 'profd_agent_bpf_events_total{event="filtered"}')
 stale=$(agent_metric "$mport" 'profd_agent_lost_samples_total{reason="stale_image"}')
@@ -121,42 +116,42 @@ agent_stop
 values() { curl -fs "$base/api/v1/labels/$1/values"; }
 names=$(values process.executable.name)
 for want in ctrspin metaspin; do
-	grep -q "\"$want\"" <<<"$names" || fail "no samples of $want: $names"
+	grep -q "\"$want\"" <<<"$names" || die "no samples of $want: $names"
 done
 for unwanted in otherspin exclspin; do
-	! grep -q "\"$unwanted\"" <<<"$names" || fail "$unwanted was sampled: $names"
+	! grep -q "\"$unwanted\"" <<<"$names" || die "$unwanted was sampled: $names"
 done
-[ "${filtered%.*}" -gt 0 ] || fail "the BPF side filtered nothing (filtered=$filtered)"
+[ "${filtered%.*}" -gt 0 ] || die "the BPF side filtered nothing (filtered=$filtered)"
 echo "ok targeting: ctrspin (cgroup) and metaspin (exe) sampled; otherspin, exclspin not;" \
 	"$filtered ticks skipped in the kernel, $stale samples of a replaced image refused"
-values container.id | grep -q "\"$hex\"" || fail "container.id $hex missing: $(values container.id)"
-values k8s.pod.uid | grep -q "\"$uid\"" || fail "k8s.pod.uid $uid missing: $(values k8s.pod.uid)"
+values container.id | grep -q "\"$hex\"" || die "container.id $hex missing: $(values container.id)"
+values k8s.pod.uid | grep -q "\"$uid\"" || die "k8s.pod.uid $uid missing: $(values k8s.pod.uid)"
 agent_flame 'process_cpu:cpu:nanoseconds:cpu:nanoseconds' \
 	"{container.id=\"$hex\",k8s.pod.uid=\"$uid\",process.executable.name=\"ctrspin\"}" "$tmp/ctr.json"
 python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["root"]["total"] > 0 else 1)' \
-	"$tmp/ctr.json" || fail "no samples under the container's labels"
+	"$tmp/ctr.json" || die "no samples under the container's labels"
 echo "ok container.id=${hex:0:12}... k8s.pod.uid=$uid on the container's process"
 for kv in k8s.pod.name=checkout-7d9f8c6b5-x2x4q k8s.namespace.name=shop k8s.node.name=node-7 \
 	k8s.container.name=app k8s.deployment.name=checkout k8s.replicaset.name=checkout-7d9f8c6b5 \
 	k8s.pod.label.app=checkout k8s.pod.annotation.team=payments; do
-	values "${kv%%=*}" | grep -q "\"${kv#*=}\"" || fail "--k8s: ${kv%%=*} is not ${kv#*=}: $(values "${kv%%=*}")"
+	values "${kv%%=*}" | grep -q "\"${kv#*=}\"" || die "--k8s: ${kv%%=*} is not ${kv#*=}: $(values "${kv%%=*}")"
 done
 agent_flame 'process_cpu:cpu:nanoseconds:cpu:nanoseconds' \
 	'{k8s.namespace.name="shop",k8s.pod.name="checkout-7d9f8c6b5-x2x4q",k8s.container.name="app",process.executable.name="ctrspin"}' "$tmp/k8s.json"
 python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["root"]["total"] > 0 else 1)' \
-	"$tmp/k8s.json" || fail "no samples under the pod's kubelet names"
-grep -q "^/pods 200" "$tmp/kubelet.log" || fail "the kubelet never got the token: $(head -3 "$tmp/kubelet.log")"
-! grep -q "$(head -n 1 "$tmp/ktoken")" "$tmp/agent.log" || fail "the service-account token shows in the agent log"
+	"$tmp/k8s.json" || die "no samples under the pod's kubelet names"
+grep -q "^/pods 200" "$tmp/kubelet.log" || die "the kubelet never got the token: $(head -3 "$tmp/kubelet.log")"
+! grep -q "$(head -n 1 "$tmp/ktoken")" "$tmp/agent.log" || die "the service-account token shows in the agent log"
 echo "ok --k8s: pod name, namespace, node, container, deployment, labels, annotations from the kubelet"
-values process.vpid | grep -q '"1"' || fail "process.vpid 1 missing: $(values process.vpid)"
+values process.vpid | grep -q '"1"' || die "process.vpid 1 missing: $(values process.vpid)"
 values process.command_line | grep -q "metaspin $RUN marker-arg-7731" ||
-	fail "process.command_line missing: $(values process.command_line)"
+	die "process.command_line missing: $(values process.command_line)"
 echo "ok process.vpid=1 for the process in its own PID namespace; process.command_line"
 
 fmtdump=$(dirname "$PROFD")/tests/tools/fmtdump
 [ -x "$fmtdump" ] || fmtdump=$(dirname "$PROFD_FAST")/tests/tools/fmtdump
-[ -x "$fmtdump" ] || fail "tests/tools/fmtdump is not built"
-python3 - "$fmtdump" "$tmp"/dump/*.otlp.pb <<'PY' || fail "per-sample labels"
+[ -x "$fmtdump" ] || die "tests/tools/fmtdump is not built"
+python3 - "$fmtdump" "$tmp"/dump/*.otlp.pb <<'PY' || die "per-sample labels"
 import json, subprocess, sys
 n = bad = 0
 for f in sys.argv[2:]:

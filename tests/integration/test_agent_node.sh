@@ -29,20 +29,18 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
 command -v node >/dev/null || {
-	echo "skip: node is not installed"
-	exit 0
+	skip "node is not installed"
 }
 case "$(node --version)" in
 v20.*) ;;
 *)
-	echo "skip: node $(node --version) is not Node.js 20 (V8 11.3)"
-	exit 0
+	skip "node $(node --version) is not Node.js 20 (V8 11.3)"
 	;;
 esac
-agent_lib_init agent-node
+agent_lib_init
 MS=${NODE_MS:-6000}
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
-mport=$(agent_free_port)
+mport=$(free_port)
 
 agent_start_server
 agent_start --server "$base" --interval 2s --frequency 99 --include-exe node \
@@ -51,22 +49,22 @@ echo "ok agent attached"
 node --cpu-prof --cpu-prof-dir="$tmp/cpuprof" tests/workloads/v8mix.js "$MS" 4500 &
 npid=$!
 extra_pids=$npid
-wait "$npid" || fail "node failed"
+wait "$npid" || die "node failed"
 extra_pids=
 sleep 3 # the last interval
-kill -0 "$agent_pid" || fail "agent died"
-curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || fail "no agent metrics"
+kill -0 "$agent_pid" || die "agent died"
+curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || die "no agent metrics"
 agent_stop
 prof=$(ls "$tmp"/cpuprof/*.cpuprofile 2>/dev/null | head -n 1)
-[ -s "$prof" ] || fail "node wrote no .cpuprofile"
+[ -s "$prof" ] || die "node wrote no .cpuprofile"
 
 curl -fsG "$base/api/v1/table" --data-urlencode "type=$type" \
 	--data-urlencode "query={process.pid=\"$npid\"}" --data-urlencode "from=now-10m" \
 	--data-urlencode "to=now" --data-urlencode "limit=5000" -o "$tmp/table.json" ||
-	fail "table query failed"
+	die "table query failed"
 agent_flame "$type" "{process.pid=\"$npid\"}" "$tmp/flame.json"
 python3 - "$tmp/table.json" "$tmp/flame.json" "$prof" tests/workloads/v8mix.js \
-	"$tmp/metrics.txt" <<'PY' || fail "V8 frames"
+	"$tmp/metrics.txt" <<'PY' || die "V8 frames"
 import json, re, sys
 
 table, flame, prof = (json.load(open(p)) for p in sys.argv[1:4])
@@ -168,8 +166,8 @@ echo "ok agent names Node.js functions as V8's profiler does"
 curl -fsG "$base/api/v1/flamegraph" --data-urlencode "type=$type" \
 	--data-urlencode "query={process.pid=\"$npid\"}" --data-urlencode "from=now-10m" \
 	--data-urlencode "to=now" --data-urlencode "max_nodes=20000" --data-urlencode "hide=node" \
-	-o "$tmp/flame-hidden.json" || fail "flame graph with hide=node failed"
-python3 - "$tmp/flame.json" "$tmp/flame-hidden.json" <<'PY' || fail "hide=node"
+	-o "$tmp/flame-hidden.json" || die "flame graph with hide=node failed"
+python3 - "$tmp/flame.json" "$tmp/flame-hidden.json" <<'PY' || die "hide=node"
 import json, sys
 
 def totals(fg):

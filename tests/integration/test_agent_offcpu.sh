@@ -21,12 +21,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
-agent_lib_init agent-offcpu
+agent_lib_init
 SECONDS_RUN=${OFFCPU_SECONDS:-4}
 
-${CC:-cc} -O2 -g -o "$tmp/offcpu" tests/workloads/offcpu.c || fail "cannot build offcpu.c"
+${CC:-cc} -O2 -g -o "$tmp/offcpu" tests/workloads/offcpu.c || die "cannot build offcpu.c"
 agent_start_server
-mport=$(agent_free_port)
+mport=$(free_port)
 agent_start --server "$base" --interval 1s --off-cpu --off-cpu-threshold 1ms \
 	--include-exe offcpu --metrics-listen "127.0.0.1:$mport"
 echo "ok agent attached with --off-cpu"
@@ -41,9 +41,9 @@ for i in 1 2 3 4; do
 	sleep 0.2
 done
 for p in $short_pids; do
-	wait "$p" || fail "short workload $p failed"
+	wait "$p" || die "short workload $p failed"
 done
-wait "$wpid" || fail "workload failed"
+wait "$wpid" || die "workload failed"
 sleep 0.3
 copy_err=$(agent_metric "$mport" 'profd_agent_unwind_failures_total{reason="stack_copy_error"}')
 agent_stop
@@ -52,15 +52,15 @@ agent_stop
 # still hold the old image's stack pointer.
 echo "ok user stack copies that failed: $copy_err"
 read -r t_sleep t_pipe < <(sed -n 's/^offcpu: in_sleep \([0-9.]*\) s in_pipe \([0-9.]*\) s$/\1 \2/p' "$tmp/offcpu.out")
-[ -n "${t_pipe:-}" ] || fail "workload printed no times: $(cat "$tmp/offcpu.out")"
+[ -n "${t_pipe:-}" ] || die "workload printed no times: $(cat "$tmp/offcpu.out")"
 
 curl -fs "$base/api/v1/profile-types" | grep -q '"off_cpu:off_cpu:nanoseconds::"' ||
-	fail "server has no off_cpu:off_cpu:nanoseconds:: profiles"
+	die "server has no off_cpu:off_cpu:nanoseconds:: profiles"
 # The workload's own process (its child, the feeder, blocks too).
 agent_flame 'off_cpu:off_cpu:nanoseconds::' "{process.executable.name=\"offcpu\",process.pid=\"$wpid\"}" "$tmp/off.json"
 python3 tests/integration/agent_check.py "$tmp/off.json" in_sleep in_pipe \
-	'~nanosleep' '~pipe_read' main >"$tmp/off.sum" || fail "flame graph check"
-python3 - "$tmp/off.sum" "$t_sleep" "$t_pipe" <<'PY' || fail "off-CPU shares"
+	'~nanosleep' '~pipe_read' main >"$tmp/off.sum" || die "flame graph check"
+python3 - "$tmp/off.sum" "$t_sleep" "$t_pipe" <<'PY' || die "off-CPU shares"
 import json, sys
 s = json.load(open(sys.argv[1]))
 t_sleep, t_pipe = float(sys.argv[2]), float(sys.argv[3])
@@ -90,9 +90,9 @@ PY
 for p in $short_pids; do
 	agent_flame 'off_cpu:off_cpu:nanoseconds::' "{process.executable.name=\"offcpu\",process.pid=\"$p\"}" "$tmp/short.json"
 	python3 tests/integration/agent_check.py "$tmp/short.json" in_sleep in_pipe main >"$tmp/short-$p.sum" ||
-		fail "flame graph check (pid $p)"
+		die "flame graph check (pid $p)"
 done
-python3 - $short_pids <<PY || fail "off-CPU user stacks of the short runs"
+python3 - $short_pids <<PY || die "off-CPU user stacks of the short runs"
 import json, sys
 bad = 0
 for p in sys.argv[1:]:

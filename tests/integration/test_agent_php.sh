@@ -21,12 +21,11 @@ cd "$(dirname "$0")/../.."
 PHP=${PHP:-php8.2}
 PHP_CPU_SECONDS=${PHP_CPU_SECONDS:-8}
 command -v "$PHP" >/dev/null 2>&1 || {
-	echo "skip: $PHP is not installed (scripts/install-deps.sh installs php8.2-cli)"
-	exit 0
+	skip "$PHP is not installed (scripts/install-deps.sh installs php8.2-cli)"
 }
-agent_lib_init agent-php
+agent_lib_init
 agent_start_server
-mport=$(agent_free_port)
+mport=$(free_port)
 agent_start --server "$base" --interval 1s --frequency 99 --include-exe "$(basename "$(readlink -f "$(command -v "$PHP")")")" \
 	--metrics-listen "127.0.0.1:$mport"
 echo "ok agent attached"
@@ -34,14 +33,14 @@ echo "ok agent attached"
 "$PHP" tests/workloads/hot.php "$PHP_CPU_SECONDS" >"$tmp/php.out" &
 php_pid=$!
 extra_pids=$php_pid
-wait "$php_pid" || fail "hot.php failed: $(cat "$tmp/php.out")"
+wait "$php_pid" || die "hot.php failed: $(cat "$tmp/php.out")"
 extra_pids=
 echo "ok hot.php (pid $php_pid): $(tr '\n' ' ' <"$tmp/php.out")"
 
 sleep 2 # the last samples reach the collector (ring buffer read every 100 ms)
 named=$(curl -fs "http://127.0.0.1:$mport/metrics" |
 	awk '/^profd_agent_interp_samples_total\{/ && /runtime="php"/ && /result="named"/ { s += $2 } END { print s + 0 }')
-[ "${named%.*}" -gt 0 ] || fail "no PHP samples named: $(curl -fs "http://127.0.0.1:$mport/metrics" | grep interp_samples)"
+[ "${named%.*}" -gt 0 ] || die "no PHP samples named: $(curl -fs "http://127.0.0.1:$mport/metrics" | grep interp_samples)"
 echo "ok $named PHP samples named"
 agent_stop
 
@@ -50,9 +49,9 @@ query="{process.pid=\"$php_pid\"}"
 agent_flame "$type" "$query" "$tmp/flame.json"
 curl -fsG "$base/api/v1/table" --data-urlencode "type=$type" --data-urlencode "query=$query" \
 	--data-urlencode "from=now-10m" --data-urlencode "to=now" -o "$tmp/table.json" ||
-	fail "table query failed"
+	die "table query failed"
 
-python3 - "$tmp/flame.json" "$tmp/table.json" "$tmp/php.out" tests/workloads/hot.php <<'PY' || fail "PHP frames check"
+python3 - "$tmp/flame.json" "$tmp/table.json" "$tmp/php.out" tests/workloads/hot.php <<'PY' || die "PHP frames check"
 import json, re, sys
 
 fg = json.load(open(sys.argv[1]))

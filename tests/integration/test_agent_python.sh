@@ -24,15 +24,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
-agent_lib_init agent-python
+agent_lib_init
 
 PY=/usr/bin/python3.11
 if [ ! -x "$PY" ]; then
-	echo "skip: no python3.11 (Debian package python3.11)"
-	exit 0
+	skip "no python3.11 (Debian package python3.11)"
 fi
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
-mport=$(agent_free_port)
+mport=$(free_port)
 
 # Two Python processes that run before the agent starts.
 for i in 1 2; do
@@ -76,14 +75,14 @@ extra_pids="$extra_pids $other_pids"
 corrupt_pid=$!
 extra_pids="$extra_pids $corrupt_pid"
 
-wait "$hot_pid" || fail "hot.py failed: $(cat "$tmp/hot.out")"
+wait "$hot_pid" || die "hot.py failed: $(cat "$tmp/hot.out")"
 for p in $late_pids $other_pids $corrupt_pid; do
 	wait "$p" || true
 done
-grep -q done "$tmp/corrupt.out" || fail "pycorrupt.py failed: $(cat "$tmp/corrupt.out")"
+grep -q done "$tmp/corrupt.out" || die "pycorrupt.py failed: $(cat "$tmp/corrupt.out")"
 sleep 3 # the last interval
-kill -0 "$agent_pid" || fail "agent died"
-curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || fail "no agent metrics"
+kill -0 "$agent_pid" || die "agent died"
+curl -fs "http://127.0.0.1:$mport/metrics" >"$tmp/metrics.txt" || die "no agent metrics"
 for p in $early_pids; do
 	kill "$p" 2>/dev/null || true
 done
@@ -92,7 +91,7 @@ agent_stop
 curl -fsG "$base/api/v1/table" --data-urlencode "type=$type" \
 	--data-urlencode "query={process.pid=\"$hot_pid\"}" --data-urlencode "from=now-10m" \
 	--data-urlencode "to=now" --data-urlencode "limit=5000" -o "$tmp/table.json" ||
-	fail "table query failed"
+	die "table query failed"
 agent_flame "$type" "{process.pid=\"$hot_pid\"}" "$tmp/flame.json"
 python3 - "$tmp/table.json" "$tmp/flame.json" "$tmp/hot.out" tests/workloads/hot.py <<'PY' ||
 import ast, json, sys
@@ -150,29 +149,29 @@ if not ok:
     sys.exit("no work_hash -> extension -> libcrypto path")
 print("ok python stack order and the program's own shares")
 PY
-	fail "python flame graph check"
+	die "python flame graph check"
 
 named=$(awk -F' ' '/profd_agent_interp_samples_total\{runtime="cpython",exe="python3.11",version="3.11[^"]*",result="named"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
 sent=$(awk -F' ' '/profd_agent_interp_samples_total\{runtime="cpython",exe="python3.11",version="3.11[^"]*",result="sent"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
 bad=$(awk -F' ' '/profd_agent_interp_samples_total\{runtime="cpython",exe="python3.11",.*result="(read_failed|corrupt|stale)"\}/ { s += $2 } END { print s + 0 }' "$tmp/metrics.txt")
 echo "  interpreter stacks: sent $sent, named $named, not named $bad"
-[ "$named" -gt 0 ] || fail "no Python stack named"
+[ "$named" -gt 0 ] || die "no Python stack named"
 # All but pycorrupt's broken stacks are named.
 python3 -c "import sys; n,s,b=map(int,sys.argv[1:]); sys.exit(0 if n >= 0.99*(s-b) else 1)" "$named" "$sent" "$bad" ||
-	fail "only $named of $((sent - bad)) unbroken Python stacks named"
-[ "$bad" -gt 0 ] || fail "pycorrupt.py's broken stacks were not counted"
+	die "only $named of $((sent - bad)) unbroken Python stacks named"
+[ "$bad" -gt 0 ] || die "pycorrupt.py's broken stacks were not counted"
 echo "ok $named Python stacks named, pycorrupt's $bad counted as not named"
 
 # Every Python process, before and after the agent, is named.
 for p in $early_pids $late_pids; do
 	agent_flame "$type" "{process.pid=\"$p\"}" "$tmp/p$p.json"
-	grep -q '"work_a"' "$tmp/p$p.json" || fail "process $p (hot.py) not named"
+	grep -q '"work_a"' "$tmp/p$p.json" || die "process $p (hot.py) not named"
 done
 echo "ok 2 Python processes started before the agent and 2 after named"
 
 # The broken program: no garbage name, its intact function named.
 agent_flame "$type" "{process.pid=\"$corrupt_pid\"}" "$tmp/corrupt.json"
-python3 - "$tmp/corrupt.json" <<'PY' || fail "pycorrupt check"
+python3 - "$tmp/corrupt.json" <<'PY' || die "pycorrupt check"
 import json, sys
 names = set()
 def walk(n):
@@ -194,12 +193,12 @@ for p in "${others[@]}"; do
 	case "${v%.*}" in
 	3.11 | 3.12)
 		grep -q "runtime=\"cpython\".*version=\"$v\",result=\"named\"} [1-9]" "$tmp/metrics.txt" ||
-			fail "$p ($v) not named: $(grep 'runtime="cpython"' "$tmp/metrics.txt" | head -n 20)"
+			die "$p ($v) not named: $(grep 'runtime="cpython"' "$tmp/metrics.txt" | head -n 20)"
 		echo "ok $p ($v) named"
 		;;
 	*)
 		grep -q "runtime=\"cpython\",.*version=\"${v%.*}[^\"]*\",supported=\"false\"" "$tmp/metrics.txt" ||
-			fail "$p ($v) not counted as unsupported"
+			die "$p ($v) not counted as unsupported"
 		echo "ok $p ($v) refused and counted"
 		;;
 	esac
@@ -213,8 +212,8 @@ for p in "${others[@]}"; do
 	esac
 	curl -fsG "$base/api/v1/health/symbols" --data-urlencode "type=$type" \
 		--data-urlencode "from=now-10m" --data-urlencode "to=now" -o "$tmp/health.json" ||
-		fail "stack health query failed"
-	python3 - "$tmp/health.json" "$v" <<'PY' || fail "stack health does not name $p ($v) as unsupported"
+		die "stack health query failed"
+	python3 - "$tmp/health.json" "$v" <<'PY' || die "stack health does not name $p ($v) as unsupported"
 import json, sys
 got = json.load(open(sys.argv[1])).get("unsupported_runtimes", [])
 want = f"cpython {sys.argv[2]}: interpreter frames not supported"

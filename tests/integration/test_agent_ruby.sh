@@ -19,39 +19,38 @@ cd "$(dirname "$0")/../.."
 
 RUBY=${RUBY:-ruby3.1}
 command -v "$RUBY" >/dev/null || {
-	echo "skip: $RUBY is not installed"
-	exit 0
+	skip "$RUBY is not installed"
 }
-agent_lib_init ruby
+agent_lib_init
 SECS=${RUBY_SECONDS:-8}
 FREQ=99
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 
 agent_start_server
-mport=$(agent_free_port)
+mport=$(free_port)
 agent_start --server "$base" --interval 1s --frequency "$FREQ" --include-exe "$(basename "$(readlink -f "$(command -v "$RUBY")")")" \
 	--metrics-listen "127.0.0.1:$mport"
 "$RUBY" tests/workloads/hot.rb "$SECS" >"$tmp/hot.out" 2>&1 &
 rpid=$!
 extra_pids=$rpid
-wait "$rpid" || fail "hot.rb failed: $(cat "$tmp/hot.out")"
+wait "$rpid" || die "hot.rb failed: $(cat "$tmp/hot.out")"
 extra_pids=
 sleep 2.5 # the agent's last interval
 named=$(agent_metric "$mport" "profd_agent_interp_samples_total{runtime=\"ruby\",exe=\"$(basename "$(readlink -f "$(command -v "$RUBY")")")\",version=\"$("$RUBY" -e 'print RUBY_VERSION')\",result=\"named\"}")
 curl -fs "http://127.0.0.1:$mport/metrics" | grep -E 'interp_(samples|processes)_total' >"$tmp/metrics.txt" || true
 agent_stop
-[ "${named:-0}" -gt 0 ] 2>/dev/null || fail "no named ruby samples in the agent's metrics: $(cat "$tmp/metrics.txt")"
+[ "${named:-0}" -gt 0 ] 2>/dev/null || die "no named ruby samples in the agent's metrics: $(cat "$tmp/metrics.txt")"
 echo "ok metrics: $named named ruby samples"
 
 query="{process.pid=\"$rpid\"}"
 agent_flame "$type" "$query" "$tmp/cpu.json"
 curl -fsG "$base/api/v1/table" --data-urlencode "type=$type" --data-urlencode "query=$query" \
 	--data-urlencode "from=now-10m" --data-urlencode "to=now" -o "$tmp/table.json" ||
-	fail "table query failed"
+	die "table query failed"
 
 def_a=$(grep -n '^def work_a' tests/workloads/hot.rb | cut -d: -f1)
 def_run=$(grep -n '^  def run' tests/workloads/hot.rb | cut -d: -f1)
-python3 - "$tmp/cpu.json" "$tmp/table.json" "$tmp/hot.out" "$FREQ" "$def_a" "$def_run" <<'PY' || fail "ruby profile check"
+python3 - "$tmp/cpu.json" "$tmp/table.json" "$tmp/hot.out" "$FREQ" "$def_a" "$def_run" <<'PY' || die "ruby profile check"
 import json, sys
 
 fg = json.load(open(sys.argv[1]))

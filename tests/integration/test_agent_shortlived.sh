@@ -22,24 +22,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/integration/agent_lib.sh
-agent_lib_init agent-shortlived
+agent_lib_init
 SECONDS_RUN=${SHORTLIVED_SECONDS:-4}
 
-${CC:-cc} -O2 -g -o "$tmp/burst" tests/workloads/burst.c || fail "cannot build burst.c"
+${CC:-cc} -O2 -g -o "$tmp/burst" tests/workloads/burst.c || die "cannot build burst.c"
 cp "$tmp/burst" "$tmp/spawner"
 agent_start_server
 AGENT_BIN=$PROFD_FAST agent_start --server "$base" --interval 1s --frequency 99 \
-	--metrics-listen "127.0.0.1:$(agent_free_port)"
+	--metrics-listen "127.0.0.1:$(free_port)"
 echo "ok agent attached"
 # The spawner runs in $tmp and execs "./burst": a relative name, which the
 # agent must find in the parent's directory for a process gone before
 # /proc could be read.
 (cd "$tmp" && SPAWN_MIN=$((SECONDS_RUN * 100)) ./spawner "$SECONDS_RUN" 100 ./burst 5) >"$tmp/spawner.out" ||
-	fail "spawner failed"
+	die "spawner failed"
 started=$(sed -n 's/^spawner: \([0-9]*\) processes.*/\1/p' "$tmp/spawner.out")
 sleep 0.3
 agent_stop
-[ "${started:-0}" -ge $((SECONDS_RUN * 50)) ] || fail "the spawner started only ${started:-0} processes"
+[ "${started:-0}" -ge $((SECONDS_RUN * 50)) ] || die "the spawner started only ${started:-0} processes"
 
 type='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 agent_flame "$type" '{process.executable.name="burst"}' "$tmp/burst.json"
@@ -47,7 +47,7 @@ agent_flame "$type" '{process.executable.name!="burst"}' "$tmp/other.json"
 python3 tests/integration/agent_check.py "$tmp/burst.json" burn main '[unknown]*' '~execve' \
 	>"$tmp/burst.sum"
 python3 tests/integration/agent_check.py "$tmp/other.json" burn >"$tmp/other.sum"
-python3 - "$tmp/burst.sum" "$tmp/other.sum" "$started" <<'PY' || fail "short-lived attribution"
+python3 - "$tmp/burst.sum" "$tmp/other.sum" "$started" <<'PY' || die "short-lived attribution"
 import json, sys
 b = json.load(open(sys.argv[1]))
 o = json.load(open(sys.argv[2]))

@@ -12,12 +12,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PROFD=${PROFD:-build-san/profd}
-if [ ! -x "$PROFD" ]; then
-	echo "FAIL: $PROFD is not built"
-	exit 1
-fi
-tmp=$(mktemp -d /tmp/profd-bad-input.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+source tests/integration/lib.sh
+need_bin "$PROFD"
+lib_tmp
 
 python3 - "$tmp" <<'PY'
 import gzip, random, sys, zlib
@@ -50,7 +47,6 @@ dictionary = b"\x2a\x00\x2a\x03cpu\x2a\x0bnanoseconds\x3a\x00"
 w("bad-stack.otlp.pb", b"\x0a" + bytes([len(rp)]) + rp + b"\x12" + bytes([len(dictionary)]) + dictionary)
 PY
 
-pass=0 bad=0
 # expect FILE PATTERN: profd top must exit 1 with PATTERN (grep -E) on stderr.
 expect() {
 	local file=$1 pattern=$2 rc
@@ -62,22 +58,18 @@ expect() {
 		fi
 		rc=$?
 		if [ $rc = 1 ] && grep -qE "$pattern" "$tmp/err" && ! grep -q Sanitizer "$tmp/err"; then
-			echo "ok   $cmd $file: $(head -c 300 "$tmp/err")"
-			pass=$((pass + 1))
+			ok "$cmd $file: $(head -c 300 "$tmp/err")"
 		else
-			echo "FAIL $cmd $file: exit $rc, stderr: $(head -c 600 "$tmp/err")"
+			fail "$cmd $file: exit $rc, stderr: $(head -c 600 "$tmp/err")"
 			echo "     wanted exit 1 and /$pattern/"
-			bad=$((bad + 1))
 		fi
 	done
 }
 
 if "$PROFD" top --json "$tmp/good.pb" | grep -q '"totals":{"cpu":7}'; then
-	echo "ok   the handmade profile decodes"
-	pass=$((pass + 1))
+	ok "the handmade profile decodes"
 else
-	echo "FAIL the handmade profile does not decode"
-	bad=$((bad + 1))
+	fail "the handmade profile does not decode"
 fi
 expect truncated.pb.gz 'Profile\.sample: length 4 runs past the end \(1 bytes left\) at byte 7 \(offset in the gunzipped data\)'
 expect missing-location.pb 'sample\[0\]: location_id\[0\] = 5 not found \(1 locations\)'
@@ -91,11 +83,9 @@ expect bad-stack.otlp.pb 'otlp: profile 0 sample 0: stack_index 3 out of range \
 printf 'main;foo 3\nmain;bar notanumber\na;b -5\nmain;foo 2\n' >"$tmp/badc.folded"
 "$PROFD" top "$tmp/badc.folded" >"$tmp/out" 2>"$tmp/err"
 if [ $? = 0 ] && grep -q "skipped 2 invalid lines (first: line 2)" "$tmp/err" && grep -q " 5 .*foo" "$tmp/out"; then
-	echo "ok   top on folded input with 2 bad lines: counts the rest, notes the skip"
-	pass=$((pass + 1))
+	ok "top on folded input with 2 bad lines: counts the rest, notes the skip"
 else
-	echo "FAIL top on folded input with bad lines: $(head -c 300 "$tmp/err")"
-	bad=$((bad + 1))
+	fail "top on folded input with bad lines: $(head -c 300 "$tmp/err")"
 fi
 
 # File names are text for a terminal (cli/termtext.h): an ESC or 0x9b in
@@ -107,11 +97,9 @@ names_escaped() { # DESCRIPTION WANT-FIXED-STRING FILE...
 	shift 2
 	if grep -qF -- "$want" "$@" && ! grep -q "$(printf '\033')" "$@" &&
 		! LC_ALL=C grep -q "$(printf '\233')" "$@"; then
-		echo "ok   $what"
-		pass=$((pass + 1))
+		ok "$what"
 	else
-		echo "FAIL $what: $(head -c 300 "$@" | od -c | head -5)"
-		bad=$((bad + 1))
+		fail "$what: $(head -c 300 "$@" | od -c | head -5)"
 	fi
 }
 "$PROFD" top "$tmp/$esc.pb" >"$tmp/out" 2>"$tmp/err"
@@ -134,11 +122,9 @@ agent_url() { # ARGS... PATTERN
 	"$PROFD" agent "${@:1:$#-1}" --duration 1ms >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	if [ $rc = 2 ] && grep -qE -- "$pattern" "$tmp/err"; then
-		echo "ok   agent ${*:1:$#-1}: $(head -c 200 "$tmp/err")"
-		pass=$((pass + 1))
+		ok "agent ${*:1:$#-1}: $(head -c 200 "$tmp/err")"
 	else
-		echo "FAIL agent ${*:1:$#-1}: exit $rc, stderr: $(head -c 300 "$tmp/err")"
-		bad=$((bad + 1))
+		fail "agent ${*:1:$#-1}: exit $rc, stderr: $(head -c 300 "$tmp/err")"
 	fi
 }
 agent_url --server http:// "--server 'http://': no host"
@@ -148,5 +134,5 @@ agent_url --server http://h: "empty port"
 agent_url --server 'http://[::1' "unclosed '\['"
 agent_url --server http://h:1 --k8s-kubelet grpc://x "--k8s-kubelet 'grpc://x': want http:// or https://"
 agent_url --server grpc://h:4317 --debuginfo-server h:80 "--debuginfo-server 'h:80': want http"
-echo "$pass passed, $bad failed"
-[ "$bad" = 0 ]
+echo "$npass passed, $nfail failed"
+[ "$nfail" = 0 ]

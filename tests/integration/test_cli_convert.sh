@@ -17,16 +17,10 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 PROFD=${PROFD:-build-san/profd}
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
-if [ ! -d "$CORPUS/pprof" ]; then
-	echo "skip: no corpus at $CORPUS (set PROFD_CORPUS)"
-	exit 0
-fi
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-tmp=$(mktemp -d /tmp/profd-convert.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 bad=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-fail() { echo "FAIL $1"; bad=$((bad + 1)); }
+source tests/integration/lib.sh
+need_corpus "$CORPUS/pprof"
+need_bin "$PROFD"
+lib_tmp
 
 # compare A.json B.json [COLUMN]: same types and totals, or (folded) B's one
 # column "samples" equal to A's total of COLUMN.
@@ -123,5 +117,5 @@ usage "no sample type 'nope'" convert --type nope "$f" "$tmp/x.folded"
 usage "unknown output format" convert "$f" "$tmp/x.svg"
 usage "unknown event" convert --event heap "$j" "$tmp/x.pb" || true
 
-echo "$pass passed, $bad failed"
-[ "$bad" = 0 ]
+echo "$npass passed, $nfail failed"
+[ "$nfail" = 0 ]

@@ -13,21 +13,15 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 PROFD=${PROFD:-build-san/profd}
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
+source tests/integration/lib.sh
 
-if [ ! -d "$CORPUS/pprof" ] || [ ! -d "$CORPUS/facts" ]; then
-	echo "skip: no corpus at $CORPUS (set PROFD_CORPUS)"
-	exit 0
-fi
-if [ ! -x "$PROFD" ]; then
-	echo "FAIL: $PROFD is not built"
-	exit 1
-fi
-fail=0
-python3 tests/integration/corpus_top_check.py "$PROFD" "$CORPUS" || fail=1
+need_corpus "$CORPUS/pprof"
+need_corpus "$CORPUS/facts"
+need_bin "$PROFD"
+lib_tmp
+python3 tests/integration/corpus_top_check.py "$PROFD" "$CORPUS" ||
+	fail "corpus_top_check.py: profd top against the facts files (see above)"
 
-tmp=$(mktemp -d /tmp/profd-corpus-top.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 bad=0
 # Files pprof rejects (facts' parse_error): profd must too, checked above.
 rejected=$(python3 -c '
 import json, os, sys
@@ -41,8 +35,7 @@ for f in "$CORPUS"/pprof/* "$CORPUS"/pprof-legacy/*; do
 	grep -qxF "$name" <<<"$rejected" && continue
 	if ! "$PROFD" convert "$f" "$tmp/x.otlp.pb" 2>"$tmp/err" ||
 		! "$PROFD" convert "$tmp/x.otlp.pb" "$tmp/x.pb.gz" 2>>"$tmp/err"; then
-		echo "FAIL roundtrip $name: $(cat "$tmp/err")"
-		bad=$((bad + 1))
+		fail "roundtrip $name: $(cat "$tmp/err")"
 		continue
 	fi
 	"$PROFD" top --json -n 0 "$f" >"$tmp/a.json" &&
@@ -57,13 +50,10 @@ for other, what in ((b, "pprof->OTLP->pprof"), (c, "pprof->OTLP")):
             print("   %s changed %s: %s -> %s" % (what, key, a[key], other[key]))
             sys.exit(1)
 PY
-		echo "ok   roundtrip $name"
-		pass=$((pass + 1))
+		ok "roundtrip $name"
 	else
-		echo "FAIL roundtrip $name"
-		bad=$((bad + 1))
+		fail "roundtrip $name"
 	fi
 done
-echo "roundtrip: $pass passed, $bad failed"
-[ "$bad" = 0 ] || fail=1
-exit $fail
+echo "roundtrip: $npass passed, $nfail failed"
+finish_counts

@@ -37,12 +37,13 @@ CORPUS=${PROFD_CORPUS:-../shared/corpus}
 T0=1700000000000 # ms: shop period A; B starts 10 min later
 NS=10000000      # one sample: 10 ms of CPU
 
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-[ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built"; exit 1; }
-command -v node >/dev/null || { echo "skip: node is not installed"; exit 0; }
-[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || { echo "skip: chromium is not installed"; exit 0; }
-[ -d tests/js/node_modules/playwright-core ] || { echo "FAIL: tests/js/node_modules missing (make deps)"; exit 1; }
-bash scripts/build-ui.sh || { echo "FAIL: scripts/build-ui.sh"; exit 1; }
+source tests/integration/lib.sh
+need_bin "$PROFD"
+need_bin "$MKOTLP"
+command -v node >/dev/null || skip "node is not installed"
+[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip "chromium is not installed"
+[ -d tests/js/node_modules/playwright-core ] || die "tests/js/node_modules missing (make deps)"
+bash scripts/build-ui.sh || die "scripts/build-ui.sh"
 
 source tests/integration/server_lib.sh
 SERVER_UI=ui start_server

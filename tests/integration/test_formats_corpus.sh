@@ -26,13 +26,9 @@ PROFD=${PROFD:-build-san/profd}
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
 FMTDUMP=${FMTDUMP:-$(dirname "$PROFD")/tests/tools/fmtdump}
 
-if [ ! -x "$FMTDUMP" ]; then
-	echo "FAIL: $FMTDUMP is not built (make O=$(dirname "$PROFD") build)"
-	exit 1
-fi
-tmp=$(mktemp -d /tmp/profd-formats.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+source tests/integration/lib.sh
+need_bin "$FMTDUMP" "make O=$(dirname "$PROFD") build"
+lib_tmp
 
 # Sample count and totals of two fmtdump outputs must agree.
 same_totals() {
@@ -49,7 +45,8 @@ PY
 
 # 1-2. Corpus.
 if [ -d "$CORPUS/facts" ]; then
-	python3 tests/integration/formats_corpus_check.py "$FMTDUMP" "$CORPUS" || fail=1
+	python3 tests/integration/formats_corpus_check.py "$FMTDUMP" "$CORPUS" ||
+		fail "formats_corpus_check.py: fmtdump against the facts files (see above)"
 	for f in "$CORPUS"/collapsed/* "$CORPUS"/perf-script/* "$CORPUS"/speedscope/* \
 		"$CORPUS"/cpuprofile/* "$CORPUS"/otlp/*; do
 		[ -f "$f" ] || continue
@@ -57,13 +54,11 @@ if [ -d "$CORPUS/facts" ]; then
 		if ! "$FMTDUMP" "$f" >"$tmp/a.json" 2>"$tmp/err" ||
 			! "$FMTDUMP" --encode otlp-json "$f" >"$tmp/x.otlp.json" 2>>"$tmp/err" ||
 			! "$FMTDUMP" "$tmp/x.otlp.json" >"$tmp/b.json" 2>>"$tmp/err"; then
-			echo "FAIL otlp-json roundtrip $name: $(cat "$tmp/err")"
-			fail=1
+			fail "otlp-json roundtrip $name: $(cat "$tmp/err")"
 		elif ! same_totals "$tmp/a.json" "$tmp/b.json"; then
-			echo "FAIL otlp-json roundtrip $name"
-			fail=1
+			fail "otlp-json roundtrip $name"
 		else
-			echo "ok   otlp-json roundtrip $name"
+			ok "otlp-json roundtrip $name"
 		fi
 		# Folded keeps one value column: compare the first one.
 		if "$FMTDUMP" --encode folded "$f" >"$tmp/x.folded" 2>"$tmp/err" &&
@@ -75,10 +70,9 @@ if a["sample_types"][0]["total"] != c["sample_types"][0]["total"]:
     print("   total %s -> %s" % (a["sample_types"][0]["total"], c["sample_types"][0]["total"]))
     sys.exit(1)
 PY
-			echo "ok   folded roundtrip $name"
+			ok "folded roundtrip $name"
 		else
-			echo "FAIL folded roundtrip $name: $(cat "$tmp/err")"
-			fail=1
+			fail "folded roundtrip $name: $(cat "$tmp/err")"
 		fi
 	done
 else
@@ -115,10 +109,9 @@ if bad or ours["samples"] != len(samples):
     print("   self time differs for %s" % bad[:3]); sys.exit(1)
 print("   hotLoop: %.0f%% of %d samples" % (100.0 * ours["self"]["samples/count"][top] / len(samples), len(samples)))
 PY
-		echo "ok   node --cpu-prof hot.js"
+		ok "node --cpu-prof hot.js"
 	else
-		echo "FAIL node --cpu-prof hot.js: $(cat "$tmp/err")"
-		fail=1
+		fail "node --cpu-prof hot.js: $(cat "$tmp/err")"
 	fi
 else
 	echo "skip: node --cpu-prof is not available"
@@ -152,12 +145,11 @@ print("   %d samples; self hot_a %s / hot_b %s (perf report: %s / %s); main %s o
     cum.get("main"), in_main))
 sys.exit(0 if ok else 1)
 PY
-		echo "ok   perf record -g + perf script spin.c"
+		ok "perf record -g + perf script spin.c"
 	else
-		echo "FAIL perf record -g + perf script spin.c: $(cat "$tmp/err")"
-		fail=1
+		fail "perf record -g + perf script spin.c: $(cat "$tmp/err")"
 	fi
 else
 	echo "skip: perf record does not work here: $(head -c 200 "$tmp/err" 2>/dev/null)"
 fi
-exit $fail
+finish_counts

@@ -8,10 +8,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PROFD=${PROFD:-build-san/profd}
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-tmp=$(mktemp -d /tmp/profd-fuzz-regress.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 bad=0
+source tests/integration/lib.sh
+need_bin "$PROFD"
+lib_tmp
 for f in tests/fuzz/regress/*/*; do
 	[ -f "$f" ] || continue
 	for cmd in "top --json" "convert-otlp" "convert-pprof"; do
@@ -22,12 +21,11 @@ for f in tests/fuzz/regress/*/*; do
 		esac
 		rc=$?
 		if { [ $rc = 0 ] || [ $rc = 1 ]; } && ! grep -qE 'Sanitizer|runtime error|assertion failed' "$tmp/err"; then
-			pass=$((pass + 1))
+			npass=$((npass + 1)) # no line each: there are many
 		else
-			echo "FAIL $cmd $f: exit $rc: $(head -c 800 "$tmp/err")"
-			bad=$((bad + 1))
+			fail "$cmd $f: exit $rc: $(head -c 800 "$tmp/err")"
 		fi
 	done
 done
-echo "$pass passed, $bad failed"
-[ "$bad" = 0 ]
+echo "$npass passed, $nfail failed"
+[ "$nfail" = 0 ]

@@ -14,16 +14,19 @@ LOAD=${LOAD:-$TOOLS/ingestload}
 LT='process_cpu:samples:count:cpu:nanoseconds'
 
 if [ "$(id -u)" != 0 ]; then
-	echo "skip: needs root to mount a small tmpfs"
-	exit 0
+	skip "needs root to mount a small tmpfs"
 fi
 mkdir -p "$tmp/full"
 if ! mount -t tmpfs -o size=3m tmpfs "$tmp/full" 2>/dev/null; then
-	echo "skip: cannot mount a tmpfs here"
-	exit 0
+	skip "cannot mount a tmpfs here"
 fi
-unmount() { umount "$tmp/full" 2>/dev/null; }
-trap 'unmount; cleanup' EXIT
+# At exit, once the server is gone (it keeps files there open): unmount,
+# so that the folder can be removed.
+unmount() {
+	wait 2>/dev/null
+	umount "$tmp/full" 2>/dev/null
+}
+lib_exit_hooks+=(unmount)
 
 start_server --data "$tmp/full/data"
 "$LOAD" --port "$port" --clients 2 --seconds 3 --samples 200 --service full \

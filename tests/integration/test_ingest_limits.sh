@@ -99,11 +99,7 @@ wait "$slow" 2>/dev/null
 # The server frees the slot when it sees the connection close: poll (up to
 # 10 s on a loaded machine) rather than assume a fixed delay; a slot that
 # is never given back still fails.
-for _ in $(seq 1 50); do
-	otlp "$tmp/ok.pb"
-	[ "$code" = 429 ] || break
-	sleep 0.2
-done
+WAIT_STEP=0.2 wait_for 10 'otlp "$tmp/ok.pb"; [ "$code" != 429 ]' || true
 check "the slot is back once the slow client went away -> 200" [ "$code" = 200 ]
 
 # --- bad input ---------------------------------------------------------------------------------------

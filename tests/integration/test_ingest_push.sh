@@ -20,8 +20,7 @@
 source "$(dirname "$0")/ingest_lib.sh"
 
 if ! command -v node >/dev/null || [ ! -d tests/js/node_modules/protobufjs ]; then
-	echo "skip: node or protobufjs missing (npm ci in tests/js)"
-	exit 0
+	skip "node or protobufjs missing (npm ci in tests/js)"
 fi
 TOKEN=push-token-0123456789abcdef
 cat >"$tmp/profd.yaml" <<EOF2

@@ -16,8 +16,7 @@
 source "$(dirname "$0")/ingest_lib.sh"
 
 if ! command -v node >/dev/null || [ ! -d tests/js/node_modules/@pyroscope/nodejs ]; then
-	echo "skip: node or @pyroscope/nodejs missing (npm ci in tests/js)"
-	exit 0
+	skip "node or @pyroscope/nodejs missing (npm ci in tests/js)"
 fi
 TOKEN=node-token-0123456789abcdef
 cat >"$tmp/profd.yaml" <<EOF

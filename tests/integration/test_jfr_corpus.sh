@@ -17,31 +17,25 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
+. tests/integration/jfr_lib.sh
 if [ ! -d "$CORPUS/jfr" ]; then
-	echo "skip: no JFR corpus at $CORPUS/jfr"
-	exit 0
+	skip "no JFR corpus at $CORPUS/jfr"
 fi
 if ! command -v python3 >/dev/null; then
-	echo "skip: python3 is needed to compare with the facts files"
-	exit 0
+	skip "python3 is needed to compare with the facts files"
 fi
-. tests/integration/jfr_lib.sh
-tmp=$(mktemp -d /tmp/profd-jfr-corpus.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-if ! find_jfrdump "$tmp"; then
-	echo "FAIL: no tests/tools/jfrdump and no libprofd.a to build it (run make)"
-	exit 1
-fi
+lib_tmp
+find_jfrdump "$tmp" || die "no tests/tools/jfrdump and no libprofd.a to build it (run make)"
 echo "using $JFRDUMP"
-fail=0
-python3 tests/integration/jfr_facts_check.py "$JFRDUMP" "$CORPUS" || fail=1
+python3 tests/integration/jfr_facts_check.py "$JFRDUMP" "$CORPUS" ||
+	fail "jfr_facts_check.py: jfrdump against the facts files (see above)"
 
 # profd top reads JFR directly (format/detect.c): its cumulative values
 # (a function once per sample) must equal the facts' top-5 cum of the
 # events the cpu family reads (CPUTimeSample if present, else ExecutionSample).
 PROFD=${PROFD:-build-san/profd}
 if [ -x "$PROFD" ]; then
-	python3 - "$PROFD" "$CORPUS" <<'PY' || fail=1
+	python3 - "$PROFD" "$CORPUS" <<'PY' || fail "profd top on the JFR files (see above)"
 import json, os, subprocess, sys
 profd, corpus = sys.argv[1:3]
 bad = 0
@@ -91,14 +85,12 @@ print(f"ok pprof round trip: top {len(rows)} of go tool pprof -top = jfrdump sel
 PY
 			:
 		else
-			echo "FAIL: go tool pprof -top on the converted profile disagrees (see above)"
-			fail=1
+			fail "go tool pprof -top on the converted profile disagrees (see above)"
 		fi
 	else
-		echo "FAIL: jfrdump --pprof $f"
-		fail=1
+		fail "jfrdump --pprof $f"
 	fi
 else
 	echo "note: go not installed, pprof round trip not checked"
 fi
-exit $fail
+finish_counts

@@ -12,34 +12,25 @@
 # the converted pprof (gzipped) is written too.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+. tests/integration/jfr_lib.sh
 for t in javac java jfr python3; do
 	if ! command -v $t >/dev/null; then
-		echo "skip: $t not installed"
-		exit 0
+		skip "$t not installed"
 	fi
 done
-. tests/integration/jfr_lib.sh
-tmp=$(mktemp -d /tmp/profd-jfr-java.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-if ! find_jfrdump "$tmp"; then
-	echo "FAIL: no tests/tools/jfrdump and no libprofd.a to build it (run make)"
-	exit 1
-fi
-if ! javac -d "$tmp" tests/workloads/Hot.java; then
-	echo "FAIL: javac tests/workloads/Hot.java"
-	exit 1
-fi
+lib_tmp
+find_jfrdump "$tmp" || die "no tests/tools/jfrdump and no libprofd.a to build it (run make)"
+javac -d "$tmp" tests/workloads/Hot.java || die "javac tests/workloads/Hot.java"
 if ! java -XX:StartFlightRecording=settings=profile,filename="$tmp/hot.jfr",dumponexit=true \
 	-cp "$tmp" Hot "${HOT_SECONDS:-4}" >"$tmp/java.log" 2>&1; then
 	cat "$tmp/java.log"
-	echo "FAIL: java Hot did not run"
-	exit 1
+	die "java Hot did not run"
 fi
-fail=0
-"$JFRDUMP" --event cpu --pprof "$tmp/hot.pb.gz" "$tmp/hot.jfr" >"$tmp/cpu.json" || fail=1
-"$JFRDUMP" --event alloc "$tmp/hot.jfr" >"$tmp/alloc.json" || fail=1
-jfr print --json --events jdk.ExecutionSample "$tmp/hot.jfr" >"$tmp/exec.json" || fail=1
-[ $fail = 0 ] || { echo "FAIL: decoding the recording"; exit 1; }
+decoded=1
+"$JFRDUMP" --event cpu --pprof "$tmp/hot.pb.gz" "$tmp/hot.jfr" >"$tmp/cpu.json" || decoded=0
+"$JFRDUMP" --event alloc "$tmp/hot.jfr" >"$tmp/alloc.json" || decoded=0
+jfr print --json --events jdk.ExecutionSample "$tmp/hot.jfr" >"$tmp/exec.json" || decoded=0
+[ $decoded = 1 ] || die "decoding the recording"
 python3 - "$tmp/cpu.json" "$tmp/alloc.json" "$tmp/exec.json" "$tmp/hot.pb.gz" <<'PY'
 import json, os, sys
 cpu, alloc, ref = (json.load(open(p)) for p in sys.argv[1:4])

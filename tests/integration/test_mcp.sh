@@ -32,8 +32,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 T0=1700000000000
 CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-[ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built"; exit 1; }
+source tests/integration/lib.sh
+need_bin "$PROFD"
+need_bin "$MKOTLP"
 
 # $tmp, ok/fail/checkx (counting $npass, $nfail), start_server, stop_server.
 source tests/integration/server_lib.sh
@@ -336,11 +337,8 @@ agent_part() {
 	"$PROFD_FAST" agent --server "$base" --bearer-token "$WRITER" --interval 1s --frequency 49 \
 		--include-exe spin >"$tmp/agent.log" 2>&1 &
 	agent_pid=$!
-	for _ in $(seq 1 300); do # up to 30 s on a loaded machine
-		grep -q "agent started" "$tmp/agent.log" && break
-		kill -0 "$agent_pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	# Up to 30 s on a loaded machine.
+	wait_for -p "$agent_pid" 30 'grep -q "agent started" "$tmp/agent.log"' || true
 	if ! grep -q "agent started" "$tmp/agent.log"; then
 		agent_pid=
 		echo "skip: agent part (eBPF unavailable: $(tail -n 1 "$tmp/agent.log"))"

@@ -20,7 +20,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 PROFD=${PROFD:-build-san/profd}
 CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
+source tests/integration/lib.sh
+need_bin "$PROFD"
 source tests/integration/server_lib.sh
 
 python3 - "$tmp" <<'PY'
@@ -150,8 +151,8 @@ curl -s -o /dev/null "$base/api/v1/table?%22q%0Aforged2%3D1=1" || true
 # on a loaded machine) until both lines are there; a forged line fails at
 # once and for good.
 logok=0
-for _ in $(seq 1 50); do
-	python3 - "$tmp/log.$n" 2>"$tmp/logcheck" <<'PY' && { logok=1; break; }
+log_escaped() {
+	python3 - "$tmp/log.$n" 2>"$tmp/logcheck" <<'PY' && { logok=1; return 0; }
 import sys
 lines = open(sys.argv[1], 'rb').read().decode('utf-8').splitlines()
 bad = [l for l in lines if l.startswith('forged')]
@@ -160,9 +161,9 @@ reason = [l for l in lines if 'status=400' in l and '\\"q\\x0aforged2=1' in l]
 if bad or not path or not reason:
     sys.exit(f"forged lines {bad}, escaped path {len(path)}, escaped reason {len(reason)}")
 PY
-	grep -q "forged lines \['" "$tmp/logcheck" && break # never passes later
-	sleep 0.2
-done
+	grep -q "forged lines \['" "$tmp/logcheck" # never passes later: stop waiting
+}
+WAIT_STEP=0.2 wait_for 10 log_escaped || true
 [ "$logok" = 1 ] || cat "$tmp/logcheck"
 checkx "access log: no forged line; newline, quote and bad byte escaped" '[ "$logok" = 1 ]'
 

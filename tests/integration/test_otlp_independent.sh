@@ -12,25 +12,19 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 PROFD=${PROFD:-build-san/profd}
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
+source tests/integration/lib.sh
 
-if [ ! -d "$CORPUS/pprof" ]; then
-	echo "skip: no corpus at $CORPUS (set PROFD_CORPUS)"
-	exit 0
-fi
+need_corpus "$CORPUS/pprof"
 if ! command -v node >/dev/null || [ ! -d tests/js/node_modules/protobufjs ]; then
-	echo "skip: node or tests/js/node_modules/protobufjs missing (run: make deps)"
-	exit 0
+	skip "node or tests/js/node_modules/protobufjs missing (run: make deps)"
 fi
-tmp=$(mktemp -d /tmp/profd-otlp-js.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 bad=0
+lib_tmp
 for f in "$CORPUS"/pprof/*; do
 	name=$(basename "$f")
 	if ! "$PROFD" convert "$f" "$tmp/x.otlp.pb" 2>"$tmp/err" ||
 		! "$PROFD" top --json -n 0 "$f" >"$tmp/ours.json" 2>>"$tmp/err" ||
 		! node tests/js/otlp_decode.mjs src/format/proto "$tmp/x.otlp.pb" >"$tmp/js.json" 2>>"$tmp/err"; then
-		echo "FAIL $name: $(head -c 600 "$tmp/err")"
-		bad=$((bad + 1))
+		fail "$name: $(head -c 600 "$tmp/err")"
 		continue
 	fi
 	if python3 - "$tmp/ours.json" "$tmp/js.json" <<'PY'; then
@@ -46,12 +40,10 @@ for p in js:
               % (p["type"], p["samples"], p["total"], ours["samples"], ours["totals"][p["type"]]))
         sys.exit(1)
 PY
-		echo "ok   $name"
-		pass=$((pass + 1))
+		ok "$name"
 	else
-		echo "FAIL $name"
-		bad=$((bad + 1))
+		fail "$name"
 	fi
 done
-echo "$pass passed, $bad failed"
-[ "$bad" = 0 ] && [ "$pass" -gt 0 ]
+echo "$npass passed, $nfail failed"
+[ "$nfail" = 0 ] && [ "$npass" -gt 0 ]

@@ -14,21 +14,19 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PROFD=${PROFD:-build-san/profd}
+source tests/integration/lib.sh
 if ! command -v go >/dev/null; then
-	echo "skip: go is not installed"
-	exit 0
+	skip "go is not installed"
 fi
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-tmp=$(mktemp -d /tmp/profd-legacy-go.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+need_bin "$PROFD"
+lib_tmp
+[ -z "${KEEP:-}" ] || keep_tmp=1
 mkdir -p "$tmp/bin" "$tmp/out" "$tmp/empty"
 if ! GO111MODULE=off GOFLAGS= go build -o "$tmp/bin/legacyprof" tests/workloads/legacyprof.go ||
 	! "$tmp/bin/legacyprof" "$tmp/out"; then
-	echo "FAIL: could not build or run tests/workloads/legacyprof.go"
-	exit 1
+	die "could not build or run tests/workloads/legacyprof.go"
 fi
 export PPROF_BINARY_PATH=$tmp/empty
-pass=0 bad=0
 for f in "$tmp"/out/*.txt; do
 	name=$(basename "$f")
 	# The reference is pprof's own protobuf of the file, printed: what pprof
@@ -38,30 +36,25 @@ for f in "$tmp"/out/*.txt; do
 	if go tool pprof -symbolize=none -proto "$f" >"$f.own.pb" 2>"$f.ref" &&
 		go tool pprof -symbolize=none -raw "$f.own.pb" >"$f.ref" 2>&1; then
 		if ! "$PROFD" convert "$f" "$f.pb" 2>"$f.err"; then
-			echo "FAIL $name: pprof reads it, profd convert fails: $(cat "$f.err")"
-			bad=$((bad + 1))
+			fail "$name: pprof reads it, profd convert fails: $(cat "$f.err")"
 			continue
 		fi
 		go tool pprof -symbolize=none -raw "$f.pb" >"$f.ours" 2>&1
 		if diff "$f.ref" "$f.ours" >"$f.diff"; then
-			echo "ok   $name: $(grep -c '^ *[0-9-]' "$f.ref") lines of pprof -raw agree"
-			pass=$((pass + 1))
+			ok "$name: $(grep -c '^ *[0-9-]' "$f.ref") lines of pprof -raw agree"
 		else
-			echo "FAIL $name: go tool pprof -raw differs"
+			fail "$name: go tool pprof -raw differs"
 			head -20 "$f.diff" | sed 's/^/     /'
-			bad=$((bad + 1))
 		fi
 	else
 		"$PROFD" convert "$f" "$f.pb" 2>"$f.err"
 		rc=$?
 		if [ $rc = 1 ] && [ -s "$f.err" ] && ! grep -q Sanitizer "$f.err"; then
-			echo "ok   $name: refused like pprof ($(head -c 120 "$f.err"))"
-			pass=$((pass + 1))
+			ok "$name: refused like pprof ($(head -c 120 "$f.err"))"
 		else
-			echo "FAIL $name: pprof refuses it ($(head -1 "$f.ref")), profd exit $rc"
-			bad=$((bad + 1))
+			fail "$name: pprof refuses it ($(head -1 "$f.ref")), profd exit $rc"
 		fi
 	fi
 done
-echo "$pass passed, $bad failed"
-[ "$bad" = 0 ] && [ "$pass" = 6 ]
+echo "$npass passed, $nfail failed"
+[ "$nfail" = 0 ] && [ "$npass" = 6 ]

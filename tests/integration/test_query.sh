@@ -25,8 +25,9 @@ CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 T0=1700000000000 # ms
 FAR=4102444800000
 
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-[ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built"; exit 1; }
+source tests/integration/lib.sh
+need_bin "$PROFD"
+need_bin "$MKOTLP"
 
 source tests/integration/server_lib.sh
 start_server

@@ -11,16 +11,12 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 PROFD=${PROFD:-build-san/profd}
 CORPUS=${PROFD_CORPUS:-../shared/corpus}
+source tests/integration/lib.sh
 
-if [ ! -d "$CORPUS/pprof" ]; then
-	echo "skip: no corpus at $CORPUS (set PROFD_CORPUS)"
-	exit 0
-fi
+need_corpus "$CORPUS/pprof"
 if ! command -v go >/dev/null 2>&1; then
-	echo "skip: go is not installed (go tool pprof is the reference)"
-	exit 0
+	skip "go is not installed (go tool pprof is the reference)"
 fi
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-work=$(mktemp -d /tmp/profd-query-corpus.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-python3 tests/integration/query_agree_check.py "$PROFD" "$CORPUS" "$work"
+need_bin "$PROFD"
+lib_tmp
+python3 tests/integration/query_agree_check.py "$PROFD" "$CORPUS" "$tmp"

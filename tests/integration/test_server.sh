@@ -23,8 +23,9 @@ MKOTLP=${MKOTLP:-$(dirname "$PROFD")/tests/tools/mkotlp}
 CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 MAX_BODY=$((16 * 1024 * 1024))
 
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-[ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built (make O=$(dirname "$PROFD") build)"; exit 1; }
+source tests/integration/lib.sh
+need_bin "$PROFD"
+need_bin "$MKOTLP" "make O=$(dirname "$PROFD") build"
 
 source tests/integration/server_lib.sh
 SERVER_ARGS=(--max-body "$MAX_BODY") # every start: the limit the oversized bodies test

@@ -15,8 +15,7 @@ source "$(dirname "$0")/ingest_lib.sh"
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
 if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4096 ]; then
-	echo "skip: the descriptor limit ($(ulimit -n)) is below the 4096 the clients need"
-	exit 0
+	skip "the descriptor limit ($(ulimit -n)) is below the 4096 the clients need"
 fi
 HC="python3 tests/integration/hostile_clients.py"
 metric() { # metric NAME_WITH_LABELS: its value in $tmp/metrics

@@ -15,7 +15,7 @@
 source "$(dirname "$0")/ingest_lib.sh"
 
 LOAD=${INGESTLOAD:-$TOOLS/ingestload}
-[ -x "$LOAD" ] || { echo "FAIL: $LOAD is not built"; exit 1; }
+need_bin "$LOAD"
 CNT='process_cpu:samples:count:cpu:nanoseconds'
 metric() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/metrics"; }
 
@@ -67,11 +67,8 @@ check "/readyz?for=query is 200 once replayed ($readyq)" [ "$readyq" = 200 ]
 # the replayed head is written as a block: the next crash replays only what came after
 # (a block appears before the replayed segments are removed: wait for the WAL
 # itself, up to 30 s on a loaded machine)
-for _ in $(seq 1 300); do
-	[ -n "$(find "$tmp/data/default/blocks" -mindepth 1 -maxdepth 1 -type d)" ] &&
-		[ "$(du -sb "$tmp/data/default/wal" | cut -f1)" -lt 100000 ] && break
-	sleep 0.1
-done
+wait_for 30 '[ -n "$(find "$tmp/data/default/blocks" -mindepth 1 -maxdepth 1 -type d)" ] &&
+	[ "$(du -sb "$tmp/data/default/wal" | cut -f1)" -lt 100000 ]' || true
 kill -9 "$server_pid"
 wait "$server_pid" 2>/dev/null
 server_pid=

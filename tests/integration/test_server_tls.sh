@@ -29,8 +29,7 @@
 source "$(dirname "$0")/scrape_lib.sh"
 
 command -v openssl >/dev/null || {
-	echo "skip: openssl is not installed"
-	exit 0
+	skip "openssl is not installed"
 }
 
 # --- certificates -------------------------------------------------------------------------
@@ -207,11 +206,7 @@ agent_run() {
 	: >"$log"
 	"$PROFD" agent --interval 300ms --include-exe spin "$@" >>"$log" 2>&1 &
 	agent_pid=$!
-	for _ in $(seq 1 600); do
-		grep -qs "agent started" "$log" && break
-		kill -0 "$agent_pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_for -p "$agent_pid" 60 'grep -qs "agent started" "$log"' || true
 	if ! grep -qs "agent started" "$log"; then
 		if grep -qiE "needs root|BTF|Operation not permitted" "$log"; then
 			echo "skip: eBPF unavailable here: $(tail -n 1 "$log")"

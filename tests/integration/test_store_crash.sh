@@ -18,22 +18,13 @@ PROFD=${PROFD:-build-san/profd}
 TOOL=${STORECRASH:-$(dirname "$PROFD")/tests/tools/storecrash}
 ITER=${ITER:-60}
 
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-[ -x "$TOOL" ] || { echo "FAIL: $TOOL is not built (make O=$(dirname "$PROFD") build)"; exit 1; }
+source tests/integration/lib.sh
+need_bin "$PROFD"
+need_bin "$TOOL" "make O=$(dirname "$PROFD") build"
 
-tmp=$(mktemp -d /tmp/profd-test-store-crash.XXXXXX)
+lib_tmp
 pid=
-nfail=0
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	wait 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then echo "logs kept in $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-fail() {
-	echo "FAIL - $*"
-	nfail=$((nfail + 1))
-}
+at_exit() { if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; fi; }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 data=$tmp/data
@@ -78,5 +69,5 @@ echo "kills: $ITER (in ingest ${phases[ingest]}, flush ${phases[flush]}, compact
 cat "$tmp/verify.$ITER" 2>/dev/null
 [ "$nacks" -gt 100 ] || fail "too few requests acknowledged ($nacks) for the test to mean anything"
 [ $((phases[flush] + phases[compact])) -gt 0 ] || fail "no kill landed in a flush or a compaction"
-if [ "$nfail" -eq 0 ]; then echo "ok - $ITER kill -9 crashes: store check passes, every acknowledged sample exactly once"; fi
-exit $((nfail > 0))
+if [ "$nfail" -eq 0 ]; then ok "$ITER kill -9 crashes: store check passes, every acknowledged sample exactly once"; fi
+finish_counts

@@ -20,7 +20,7 @@
 source "$(dirname "$0")/ingest_lib.sh"
 
 for t in gcc readelf nm python3 curl; do
-	command -v $t >/dev/null || { echo "skip: $t not installed"; exit 0; }
+	command -v $t >/dev/null || skip "$t not installed"
 done
 
 mkdir -p "$tmp/lib"

@@ -24,9 +24,10 @@ PROFD=${PROFD:-build-san/profd}
 SYMQ=${SYMQ:-$(dirname "$PROFD")/tests/tools/symq}
 FIX=$PWD/tests/integration/symbolize
 
-[ -x "$SYMQ" ] || { echo "FAIL: $SYMQ is not built"; exit 1; }
+source tests/integration/lib.sh
+need_bin "$SYMQ"
 for t in gcc g++ objcopy strip addr2line nm python3; do
-	command -v $t >/dev/null || { echo "skip: $t not installed"; exit 0; }
+	command -v $t >/dev/null || skip "$t not installed"
 done
 # $tmp and ok/fail/checkx (no server runs here).
 source tests/integration/server_lib.sh
@@ -59,7 +60,7 @@ checkx "PIE's executable segment has file offset ($x_off) != vaddr ($x_vaddr)" \
 "$tmp/pie" wait >"$tmp/pie.out" &
 pid=$!
 pids+=("$pid")
-for _ in $(seq 1 100); do [ -s "$tmp/pie.out" ] && break; sleep 0.05; done
+wait_for 5 '[ -s "$tmp/pie.out" ]' || true
 read -r ra_exe ra_lib <"$tmp/pie.out"
 lib_base=$(awk '/libdemo.so/ { split($1, a, "-"); print a[1]; exit }' "/proc/$pid/maps")
 checkx "libdemo.so is mapped at a randomized address (0x$lib_base), not its link address 0" \

@@ -19,9 +19,9 @@
 source "$(dirname "$0")/ingest_lib.sh"
 
 for t in gcc readelf nm strace curl python3 mkfifo; do
-	command -v $t >/dev/null || { echo "skip: $t not installed"; exit 0; }
+	command -v $t >/dev/null || skip "$t not installed"
 done
-strace -f -qq -o /dev/null true 2>/dev/null || { echo "skip: strace cannot trace here"; exit 0; }
+strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
 
 # --- fixture -------------------------------------------------------------------
 mkdir -p "$tmp/outside" "$tmp/syms"

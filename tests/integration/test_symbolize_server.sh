@@ -32,10 +32,11 @@ MKOTLP=${MKOTLP:-$(dirname "$PROFD")/tests/tools/mkotlp}
 CPU='process_cpu:cpu:nanoseconds:cpu:nanoseconds'
 FIX=tests/integration/symbolize
 
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-[ -x "$MKOTLP" ] || { echo "FAIL: $MKOTLP is not built"; exit 1; }
+source tests/integration/lib.sh
+need_bin "$PROFD"
+need_bin "$MKOTLP"
 for t in gcc objcopy strip curl python3 readelf; do
-	command -v $t >/dev/null || { echo "skip: $t not installed"; exit 0; }
+	command -v $t >/dev/null || skip "$t not installed"
 done
 
 source tests/integration/server_lib.sh
@@ -216,14 +217,16 @@ if [ -n "$port2" ]; then
 		-H 'Content-Type: application/x-protobuf' --data-binary "@$tmp/native.pb" \
 		"http://127.0.0.1:$port2/v1development/profiles")
 	got=none
-	for _ in $(seq 1 100); do # the first queries queue the fetch and show addresses
+	# The first queries queue the fetch and show addresses.
+	inl_symbolized() {
 		curl -s --noproxy '*' -G -o "$tmp/flame.json" --data-urlencode "type=$CPU" \
 			--data-urlencode 'query={process.executable.name="inl"}' \
 			"http://127.0.0.1:$port2/api/v1/flamegraph"
 		got=$(node_self 'main;inl_outer;inl_mid;inl_leaf')
-		[ "$got" = 60 ] && break
-		sleep 0.1
-	done
+		[ "$got" = 60 ] && return 0
+		return 1
+	}
+	wait_for 10 inl_symbolized || true
 	check "a server with DEBUGINFOD_URLS fetches the debug file from another (self $got)" \
 		[ "$code" = 200 -a "$got" = 60 ]
 	checkx "debuginfod client on, in its log" 'grep -q "debuginfod client on" "$tmp/log3"'

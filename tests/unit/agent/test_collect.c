@@ -59,7 +59,7 @@ static int setup(void **state)
 	snprintf(f->ksyms_path, sizeof(f->ksyms_path), "/tmp/profd-test-ksyms-XXXXXX");
 	fd = mkstemp(f->ksyms_path);
 	assert_true(fd >= 0);
-	assert_true(write(fd, ksyms, sizeof(ksyms) - 1) == (ssize_t)sizeof(ksyms) - 1);
+	assert_int_equal(write(fd, ksyms, sizeof(ksyms) - 1), (ssize_t)sizeof(ksyms) - 1);
 	close(fd);
 	assert_int_equal(sym_kallsyms_load(f->ksyms_path, &f->ksyms, NULL), 0);
 	f->cache = agent_elfinfo_cache_new(0);
@@ -152,27 +152,28 @@ static void test_event_becomes_process_cpu_profile(void **state)
 	assert_int_equal(p->sample_types.n, 2);
 	assert_string_equal(model_str(p, p->sample_types.v[0].type), "samples");
 	assert_string_equal(model_str(p, p->sample_types.v[0].unit), "count");
-	assert_true(p->period == PERIOD);
+	assert_int_equal(p->period, PERIOD);
 	model_profile_type_id(p, 1, type, sizeof(type));
 	assert_string_equal(type, "process_cpu:cpu:nanoseconds:cpu:nanoseconds");
 	/* The window was widened back to the earlier sample. */
-	assert_true(p->time_ns == 4000000000LL);
+	assert_int_equal(p->time_ns, 4000000000LL);
 	assert_true(p->time_ns + p->duration_ns >= 5500000000LL);
 
-	assert_true(find_attr(p, "process.pid")->num == getpid());
+	assert_int_equal(find_attr(p, "process.pid")->num, getpid());
 	assert_string_equal(model_str(p, find_attr(p, "process.executable.name")->str), slash + 1);
 	assert_string_equal(model_str(p, find_attr(p, "process.executable.path")->str), f->exe);
 	assert_string_equal(model_str(p, find_attr(p, "host.name")->str), "testhost");
 
 	assert_int_equal(p->samples.n, 2);
 	s = &p->samples.v[0];
-	assert_true(p->values.v[s->value_off] == 1 && p->values.v[s->value_off + 1] == PERIOD);
-	assert_true(s->timestamp_ns == 5000000000LL);
+	assert_int_equal(p->values.v[s->value_off], 1);
+	assert_int_equal(p->values.v[s->value_off + 1], PERIOD);
+	assert_int_equal(s->timestamp_ns, 5000000000LL);
 	assert_int_equal(s->nlabels, 3);
 	assert_string_equal(model_str(p, p->labels.v[s->label_off].key), "thread.name");
 	assert_string_equal(model_str(p, p->labels.v[s->label_off].str), "worker-1");
-	assert_true(p->labels.v[s->label_off + 1].num == e.tid);
-	assert_true(p->labels.v[s->label_off + 2].num == 1);
+	assert_int_equal(p->labels.v[s->label_off + 1].num, e.tid);
+	assert_int_equal(p->labels.v[s->label_off + 2].num, 1);
 	/* Equal stacks share one range. */
 	assert_int_equal(p->samples.v[1].stack_off, s->stack_off);
 
@@ -202,7 +203,7 @@ static void test_event_becomes_process_cpu_profile(void **state)
 		nlocs++;
 	}
 	assert_int_equal(nlocs, 2);
-	assert_true(collect_test_caller(1) == 11);
+	assert_int_equal(collect_test_caller(1), 11);
 	sym_elf_free(elf);
 	agent_collect_profiles_free(ps, n);
 
@@ -237,7 +238,7 @@ static void test_exited_process_keeps_its_samples(void **state)
 	assert_null(find_attr(p, "process.executable.path"));
 	l = &p->locations.v[p->stack_locs.v[p->samples.v[0].stack_off + 2]];
 	assert_string_equal(model_str(p, p->mappings.v[l->mapping].filename), "[unknown]");
-	assert_true(l->address == e.ustack[0]);
+	assert_int_equal(l->address, e.ustack[0]);
 	agent_collect_get_stats(f->c, &st);
 	assert_true(st.maps_failed >= 1);
 	assert_true(st.unknown_frames >= 2);
@@ -259,8 +260,8 @@ static void test_bounds_drop_and_count(void **state)
 		assert_int_equal(agent_collect_add(f->c, &e, 1), 0);
 	assert_int_equal(agent_collect_add(f->c, &e, 1), -PROF_ETOOBIG);
 	agent_collect_get_stats(f->c, &st);
-	assert_true(st.dropped == 1);
-	assert_true(st.ustack_errors == 4 - 1);
+	assert_int_equal(st.dropped, 1);
+	assert_int_equal(st.ustack_errors, 4 - 1);
 	n = agent_collect_take(f->c, 0, 10, &ps);
 	assert_int_equal(n, 1);
 	assert_int_equal(ps[0]->samples.n, 3);
@@ -293,15 +294,17 @@ static void test_off_cpu_events_make_their_own_profile(void **state)
 	model_profile_type_id(ps[1], 0, type, sizeof(type));
 	assert_string_equal(type, "off_cpu:off_cpu:nanoseconds::");
 	assert_int_equal(ps[1]->samples.n, 1);
-	assert_true(ps[1]->values.v[ps[1]->samples.v[0].value_off] == 200000000);
-	assert_true(ps[1]->samples.v[0].timestamp_ns == 2000);
-	assert_true(ps[1]->period == 0);
+	assert_int_equal(ps[1]->values.v[ps[1]->samples.v[0].value_off], 200000000);
+	assert_int_equal(ps[1]->samples.v[0].timestamp_ns, 2000);
+	assert_int_equal(ps[1]->period, 0);
 	/* Same resource attributes on both. */
-	assert_true(find_attr(ps[1], "process.pid")->num == getpid());
+	assert_int_equal(find_attr(ps[1], "process.pid")->num, getpid());
 	assert_int_equal(ps[0]->attrs.n, ps[1]->attrs.n);
 	assert_int_equal(model_profile_validate(ps[1], NULL), 0);
 	agent_collect_get_stats(f->c, &st);
-	assert_true(st.offcpu_samples == 1 && st.offcpu_ns == 200000000 && st.samples == 1);
+	assert_int_equal(st.offcpu_samples, 1);
+	assert_int_equal(st.offcpu_ns, 200000000);
+	assert_int_equal(st.samples, 1);
 	agent_collect_profiles_free(ps, n);
 }
 
@@ -375,14 +378,16 @@ static void test_per_binary_unwind_counters(void **state)
 	n = agent_collect_binary_stats(f->c, top, 2, &other);
 	assert_int_equal(n, 2);
 	assert_string_equal(top[0].exe, "alpha");
-	assert_true(top[0].samples == 5 && top[0].no_user_stack == 0);
+	assert_int_equal(top[0].samples, 5);
+	assert_int_equal(top[0].no_user_stack, 0);
 	assert_string_equal(top[1].exe, "beta");
-	assert_true(top[1].samples == 4);
+	assert_int_equal(top[1].samples, 4);
 	/* The rest summed: this process's 3 and gamma's 1. */
 	assert_string_equal(other.exe, "other");
-	assert_true(other.samples == 4);
-	assert_true(other.complete + other.truncated + other.no_user_stack == 4);
-	assert_true(other.truncated == 1 && other.no_user_stack == 1);
+	assert_int_equal(other.samples, 4);
+	assert_int_equal(other.complete + other.truncated + other.no_user_stack, 4);
+	assert_int_equal(other.truncated, 1);
+	assert_int_equal(other.no_user_stack, 1);
 
 	{
 		struct agent_binary_stats all[8];
@@ -390,13 +395,15 @@ static void test_per_binary_unwind_counters(void **state)
 
 		n = agent_collect_binary_stats(f->c, all, 8, &other);
 		assert_int_equal(n, 4);
-		assert_true(other.samples == 0);
+		assert_int_equal(other.samples, 0);
 		for (size_t i = 0; i < n; i++) {
 			if (strcmp(all[i].exe, self))
 				continue;
 			found = true;
-			assert_true(all[i].samples == 3 && all[i].complete == 1 &&
-				    all[i].truncated == 1 && all[i].no_user_stack == 1);
+			assert_int_equal(all[i].samples, 3);
+			assert_int_equal(all[i].complete, 1);
+			assert_int_equal(all[i].truncated, 1);
+			assert_int_equal(all[i].no_user_stack, 1);
 			/* The executable's build ID, from its mapping. */
 			assert_int_equal(sym_elf_read_build_id(f->exe, bid, sizeof(bid)), 0);
 			assert_string_equal(all[i].build_id, bid);
@@ -422,7 +429,7 @@ static void test_jit_frames_named_from_perf_map(void **state)
 	/* Anonymous executable memory, as a JIT makes, and its perf map. */
 	code = mmap(NULL, 8192, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 		    0);
-	assert_true(code != MAP_FAILED);
+	assert_ptr_not_equal(code, MAP_FAILED);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	mf = fopen(path, "w");
 	assert_non_null(mf);
@@ -448,7 +455,8 @@ static void test_jit_frames_named_from_perf_map(void **state)
 	assert_string_equal(loc_function(p, p->stack_locs.v[s->stack_off + 3]), "[jit]");
 	assert_int_equal(model_profile_validate(p, NULL), 0);
 	agent_collect_get_stats(f->c, &st);
-	assert_true(st.jit_frames == 2 && st.jit_named == 1);
+	assert_int_equal(st.jit_frames, 2);
+	assert_int_equal(st.jit_named, 1);
 	agent_collect_profiles_free(ps, n);
 	unlink(path);
 	munmap(code, 8192);
@@ -508,12 +516,13 @@ static void test_short_lived_process_named_from_exec(void **state)
 	assert_non_null(find_attr(p, "process.executable.path"));
 	agent_procs_get_stats(procs, &pst);
 	/* Facts read at exec; maps only at the first sample, too late here. */
-	assert_true(pst.exec_reads == 1 && pst.maps_failed == 1);
+	assert_int_equal(pst.exec_reads, 1);
+	assert_int_equal(pst.maps_failed, 1);
 	/* Exit: freed after the grace time. */
 	agent_procs_on_exit(procs, (uint32_t)pid, 300);
 	agent_procs_tick(procs, 300 + AGENT_PROCS_DEAD_NS);
 	agent_procs_get_stats(procs, &pst);
-	assert_true(pst.entries == 0);
+	assert_int_equal(pst.entries, 0);
 	agent_collect_profiles_free(ps, n);
 }
 

@@ -39,9 +39,11 @@ static void test_one_open_per_file(void **state)
 	sym_elf_free(elf);
 	bid[0] = 'x';
 	assert_int_equal(agent_elfinfo_lookup(c, exe, &sb, 0, 4096, bid, sizeof(bid), &bias), 0);
-	assert_true(bid[0] != 'x');
+	assert_int_not_equal(bid[0], 'x');
 	agent_elfinfo_get_stats(c, &st);
-	assert_true(st.lookups == 2 && st.opens == 1 && st.failures == 0);
+	assert_int_equal(st.lookups, 2);
+	assert_int_equal(st.opens, 1);
+	assert_int_equal(st.failures, 0);
 	agent_elfinfo_cache_free(c);
 }
 
@@ -64,7 +66,8 @@ static void test_not_elf_is_remembered_and_replacement_reread(void **state)
 	assert_int_equal(agent_elfinfo_lookup(c, path, &sb, 0, 4096, bid, sizeof(bid), &bias),
 			 -PROF_EFORMAT);
 	agent_elfinfo_get_stats(c, &st);
-	assert_true(st.opens == 1 && st.failures == 1);
+	assert_int_equal(st.opens, 1);
+	assert_int_equal(st.failures, 1);
 
 	/* Same inode, new contents (mtime): looked at again. */
 	assert_int_equal(futimens(fd, times), 0);
@@ -72,7 +75,7 @@ static void test_not_elf_is_remembered_and_replacement_reread(void **state)
 	assert_int_equal(agent_elfinfo_lookup(c, path, &sb, 0, 4096, bid, sizeof(bid), &bias),
 			 -PROF_EFORMAT);
 	agent_elfinfo_get_stats(c, &st);
-	assert_true(st.opens == 2);
+	assert_int_equal(st.opens, 2);
 	close(fd);
 	unlink(path);
 	agent_elfinfo_cache_free(c);
@@ -97,8 +100,8 @@ static void test_cache_is_bounded(void **state)
 	assert_int_equal(agent_elfinfo_lookup(c, other, &b, 0, 4096, bid, sizeof(bid), &bias), 0);
 	assert_int_equal(agent_elfinfo_lookup(c, exe, &a, 0, 4096, bid, sizeof(bid), &bias), 0);
 	agent_elfinfo_get_stats(c, &st);
-	assert_true(st.flushes == 2);
-	assert_true(st.opens == 3);
+	assert_int_equal(st.flushes, 2);
+	assert_int_equal(st.opens, 3);
 	agent_elfinfo_cache_free(c);
 }
 

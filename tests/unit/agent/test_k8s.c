@@ -127,7 +127,7 @@ static void test_k8s_bad_input(void **state)
 		assert_int_equal(agent_k8s_parse(bad[i], strlen(bad[i]), &s, NULL, &err),
 				 -PROF_EFORMAT);
 		assert_null(s);
-		assert_true(err.msg[0] != '\0');
+		assert_int_not_equal(err.msg[0], '\0');
 	}
 	/* An empty list is fine. */
 	assert_int_equal(agent_k8s_parse("{\"items\":[]}", 12, &s, NULL, NULL), 0);

@@ -41,9 +41,9 @@ static void test_parse_keeps_executable_mappings_only(void **state)
 	assert_int_equal(bad, 1);
 	assert_int_equal(pm.maps.n, 6);
 
-	assert_true(pm.maps.v[0].start == 0x55d0a0001000ULL &&
-		    pm.maps.v[0].end == 0x55d0a0005000ULL);
-	assert_true(pm.maps.v[0].offset == 0x1000);
+	assert_int_equal(pm.maps.v[0].start, 0x55d0a0001000ULL);
+	assert_int_equal(pm.maps.v[0].end, 0x55d0a0005000ULL);
+	assert_int_equal(pm.maps.v[0].offset, 0x1000);
 	assert_string_equal(pm.maps.v[0].path, "/usr/bin/prog");
 	assert_int_equal(pm.maps.v[0].kind, AGENT_MAP_FILE);
 	assert_false(pm.maps.v[0].normalized);
@@ -63,7 +63,7 @@ static void test_parse_keeps_executable_mappings_only(void **state)
 	assert_null(agent_procmaps_find(&pm, 0x55d0a0000500ULL)); /* not executable */
 	assert_ptr_equal(agent_procmaps_find(&pm, 0x7ffd00001000ULL), &pm.maps.v[4]);
 	/* Un-normalized mappings report runtime addresses. */
-	assert_true(agent_map_vaddr(&pm.maps.v[0], 0x55d0a0001234ULL) == 0x55d0a0001234ULL);
+	assert_int_equal(agent_map_vaddr(&pm.maps.v[0], 0x55d0a0001234ULL), 0x55d0a0001234ULL);
 	agent_procmaps_release(&pm);
 }
 
@@ -122,8 +122,8 @@ static void test_read_self_normalizes_to_elf_vaddr(void **state)
 	uint64_t opens = st.opens;
 	assert_int_equal(agent_procmaps_read(&pm, "/proc", getpid(), cache), 0);
 	agent_elfinfo_get_stats(cache, &st);
-	assert_true(st.opens == opens);
-	assert_true(procmaps_test_target(1) == 4);
+	assert_int_equal(st.opens, opens);
+	assert_int_equal(procmaps_test_target(1), 4);
 
 	sym_elf_free(elf);
 	agent_procmaps_release(&pm);

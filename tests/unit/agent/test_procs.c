@@ -76,7 +76,8 @@ static void test_gone_process_maps_rebuilt_from_link_map(void **state)
 
 	(void)state;
 	memset(&li, 0, sizeof(li));
-	assert_true(dl_iterate_phdr(find_libc, &li) == 1 && li.code);
+	assert_int_equal(dl_iterate_phdr(find_libc, &li), 1);
+	assert_true(li.code);
 	addr = li.code;
 	o.elfcache = cache;
 	assert_int_equal(agent_procs_new(&o, &ps), 0);
@@ -109,11 +110,13 @@ static void test_gone_process_maps_rebuilt_from_link_map(void **state)
 	self = agent_procs_get(ps, (uint32_t)getpid(), "test", 30);
 	ms = agent_procs_find_map(ps, self, addr, 30);
 	assert_non_null(ms);
-	assert_true(agent_map_vaddr(m, addr) == agent_map_vaddr(ms, addr));
+	assert_int_equal(agent_map_vaddr(m, addr), agent_map_vaddr(ms, addr));
 	assert_string_equal(m->build_id, ms->build_id);
 	agent_procs_get_stats(ps, &st);
-	assert_true(st.maps_rebuilt == 1 && st.libs_events == 1 && st.libs_mapped >= 1);
-	assert_true(st.exec_reads == 1);
+	assert_int_equal(st.maps_rebuilt, 1);
+	assert_int_equal(st.libs_events, 1);
+	assert_true(st.libs_mapped >= 1);
+	assert_int_equal(st.exec_reads, 1);
 
 	agent_procs_free(ps);
 	agent_elfinfo_cache_free(cache);
@@ -162,7 +165,8 @@ static void test_gone_process_in_another_mount_namespace(void **state)
 
 	(void)state;
 	memset(&li, 0, sizeof(li));
-	assert_true(dl_iterate_phdr(find_libc, &li) == 1 && li.code);
+	assert_int_equal(dl_iterate_phdr(find_libc, &li), 1);
+	assert_true(li.code);
 	o.elfcache = cache;
 	assert_int_equal(agent_procs_new(&o, &ps), 0);
 	le->kind = PROFILE_EV_LIBS;
@@ -206,7 +210,9 @@ static void test_exec_reads_are_rate_limited(void **state)
 	for (uint32_t i = 0; i < 20; i++)
 		exec_event(ps, 4000000 + i, "/opt/x/tool", "tool", 1000 + i);
 	agent_procs_get_stats(ps, &st);
-	assert_true(st.exec_reads == 5 && st.exec_skipped == 15 && st.entries == 20);
+	assert_int_equal(st.exec_reads, 5);
+	assert_int_equal(st.exec_skipped, 15);
+	assert_int_equal(st.entries, 20);
 	/*
 	 * A live process exec'd by a relative path past the limit: the event
 	 * gives only "sleep"; its first sample reads /proc for the path.
@@ -253,15 +259,17 @@ static void test_stat_image(void **state)
 	(void)state;
 	/* The comm holds spaces and ')': fields count from the last ')'. */
 	assert_int_equal(agent_stat_image(line, strlen(line), &img), 0);
-	assert_true(img.start_code == 94000000000000ull && img.end_code == 94000000065536ull);
-	assert_true(img.start_brk == 94000000200000ull);
+	assert_int_equal(img.start_code, 94000000000000ull);
+	assert_int_equal(img.end_code, 94000000065536ull);
+	assert_int_equal(img.start_brk, 94000000200000ull);
 	/* Before Linux 3.3 the line ends at field 44: no start_brk. */
 	{
 		const char *p44 = strstr(line, " 45 46 ");
 
 		assert_non_null(p44);
 		assert_int_equal(agent_stat_image(line, (size_t)(p44 - line), &img), 0);
-		assert_true(img.start_code == 94000000000000ull && img.start_brk == 0);
+		assert_int_equal(img.start_code, 94000000000000ull);
+		assert_int_equal(img.start_brk, 0);
 	}
 	/* Hidden (1) or no mm (0): unknown. */
 	{
@@ -269,7 +277,9 @@ static void test_stat_image(void **state)
 			"7 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 9 9 9 1 1 1";
 
 		assert_int_equal(agent_stat_image(hidden, strlen(hidden), &img), 0);
-		assert_true(img.start_code == 0 && img.end_code == 0 && img.start_brk == 0);
+		assert_int_equal(img.start_code, 0);
+		assert_int_equal(img.end_code, 0);
+		assert_int_equal(img.start_brk, 0);
 	}
 	/* Cut before field 27, no ')', not a number: errors. */
 	assert_int_equal(agent_stat_image(line, 88, &img), -EINVAL);
@@ -382,7 +392,8 @@ static void test_samples_across_exec(void **state)
 	assert_null(
 		agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "test", t_before, &self));
 	agent_procs_get_stats(ps, &st);
-	assert_true(st.stale_image == 1 && st.image_rereads == 0);
+	assert_int_equal(st.stale_image, 1);
+	assert_int_equal(st.image_rereads, 0);
 	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "sleep", mono_ns(), &zero);
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_name, "sleep");
@@ -415,10 +426,10 @@ static void test_samples_across_exec(void **state)
 		pr);
 	assert_string_equal(pr->exe_name, "sleep");
 	agent_procs_get_stats(ps, &st);
-	assert_true(st.created == 1);
+	assert_int_equal(st.created, 1);
 	agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "x", mono_ns(), &self);
 	agent_procs_get_stats(ps, &st);
-	assert_true(st.created == 2);
+	assert_int_equal(st.created, 2);
 
 	/* 3. Read before an unannounced exec: a sample of the new image reads it again. */
 	pid = spawn_exec_later(fds, sleep_path);
@@ -431,7 +442,8 @@ static void test_samples_across_exec(void **state)
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_name, "sleep");
 	agent_procs_get_stats(ps, &st);
-	assert_true(st.stale_image == 2 && st.image_rereads == 1);
+	assert_int_equal(st.stale_image, 2);
+	assert_int_equal(st.image_rereads, 1);
 	/* Kernel threads (no image at all) are never refused. */
 	assert_non_null(agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "sleep", 0, NULL));
 	kill(pid, SIGKILL);
@@ -494,7 +506,8 @@ static void test_read_mid_exec(void **state)
 	/* A sample after that read: read again, still mid-exec: refused too. */
 	assert_null(agent_procs_get_image(ps, 777, 777, "oldexe", mono_ns(), &old_img));
 	agent_procs_get_stats(ps, &st);
-	assert_true(st.stale_image == 2 && st.image_rereads == 1);
+	assert_int_equal(st.stale_image, 2);
+	assert_int_equal(st.image_rereads, 1);
 	/* The exec completes; a sample of the new image is taken, with its names. */
 	snprintf(text, sizeof(text), stat_fmt, "20480", "24576", "28672");
 	put_file(dir, "stat", text);
@@ -610,7 +623,8 @@ static void test_gone_fork_child_inherits(void **state)
 				   &self);
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_name, program_invocation_short_name);
-	assert_true(pr->exe_path[0] == '/' && pr->pid == (uint32_t)pid[0]);
+	assert_int_equal(pr->exe_path[0], '/');
+	assert_int_equal(pr->pid, (uint32_t)pid[0]);
 	assert_non_null(agent_procs_find_map(
 		ps, pr, (uint64_t)(uintptr_t)test_gone_fork_child_inherits, mono_ns()));
 	/* Another image (start_brk differs): nothing to inherit. */
@@ -620,7 +634,7 @@ static void test_gone_fork_child_inherits(void **state)
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_path, "");
 	agent_procs_get_stats(ps, &st);
-	assert_true(st.inherited == 1);
+	assert_int_equal(st.inherited, 1);
 	agent_procs_free(ps);
 	agent_elfinfo_cache_free(cache);
 }
@@ -683,7 +697,7 @@ static void test_main_thread_gone(void **state)
 	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)tid, "worker", mono_ns(), &self);
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_name, program_invocation_short_name);
-	assert_true(pr->exe_path[0] == '/');
+	assert_int_equal(pr->exe_path[0], '/');
 	assert_non_null(agent_procs_find_map(ps, pr, (uint64_t)(uintptr_t)test_main_thread_gone,
 					     mono_ns()));
 	assert_memory_equal(&pr->img, &self, sizeof(self));
@@ -695,7 +709,8 @@ static void test_main_thread_gone(void **state)
 	pr = agent_procs_get_image(ps, (uint32_t)pid, (uint32_t)pid, "comm", mono_ns(), &self);
 	assert_non_null(pr);
 	assert_string_equal(pr->exe_name, program_invocation_short_name);
-	assert_true(pr->exe_path[0] == '/' && pr->via_tid == (uint32_t)tid);
+	assert_int_equal(pr->exe_path[0], '/');
+	assert_int_equal(pr->via_tid, (uint32_t)tid);
 	assert_non_null(agent_procs_find_map(ps, pr, (uint64_t)(uintptr_t)test_main_thread_gone,
 					     mono_ns()));
 	kill(pid, SIGKILL);

@@ -144,7 +144,7 @@ static void test_unwinds_own_stack_without_frame_pointers(void **state)
 	assert_true(k > 0);
 	exe[k] = '\0';
 	assert_int_equal(sym_elf_open(exe, &elf, NULL), 0);
-	assert_true(unwind_test_a(1) == 2 * (3 * 6 + 1 + 2));
+	assert_int_equal(unwind_test_a(1), 2 * (3 * 6 + 1 + 2));
 	assert_true(captured->stack_len >= 4096);
 
 	pr = agent_procs_get(f->procs, (uint32_t)getpid(), "test", 0);
@@ -160,8 +160,9 @@ static void test_unwinds_own_stack_without_frame_pointers(void **state)
 	}
 	assert_int_equal(w, PROF_ARRAY_SIZE(want));
 	agent_unwind_get_stats(f->u, &st);
-	assert_true(st.fp_steps == 0); /* CFI all the way */
-	assert_true(st.ends[AGENT_UNWIND_COMPLETE] == 1 && st.stacks == 1);
+	assert_int_equal(st.fp_steps, 0); /* CFI all the way */
+	assert_int_equal(st.ends[AGENT_UNWIND_COMPLETE], 1);
+	assert_int_equal(st.stacks, 1);
 	assert_true(st.cfi_files >= 2); /* the test binary and libc at least */
 
 	/* A second walk answers from the memo and gets the same stack. */

@@ -28,10 +28,10 @@ static void test_parse_u64_rejects_trailing_garbage(void **state)
 	assert_int_equal(parse_u64("12abc", &v), -EINVAL);
 	assert_int_equal(parse_u64("", &v), -EINVAL);
 	assert_int_equal(parse_u64("18446744073709551615", &v), 0);
-	assert_true(v == UINT64_MAX);
+	assert_int_equal(v, UINT64_MAX);
 	assert_int_equal(parse_u64("18446744073709551616", &v), -ERANGE);
 	assert_int_equal(parse_i64("-9223372036854775808", &s), 0);
-	assert_true(s == INT64_MIN);
+	assert_int_equal(s, INT64_MIN);
 	assert_int_equal(parse_i64("9223372036854775808", &s), -ERANGE);
 }
 
@@ -41,13 +41,13 @@ static void test_parse_duration_units(void **state)
 
 	(void)state;
 	assert_int_equal(parse_duration_ns("10s", &ns), 0);
-	assert_true(ns == 10000000000LL);
+	assert_int_equal(ns, 10000000000LL);
 	assert_int_equal(parse_duration_ns("500ms", &ns), 0);
-	assert_true(ns == 500000000LL);
+	assert_int_equal(ns, 500000000LL);
 	assert_int_equal(parse_duration_ns("2m", &ns), 0);
-	assert_true(ns == 120000000000LL);
+	assert_int_equal(ns, 120000000000LL);
 	assert_int_equal(parse_duration_ns("3", &ns), 0);
-	assert_true(ns == 3000000000LL);
+	assert_int_equal(ns, 3000000000LL);
 	assert_int_equal(parse_duration_ns("10x", &ns), -EINVAL);
 	assert_int_equal(parse_duration_ns("ms", &ns), -EINVAL);
 	assert_int_equal(parse_duration_ns("99999999999999999h", &ns), -ERANGE);
@@ -59,11 +59,11 @@ static void test_parse_size_bytes_binary_multiples(void **state)
 
 	(void)state;
 	assert_int_equal(parse_size_bytes("64MiB", &v), 0);
-	assert_true(v == 64ULL << 20);
+	assert_int_equal(v, 64ULL << 20);
 	assert_int_equal(parse_size_bytes("512KB", &v), 0);
-	assert_true(v == 512ULL << 10);
+	assert_int_equal(v, 512ULL << 10);
 	assert_int_equal(parse_size_bytes("123", &v), 0);
-	assert_true(v == 123);
+	assert_int_equal(v, 123);
 	assert_int_equal(parse_size_bytes("1TB", &v), -EINVAL);
 	assert_int_equal(parse_size_bytes("MiB", &v), -EINVAL);
 	assert_int_equal(parse_size_bytes("99999999999999999999G", &v), -EINVAL);
@@ -76,11 +76,11 @@ static void test_parse_time_relative(void **state)
 
 	(void)state;
 	assert_int_equal(parse_time_ms("now-15m", 1000000000, &t), 0);
-	assert_true(t == 1000000000 - 15 * 60 * 1000);
+	assert_int_equal(t, 1000000000 - 15 * 60 * 1000);
 	assert_int_equal(parse_time_ms("now", 42, &t), 0);
-	assert_true(t == 42);
+	assert_int_equal(t, 42);
 	assert_int_equal(parse_time_ms("1700000000000", 0, &t), 0);
-	assert_true(t == 1700000000000LL);
+	assert_int_equal(t, 1700000000000LL);
 	assert_int_equal(parse_time_ms("now+5m", 0, &t), -EINVAL);
 }
 
@@ -345,8 +345,13 @@ static void test_log_line_shape_and_cut(void **state)
 	l = log_capture(PROF_LOG_WARN, "store: %s", "x=1");
 	/* 2026-11-30T09:10:11.123Z warn store: x=1\n */
 	assert_int_equal(strlen(l), 24 + strlen(" warn store: x=1\n"));
-	assert_true(l[4] == '-' && l[7] == '-' && l[10] == 'T' && l[13] == ':' && l[16] == ':' &&
-		    l[19] == '.' && l[23] == 'Z');
+	assert_int_equal(l[4], '-');
+	assert_int_equal(l[7], '-');
+	assert_int_equal(l[10], 'T');
+	assert_int_equal(l[13], ':');
+	assert_int_equal(l[16], ':');
+	assert_int_equal(l[19], '.');
+	assert_int_equal(l[23], 'Z');
 	assert_string_equal(l + 24, " warn store: x=1\n");
 	assert_string_equal(log_capture(PROF_LOG_DEBUG, "%s", "hidden"), "");
 	memset(big, 'a', sizeof(big) - 1);

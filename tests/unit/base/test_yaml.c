@@ -58,13 +58,13 @@ static void test_ywalk_readers_and_errors(void **state)
 	assert_int_equal(ywalk_want_type(&w, root, YAML_MAPPING_NODE, "top level"), 0);
 
 	assert_int_equal(ywalk_want_size(&w, get(&w, root, "size"), "size", &sz), 0);
-	assert_true(sz == (size_t)64 << 20);
+	assert_int_equal(sz, (size_t)64 << 20);
 	assert_int_equal(ywalk_want_duration(&w, get(&w, root, "every"), "every", &d), 0);
-	assert_true(d == 10 * 1000000000LL);
+	assert_int_equal(d, 10 * 1000000000LL);
 	assert_int_equal(ywalk_want_bool(&w, get(&w, root, "on"), "on", &b), 0);
 	assert_true(b);
 	assert_int_equal(ywalk_want_u64(&w, get(&w, root, "count"), "count", 42, &u), 0);
-	assert_true(u == 42);
+	assert_int_equal(u, 42);
 	assert_int_equal(ywalk_want_strings(&w, get(&w, root, "hosts"), "hosts", 2, &v, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(v[0], "a:1");

@@ -77,8 +77,8 @@ static void test_cpuprofile_stacks_times_names(void **state)
 	assert_int_equal(p.values.v[3], 250000);
 	assert_int_equal(p.values.v[5], 40000);
 	assert_int_equal(p.values.v[7], 0);
-	assert_true(p.samples.v[0].timestamp_ns == 1010000);
-	assert_true(p.samples.v[3].timestamp_ns == 1400000);
+	assert_int_equal(p.samples.v[0].timestamp_ns, 1010000);
+	assert_int_equal(p.samples.v[3].timestamp_ns, 1400000);
 	assert_int_equal(p.duration_ns, 1000000);
 	assert_int_equal(p.period, 130000);
 	/* 0-based protocol lines become 1-based; url is the file. */
@@ -122,13 +122,14 @@ static void test_cpuprofile_pre2016_head_layout_reads_alike(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(model_profile_validate(&b, &err), 0);
 	assert_int_equal(b.samples.n, a.samples.n);
-	assert_true(b.duration_ns == a.duration_ns && b.period == a.period);
+	assert_int_equal(b.duration_ns, a.duration_ns);
+	assert_int_equal(b.period, a.period);
 	for (size_t i = 0; i < a.samples.n; i++) {
 		const struct model_sample *sa = &a.samples.v[i], *sb = &b.samples.v[i];
 
 		assert_int_equal(sb->nstack, sa->nstack);
-		assert_true(sb->timestamp_ns == sa->timestamp_ns);
-		assert_true(b.values.v[sb->value_off + 1] == a.values.v[sa->value_off + 1]);
+		assert_int_equal(sb->timestamp_ns, sa->timestamp_ns);
+		assert_int_equal(b.values.v[sb->value_off + 1], a.values.v[sa->value_off + 1]);
 		for (uint32_t k = 0; k < sa->nstack; k++) {
 			const struct model_location *la =
 				&a.locations.v[a.stack_locs.v[sa->stack_off + k]];

@@ -214,7 +214,7 @@ static void test_folded_bad_counts_are_invalid(void **state)
 	model_profile_release(&p);
 	/* INT64_MAX is the largest count. */
 	assert_int_equal(decode("a 9223372036854775807\n", NULL, &p, &err), 0);
-	assert_true(p.values.v[0] == INT64_MAX);
+	assert_int_equal(p.values.v[0], INT64_MAX);
 	model_profile_release(&p);
 }
 

@@ -523,12 +523,12 @@ static void test_cpu_samples_frames_labels_times(void **state)
 	assert_string_equal(stack_str(&p, 0), "com/x/Foo.bar;com/x/Foo.main");
 	assert_string_equal(stack_str(&p, 1), "com/x/Foo.baz;[truncated]");
 	s = &p.samples.v[0];
-	assert_true(s->timestamp_ns == START_NS + 500);
-	assert_true(p.samples.v[1].timestamp_ns == START_NS + 1500);
+	assert_int_equal(s->timestamp_ns, START_NS + 500);
+	assert_int_equal(p.samples.v[1].timestamp_ns, START_NS + 1500);
 	/* period "10 ms" from jdk.ActiveSetting (a String pool reference) */
 	assert_int_equal(p.values.v[s->value_off], 1);
-	assert_true(p.values.v[s->value_off + 1] == 10000000);
-	assert_true(p.period == 10000000);
+	assert_int_equal(p.values.v[s->value_off + 1], 10000000);
+	assert_int_equal(p.period, 10000000);
 	assert_int_equal(s->nlabels, 2);
 	l = &p.labels.v[s->label_off];
 	assert_string_equal(model_str(&p, l[0].key), "thread.name");
@@ -540,7 +540,8 @@ static void test_cpu_samples_frames_labels_times(void **state)
 	assert_string_equal(model_str(&p, loc->frame_type), "jvm");
 	loc = &p.locations.v[p.stack_locs.v[p.samples.v[1].stack_off]];
 	assert_string_equal(model_str(&p, loc->frame_type), "native");
-	assert_true(p.time_ns == START_NS && p.duration_ns == 1000000000);
+	assert_int_equal(p.time_ns, START_NS);
+	assert_int_equal(p.duration_ns, 1000000000);
 	model_profile_release(&p);
 	buf_release(&in);
 }
@@ -610,7 +611,7 @@ static void test_multichunk_own_pools_and_gzip(void **state)
 	assert_int_equal(decode(&in, NULL, &p, &err), 0);
 	assert_int_equal(p.samples.n, 4);
 	assert_string_equal(stack_str(&p, 2), "com/x/Foo.bar;com/x/Foo.main");
-	assert_true(p.values.v[p.samples.v[3].value_off + 1] == 10000000);
+	assert_int_equal(p.values.v[p.samples.v[3].value_off + 1], 10000000);
 	/* The same functions and locations are shared across chunks. */
 	assert_int_equal(p.samples.v[0].nstack, p.samples.v[2].nstack);
 	assert_int_equal(p.stack_locs.v[p.samples.v[0].stack_off],
@@ -700,7 +701,7 @@ static void expect_err(const struct buf *in, const struct fmt_jfr_opts *o, int c
 
 	assert_int_equal(decode(in, o, &p, &err), code);
 	assert_string_equal(err.msg, msg);
-	assert_true(err.offset == off);
+	assert_int_equal(err.offset, off);
 	model_profile_release(&p);
 }
 
@@ -717,7 +718,7 @@ static void expect_setting_skipped(const struct buf *in, const char *why)
 
 	assert_int_equal(decode(in, NULL, &p, &err), 0);
 	assert_int_equal(p.samples.n, 2);
-	assert_true(p.values.v[1] == 10000000);
+	assert_int_equal(p.values.v[1], 10000000);
 	assert_int_equal(p.skipped.n, 1);
 	assert_string_equal(p.skipped.what, "jdk.ActiveSetting events");
 	assert_string_equal(p.skipped.first, why);
@@ -979,7 +980,7 @@ static void test_nativemem_malloc_is_an_allocation_profile(void **state)
 	assert_int_equal(p.values.v[1], 100);
 	assert_int_equal(p.values.v[3], 28);
 	assert_string_equal(stack_str(&p, 0), "com/x/Foo.bar;com/x/Foo.main");
-	assert_true(p.samples.v[0].timestamp_ns == START_NS + 3500);
+	assert_int_equal(p.samples.v[0].timestamp_ns, START_NS + 3500);
 	assert_int_equal(p.skipped.n, 0);
 	model_profile_release(&p);
 

@@ -123,19 +123,21 @@ static void test_round_trip_keeps_everything(void **state)
 
 		assert_int_equal(q->sample_types.n, 1);
 		assert_int_equal(q->samples.n, 4);
-		assert_true(total(q, 0) == total(&p, k));
-		assert_true(q->samples.v[1].timestamp_ns == 1700000000000001000);
-		assert_true(q->samples.v[3].timestamp_ns == 1700000000500000000);
+		assert_int_equal(total(q, 0), total(&p, k));
+		assert_int_equal(q->samples.v[1].timestamp_ns, 1700000000000001000);
+		assert_int_equal(q->samples.v[3].timestamp_ns, 1700000000500000000);
 		assert_string_equal(model_str(q, q->mappings.v[1].build_id), "0123abcd");
 		assert_string_equal(model_str(q, q->locations.v[q->stack_locs.v[0]].frame_type),
 				    "native");
 		assert_string_equal(model_attr_get(q, "process.executable.name"), "spin");
-		assert_true(q->links.n == 2 && q->links.v[1].trace_id[0] == 0xaa &&
-			    q->links.v[1].span_id[7] == 0xbb);
+		assert_int_equal(q->links.n, 2);
+		assert_int_equal(q->links.v[1].trace_id[0], 0xaa);
+		assert_int_equal(q->links.v[1].span_id[7], 0xbb);
 		assert_int_equal(q->samples.v[2].link, 1);
 		assert_string_equal(model_str(q, q->labels.v[q->samples.v[0].label_off].str),
 				    "worker");
-		assert_true(q->period == 52631578 && q->time_ns == p.time_ns);
+		assert_int_equal(q->period, 52631578);
+		assert_int_equal(q->time_ns, p.time_ns);
 	}
 	/* Merged back: the original samples, columns side by side. */
 	in = xcalloc(b.n, sizeof(*in));
@@ -145,10 +147,11 @@ static void test_round_trip_keeps_everything(void **state)
 	assert_int_equal(model_profile_merge(in, b.n, &merged, &err), 0);
 	assert_int_equal(merged.sample_types.n, 2);
 	assert_int_equal(merged.samples.n, 4);
-	assert_true(total(&merged, 0) == total(&p, 0) && total(&merged, 1) == total(&p, 1));
+	assert_int_equal(total(&merged, 0), total(&p, 0));
+	assert_int_equal(total(&merged, 1), total(&p, 1));
 	assert_int_equal(merged.attrs.n, 2);
 	for (size_t i = 0; i < 4; i++) {
-		assert_true(merged.samples.v[i].timestamp_ns == p.samples.v[i].timestamp_ns);
+		assert_int_equal(merged.samples.v[i].timestamp_ns, p.samples.v[i].timestamp_ns);
 		assert_int_equal(merged.samples.v[i].nstack, p.samples.v[i].nstack);
 		assert_int_equal(merged.samples.v[i].nlabels, p.samples.v[i].nlabels);
 	}
@@ -182,12 +185,12 @@ static void test_merge_distinct_resources(void **state)
 	assert_int_equal(model_profile_merge(all, 4, &merged, NULL), 0);
 	assert_int_equal(merged.samples.n, 8);
 	assert_int_equal(merged.attrs.n, 1); /* process.executable.name */
-	assert_true(total(&merged, 1) == 2 * total(&a, 1));
+	assert_int_equal(total(&merged, 1), 2 * total(&a, 1));
 	/* the last sample had no labels; now it carries process.pid */
 	const struct model_sample *s = &merged.samples.v[7];
 	assert_int_equal(s->nlabels, 1);
 	assert_string_equal(model_str(&merged, merged.labels.v[s->label_off].key), "process.pid");
-	assert_true(merged.labels.v[s->label_off].num == 4343);
+	assert_int_equal(merged.labels.v[s->label_off].num, 4343);
 	model_profile_release(&merged);
 	fmt_otlp_batch_release(&b);
 	model_profile_release(&a);
@@ -366,8 +369,9 @@ static void test_handmade_valid(void **state)
 	assert_int_equal(b.n, 1);
 	p = &b.profiles[0];
 	assert_int_equal(p->samples.n, 2);
-	assert_true(p->values.v[0] == 1 && p->values.v[1] == 1);
-	assert_true(p->samples.v[1].timestamp_ns == 12);
+	assert_int_equal(p->values.v[0], 1);
+	assert_int_equal(p->values.v[1], 1);
+	assert_int_equal(p->samples.v[1].timestamp_ns, 12);
 	assert_string_equal(model_attr_get(p, "service.name"), "api");
 	assert_string_equal(model_str(p, p->labels.v[0].key), "service.name");
 	assert_string_equal(model_str(p, p->labels.v[0].str), "api");
@@ -456,7 +460,7 @@ static void test_truncated_and_random(void **state)
 				assert_int_equal(model_profile_validate(&b.profiles[i], NULL), 0);
 			fmt_otlp_batch_release(&b);
 		} else {
-			assert_true(err.msg[0] != '\0');
+			assert_int_not_equal(err.msg[0], '\0');
 		}
 	}
 	for (int round = 0; round < 2000; round++) {
@@ -588,8 +592,8 @@ static void test_pprof_otlp_pprof(void **state)
 	model_profile_init(&merged);
 	assert_int_equal(fmt_pprof_decode(pp.p, pp.len, 0, &merged, NULL), 0);
 	assert_int_equal(merged.samples.n, p.samples.n);
-	assert_true(total(&merged, 0) == total(&p, 0));
-	assert_true(total(&merged, 1) == total(&p, 1));
+	assert_int_equal(total(&merged, 0), total(&p, 0));
+	assert_int_equal(total(&merged, 1), total(&p, 1));
 	model_profile_release(&merged);
 	fmt_otlp_batch_release(&b);
 	model_profile_release(&p);

@@ -33,7 +33,7 @@
 
 /* ---- model equality ----------------------------------------------------------- */
 
-#define EQ(field) assert_true(a->field == b->field)
+#define EQ(field) assert_int_equal(a->field, b->field)
 
 static void eq_profile(const struct model_profile *a, const struct model_profile *b)
 {
@@ -46,49 +46,61 @@ static void eq_profile(const struct model_profile *a, const struct model_profile
 	for (size_t i = 0; i < a->mappings.n; i++) {
 		const struct model_mapping *x = &a->mappings.v[i], *y = &b->mappings.v[i];
 
-		assert_true(x->memory_start == y->memory_start &&
-			    x->memory_limit == y->memory_limit &&
-			    x->file_offset == y->file_offset && x->filename == y->filename &&
-			    x->build_id == y->build_id && x->has_functions == y->has_functions &&
-			    x->has_filenames == y->has_filenames &&
-			    x->has_line_numbers == y->has_line_numbers &&
-			    x->has_inline_frames == y->has_inline_frames);
+		assert_int_equal(x->memory_start, y->memory_start);
+		assert_int_equal(x->memory_limit, y->memory_limit);
+		assert_int_equal(x->file_offset, y->file_offset);
+		assert_int_equal(x->filename, y->filename);
+		assert_int_equal(x->build_id, y->build_id);
+		assert_int_equal(x->has_functions, y->has_functions);
+		assert_int_equal(x->has_filenames, y->has_filenames);
+		assert_int_equal(x->has_line_numbers, y->has_line_numbers);
+		assert_int_equal(x->has_inline_frames, y->has_inline_frames);
 	}
 	assert_int_equal(a->functions.n, b->functions.n);
 	for (size_t i = 0; i < a->functions.n; i++) {
 		const struct model_function *x = &a->functions.v[i], *y = &b->functions.v[i];
 
-		assert_true(x->name == y->name && x->system_name == y->system_name &&
-			    x->filename == y->filename && x->start_line == y->start_line);
+		assert_int_equal(x->name, y->name);
+		assert_int_equal(x->system_name, y->system_name);
+		assert_int_equal(x->filename, y->filename);
+		assert_int_equal(x->start_line, y->start_line);
 	}
 	assert_int_equal(a->locations.n, b->locations.n);
 	for (size_t i = 0; i < a->locations.n; i++) {
 		const struct model_location *x = &a->locations.v[i], *y = &b->locations.v[i];
 
-		assert_true(x->mapping == y->mapping && x->address == y->address &&
-			    x->line_off == y->line_off && x->nlines == y->nlines &&
-			    x->is_folded == y->is_folded && x->frame_type == y->frame_type);
+		assert_int_equal(x->mapping, y->mapping);
+		assert_int_equal(x->address, y->address);
+		assert_int_equal(x->line_off, y->line_off);
+		assert_int_equal(x->nlines, y->nlines);
+		assert_int_equal(x->is_folded, y->is_folded);
+		assert_int_equal(x->frame_type, y->frame_type);
 	}
 	assert_int_equal(a->lines.n, b->lines.n);
-	for (size_t i = 0; i < a->lines.n; i++)
-		assert_true(a->lines.v[i].function == b->lines.v[i].function &&
-			    a->lines.v[i].line == b->lines.v[i].line &&
-			    a->lines.v[i].column == b->lines.v[i].column);
+	for (size_t i = 0; i < a->lines.n; i++) {
+		assert_int_equal(a->lines.v[i].function, b->lines.v[i].function);
+		assert_int_equal(a->lines.v[i].line, b->lines.v[i].line);
+		assert_int_equal(a->lines.v[i].column, b->lines.v[i].column);
+	}
 	assert_int_equal(a->links.n, b->links.n);
 	for (size_t i = 0; i < a->links.n; i++)
 		assert_memory_equal(&a->links.v[i], &b->links.v[i], sizeof(a->links.v[i]));
 	assert_int_equal(a->sample_types.n, b->sample_types.n);
-	for (size_t i = 0; i < a->sample_types.n; i++)
-		assert_true(a->sample_types.v[i].type == b->sample_types.v[i].type &&
-			    a->sample_types.v[i].unit == b->sample_types.v[i].unit);
+	for (size_t i = 0; i < a->sample_types.n; i++) {
+		assert_int_equal(a->sample_types.v[i].type, b->sample_types.v[i].type);
+		assert_int_equal(a->sample_types.v[i].unit, b->sample_types.v[i].unit);
+	}
 	assert_int_equal(a->samples.n, b->samples.n);
 	for (size_t i = 0; i < a->samples.n; i++) {
 		const struct model_sample *x = &a->samples.v[i], *y = &b->samples.v[i];
 
-		assert_true(x->stack_off == y->stack_off && x->nstack == y->nstack &&
-			    x->value_off == y->value_off && x->label_off == y->label_off &&
-			    x->nlabels == y->nlabels && x->link == y->link &&
-			    x->timestamp_ns == y->timestamp_ns);
+		assert_int_equal(x->stack_off, y->stack_off);
+		assert_int_equal(x->nstack, y->nstack);
+		assert_int_equal(x->value_off, y->value_off);
+		assert_int_equal(x->label_off, y->label_off);
+		assert_int_equal(x->nlabels, y->nlabels);
+		assert_int_equal(x->link, y->link);
+		assert_int_equal(x->timestamp_ns, y->timestamp_ns);
 	}
 	assert_int_equal(a->stack_locs.n, b->stack_locs.n);
 	if (a->stack_locs.n)
@@ -98,17 +110,19 @@ static void eq_profile(const struct model_profile *a, const struct model_profile
 	if (a->values.n)
 		assert_memory_equal(a->values.v, b->values.v, a->values.n * sizeof(*a->values.v));
 	assert_int_equal(a->labels.n, b->labels.n);
-	for (size_t i = 0; i < a->labels.n; i++)
-		assert_true(a->labels.v[i].key == b->labels.v[i].key &&
-			    a->labels.v[i].str == b->labels.v[i].str &&
-			    a->labels.v[i].num == b->labels.v[i].num &&
-			    a->labels.v[i].num_unit == b->labels.v[i].num_unit);
+	for (size_t i = 0; i < a->labels.n; i++) {
+		assert_int_equal(a->labels.v[i].key, b->labels.v[i].key);
+		assert_int_equal(a->labels.v[i].str, b->labels.v[i].str);
+		assert_int_equal(a->labels.v[i].num, b->labels.v[i].num);
+		assert_int_equal(a->labels.v[i].num_unit, b->labels.v[i].num_unit);
+	}
 	assert_int_equal(a->attrs.n, b->attrs.n);
-	for (size_t i = 0; i < a->attrs.n; i++)
-		assert_true(a->attrs.v[i].key == b->attrs.v[i].key &&
-			    a->attrs.v[i].str == b->attrs.v[i].str &&
-			    a->attrs.v[i].num == b->attrs.v[i].num &&
-			    a->attrs.v[i].num_unit == b->attrs.v[i].num_unit);
+	for (size_t i = 0; i < a->attrs.n; i++) {
+		assert_int_equal(a->attrs.v[i].key, b->attrs.v[i].key);
+		assert_int_equal(a->attrs.v[i].str, b->attrs.v[i].str);
+		assert_int_equal(a->attrs.v[i].num, b->attrs.v[i].num);
+		assert_int_equal(a->attrs.v[i].num_unit, b->attrs.v[i].num_unit);
+	}
 	assert_int_equal(a->comments.n, b->comments.n);
 	EQ(period_type.type);
 	EQ(period_type.unit);
@@ -136,7 +150,7 @@ static void eq_labels(const struct model_profile *a, const struct model_label *x
 		eq_str(a, x[i].key, b, y[i].key);
 		eq_str(a, x[i].str, b, y[i].str);
 		eq_str(a, x[i].num_unit, b, y[i].num_unit);
-		assert_true(x[i].num == y[i].num);
+		assert_int_equal(x[i].num, y[i].num);
 	}
 }
 
@@ -147,14 +161,18 @@ static void eq_location(const struct model_profile *a, uint32_t li, const struct
 	const struct model_mapping *mx = &a->mappings.v[x->mapping],
 				   *my = &b->mappings.v[y->mapping];
 
-	assert_true(x->address == y->address && x->nlines == y->nlines &&
-		    x->is_folded == y->is_folded && (x->mapping == 0) == (y->mapping == 0));
+	assert_int_equal(x->address, y->address);
+	assert_int_equal(x->nlines, y->nlines);
+	assert_int_equal(x->is_folded, y->is_folded);
+	assert_int_equal((x->mapping == 0), (y->mapping == 0));
 	eq_str(a, x->frame_type, b, y->frame_type);
-	assert_true(mx->memory_start == my->memory_start && mx->memory_limit == my->memory_limit &&
-		    mx->file_offset == my->file_offset && mx->has_functions == my->has_functions &&
-		    mx->has_filenames == my->has_filenames &&
-		    mx->has_line_numbers == my->has_line_numbers &&
-		    mx->has_inline_frames == my->has_inline_frames);
+	assert_int_equal(mx->memory_start, my->memory_start);
+	assert_int_equal(mx->memory_limit, my->memory_limit);
+	assert_int_equal(mx->file_offset, my->file_offset);
+	assert_int_equal(mx->has_functions, my->has_functions);
+	assert_int_equal(mx->has_filenames, my->has_filenames);
+	assert_int_equal(mx->has_line_numbers, my->has_line_numbers);
+	assert_int_equal(mx->has_inline_frames, my->has_inline_frames);
 	eq_str(a, mx->filename, b, my->filename);
 	eq_str(a, mx->build_id, b, my->build_id);
 	for (uint32_t k = 0; k < x->nlines; k++) {
@@ -163,9 +181,10 @@ static void eq_location(const struct model_profile *a, uint32_t li, const struct
 		const struct model_function *fx = &a->functions.v[lx->function],
 					    *fy = &b->functions.v[ly->function];
 
-		assert_true(lx->line == ly->line && lx->column == ly->column &&
-			    (lx->function == 0) == (ly->function == 0) &&
-			    fx->start_line == fy->start_line);
+		assert_int_equal(lx->line, ly->line);
+		assert_int_equal(lx->column, ly->column);
+		assert_int_equal((lx->function == 0), (ly->function == 0));
+		assert_int_equal(fx->start_line, fy->start_line);
 		eq_str(a, fx->name, b, fy->name);
 		eq_str(a, fx->system_name, b, fy->system_name);
 		eq_str(a, fx->filename, b, fy->filename);
@@ -205,9 +224,11 @@ static void same_content(const struct model_profile *a, const struct model_profi
 	for (size_t i = 0; i < a->samples.n; i++) {
 		const struct model_sample *x = &a->samples.v[i], *y = &b->samples.v[i];
 
-		assert_true(x->nstack == y->nstack && x->value_off == y->value_off &&
-			    x->nlabels == y->nlabels && x->timestamp_ns == y->timestamp_ns &&
-			    (x->link == 0) == (y->link == 0));
+		assert_int_equal(x->nstack, y->nstack);
+		assert_int_equal(x->value_off, y->value_off);
+		assert_int_equal(x->nlabels, y->nlabels);
+		assert_int_equal(x->timestamp_ns, y->timestamp_ns);
+		assert_int_equal((x->link == 0), (y->link == 0));
 		if (x->link)
 			assert_memory_equal(&a->links.v[x->link], &b->links.v[y->link],
 					    sizeof(a->links.v[0]));
@@ -343,7 +364,7 @@ static bool differential(const void *data, size_t n, size_t max_samples)
 
 		assert_int_equal(fmt_otlp_decode_shared(data, n, max_samples, &sh, &err), 0);
 		assert_int_equal(sh.n, d.n);
-		assert_true(sh.shared_dict == (sh.n > 1));
+		assert_int_equal(sh.shared_dict, (sh.n > 1));
 		for (size_t i = 0; i < sh.n; i++) {
 			assert_int_equal(model_profile_validate(&sh.profiles[i], NULL), 0);
 			assert_true(model_profile_same_dict(&sh.profiles[i], &sh.profiles[0]));

@@ -63,9 +63,9 @@ static void test_otlp_json_decode(void **state)
 	assert_int_equal(p->values.v[0], 10);
 	assert_int_equal(p->values.v[1], 20);
 	assert_int_equal(p->values.v[2], 1); /* timestamps only: 1 per timestamp */
-	assert_true(p->samples.v[1].timestamp_ns == 1700000000000000002LL);
-	assert_true(p->samples.v[2].timestamp_ns == 1700000000000000003LL);
-	assert_true(p->time_ns == 1700000000000000000LL);
+	assert_int_equal(p->samples.v[1].timestamp_ns, 1700000000000000002LL);
+	assert_int_equal(p->samples.v[2].timestamp_ns, 1700000000000000003LL);
+	assert_int_equal(p->time_ns, 1700000000000000000LL);
 	assert_int_equal(p->duration_ns, 1000000000);
 	assert_int_equal(p->period, 10000000);
 	assert_int_equal(p->samples.v[0].nstack, 2);
@@ -77,7 +77,8 @@ static void test_otlp_json_decode(void **state)
 		p->lines.v[p->locations.v[p->stack_locs.v[p->samples.v[0].stack_off]].line_off]
 			.line,
 		7);
-	assert_true(p->locations.v[p->stack_locs.v[p->samples.v[0].stack_off + 1]].address == 4096);
+	assert_int_equal(p->locations.v[p->stack_locs.v[p->samples.v[0].stack_off + 1]].address,
+			 4096);
 	k = &p->links.v[p->samples.v[0].link];
 	assert_int_equal(k->trace_id[0], 0x01);
 	assert_int_equal(k->trace_id[15], 0x10);
@@ -212,7 +213,7 @@ static void test_otlp_json_encode_round_trip(void **state)
 	assert_int_equal(b.n, 1);
 	assert_int_equal(b.profiles[0].samples.n, 1);
 	assert_int_equal(b.profiles[0].values.v[0], 5);
-	assert_true(b.profiles[0].samples.v[0].timestamp_ns == 1700000000000000123LL);
+	assert_int_equal(b.profiles[0].samples.v[0].timestamp_ns, 1700000000000000123LL);
 	assert_int_equal(b.profiles[0].links.v[b.profiles[0].samples.v[0].link].trace_id[0], 0xab);
 	assert_string_equal(model_attr_get(&b.profiles[0], "service.name"), "svc");
 	fmt_otlp_batch_release(&b);

@@ -74,13 +74,13 @@ static void test_perfscript_headers_frames_labels(void **state)
 	assert_int_equal(p.values.v[1], 2004008);
 	assert_int_equal(p.values.v[3], 1000);
 	/* Times are exact: 581.335949 s and 581.5 s in ns. */
-	assert_true(p.samples.v[0].timestamp_ns == 581335949000LL);
-	assert_true(p.samples.v[1].timestamp_ns == 581500000000LL);
+	assert_int_equal(p.samples.v[0].timestamp_ns, 581335949000LL);
+	assert_int_equal(p.samples.v[1].timestamp_ns, 581500000000LL);
 
 	assert_int_equal(p.samples.v[0].nstack, 4);
 	assert_string_equal(frame(&p, 0, 0), "pvm_irq_enable");
 	assert_string_equal(model_str(&p, loc_of(&p, 0, 0)->frame_type), "kernel");
-	assert_true(loc_of(&p, 0, 0)->address == 0xffffffff8225fd19ULL);
+	assert_int_equal(loc_of(&p, 0, 0)->address, 0xffffffff8225fd19ULL);
 	assert_string_equal(frame(&p, 0, 1), "std::vector<int>::at(unsigned long) const");
 	l = loc_of(&p, 0, 1);
 	assert_string_equal(model_str(&p, l->frame_type), "native");
@@ -89,7 +89,7 @@ static void test_perfscript_headers_frames_labels(void **state)
 	/* [unknown] symbol: address + mapping, no lines, named after the mapping. */
 	l = loc_of(&p, 0, 2);
 	assert_int_equal(l->nlines, 0);
-	assert_true(l->address == 0x2724a);
+	assert_int_equal(l->address, 0x2724a);
 	assert_string_equal(frame(&p, 0, 2), "[libc.so.6]");
 	/* [unknown] dso: no mapping. */
 	assert_int_equal(loc_of(&p, 0, 3)->mapping, 0);

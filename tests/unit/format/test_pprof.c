@@ -170,7 +170,7 @@ static void expect_error(const void *data, size_t n, size_t max, int code, const
 		fail_msg("rc %d (want %d), message \"%s\"\n           want \"%s\"", rc, code,
 			 err.msg, msg ? msg : "(any)");
 	assert_int_equal(err.code, code);
-	assert_true(err.msg[0] != '\0');
+	assert_int_not_equal(err.msg[0], '\0');
 	model_profile_release(&p);
 }
 
@@ -194,8 +194,8 @@ static void expect_skipped(const void *data, size_t n, uint64_t nskip, const cha
 	assert_int_equal(p.samples.n, 3);
 	for (size_t i = 0; i < p.samples.n; i++)
 		total += p.values.v[p.samples.v[i].value_off];
-	assert_true(total == 16);
-	assert_true(p.skipped.n == nskip);
+	assert_int_equal(total, 16);
+	assert_int_equal(p.skipped.n, nskip);
 	assert_string_equal(p.skipped.what, "dictionary entries");
 	assert_string_equal(p.skipped.first, first);
 	model_profile_release(&p);
@@ -215,25 +215,30 @@ static void check_fixture_model(const struct model_profile *p)
 	assert_int_equal(p->mappings.n, 2);
 	assert_string_equal(model_str(p, p->mappings.v[1].build_id), "abc123");
 	assert_true(p->mappings.v[1].has_functions);
-	assert_true(p->period == 10000000);
-	assert_true(p->time_ns == 1700000000000000000);
+	assert_int_equal(p->period, 10000000);
+	assert_int_equal(p->time_ns, 1700000000000000000);
 	assert_int_equal(p->samples.v[0].nlabels, 1);
 	assert_string_equal(model_str(p, p->labels.v[p->samples.v[0].label_off].key), "thread");
 
 	/* self = leaf, total once per sample even under recursion, inline expanded. */
 	assert_int_equal(query_top_build(p, &top), 0);
-	assert_true(top.totals[0] == 16 && top.totals[1] == 160);
+	assert_int_equal(top.totals[0], 16);
+	assert_int_equal(top.totals[1], 160);
 	rows = query_top_rows(&top, 0, false, &n);
 	assert_int_equal(n, 4);
 	assert_string_equal(top.names.s[rows[0].fn], "foo");
-	assert_true(rows[0].self == 10 && rows[0].total == 10);
+	assert_int_equal(rows[0].self, 10);
+	assert_int_equal(rows[0].total, 10);
 	assert_string_equal(top.names.s[rows[1].fn], "bar");
-	assert_true(rows[1].self == 5 && rows[1].total == 5);
+	assert_int_equal(rows[1].self, 5);
+	assert_int_equal(rows[1].total, 5);
 	/* zero self: ordered by name, "baz" < "main" */
 	assert_string_equal(top.names.s[rows[2].fn], "baz");
-	assert_true(rows[2].self == 0 && rows[2].total == 5);
+	assert_int_equal(rows[2].self, 0);
+	assert_int_equal(rows[2].total, 5);
 	assert_string_equal(top.names.s[rows[3].fn], "main");
-	assert_true(rows[3].self == 0 && rows[3].total == 15);
+	assert_int_equal(rows[3].self, 0);
+	assert_int_equal(rows[3].total, 15);
 	free(rows);
 	rows = query_top_rows(&top, 0, true, &n);
 	assert_string_equal(top.names.s[rows[0].fn], "main");
@@ -305,7 +310,8 @@ static void test_truncated_input(void **state)
 	fixture_init(&f);
 	pack(&f.p, &raw);
 	/* The first field is sample_type[0] = 0a 04 08 01 10 02: cut inside it. */
-	assert_true((unsigned char)raw.p[0] == 0x0a && raw.p[1] == 4);
+	assert_int_equal((unsigned char)raw.p[0], 0x0a);
+	assert_int_equal(raw.p[1], 4);
 	expect_error(raw.p, 4, 0, -PROF_ECORRUPT,
 		     "pprof: Profile.sample_type: length 4 runs past the end (2 bytes left) at "
 		     "byte 1");
@@ -318,8 +324,10 @@ static void test_truncated_input(void **state)
 		prof_err_init(&err);
 		if (fmt_pprof_decode(raw.p, n, 0, &p, &err) == 0)
 			assert_int_equal(model_profile_validate(&p, NULL), 0);
-		else
-			assert_true(err.msg[0] != '\0' && err.code < 0);
+		else {
+			assert_int_not_equal(err.msg[0], '\0');
+			assert_true(err.code < 0);
+		}
 		model_profile_release(&p);
 	}
 	/* Truncated gzip stream. */
@@ -352,7 +360,7 @@ static void test_random_bytes(void **state)
 		if (fmt_pprof_decode(b, n, 0, &p, &err) == 0)
 			assert_int_equal(model_profile_validate(&p, NULL), 0);
 		else
-			assert_true(err.msg[0] != '\0');
+			assert_int_not_equal(err.msg[0], '\0');
 		model_profile_release(&p);
 	}
 	/* A fixed one: field 7 (drop_frames) given as a 64-bit value. */
@@ -516,7 +524,7 @@ static void test_empty_and_unpacked(void **state)
 	assert_int_equal(fmt_pprof_decode(prof, sizeof(prof), 0, &p, &err), 0);
 	assert_int_equal(p.samples.n, 1);
 	assert_int_equal(p.samples.v[0].nstack, 2);
-	assert_true(p.values.v[0] == 7);
+	assert_int_equal(p.values.v[0], 7);
 	assert_string_equal(model_str(&p, p.sample_types.v[0].type), "n");
 	model_profile_release(&p);
 }
@@ -589,7 +597,7 @@ static void test_edge_missing_ids(void **state)
 	assert_int_equal(p.locations.v[1].mapping, 1);
 	assert_true(has_comment(&p, "profd: 1 locations referred to mappings that do not exist "
 				    "(first: mapping_id 8); they have no mapping"));
-	assert_true(total(&p, 1) == 160);
+	assert_int_equal(total(&p, 1), 160);
 	model_profile_release(&p);
 	/* Gaps in ids are fine: any non-zero ids (the fixture's are addresses). */
 	fixture_init(&f);
@@ -662,8 +670,10 @@ static void test_edge_concatenated(void **state)
 	assert_int_equal(fmt_pprof_decode(two.p, two.len, 0, &p, &err), 0);
 	assert_int_equal(p.samples.n, 6);
 	assert_int_equal(p.sample_types.n, 2);
-	assert_true(total(&p, 0) == 32 && total(&p, 1) == 320);
-	assert_true(p.time_ns == 1700000000000000000 && p.duration_ns == 10000000000);
+	assert_int_equal(total(&p, 0), 32);
+	assert_int_equal(total(&p, 1), 320);
+	assert_int_equal(p.time_ns, 1700000000000000000);
+	assert_int_equal(p.duration_ns, 10000000000);
 	assert_true(has_comment(&p, "profd: 2 concatenated pprof Profile messages, merged"));
 	model_profile_release(&p);
 
@@ -676,7 +686,7 @@ static void test_edge_concatenated(void **state)
 	model_profile_init(&p);
 	assert_int_equal(fmt_pprof_decode(two.p, two.len, 0, &p, NULL), 0);
 	assert_int_equal(p.samples.n, 9);
-	assert_true(total(&p, 1) == 480);
+	assert_int_equal(total(&p, 1), 480);
 	assert_true(has_comment(&p, "profd: 3 concatenated pprof Profile messages, merged"));
 	model_profile_release(&p);
 

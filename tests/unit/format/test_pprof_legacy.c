@@ -107,7 +107,7 @@ static void test_heap_v2_desampled(void **state)
 	assert_types(&p, "alloc_objects/count alloc_space/bytes inuse_objects/count "
 			 "inuse_space/bytes");
 	/* "heap/1024" is twice the rate: period 512, values / (1 - exp(-avg/512)). */
-	assert_true(p.period == 512);
+	assert_int_equal(p.period, 512);
 	assert_string_equal(model_str(&p, p.period_type.type), "space");
 	assert_int_equal(p.samples.n, 2);
 	assert_sample(&p, 0, "4 8344 2 2368: 0x1000 0x2001");
@@ -115,7 +115,7 @@ static void test_heap_v2_desampled(void **state)
 	assert_int_equal(bytes_label(&p, 0), 1024);
 	/* One unnamed mapping covering everything (remapMappingIDs' fake one). */
 	assert_int_equal(p.mappings.n, 2);
-	assert_true(p.mappings.v[1].memory_limit == UINT64_MAX);
+	assert_int_equal(p.mappings.v[1].memory_limit, UINT64_MAX);
 	assert_int_equal(p.locations.n, 4);
 	assert_true(!strncmp(model_str(&p, p.drop_frames), "calloc|cfree|malloc|", 20));
 	assert_string_equal(model_str(&p, p.keep_frames),
@@ -137,7 +137,7 @@ static void test_heap_tcmalloc_with_memory_map(void **state)
 	decode_ok(LIT(in), &p);
 	/* No allocation columns in the header: objects/space, no de-sampling. */
 	assert_types(&p, "objects/count space/bytes");
-	assert_true(p.period == 1);
+	assert_int_equal(p.period, 1);
 	assert_sample(&p, 0, "1 100: 0x401000 0x7f0000001000");
 	/* The non-executable mapping is skipped; the main binary goes first. */
 	assert_int_equal(p.mappings.n, 3);
@@ -212,7 +212,7 @@ static void test_binary_cpu(void **state)
 	assert_int_equal(fmt_detect(b.p, b.len, NULL), FMT_KIND_PPROF_LEGACY);
 	decode_ok(b.p, b.len, &p);
 	assert_types(&p, "samples/count cpu/nanoseconds");
-	assert_true(p.period == 10000000);
+	assert_int_equal(p.period, 10000000);
 	assert_int_equal(p.samples.n, 3);
 	assert_sample(&p, 0, "5 50000000: 0x1000 0x2fff");
 	assert_sample(&p, 1, "2 20000000: 0x1000 0x3fff");
@@ -227,7 +227,7 @@ static void test_binary_cpu(void **state)
 	buf_reset(&b);
 	put_words(&b, c2, PROF_ARRAY_SIZE(c2), 4, true);
 	decode_ok(b.p, b.len, &p);
-	assert_true(p.period == 1000000);
+	assert_int_equal(p.period, 1000000);
 	assert_sample(&p, 0, "4 4000000: 0x6001 0x6fff");
 	assert_sample(&p, 1, "1 1000000: 0x8000");
 	model_profile_release(&p);
@@ -260,7 +260,7 @@ static void test_binary_java_cpu(void **state)
 	assert_int_equal(p.functions.n, 3);
 	assert_string_equal(model_str(&p, p.functions.v[1].name), "com.X.run");
 	assert_string_equal(model_str(&p, p.functions.v[1].filename), "X.java");
-	assert_true(p.lines.v[p.locations.v[1].line_off].line == 7);
+	assert_int_equal(p.lines.v[p.locations.v[1].line_off].line, 7);
 	assert_int_equal(p.mappings.n, 1); /* every location named: no mapping */
 	model_profile_release(&p);
 	buf_release(&b);
@@ -278,7 +278,7 @@ static void test_contention_and_count(void **state)
 	(void)state;
 	decode_ok(LIT(mutex), &p);
 	assert_types(&p, "contentions/count delay/nanoseconds");
-	assert_true(p.period == 2);
+	assert_int_equal(p.period, 2);
 	/* delay = cycles x period / GHz; contentions x period; "123 @" is 12 cycles, 3. */
 	assert_sample(&p, 0, "6 4000: 0x1000 0x2001");
 	assert_sample(&p, 1, "6 12: 0x1000");
@@ -312,7 +312,8 @@ static void test_java_text(void **state)
 	(void)state;
 	decode_ok(LIT(cont), &p);
 	assert_types(&p, "contentions/count delay/microseconds");
-	assert_true(p.period == 10 && p.duration_ns == 5000000);
+	assert_int_equal(p.period, 10);
+	assert_int_equal(p.duration_ns, 5000000);
 	assert_sample(&p, 0, "20 70: 0 0");
 	assert_sample(&p, 1, "10 30: 0 0");
 	assert_int_equal(p.functions.n, 4);

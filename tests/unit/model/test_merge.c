@@ -165,14 +165,15 @@ static void check_identity(const struct model_profile *a, const char *what)
 		for (size_t i = 0; i < a->samples.n; i++) {
 			assert_int_equal(m.samples.v[i].nstack, a->samples.v[i].nstack);
 			assert_int_equal(m.samples.v[i].nlabels, a->samples.v[i].nlabels);
-			assert_true(m.samples.v[i].timestamp_ns == a->samples.v[i].timestamp_ns);
+			assert_int_equal(m.samples.v[i].timestamp_ns, a->samples.v[i].timestamp_ns);
 			assert_memory_equal(&m.values.v[m.samples.v[i].value_off],
 					    &a->values.v[a->samples.v[i].value_off],
 					    a->sample_types.n * sizeof(int64_t));
 		}
 		assert_int_equal(m.attrs.n, a->attrs.n);
-		assert_true(m.time_ns == a->time_ns && m.duration_ns == a->duration_ns);
-		assert_true(m.period == a->period);
+		assert_int_equal(m.time_ns, a->time_ns);
+		assert_int_equal(m.duration_ns, a->duration_ns);
+		assert_int_equal(m.period, a->period);
 		view_init(&v);
 		view_add(&v, &m, 1);
 		view_add(&v, a, -1);
@@ -295,9 +296,12 @@ static void test_over_time_averages_gauges(void **state)
 	}
 	/* main;foo: alloc 100 + 50 summed, inuse (40 + 61) / 2 = 50.5 -> 51 (the empty one does not count). */
 	assert_int_equal(m.samples.n, 3);
-	assert_true(m.values.v[0] == 150 && m.values.v[1] == 51);
-	assert_true(m.values.v[2] == 10 && m.values.v[3] == 3); /* main;bar: 5 / 2 = 2.5 -> 3 */
-	assert_true(m.values.v[4] == 20 && m.values.v[5] == 0);
+	assert_int_equal(m.values.v[0], 150);
+	assert_int_equal(m.values.v[1], 51);
+	assert_int_equal(m.values.v[2], 10);
+	assert_int_equal(m.values.v[3], 3); /* main;bar: 5 / 2 = 2.5 -> 3 */
+	assert_int_equal(m.values.v[4], 20);
+	assert_int_equal(m.values.v[5], 0);
 	assert_true(model_value_type_is_gauge("inuse_objects"));
 	assert_false(model_value_type_is_gauge("alloc_space"));
 	model_profile_release(&m);
@@ -305,7 +309,7 @@ static void test_over_time_averages_gauges(void **state)
 	model_profile_init(&m);
 	assert_int_equal(model_profile_merge(three, 3, &m, NULL), 0);
 	assert_int_equal(m.samples.n, 4);
-	assert_true(m.values.v[1] + m.values.v[5] == 101);
+	assert_int_equal(m.values.v[1] + m.values.v[5], 101);
 	model_profile_release(&m);
 	model_profile_release(&a);
 	model_profile_release(&b);
@@ -316,7 +320,7 @@ static void test_over_time_averages_gauges(void **state)
 	for (int side = 0; side < 2; side++) {
 		assert_int_equal(side ? merge2(&b, &a, &m, true) : merge2(&a, &b, &m, true), 0);
 		assert_int_equal(m.samples.n, 1);
-		assert_true(m.values.v[0] == 6);
+		assert_int_equal(m.values.v[0], 6);
 		model_profile_release(&m);
 	}
 	/* No gauge column: exactly model_profile_merge. */

@@ -87,7 +87,8 @@ static void test_every_field_counts(void **state)
 	/* the empty stack is {0, 0}; a stack's key depends on its order */
 	struct model_key two[2] = { base, m }, owt[2] = { m, base };
 	k = model_key_stack(NULL, 0);
-	assert_true(k.lo == 0 && k.hi == 0);
+	assert_int_equal(k.lo, 0);
+	assert_int_equal(k.hi, 0);
 	assert_false(same(model_key_stack(two, 2), model_key_stack(owt, 2)));
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * qhelp.h - helpers for the query view tests: handmade profiles ("A;B;C"
- * stacks, root first) added to a store head, and a request runner over
- * key=value parameters. static inline so each test uses what it needs.
+ * qhelp.h - helpers for the query view tests, on top of unit/testlib.h
+ * (which builds the handmade profiles, "A;B;C" stacks root first): a
+ * profile added to a store head, and a request runner over key=value
+ * parameters. static inline so each test uses what it needs.
  */
 #ifndef PROF_TESTS_QHELP_H
 #define PROF_TESTS_QHELP_H
@@ -14,6 +15,7 @@
 #include "query/request.h"
 #include "query/stackset.h"
 #include "store/head.h"
+#include "unit/testlib.h"
 
 #include <jansson.h>
 
@@ -25,69 +27,11 @@
 #define T0   1700000000000000000LL /* ns */
 #define T0MS 1700000000000LL
 
-/* A CPU profile (or @type "inuse_space:bytes" for a heap one) with @service. */
+/* A CPU profile (or, with @heap, an inuse_space one) of @service at T0. */
 static inline void qh_init(struct model_profile *p, const char *service, bool heap)
 {
-	model_profile_init(p);
-	if (heap) {
-		model_sample_type_add(p, "inuse_space", "bytes");
-		p->period_type.type = model_intern(p, "space");
-		p->period_type.unit = model_intern(p, "bytes");
-	} else {
-		model_sample_type_add(p, "cpu", "nanoseconds");
-		p->period_type.type = model_intern(p, "cpu");
-		p->period_type.unit = model_intern(p, "nanoseconds");
-	}
-	p->period = 10000000;
+	tl_profile_init_attr(p, heap, "service.name", service);
 	p->time_ns = T0;
-	if (service)
-		model_attr_add_str(p, "service.name", service);
-}
-
-/* The location of a plain function frame @name (@n bytes), one per name. */
-static inline uint32_t qh_fn_loc(struct model_profile *p, const char *name, size_t n)
-{
-	uint32_t fn = model_function_intern(p, model_intern_n(p, name, n), 0, 0, 0);
-	struct model_line ln = { fn, 0, 0 };
-
-	for (uint32_t i = 1; i < p->locations.n; i++) {
-		const struct model_location *l = &p->locations.v[i];
-
-		if (l->nlines == 1 && p->lines.v[l->line_off].function == fn && !l->mapping)
-			return i;
-	}
-	return model_location_add(p, 0, 0, &ln, 1);
-}
-
-/* A sample over locations @root_first[@n] with @labels. */
-static inline void qh_add_locs(struct model_profile *p, const uint32_t *root_first, uint32_t n,
-			       int64_t value, int64_t ts, const struct model_label *labels,
-			       uint32_t nlabels)
-{
-	uint32_t *leaf_first = xcalloc(n + 1, sizeof(uint32_t));
-
-	for (uint32_t i = 0; i < n; i++)
-		leaf_first[i] = root_first[n - 1 - i];
-	uint32_t off = model_stack_add(p, leaf_first, n);
-	model_sample_add(p, off, n, &value, labels, nlabels, ts, 0);
-	free(leaf_first);
-}
-
-/* A sample for "A;B;C" (root first; "" = empty stack) at @ts. */
-static inline void qh_add(struct model_profile *p, const char *stack, int64_t value, int64_t ts)
-{
-	VEC(uint32_t) locs = { 0 };
-
-	for (const char *s = stack; *s;) {
-		size_t k = strcspn(s, ";");
-
-		VEC_PUSH(&locs, qh_fn_loc(p, s, k));
-		s += k;
-		if (*s == ';')
-			s++;
-	}
-	qh_add_locs(p, locs.v, (uint32_t)locs.n, value, ts, NULL, 0);
-	VEC_FREE(&locs);
 }
 
 static inline void qh_head_add(struct store_head *h, struct model_profile *p)

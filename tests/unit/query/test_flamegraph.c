@@ -21,6 +21,7 @@
 #include "store/head.h"
 #include "symbolize/elf.h"
 #include "symbolize/symbolizer.h"
+#include "unit/testlib.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -43,62 +44,12 @@ __attribute__((noinline)) int test_flamegraph_marker(int x)
 
 /* --- building profiles --------------------------------------------------------- */
 
+/* A CPU profile of @service at T0, pid 42 (the rest: unit/testlib.h). */
 static void prof_init(struct model_profile *p, const char *service)
 {
-	model_profile_init(p);
-	model_sample_type_add(p, "cpu", "nanoseconds");
-	p->period_type.type = model_intern(p, "cpu");
-	p->period_type.unit = model_intern(p, "nanoseconds");
-	p->period = 10000000;
+	tl_profile_init_attr(p, false, "service.name", service);
 	p->time_ns = T0;
-	if (service)
-		model_attr_add_str(p, "service.name", service);
 	model_attr_add_num(p, "process.pid", 42);
-}
-
-/* The location of a function frame @name, one per name. */
-static uint32_t fn_loc(struct model_profile *p, const char *name, size_t n)
-{
-	uint32_t fn = model_function_intern(p, model_intern_n(p, name, n), 0, 0, 0);
-	struct model_line ln = { fn, 0, 0 };
-
-	for (uint32_t i = 1; i < p->locations.n; i++) {
-		const struct model_location *l = &p->locations.v[i];
-
-		if (l->nlines == 1 && p->lines.v[l->line_off].function == fn)
-			return i;
-	}
-	return model_location_add(p, 0, 0, &ln, 1);
-}
-
-/* Add a sample whose stack is @locs, root first. */
-static void add_locs(struct model_profile *p, const uint32_t *root_first, uint32_t n, int64_t value,
-		     int64_t ts)
-{
-	uint32_t *leaf_first = xcalloc(n + 1, sizeof(uint32_t));
-
-	for (uint32_t i = 0; i < n; i++)
-		leaf_first[i] = root_first[n - 1 - i];
-	uint32_t off = model_stack_add(p, leaf_first, n);
-	model_sample_add(p, off, n, &value, NULL, 0, ts, 0);
-	free(leaf_first);
-}
-
-/* Add a sample for "A;B;C" (root first). */
-static void add_stack(struct model_profile *p, const char *stack, int64_t value, int64_t ts)
-{
-	VEC(uint32_t) locs = { 0 };
-
-	for (const char *s = stack; *s;) {
-		size_t k = strcspn(s, ";");
-
-		VEC_PUSH(&locs, fn_loc(p, s, k));
-		s += k;
-		if (*s == ';')
-			s++;
-	}
-	add_locs(p, locs.v, (uint32_t)locs.n, value, ts);
-	VEC_FREE(&locs);
 }
 
 static void head_add_ok(struct store_head *h, struct model_profile *p)
@@ -202,7 +153,7 @@ static void check_totals(const struct query_flamegraph *fg)
 			continue;
 		for (uint32_t c = 0; c < nd->nchildren; c++)
 			sum += fg->nodes.v[fg->children.v[nd->child_off + c]].total;
-		assert_true(sum == nd->total);
+		assert_int_equal(sum, nd->total);
 	}
 }
 
@@ -216,14 +167,14 @@ static void test_flamegraph_recursion_keeps_call_paths(void **state)
 
 	(void)state;
 	prof_init(&p, "api");
-	add_stack(&p, "A;B;A;D", 10, T0);
-	add_stack(&p, "A;B", 5, T0 + 1);
-	add_stack(&p, "A;D", 2, T0 + 2);
-	add_stack(&p, "A;B;A;D", 1, T0 + 3); /* same stack again: adds up */
+	tl_sample(&p, "A;B;A;D", 10, T0);
+	tl_sample(&p, "A;B", 5, T0 + 1);
+	tl_sample(&p, "A;D", 2, T0 + 2);
+	tl_sample(&p, "A;B;A;D", 1, T0 + 3); /* same stack again: adds up */
 	head_add_ok(h, &p);
 
 	build_ok(h, "", 0, NULL, &fg);
-	assert_true(fg.total == 18);
+	assert_int_equal(fg.total, 18);
 	assert_string_equal(fg.unit, "nanoseconds");
 	assert_int_equal(fg.samples, 4);
 	expect_node(&fg, "A", 0, 18);
@@ -273,14 +224,14 @@ static void test_flamegraph_30000_deep_stack_without_recursion(void **state)
 	prof_init(&p, "deep");
 	for (uint32_t i = 0; i < DEEP; i++) {
 		snprintf(name, sizeof(name), "f%u", i);
-		locs[i] = fn_loc(&p, name, strlen(name));
+		locs[i] = tl_fn_loc(&p, name, strlen(name));
 	}
-	add_locs(&p, locs, DEEP, 7, T0);
+	tl_sample_locs(&p, locs, DEEP, 7, T0, NULL, 0);
 	/* And a self-recursive function 30000 deep. */
-	uint32_t r = fn_loc(&p, "r", 1);
+	uint32_t r = tl_fn_loc(&p, "r", 1);
 	for (uint32_t i = 0; i < DEEP; i++)
 		locs[i] = r;
-	add_locs(&p, locs, DEEP, 3, T0);
+	tl_sample_locs(&p, locs, DEEP, 3, T0, NULL, 0);
 	free(locs);
 	head_add_ok(h, &p);
 
@@ -296,7 +247,7 @@ static void test_flamegraph_30000_deep_stack_without_recursion(void **state)
 	pthread_attr_destroy(&attr);
 	assert_int_equal(j.rc, 0);
 
-	assert_true(j.fg.total == 10);
+	assert_int_equal(j.fg.total, 10);
 	/* Walk down the single chain of f0..f29999. */
 	uint32_t at = find_path(&j.fg, "f0"), depth = 1;
 	while (j.fg.nodes.v[at].nchildren) {
@@ -307,7 +258,7 @@ static void test_flamegraph_30000_deep_stack_without_recursion(void **state)
 	assert_int_equal(depth, DEEP);
 	snprintf(name, sizeof(name), "f%u", DEEP - 1);
 	assert_string_equal(node_name(&j.fg, at), name);
-	assert_true(j.fg.nodes.v[at].self == 7);
+	assert_int_equal(j.fg.nodes.v[at].self, 7);
 	check_totals(&j.fg);
 
 	/* The JSON nests 2 * 30000 + 1 objects and closes every one. */
@@ -336,8 +287,8 @@ static void test_flamegraph_inline_chain_expands_innermost_deepest(void **state)
 		{ model_function_intern(&p, model_intern(&p, "memcpy"), 0, 0, 0), 10, 0 },
 		{ model_function_intern(&p, model_intern(&p, "printf"), 0, 0, 0), 20, 0 },
 	};
-	uint32_t locs[2] = { fn_loc(&p, "main", 4), model_location_add(&p, 0, 0x40, lines, 2) };
-	add_locs(&p, locs, 2, 9, T0);
+	uint32_t locs[2] = { tl_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0x40, lines, 2) };
+	tl_sample_locs(&p, locs, 2, 9, T0, NULL, 0);
 	head_add_ok(h, &p);
 
 	build_ok(h, "{}", 0, NULL, &fg);
@@ -411,12 +362,12 @@ static void test_flamegraph_native_frames_resolved_or_named_never_dropped(void *
 	uint32_t resolved = model_location_add(&p, ms, vaddr, NULL, 0);
 	uint32_t missing = model_location_add(&p, ml, 0x1234, NULL, 0);
 	uint32_t bare = model_location_add(&p, 0, 0xdead, NULL, 0);
-	uint32_t main_loc = fn_loc(&p, "main", 4);
+	uint32_t main_loc = tl_fn_loc(&p, "main", 4);
 	uint32_t s1[2] = { main_loc, resolved }, s2[2] = { main_loc, missing };
 	uint32_t s3[2] = { main_loc, bare };
-	add_locs(&p, s1, 2, 5, T0);
-	add_locs(&p, s2, 2, 3, T0);
-	add_locs(&p, s3, 2, 1, T0);
+	tl_sample_locs(&p, s1, 2, 5, T0, NULL, 0);
+	tl_sample_locs(&p, s2, 2, 3, T0, NULL, 0);
+	tl_sample_locs(&p, s3, 2, 1, T0, NULL, 0);
 	head_add_ok(h, &p);
 
 	build_ok(h, "", 0, sym, &fg);
@@ -424,7 +375,7 @@ static void test_flamegraph_native_frames_resolved_or_named_never_dropped(void *
 	expect_node(&fg, "main;libfoo.so.1+0x1234", 3, 3);
 	expect_node(&fg, "main;0xdead", 1, 1);
 	assert_int_equal(fg.unsymbolized, 2);
-	assert_true(fg.total == 9);
+	assert_int_equal(fg.total, 9);
 	query_flamegraph_release(&fg);
 
 	/* Without a symbolizer nothing is lost either. */
@@ -433,7 +384,7 @@ static void test_flamegraph_native_frames_resolved_or_named_never_dropped(void *
 	const char *base = strrchr(path, '/');
 	snprintf(want, sizeof(want), "main;%s+0x%" PRIx64, base ? base + 1 : path, vaddr);
 	expect_node(&fg, want, 5, 5);
-	assert_true(fg.total == 9);
+	assert_int_equal(fg.total, 9);
 	query_flamegraph_release(&fg);
 	symbolizer_free(sym);
 	store_head_free(h);
@@ -451,12 +402,12 @@ static void test_flamegraph_max_nodes_truncates_into_explicit_other(void **state
 	prof_init(&p, "wide");
 	for (int i = 0; i < 10; i++) {
 		snprintf(stack, sizeof(stack), "main;c%d", i);
-		add_stack(&p, stack, 10 - i, T0);
+		tl_sample(&p, stack, 10 - i, T0);
 	}
 	head_add_ok(h, &p);
 
 	build_ok(h, "", 5, NULL, &fg);
-	assert_true(fg.total == 55);
+	assert_int_equal(fg.total, 55);
 	expect_node(&fg, "main", 0, 55);
 	expect_node(&fg, "main;c0", 10, 10);
 	expect_node(&fg, "main;c2", 8, 8);
@@ -464,7 +415,7 @@ static void test_flamegraph_max_nodes_truncates_into_explicit_other(void **state
 	expect_node(&fg, "main;other", 28, 28);
 	assert_true(fg.nodes.v[find_path(&fg, "main;other")].other);
 	assert_int_equal(fg.truncated_nodes, 7);
-	assert_true(fg.truncated_total == 28);
+	assert_int_equal(fg.truncated_total, 28);
 	check_totals(&fg);
 
 	buf_init(&json, 0);
@@ -477,7 +428,7 @@ static void test_flamegraph_max_nodes_truncates_into_explicit_other(void **state
 	/* max_nodes = 1 keeps only the root; everything else is "other". */
 	build_ok(h, "", 1, NULL, &fg);
 	expect_node(&fg, "other", 55, 55);
-	assert_true(fg.total == 55);
+	assert_int_equal(fg.total, 55);
 	query_flamegraph_release(&fg);
 	store_head_free(h);
 }
@@ -624,30 +575,30 @@ static void test_flamegraph_selects_by_labels_type_and_time(void **state)
 
 	(void)state;
 	prof_init(&p, "a");
-	add_stack(&p, "main;x", 4, T0);
-	add_stack(&p, "main;y", 6, T0 + 1000);
+	tl_sample(&p, "main;x", 4, T0);
+	tl_sample(&p, "main;y", 6, T0 + 1000);
 	head_add_ok(h, &p);
 	prof_init(&p, "b");
-	add_stack(&p, "main;x", 100, T0);
+	tl_sample(&p, "main;x", 100, T0);
 	head_add_ok(h, &p);
 	model_profile_init(&p);
 	model_sample_type_add(&p, "alloc_space", "bytes");
 	p.period_type.type = model_intern(&p, "space");
 	p.period_type.unit = model_intern(&p, "bytes");
-	add_stack(&p, "main;malloc", 4096, T0);
+	tl_sample(&p, "main;malloc", 4096, T0);
 	head_add_ok(h, &p);
 
 	build_ok(h, "{service.name=\"a\"}", 0, NULL, &fg);
-	assert_true(fg.total == 10);
+	assert_int_equal(fg.total, 10);
 	query_flamegraph_release(&fg);
 	build_ok(h, "{service.name=~\"a|b\"}", 0, NULL, &fg);
-	assert_true(fg.total == 110);
+	assert_int_equal(fg.total, 110);
 	query_flamegraph_release(&fg);
 	build_ok(h, "{service.name!=\"a\", process.pid=\"42\"}", 0, NULL, &fg);
-	assert_true(fg.total == 100);
+	assert_int_equal(fg.total, 100);
 	query_flamegraph_release(&fg);
 	build_ok(h, "{service.name=\"c\"}", 0, NULL, &fg);
-	assert_true(fg.total == 0);
+	assert_int_equal(fg.total, 0);
 	assert_int_equal(fg.nodes.v[0].nchildren, 0);
 	query_flamegraph_release(&fg);
 
@@ -657,7 +608,7 @@ static void test_flamegraph_selects_by_labels_type_and_time(void **state)
 	};
 	prof_err_init(&err);
 	assert_int_equal(build_head(h, &q, &fg, &err), 0);
-	assert_true(fg.total == 6);
+	assert_int_equal(fg.total, 6);
 	query_flamegraph_release(&fg);
 
 	/* Types present, and the memory type selects its own series only. */
@@ -672,7 +623,7 @@ static void test_flamegraph_selects_by_labels_type_and_time(void **state)
 	q.from_ns = 0;
 	q.to_ns = INT64_MAX;
 	assert_int_equal(build_head(h, &q, &fg, &err), 0);
-	assert_true(fg.total == 4096);
+	assert_int_equal(fg.total, 4096);
 	assert_string_equal(fg.unit, "bytes");
 	query_flamegraph_release(&fg);
 
@@ -695,8 +646,8 @@ static void test_flamegraph_json_has_documented_shape(void **state)
 
 	(void)state;
 	prof_init(&p, "json");
-	add_stack(&p, "main;\"quoted\\name\"", 3, T0);
-	add_stack(&p, "main", 1, T0);
+	tl_sample(&p, "main;\"quoted\\name\"", 3, T0);
+	tl_sample(&p, "main", 1, T0);
 	head_add_ok(h, &p);
 	build_ok(h, "", 0, NULL, &fg);
 	buf_init(&out, 0);
@@ -730,8 +681,8 @@ static void test_head_deduplicates_stacks_and_locations(void **state)
 	(void)state;
 	for (int k = 0; k < 3; k++) {
 		prof_init(&p, "dedup");
-		add_stack(&p, "main;a;b", 1, T0 + k);
-		add_stack(&p, "main;a;c", 1, T0 + k);
+		tl_sample(&p, "main;a;b", 1, T0 + k);
+		tl_sample(&p, "main;a;c", 1, T0 + k);
 		head_add_ok(h, &p);
 	}
 	store_head_get_stats(h, &st);

@@ -75,7 +75,9 @@ static void test_smallest_fitting_block_is_picked(void **state)
 	assert_ptr_equal(query_scratch_take(MIB + 64 * 1024, 1, false), mid);
 	assert_ptr_equal(query_scratch_take(MIB, 1, false), small);
 	void *fresh = query_scratch_take(16 * MIB, 1, false); /* none fits: a new one */
-	assert_true(fresh != big && fresh != mid && fresh != small);
+	assert_ptr_not_equal(fresh, big);
+	assert_ptr_not_equal(fresh, mid);
+	assert_ptr_not_equal(fresh, small);
 	assert_true(malloc_usable_size(fresh) >= 16 * MIB);
 	query_scratch_stats(&st);
 	assert_int_equal(st.blocks, 1); /* big is still parked */

@@ -19,7 +19,7 @@
 #include "query/sandwich.h"
 #include "query/selector.h"
 #include "query/table.h"
-#include "unit/store/testlib.h"
+#include "unit/testlib.h"
 
 #include <pthread.h>
 
@@ -111,23 +111,23 @@ static void test_stackset_paths_groups_buckets(void **state)
 		{ model_function_intern(&p, model_intern(&p, "memcpy"), 0, 0, 0), 10, 0 },
 		{ model_function_intern(&p, model_intern(&p, "printf"), 0, 0, 0), 20, 0 },
 	};
-	uint32_t locs[2] = { qh_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0x40, lines, 2) };
-	qh_add_locs(&p, locs, 2, 9, T0, NULL, 0);
-	qh_add(&p, "main;work", 5, T0 + 1500000000LL);
-	qh_add(&p, "main;work", 7, T0 + 2500000000LL);
+	uint32_t locs[2] = { tl_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0x40, lines, 2) };
+	tl_sample_locs(&p, locs, 2, 9, T0, NULL, 0);
+	tl_sample(&p, "main;work", 5, T0 + 1500000000LL);
+	tl_sample(&p, "main;work", 7, T0 + 2500000000LL);
 	qh_head_add(h, &p);
 	qh_init(&p, "db", false);
-	qh_add(&p, "main;work", 100, T0 + 500000000LL);
+	tl_sample(&p, "main;work", 100, T0 + 500000000LL);
 	qh_head_add(h, &p);
 
 	collect_ok(h, NULL, &ss);
-	assert_true(ss.total == 121);
+	assert_int_equal(ss.total, 121);
 	assert_int_equal(ss.rows, 4);
 	assert_int_equal(ss.series, 2);
 	assert_string_equal(ss.unit, "nanoseconds");
 	assert_true(ss.cumulative);
-	assert_true(stack_value(&ss, "main;printf;memcpy") == 9);
-	assert_true(stack_value(&ss, "main;work") == 112);
+	assert_int_equal(stack_value(&ss, "main;printf;memcpy"), 9);
+	assert_int_equal(stack_value(&ss, "main;work"), 112);
 	/* Parents come before children. */
 	for (size_t i = 1; i < ss.nodes.n; i++)
 		assert_true(ss.nodes.v[i].parent < i);
@@ -155,8 +155,12 @@ static void test_stackset_paths_groups_buckets(void **state)
 
 		cell[g][e->bucket] += e->value;
 	}
-	assert_true(cell[0][0] == 9 && cell[0][1] == 5 && cell[0][2] == 7);
-	assert_true(cell[1][0] == 100 && cell[1][1] == 0 && cell[2][0] == 0);
+	assert_int_equal(cell[0][0], 9);
+	assert_int_equal(cell[0][1], 5);
+	assert_int_equal(cell[0][2], 7);
+	assert_int_equal(cell[1][0], 100);
+	assert_int_equal(cell[1][1], 0);
+	assert_int_equal(cell[2][0], 0);
 	query_stackset_release(&ss);
 
 	/* Too many steps is refused, naming the parameter. */
@@ -191,18 +195,18 @@ static void test_stackset_merged_series_sums_like_rows(void **state)
 
 	(void)state;
 	qh_init(&p, "api", false);
-	qh_add(&p, "main;a", 5, T0 + 100);
-	qh_add(&p, "main;b", -3, T0 + 200);
-	qh_add(&p, "main;a", INT64_MAX - 1, T0 + 300);
-	qh_add(&p, "main;b", 4, T0 + 400);
-	qh_add(&p, "main;a", 7, T0 + S + 1);
-	qh_add(&p, "main;b", 2, T0 + 50); /* back in step 0 */
-	qh_add(&p, "main;a", 11, T0 + 2 * S + 5);
-	qh_add(&p, "main;a", 13, T0 + S + 2);
+	tl_sample(&p, "main;a", 5, T0 + 100);
+	tl_sample(&p, "main;b", -3, T0 + 200);
+	tl_sample(&p, "main;a", INT64_MAX - 1, T0 + 300);
+	tl_sample(&p, "main;b", 4, T0 + 400);
+	tl_sample(&p, "main;a", 7, T0 + S + 1);
+	tl_sample(&p, "main;b", 2, T0 + 50); /* back in step 0 */
+	tl_sample(&p, "main;a", 11, T0 + 2 * S + 5);
+	tl_sample(&p, "main;a", 13, T0 + S + 2);
 	qh_head_add(h, &p);
 	qh_init(&p, "db", false);
-	qh_add(&p, "main;c", 100, T0 + 2 * S);
-	qh_add(&p, "main;c", 1, T0 + 2 * S + 1);
+	tl_sample(&p, "main;c", 100, T0 + 2 * S);
+	tl_sample(&p, "main;c", 1, T0 + 2 * S + 1);
 	qh_head_add(h, &p);
 
 	const char *gb[1] = { "service.name" };
@@ -223,17 +227,22 @@ static void test_stackset_merged_series_sums_like_rows(void **state)
 		const char *v = query_stackset_group_value(&ss, e->group, 0, &len);
 		int g = len == 2 && !memcmp(v, "db", 2);
 
-		assert_int_equal(e->node, 0);	      /* every row at the root */
-		assert_true(cell[g][e->bucket] == 0); /* one entry per cell */
+		assert_int_equal(e->node, 0);		 /* every row at the root */
+		assert_int_equal(cell[g][e->bucket], 0); /* one entry per cell */
 		cell[g][e->bucket] = e->value;
 		cnt[g][e->bucket] = e->count;
 	}
 	/* 5 - 3 + (MAX - 1) saturates at MAX, and stays there */
-	assert_true(cell[0][0] == INT64_MAX && cnt[0][0] == 5);
-	assert_true(cell[0][1] == 20 && cnt[0][1] == 2);
-	assert_true(cell[0][2] == 11 && cnt[0][2] == 1);
-	assert_true(cell[1][0] == 0 && cell[1][1] == 0);
-	assert_true(cell[1][2] == 101 && cnt[1][2] == 2);
+	assert_int_equal(cell[0][0], INT64_MAX);
+	assert_int_equal(cnt[0][0], 5);
+	assert_int_equal(cell[0][1], 20);
+	assert_int_equal(cnt[0][1], 2);
+	assert_int_equal(cell[0][2], 11);
+	assert_int_equal(cnt[0][2], 1);
+	assert_int_equal(cell[1][0], 0);
+	assert_int_equal(cell[1][1], 0);
+	assert_int_equal(cell[1][2], 101);
+	assert_int_equal(cnt[1][2], 2);
 	assert_int_equal(ss.rows, 10);
 	query_stackset_release(&ss);
 	store_head_free(h);
@@ -249,9 +258,9 @@ static void test_stackset_filters_and_presets(void **state)
 
 	(void)state;
 	qh_init(&p, "go", false);
-	qh_add(&p, "runtime.goexit;main.main;main.handle;runtime.mallocgc", 10, T0);
-	qh_add(&p, "runtime.goexit;main.main;main.idle", 4, T0);
-	qh_add(&p, "runtime.goexit;runtime.gcBgMarkWorker;runtime.scanobject", 6, T0);
+	tl_sample(&p, "runtime.goexit;main.main;main.handle;runtime.mallocgc", 10, T0);
+	tl_sample(&p, "runtime.goexit;main.main;main.idle", 4, T0);
+	tl_sample(&p, "runtime.goexit;runtime.gcBgMarkWorker;runtime.scanobject", 6, T0);
 	/* A kernel frame by frame type, under a libc syscall wrapper. */
 	uint32_t kfn = model_function_intern(&p, model_intern(&p, "do_sys_open"), 0, 0, 0);
 	struct model_line kl = { kfn, 0, 0 };
@@ -265,42 +274,42 @@ static void test_stackset_filters_and_presets(void **state)
 		model_function_intern(&p, model_intern(&p, "__libc_open64"), 0, 0, 0), 0, 0
 	};
 	uint32_t oloc = model_location_add(&p, model_mapping_add(&p, &libc), 0x1000, &ol, 1);
-	uint32_t ks[3] = { qh_fn_loc(&p, "main.main", 9), oloc, kloc };
-	qh_add_locs(&p, ks, 3, 3, T0, NULL, 0);
+	uint32_t ks[3] = { tl_fn_loc(&p, "main.main", 9), oloc, kloc };
+	tl_sample_locs(&p, ks, 3, 3, T0, NULL, 0);
 	qh_head_add(h, &p);
 
 	/* stack_filter keeps samples with a matching frame anywhere, reports the rest. */
 	prof_err_init(&err);
 	assert_int_equal(query_filter_init(&f, "^main\\.handle$", NULL, NULL, &err), 0);
 	collect_ok(h, &f, &ss);
-	assert_true(ss.total == 10);
+	assert_int_equal(ss.total, 10);
 	assert_int_equal(ss.filtered_rows, 3);
-	assert_true(ss.filtered_value == 13);
+	assert_int_equal(ss.filtered_value, 13);
 	query_stackset_release(&ss);
 	query_filter_release(&f);
 
 	/* frame_filter hides frames; cost goes to the caller. */
 	assert_int_equal(query_filter_init(&f, NULL, "mallocgc", NULL, &err), 0);
 	collect_ok(h, &f, &ss);
-	assert_true(ss.total == 23);
-	assert_true(stack_value(&ss, "runtime.goexit;main.main;main.handle") == 10);
+	assert_int_equal(ss.total, 23);
+	assert_int_equal(stack_value(&ss, "runtime.goexit;main.main;main.handle"), 10);
 	query_stackset_release(&ss);
 	query_filter_release(&f);
 
 	/* hide=go: every runtime.* frame goes; the GC stack collapses to the root. */
 	assert_int_equal(query_filter_init(&f, NULL, NULL, "go", &err), 0);
 	collect_ok(h, &f, &ss);
-	assert_true(ss.total == 23);
-	assert_true(stack_value(&ss, "main.main;main.handle") == 10);
-	assert_true(stack_value(&ss, "main.main;main.idle") == 4);
-	assert_true(stack_value(&ss, "") == 6);
+	assert_int_equal(ss.total, 23);
+	assert_int_equal(stack_value(&ss, "main.main;main.handle"), 10);
+	assert_int_equal(stack_value(&ss, "main.main;main.idle"), 4);
+	assert_int_equal(stack_value(&ss, ""), 6);
 	query_stackset_release(&ss);
 	query_filter_release(&f);
 
 	/* hide=kernel,libc: the kernel frame by its type, the libc wrapper by its module. */
 	assert_int_equal(query_filter_init(&f, NULL, NULL, "kernel,libc", &err), 0);
 	collect_ok(h, &f, &ss);
-	assert_true(stack_value(&ss, "main.main") == 3);
+	assert_int_equal(stack_value(&ss, "main.main"), 3);
 	query_stackset_release(&ss);
 	query_filter_release(&f);
 
@@ -394,18 +403,18 @@ static void test_stackset_interpreter_presets(void **state)
 
 	/* main -> Py_RunMain -> _PyEval_EvalFrameDefault -> work_a -> spin -> PyObject_Malloc */
 	uint32_t s1[] = { main_, runmain, eval, work_a, spin, pymalloc };
-	qh_add_locs(&p, s1, 6, 10, T0, NULL, 0);
+	tl_sample_locs(&p, s1, 6, 10, T0, NULL, 0);
 	/* work_a calls spin through the call machinery; spin's own time. */
 	uint32_t s2[] = { main_, runmain, eval, work_a, vcall, eval, spin };
-	qh_add_locs(&p, s2, 7, 5, T0, NULL, 0);
+	tl_sample_locs(&p, s2, 7, 5, T0, NULL, 0);
 	/* Natives known by name only (no mapping): main is not CPython's. */
-	uint32_t s3[] = { qh_fn_loc(&p, "main", 4), qh_fn_loc(&p, "Py_RunMain", 10),
-			  qh_fn_loc(&p, "_PyEval_EvalFrameDefault", 24),
+	uint32_t s3[] = { tl_fn_loc(&p, "main", 4), tl_fn_loc(&p, "Py_RunMain", 10),
+			  tl_fn_loc(&p, "_PyEval_EvalFrameDefault", 24),
 			  ip_loc(&p, "work_b", cpy, "cpython") };
-	qh_add_locs(&p, s3, 4, 3, T0, NULL, 0);
+	tl_sample_locs(&p, s3, 4, 3, T0, NULL, 0);
 	/* An interpreted frame on the interpreter's own file, named like an internal. */
 	uint32_t s4[] = { main_, ip_loc(&p, "run_mod", py, "cpython") };
-	qh_add_locs(&p, s4, 2, 2, T0, NULL, 0);
+	tl_sample_locs(&p, s4, 2, 2, T0, NULL, 0);
 	/* PHP: user functions named execute and execute_ex stay. */
 	uint32_t s5[] = { ip_loc(&p, "main", php, NULL),
 			  ip_loc(&p, "php_execute_script", php, NULL),
@@ -414,24 +423,25 @@ static void test_stackset_interpreter_presets(void **state)
 			  ip_loc(&p, "execute", zphp, "php"),
 			  ip_loc(&p, "execute_ex", zphp, "php"),
 			  ip_loc(&p, "ZEND_DO_FCALL_SPEC_RETVAL_USED_HANDLER", php, NULL) };
-	qh_add_locs(&p, s5, 7, 7, T0, NULL, 0);
+	tl_sample_locs(&p, s5, 7, 7, T0, NULL, 0);
 	/* Ruby and Node.js. */
 	uint32_t s6[] = { ip_loc(&p, "ruby_run_node", rb, NULL),
 			  ip_loc(&p, "vm_exec_core", rb, NULL),
 			  ip_loc(&p, "Object#foo", ip_map(&p, "[ruby]"), "ruby"),
 			  ip_loc(&p, "vm_call_cfunc", rb, NULL) };
-	qh_add_locs(&p, s6, 4, 4, T0, NULL, 0);
+	tl_sample_locs(&p, s6, 4, 4, T0, NULL, 0);
 	uint32_t s7[] = { ip_loc(&p, "node::Start", node, NULL),
 			  ip_loc(&p, "v8::internal::Execution::Call", node, NULL),
 			  ip_loc(&p, "Builtins_JSEntry", node, NULL),
 			  ip_loc(&p, "handler /app/x.js:3", ip_map(&p, "[v8js]"), "v8js") };
-	qh_add_locs(&p, s7, 4, 6, T0, NULL, 0);
+	tl_sample_locs(&p, s7, 4, 6, T0, NULL, 0);
 	qh_head_add(h, &p);
 
 	/* Unfiltered (the translation cache): every frame, frame types in the flame JSON. */
 	collect_ok(h, NULL, &ss);
-	assert_true(stack_value(&ss, "main;Py_RunMain;_PyEval_EvalFrameDefault;work_a;spin;"
-				     "PyObject_Malloc") == 10);
+	assert_int_equal(stack_value(&ss, "main;Py_RunMain;_PyEval_EvalFrameDefault;work_a;spin;"
+					  "PyObject_Malloc"),
+			 10);
 	json_t *j = ip_flame_json(&ss);
 	json_t *r = json_object_get(j, "root");
 	assert_string_equal(ip_ft(j, qh_path(r, "main;Py_RunMain;_PyEval_EvalFrameDefault;work_a")),
@@ -451,12 +461,13 @@ static void test_stackset_interpreter_presets(void **state)
 	prof_err_init(&err);
 	assert_int_equal(query_filter_init(&f, NULL, NULL, "python", &err), 0);
 	collect_ok(h, &f, &ss);
-	assert_true(ss.total == 37);
-	assert_true(stack_value(&ss, "work_a;spin") == 15);
-	assert_true(stack_value(&ss, "main;work_b") == 3);
-	assert_true(stack_value(&ss, "run_mod") == 2);
-	assert_true(stack_value(&ss, "main;php_execute_script;zend_execute;execute_ex;execute;"
-				     "execute_ex;ZEND_DO_FCALL_SPEC_RETVAL_USED_HANDLER") == 7);
+	assert_int_equal(ss.total, 37);
+	assert_int_equal(stack_value(&ss, "work_a;spin"), 15);
+	assert_int_equal(stack_value(&ss, "main;work_b"), 3);
+	assert_int_equal(stack_value(&ss, "run_mod"), 2);
+	assert_int_equal(stack_value(&ss, "main;php_execute_script;zend_execute;execute_ex;execute;"
+					  "execute_ex;ZEND_DO_FCALL_SPEC_RETVAL_USED_HANDLER"),
+			 7);
 	/* The flame JSON of a filtered set (the uncached path) has the types too. */
 	j = ip_flame_json(&ss);
 	assert_string_equal(ip_ft(j, qh_path(json_object_get(j, "root"), "work_a;spin")),
@@ -468,16 +479,16 @@ static void test_stackset_interpreter_presets(void **state)
 	/* hide=php: the Zend engine goes, the user's execute and execute_ex stay. */
 	assert_int_equal(query_filter_init(&f, NULL, NULL, "php", &err), 0);
 	collect_ok(h, &f, &ss);
-	assert_true(stack_value(&ss, "execute;execute_ex") == 7);
-	assert_true(stack_value(&ss, "work_a;spin") == -1); /* not CPython's business */
+	assert_int_equal(stack_value(&ss, "execute;execute_ex"), 7);
+	assert_int_equal(stack_value(&ss, "work_a;spin"), -1); /* not CPython's business */
 	query_stackset_release(&ss);
 	query_filter_release(&f);
 
 	/* hide=ruby,node,libc: the same for CRuby and Node.js. */
 	assert_int_equal(query_filter_init(&f, NULL, NULL, "ruby,node,libc", &err), 0);
 	collect_ok(h, &f, &ss);
-	assert_true(stack_value(&ss, "Object#foo") == 4);
-	assert_true(stack_value(&ss, "handler /app/x.js:3") == 6);
+	assert_int_equal(stack_value(&ss, "Object#foo"), 4);
+	assert_int_equal(stack_value(&ss, "handler /app/x.js:3"), 6);
 	query_stackset_release(&ss);
 	query_filter_release(&f);
 
@@ -517,18 +528,18 @@ static void test_table_recursion_counted_once(void **state)
 
 	(void)state;
 	qh_init(&p, "rec", false);
-	qh_add(&p, "A;B;A;D", 10, T0);
-	qh_add(&p, "A;B", 5, T0);
-	qh_add(&p, "A;D", 2, T0);
-	qh_add(&p, "A;A;A", 3, T0); /* self-recursion */
-	qh_add(&p, "", 4, T0);	    /* an empty stack: grand total only */
+	tl_sample(&p, "A;B;A;D", 10, T0);
+	tl_sample(&p, "A;B", 5, T0);
+	tl_sample(&p, "A;D", 2, T0);
+	tl_sample(&p, "A;A;A", 3, T0); /* self-recursion */
+	tl_sample(&p, "", 4, T0);      /* an empty stack: grand total only */
 	qh_head_add(h, &p);
 	collect_ok(h, NULL, &ss);
-	assert_true(ss.total == 24);
+	assert_int_equal(ss.total, 24);
 
 	prof_err_init(&err);
 	assert_int_equal(query_table_build(&ss, &o, &t, &err), 0);
-	assert_true(t.total == 24);
+	assert_int_equal(t.total, 24);
 	expect_row(&t, &ss, "A", 3, 20);
 	expect_row(&t, &ss, "B", 5, 15);
 	expect_row(&t, &ss, "D", 12, 12);
@@ -621,15 +632,15 @@ static void test_flamegraph_inverted_and_sandwich(void **state)
 
 	(void)state;
 	qh_init(&p, "inv", false);
-	qh_add(&p, "main;A;B;A;D", 10, T0);
-	qh_add(&p, "main;A;B", 5, T0);
-	qh_add(&p, "main;C;D", 2, T0);
-	qh_add(&p, "main;A", 1, T0);
+	tl_sample(&p, "main;A;B;A;D", 10, T0);
+	tl_sample(&p, "main;A;B", 5, T0);
+	tl_sample(&p, "main;C;D", 2, T0);
+	tl_sample(&p, "main;A", 1, T0);
 	qh_head_add(h, &p);
 	collect_ok(h, NULL, &ss);
 
 	query_flamegraph_from_stackset(&ss, &o, &fg);
-	assert_true(fg.total == 18);
+	assert_int_equal(fg.total, 18);
 	assert_true(fg.inverted);
 	expect_fg(&fg, "D", 0, 12);
 	expect_fg(&fg, "D;A", 0, 10);
@@ -644,17 +655,18 @@ static void test_flamegraph_inverted_and_sandwich(void **state)
 	/* Sandwich of A: one count per stack, split at the outermost A. */
 	query_sandwich_build(&ss, "A", 0, &sw);
 	assert_true(sw.found);
-	assert_true(sw.total == 16 && sw.self == 1);
-	assert_true(sw.callers.nodes.v[0].total == 16);
-	assert_true(sw.callees.nodes.v[0].total == 16);
+	assert_int_equal(sw.total, 16);
+	assert_int_equal(sw.self, 1);
+	assert_int_equal(sw.callers.nodes.v[0].total, 16);
+	assert_int_equal(sw.callees.nodes.v[0].total, 16);
 	expect_fg(&sw.callers, "main", 16, 16);
 	expect_fg(&sw.callees, "B", 5, 15);
 	expect_fg(&sw.callees, "B;A;D", 10, 10);
-	assert_true(sw.callees.nodes.v[0].self == 1);
+	assert_int_equal(sw.callees.nodes.v[0].self, 1);
 	query_sandwich_release(&sw);
 	query_sandwich_build(&ss, "nope", 0, &sw);
 	assert_false(sw.found);
-	assert_true(sw.callees.nodes.v[0].total == 0);
+	assert_int_equal(sw.callees.nodes.v[0].total, 0);
 	query_sandwich_release(&sw);
 	query_stackset_release(&ss);
 	store_head_free(h);
@@ -674,14 +686,14 @@ static void test_truncated_stacks_stay_their_own_roots(void **state)
 	(void)state;
 	/* An unwinder gave up: the second stack lost its outer frames (main;run). */
 	qh_init(&p, "trunc", false);
-	qh_add(&p, "main;run;parse;lex", 6, T0);
-	qh_add(&p, "parse;lex", 4, T0);
+	tl_sample(&p, "main;run;parse;lex", 6, T0);
+	tl_sample(&p, "parse;lex", 4, T0);
 	qh_head_add(h, &p);
 	collect_ok(h, NULL, &ss);
 	query_flamegraph_from_stackset(&ss, &o, &fg);
 	expect_fg(&fg, "main;run;parse;lex", 6, 6);
 	expect_fg(&fg, "parse;lex", 4, 4);
-	assert_true(fg.total == 10);
+	assert_int_equal(fg.total, 10);
 	query_flamegraph_release(&fg);
 	prof_err_init(&err);
 	assert_int_equal(query_table_build(&ss, &to, &t, &err), 0);
@@ -705,10 +717,10 @@ static void test_exports_folded_pprof_svg(void **state)
 
 	(void)state;
 	qh_init(&p, "exp", false);
-	qh_add(&p, "main;a;b", 3, T0);
-	qh_add(&p, "main;we;ird", 2, T0);
-	qh_add(&p, "main;a", 1, T0);
-	qh_add(&p, "main;a;b", 4, T0);
+	tl_sample(&p, "main;a;b", 3, T0);
+	tl_sample(&p, "main;we;ird", 2, T0);
+	tl_sample(&p, "main;a", 1, T0);
+	tl_sample(&p, "main;a;b", 4, T0);
 	qh_head_add(h, &p);
 	collect_ok(h, NULL, &ss);
 
@@ -728,13 +740,13 @@ static void test_exports_folded_pprof_svg(void **state)
 	int64_t sum = 0;
 	for (size_t i = 0; i < back.samples.n; i++)
 		sum += back.values.v[back.samples.v[i].value_off];
-	assert_true(sum == 10);
+	assert_int_equal(sum, 10);
 	assert_int_equal(back.samples.n, 3);
 	/* Read back into a stack set: the same table. */
 	struct query_stackset ss2;
 	struct query_stackset_params q = { 0 };
 	assert_int_equal(query_stackset_from_profile(&back, 0, &q, &ss2, &err), 0);
-	assert_true(ss2.total == 10);
+	assert_int_equal(ss2.total, 10);
 	assert_string_equal(ss2.type, CPU);
 	query_stackset_release(&ss2);
 	model_profile_release(&back);
@@ -782,15 +794,15 @@ static void test_unsymbolized_frames_granularity_and_export(void **state)
 	uint32_t a1 = model_location_add(&p, ml, 0x10, NULL, 0);
 	uint32_t a2 = model_location_add(&p, ml, 0x20, NULL, 0);
 	uint32_t bare = model_location_add(&p, 0, 0x99, NULL, 0);
-	uint32_t m = qh_fn_loc(&p, "main", 4);
+	uint32_t m = tl_fn_loc(&p, "main", 4);
 	uint32_t s1[3] = { m, a1, a2 }, s2[2] = { m, a2 }, s3[2] = { m, bare };
-	qh_add_locs(&p, s1, 3, 5, T0, NULL, 0);
-	qh_add_locs(&p, s2, 2, 3, T0, NULL, 0);
-	qh_add_locs(&p, s3, 2, 1, T0, NULL, 0);
+	tl_sample_locs(&p, s1, 3, 5, T0, NULL, 0);
+	tl_sample_locs(&p, s2, 2, 3, T0, NULL, 0);
+	tl_sample_locs(&p, s3, 2, 1, T0, NULL, 0);
 	qh_head_add(h, &p);
 	collect_ok(h, NULL, &ss);
 	assert_int_equal(ss.unsymbolized, 3);
-	assert_true(stack_value(&ss, "main;libfoo.so.1+0x10;libfoo.so.1+0x20") == 5);
+	assert_int_equal(stack_value(&ss, "main;libfoo.so.1+0x10;libfoo.so.1+0x20"), 5);
 
 	/* Function granularity (pprof -top): both addresses are "[libfoo.so.1]", once per stack. */
 	prof_err_init(&err);
@@ -848,20 +860,21 @@ static void test_stackset_from_profile_groups_by_sample_labels(void **state)
 	struct model_label l1 = { model_intern(&p, "thread.name"), model_intern(&p, "worker"), 0,
 				  0 };
 	struct model_label l2 = { model_intern(&p, "thread.name"), model_intern(&p, "io"), 0, 0 };
-	uint32_t s1[2] = { qh_fn_loc(&p, "main", 4), qh_fn_loc(&p, "work", 4) };
-	qh_add_locs(&p, s1, 2, 10, T0 + 2, &l1, 1);
-	qh_add_locs(&p, s1, 2, 10, T0 + 1, &l1, 1);
-	qh_add_locs(&p, s1, 1, 5, T0, &l2, 1);
+	uint32_t s1[2] = { tl_fn_loc(&p, "main", 4), tl_fn_loc(&p, "work", 4) };
+	tl_sample_locs(&p, s1, 2, 10, T0 + 2, &l1, 1);
+	tl_sample_locs(&p, s1, 2, 10, T0 + 1, &l1, 1);
+	tl_sample_locs(&p, s1, 1, 5, T0, &l2, 1);
 	prof_err_init(&err);
 	assert_int_equal(query_stackset_from_profile(&p, 0, &q, &ss, &err), 0);
-	assert_true(ss.total == 25);
+	assert_int_equal(ss.total, 25);
 	assert_int_equal(ss.samples.n, 3);
 	/* Samples sorted by (group, time). */
-	assert_true(ss.samples.v[0].group == ss.samples.v[1].group);
+	assert_int_equal(ss.samples.v[0].group, ss.samples.v[1].group);
 	assert_true(ss.samples.v[0].ts_ns < ss.samples.v[1].ts_ns);
 	size_t len;
 	const char *v = query_stackset_group_value(&ss, ss.samples.v[2].group, 0, &len);
-	assert_true(len == 2 && !memcmp(v, "io", 2));
+	assert_int_equal(len, 2);
+	assert_memory_equal(v, "io", 2);
 	query_stackset_release(&ss);
 	assert_int_equal(query_stackset_from_profile(&p, 3, &q, &ss, &err), -EINVAL);
 	query_stackset_release(&ss);
@@ -906,10 +919,10 @@ static void test_views_30000_deep_on_a_small_stack(void **state)
 
 	(void)state;
 	qh_init(&p, "deep", false);
-	uint32_t r = qh_fn_loc(&p, "r", 1), m = qh_fn_loc(&p, "m", 1);
+	uint32_t r = tl_fn_loc(&p, "r", 1), m = tl_fn_loc(&p, "m", 1);
 	for (uint32_t i = 0; i < DEEP; i++)
 		locs[i] = i % 2 ? r : m;
-	qh_add_locs(&p, locs, DEEP, 3, T0, NULL, 0);
+	tl_sample_locs(&p, locs, DEEP, 3, T0, NULL, 0);
 	free(locs);
 	qh_head_add(h, &p);
 
@@ -963,14 +976,15 @@ static void test_translation_cache(void **state)
 	struct model_line ln = { model_function_intern(&p, model_intern(&p, "work"), 0,
 						       model_intern(&p, "src/work.c"), 42),
 				 47, 0 };
-	uint32_t locs[2] = { qh_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0x40, &ln, 1) };
-	qh_add_locs(&p, locs, 2, 30, T0, NULL, 0);
-	qh_add(&p, "main;a;b", 10, T0);
-	qh_add(&p, "main;a;c", 5, T0 + 2000000000LL);
+	uint32_t locs[2] = { tl_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0x40, &ln, 1) };
+	tl_sample_locs(&p, locs, 2, 30, T0, NULL, 0);
+	tl_sample(&p, "main;a;b", 10, T0);
+	tl_sample(&p, "main;a;c", 5, T0 + 2000000000LL);
 	qh_head_add(h, &p);
 
 	collect_ok(h, NULL, &ss);
-	assert_true(stack_value(&ss, "main;a;b") == 10 && stack_value(&ss, "main;work") == 30);
+	assert_int_equal(stack_value(&ss, "main;a;b"), 10);
+	assert_int_equal(stack_value(&ss, "main;work"), 30);
 	const struct query_ss_srcloc *sl =
 		query_stackset_srcloc(&ss, strtab_find(&ss.names, "work", 4));
 	assert_non_null(sl);
@@ -984,16 +998,18 @@ static void test_translation_cache(void **state)
 	query_stackset_cache_stats(&c1);
 	assert_int_equal(c1.hits, c0.hits + 1);
 	assert_int_equal(c1.misses, c0.misses);
-	assert_true(ss.total == 45 && stack_value(&ss, "main;a;c") == 5);
+	assert_int_equal(ss.total, 45);
+	assert_int_equal(stack_value(&ss, "main;a;c"), 5);
 	query_stackset_release(&ss);
 
 	/* The head grows: only its new stacks are translated, old ones keep their names. */
 	qh_init(&p, "api", false);
-	qh_add(&p, "main;a;d", 7, T0 + 3000000000LL);
+	tl_sample(&p, "main;a;d", 7, T0 + 3000000000LL);
 	qh_head_add(h, &p);
 	collect_ok(h, NULL, &ss);
-	assert_true(ss.total == 52 && stack_value(&ss, "main;a;d") == 7 &&
-		    stack_value(&ss, "main;a;b") == 10);
+	assert_int_equal(ss.total, 52);
+	assert_int_equal(stack_value(&ss, "main;a;d"), 7);
+	assert_int_equal(stack_value(&ss, "main;a;b"), 10);
 	query_stackset_release(&ss);
 
 	/* A stack filter on the cached path. */
@@ -1002,7 +1018,9 @@ static void test_translation_cache(void **state)
 	prof_err_init(&err);
 	assert_int_equal(query_filter_init(&f, "^[cd]$", NULL, NULL, &err), 0);
 	collect_ok(h, &f, &ss);
-	assert_true(ss.total == 12 && ss.filtered_rows == 2 && ss.filtered_value == 40);
+	assert_int_equal(ss.total, 12);
+	assert_int_equal(ss.filtered_rows, 2);
+	assert_int_equal(ss.filtered_value, 40);
 	query_filter_release(&f);
 	query_stackset_release(&ss);
 
@@ -1034,7 +1052,8 @@ static void test_translation_cache(void **state)
 	int64_t side[2] = { 0, 0 };
 	for (size_t i = 0; i < ss.entries.n; i++)
 		side[ss.entries.v[i].bucket] += ss.entries.v[i].value;
-	assert_true(side[0] == 40 && side[1] == 12);
+	assert_int_equal(side[0], 40);
+	assert_int_equal(side[1], 12);
 	query_stackset_release(&ss);
 	store_head_free(h);
 
@@ -1045,10 +1064,10 @@ static void test_translation_cache(void **state)
 	for (int round = 0; round < 3; round++) {
 		h = store_head_new();
 		qh_init(&p, "api", false);
-		qh_add(&p, round ? "x;y;z" : "main;a;b", 10, T0);
+		tl_sample(&p, round ? "x;y;z" : "main;a;b", 10, T0);
 		qh_head_add(h, &p);
 		collect_ok(h, NULL, &ss);
-		assert_true(stack_value(&ss, round ? "x;y;z" : "main;a;b") == 10);
+		assert_int_equal(stack_value(&ss, round ? "x;y;z" : "main;a;b"), 10);
 		query_stackset_release(&ss);
 		store_head_free(h);
 	}
@@ -1068,10 +1087,10 @@ static struct store_head *lib_head(const char *lib)
 	uint32_t a1 = model_location_add(&p, ml, 0x10, NULL, 0);
 	uint32_t a2 = model_location_add(&p, ml, 0x20, NULL, 0);
 	uint32_t bare = model_location_add(&p, 0, 0x99, NULL, 0);
-	uint32_t m = qh_fn_loc(&p, "main", 4);
+	uint32_t m = tl_fn_loc(&p, "main", 4);
 	uint32_t s1[3] = { m, a1, a2 }, s2[2] = { m, bare };
-	qh_add_locs(&p, s1, 3, 5, T0, NULL, 0);
-	qh_add_locs(&p, s2, 2, 1, T0, NULL, 0);
+	tl_sample_locs(&p, s1, 3, 5, T0, NULL, 0);
+	tl_sample_locs(&p, s2, 2, 1, T0, NULL, 0);
 	qh_head_add(h, &p);
 	return h;
 }
@@ -1108,14 +1127,14 @@ static void test_translation_cache_locations_and_shared_names(void **state)
 	assert_int_equal(c1.loc_hits - c0.loc_hits, 4);
 	assert_int_equal(c1.locs, 4);
 	assert_int_equal(c1.misses, c0.misses + 1);
-	assert_true(stack_value(&ss2, "main;libfoo.so.1+0x10;libfoo.so.1+0x20") == 5 &&
-		    stack_value(&ss2, "main;0x99") == 1);
+	assert_int_equal(stack_value(&ss2, "main;libfoo.so.1+0x10;libfoo.so.1+0x20"), 5);
+	assert_int_equal(stack_value(&ss2, "main;0x99"), 1);
 	assert_int_equal(ss2.unsymbolized, 3);
 	query_stackset_release(&ss2);
 
 	/* Same addresses in another file: other names, other raw records. */
 	collect_ok(h3, NULL, &ss2);
-	assert_true(stack_value(&ss2, "main;libbar.so+0x10;libbar.so+0x20") == 5);
+	assert_int_equal(stack_value(&ss2, "main;libbar.so+0x10;libbar.so+0x20"), 5);
 	assert_int_equal(query_stackset_fn_name(&ss2, name_id(&ss2, "libbar.so+0x20")),
 			 name_id(&ss2, "[libbar.so]"));
 	assert_int_equal(ss2.unsymbolized, 3);
@@ -1124,7 +1143,7 @@ static void test_translation_cache_locations_and_shared_names(void **state)
 	/* @ss borrowed h1's names from the cache: emptying the cache leaves them readable. */
 	query_stackset_cache_clear();
 	collect_ok(h3, NULL, &ss2); /* refills the cache: new trie, new string chunks */
-	assert_true(stack_value(&ss, "main;libfoo.so.1+0x10;libfoo.so.1+0x20") == 5);
+	assert_int_equal(stack_value(&ss, "main;libfoo.so.1+0x10;libfoo.so.1+0x20"), 5);
 	assert_int_equal(query_stackset_fn_name(&ss, name_id(&ss, "libfoo.so.1+0x10")),
 			 name_id(&ss, "[libfoo.so.1]"));
 	uint32_t fresh = query_stackset_name(&ss, "fresh", 5);
@@ -1154,8 +1173,8 @@ static void work_profile(struct model_profile *pp, const char *svc, const char *
 	uint32_t fn = model_function_intern(&p, model_intern(&p, "work"), 0,
 					    file ? model_intern(&p, file) : 0, line);
 	struct model_line ln = { fn, line + 3, 0 };
-	uint32_t locs[2] = { qh_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0, &ln, 1) };
-	qh_add_locs(&p, locs, 2, value, T0, NULL, 0);
+	uint32_t locs[2] = { tl_fn_loc(&p, "main", 4), model_location_add(&p, 0, 0, &ln, 1) };
+	tl_sample_locs(&p, locs, 2, value, T0, NULL, 0);
 	*pp = p;
 }
 

@@ -88,22 +88,26 @@ static void test_self_total_and_order(void **state)
 	(void)state;
 	build(&p);
 	assert_int_equal(query_top_build(&p, &t), 0);
-	assert_true(t.totals[0] == 15);
+	assert_int_equal(t.totals[0], 15);
 	r = query_top_rows(&t, 0, false, &n);
 	assert_int_equal(n, 6); /* "zero" has self 0 and total 0: no row */
 	assert_string_equal(name_of(&t, &r[0]), "mix");
-	assert_true(r[0].self == 4 && r[0].total == 4);
+	assert_int_equal(r[0].self, 4);
+	assert_int_equal(r[0].total, 4);
 	assert_string_equal(name_of(&t, &r[1]), "rec");
-	assert_true(r[1].self == 3 && r[1].total == 3); /* recursion counted once */
+	assert_int_equal(r[1].self, 3);
+	assert_int_equal(r[1].total, 3); /* recursion counted once */
 	assert_string_equal(name_of(&t, &r[2]), "hashLoop");
-	assert_true(r[2].self == 2 && r[2].total == 6);
+	assert_int_equal(r[2].self, 2);
+	assert_int_equal(r[2].total, 6);
 	assert_string_equal(name_of(&t, &r[3]), "[libc.so.6]");
-	assert_true(r[3].self == 1 && r[3].total == 1);
+	assert_int_equal(r[3].self, 1);
+	assert_int_equal(r[3].total, 1);
 	/* self 0: by name, bytewise */
 	assert_string_equal(name_of(&t, &r[4]), "main");
-	assert_true(r[4].total == 10);
+	assert_int_equal(r[4].total, 10);
 	assert_string_equal(name_of(&t, &r[5]), "worker");
-	assert_true(r[5].total == 6);
+	assert_int_equal(r[5].total, 6);
 	free(r);
 	r = query_top_rows(&t, 0, true, &n);
 	assert_string_equal(name_of(&t, &r[0]), "main");
@@ -166,7 +170,8 @@ static void test_negative_values_by_magnitude(void **state)
 	r = query_top_rows(&t, 0, false, &n);
 	assert_int_equal(n, 2);
 	assert_string_equal(name_of(&t, &r[0]), "a");
-	assert_true(r[0].self == -7 && t.totals[0] == -2);
+	assert_int_equal(r[0].self, -7);
+	assert_int_equal(t.totals[0], -2);
 	free(r);
 	query_top_release(&t);
 	model_profile_release(&p);

@@ -74,7 +74,7 @@ static struct store_head *series_head(void)
 		qh_init(&p, data[s].svc, false);
 		for (int b = 0; b < 4; b++)
 			if (data[s].v[b])
-				qh_add(&p, "main;work", data[s].v[b], T0 + b * SEC + 100);
+				tl_sample(&p, "main;work", data[s].v[b], T0 + b * SEC + 100);
 		qh_head_add(h, &p);
 	}
 	return h;
@@ -95,23 +95,24 @@ static void test_series_sum_by_topn_other_and_rates(void **state)
 	assert_string_equal(json_string_value(json_object_get(j, "aggregation")), "sum");
 	json_t *ts = json_object_get(j, "timestamps");
 	assert_int_equal(json_array_size(ts), 4);
-	assert_true(arr_int(ts, 1) == T0MS + 1000);
+	assert_int_equal(arr_int(ts, 1), T0MS + 1000);
 	json_t *series = json_object_get(j, "series");
 	assert_int_equal(json_array_size(series), 2);
 	json_t *api = json_array_get(series, 0), *db = json_array_get(series, 1);
 	assert_string_equal(
 		json_string_value(json_object_get(json_object_get(api, "labels"), "service.name")),
 		"api");
-	assert_true(qh_int(api, "total") == 100);
+	assert_int_equal(qh_int(api, "total"), 100);
 	json_t *v = json_object_get(api, "values");
-	assert_true(arr_int(v, 0) == 10 && arr_int(v, 3) == 40);
+	assert_int_equal(arr_int(v, 0), 10);
+	assert_int_equal(arr_int(v, 3), 40);
 	/* Rate: 40 ns in a 1 s step = 40 ns/s. */
 	assert_true(fabs(json_number_value(json_array_get(json_object_get(api, "rates"), 3)) - 40) <
 		    1e-9);
-	assert_true(qh_int(db, "total") == 10);
+	assert_int_equal(qh_int(db, "total"), 10);
 	json_t *other = json_object_get(j, "other");
 	assert_int_equal(qh_int(other, "groups"), 1);
-	assert_true(arr_int(json_object_get(other, "values"), 2) == 1);
+	assert_int_equal(arr_int(json_object_get(other, "values"), 2), 1);
 	json_decref(j);
 
 	/* A 2 s step sums pairs; rates divide by 2. */
@@ -122,7 +123,8 @@ static void test_series_sum_by_topn_other_and_rates(void **state)
 	assert_int_equal(json_array_size(series), 3);
 	assert_true(json_is_null(json_object_get(j, "other")));
 	v = json_object_get(json_array_get(series, 0), "values");
-	assert_true(arr_int(v, 0) == 30 && arr_int(v, 1) == 70);
+	assert_int_equal(arr_int(v, 0), 30);
+	assert_int_equal(arr_int(v, 1), 70);
 	assert_true(fabs(json_number_value(json_array_get(
 				 json_object_get(json_array_get(series, 0), "rates"), 1)) -
 			 35) < 1e-9);
@@ -133,7 +135,7 @@ static void test_series_sum_by_topn_other_and_rates(void **state)
 	j = run_ok(h, "series", &e);
 	series = json_object_get(j, "series");
 	assert_int_equal(json_array_size(series), 1);
-	assert_true(arr_int(json_object_get(json_array_get(series, 0), "values"), 0) == 0);
+	assert_int_equal(arr_int(json_object_get(json_array_get(series, 0), "values"), 0), 0);
 	json_decref(j);
 	store_head_free(h);
 }
@@ -147,12 +149,12 @@ static void test_series_gauge_averages_snapshots(void **state)
 	(void)state;
 	/* Heap in use of two processes; A snapshots twice per step, B once. */
 	qh_init(&p, "a", true);
-	qh_add(&p, "main;alloc", 100, T0);
-	qh_add(&p, "main;alloc", 300, T0 + SEC / 2);
-	qh_add(&p, "main;alloc", 500, T0 + SEC);
+	tl_sample(&p, "main;alloc", 100, T0);
+	tl_sample(&p, "main;alloc", 300, T0 + SEC / 2);
+	tl_sample(&p, "main;alloc", 500, T0 + SEC);
 	qh_head_add(h, &p);
 	qh_init(&p, "b", true);
-	qh_add(&p, "main;cache", 1000, T0);
+	tl_sample(&p, "main;cache", 1000, T0);
 	qh_head_add(h, &p);
 	snprintf(to, sizeof(to), "%lld", (long long)(T0MS + 1999));
 	struct qh_args a = { { "type", HEAP, "from", "1700000000000", "to", to, "step", "1s",
@@ -187,12 +189,12 @@ static void test_gauge_views_show_the_mean_snapshot(void **state)
 	for (int k = 0; k < 6; k++) {
 		qh_init(&p, "a", true);
 		p.time_ns = T0 + k * 10 * SEC;
-		qh_add(&p, "main;alloc", 90 + 4 * k, p.time_ns); /* 90..110: mean 100 */
-		qh_add(&p, "main;cache", 50, p.time_ns);
+		tl_sample(&p, "main;alloc", 90 + 4 * k, p.time_ns); /* 90..110: mean 100 */
+		tl_sample(&p, "main;cache", 50, p.time_ns);
 		qh_head_add(h, &p);
 	}
 	qh_init(&p, "b", true);
-	qh_add(&p, "main;cache", 1000, T0);
+	tl_sample(&p, "main;cache", 1000, T0);
 	qh_head_add(h, &p);
 	snprintf(to, sizeof(to), "%lld", (long long)(T0MS + 59999));
 	struct qh_args a = { { "type", HEAP, "from", "1700000000000", "to", to, NULL } };
@@ -254,11 +256,11 @@ static void test_series_derived_metric_square_wave(void **state)
 	for (int k = 0; k < 12; k++) {
 		qh_init(&p, "wave", false);
 		p.time_ns = T0 + k * 10 * SEC;
-		qh_add(&p, "main;idle", 50, p.time_ns);
+		tl_sample(&p, "main;idle", 50, p.time_ns);
 		if (k % 4 < 2) {
-			qh_add(&p, "main;hot", 90, p.time_ns);
-			qh_add(&p, "main;hot;hot", 10,
-			       p.time_ns); /* recursion: total counts once */
+			tl_sample(&p, "main;hot", 90, p.time_ns);
+			tl_sample(&p, "main;hot;hot", 10,
+				  p.time_ns); /* recursion: total counts once */
 		}
 		qh_head_add(h, &p);
 	}
@@ -277,14 +279,16 @@ static void test_series_derived_metric_square_wave(void **state)
 	a.kv[11] = "self";
 	j = run_ok(h, "series", &a);
 	v = json_object_get(json_array_get(json_object_get(j, "series"), 0), "values");
-	assert_true(arr_int(v, 0) == 100 && arr_int(v, 2) == 0 && arr_int(v, 5) == 100);
+	assert_int_equal(arr_int(v, 0), 100);
+	assert_int_equal(arr_int(v, 2), 0);
+	assert_int_equal(arr_int(v, 5), 100);
 	json_decref(j);
 	a.kv[9] = "idle";
 	a.kv[11] = "total";
 	j = run_ok(h, "series", &a);
 	v = json_object_get(json_array_get(json_object_get(j, "series"), 0), "values");
 	for (int k = 0; k < 12; k++)
-		assert_true(arr_int(v, (size_t)k) == 50);
+		assert_int_equal(arr_int(v, (size_t)k), 50);
 	json_decref(j);
 	store_head_free(h);
 }
@@ -298,17 +302,17 @@ static struct store_head *diff_head(void)
 
 	/* Baseline at T0 .. T0+1s, comparison at T0+10s .. +11s. */
 	qh_init(&p, "api", false);
-	qh_add(&p, "main;a", 60, T0);
-	qh_add(&p, "main;b", 40, T0 + 1);
-	qh_add(&p, "main;gone", 20, T0 + 2);
+	tl_sample(&p, "main;a", 60, T0);
+	tl_sample(&p, "main;b", 40, T0 + 1);
+	tl_sample(&p, "main;gone", 20, T0 + 2);
 	qh_head_add(h, &p);
 	qh_init(&p, "api", false);
-	qh_add(&p, "main;a", 60, T0 + 10 * SEC);
-	qh_add(&p, "main;b", 120, T0 + 10 * SEC + 1);
-	qh_add(&p, "main;new;x", 60, T0 + 10 * SEC + 2);
+	tl_sample(&p, "main;a", 60, T0 + 10 * SEC);
+	tl_sample(&p, "main;b", 120, T0 + 10 * SEC + 1);
+	tl_sample(&p, "main;new;x", 60, T0 + 10 * SEC + 2);
 	qh_head_add(h, &p);
 	qh_init(&p, "api", true); /* a heap profile: another type */
-	qh_add(&p, "main;alloc", 4096, T0);
+	tl_sample(&p, "main;alloc", 4096, T0);
 	qh_head_add(h, &p);
 	return h;
 }
@@ -323,8 +327,8 @@ static void test_diff_identical_selections_are_all_zero(void **state)
 	json_t *j = run_ok(h, "diff", &a);
 	json_t *root = json_object_get(j, "root");
 
-	assert_true(qh_int(json_object_get(j, "a"), "total") == 360);
-	assert_true(qh_int(json_object_get(j, "b"), "total") == 360);
+	assert_int_equal(qh_int(json_object_get(j, "a"), "total"), 360);
+	assert_int_equal(qh_int(json_object_get(j, "b"), "total"), 360);
 	/* Every node: delta 0, z 0, noise. Walk iteratively. */
 	json_t *stack[64];
 	size_t n = 0, seen = 0;
@@ -338,7 +342,7 @@ static void test_diff_identical_selections_are_all_zero(void **state)
 		assert_true(qh_num(nd, "z") == 0);
 		assert_true(json_is_true(json_object_get(nd, "noise")));
 		assert_string_equal(json_string_value(json_object_get(nd, "status")), "both");
-		assert_true(qh_int(nd, "a_total") == qh_int(nd, "b_total"));
+		assert_int_equal(qh_int(nd, "a_total"), qh_int(nd, "b_total"));
 		json_array_foreach(json_object_get(nd, "children"), i, c)
 		{
 			if (n < 64)
@@ -363,28 +367,30 @@ static void test_diff_normalized_absolute_appeared_disappeared(void **state)
 	json_t *root = json_object_get(j, "root");
 
 	assert_string_equal(json_string_value(json_object_get(j, "mode")), "normalized");
-	assert_true(qh_int(json_object_get(j, "a"), "total") == 120);
-	assert_true(qh_int(json_object_get(j, "b"), "total") == 240);
+	assert_int_equal(qh_int(json_object_get(j, "a"), "total"), 120);
+	assert_int_equal(qh_int(json_object_get(j, "b"), "total"), 240);
 	json_t *na = qh_path(root, "main;a");
 	/* a: 60/120 = 0.5 in A, 60/240 = 0.25 in B. */
 	assert_true(fabs(qh_num(na, "a_share") - 0.5) < 1e-9);
 	assert_true(fabs(qh_num(na, "b_share") - 0.25) < 1e-9);
 	assert_true(fabs(qh_num(na, "delta") + 0.25) < 1e-9);
-	assert_true(qh_int(na, "a_samples") == 1 && qh_int(na, "b_samples") == 1);
+	assert_int_equal(qh_int(na, "a_samples"), 1);
+	assert_int_equal(qh_int(na, "b_samples"), 1);
 	/* z for (ka=1, na=3, kb=1, nb=3): equal proportions -> 0. */
 	assert_true(fabs(qh_num(na, "z")) < 1e-9);
 	assert_true(json_is_true(json_object_get(na, "noise")));
 	json_t *gone = qh_path(root, "main;gone"), *nw = qh_path(root, "main;new");
 	assert_string_equal(json_string_value(json_object_get(gone, "status")), "disappeared");
 	assert_string_equal(json_string_value(json_object_get(nw, "status")), "appeared");
-	assert_true(qh_int(gone, "b_total") == 0 && qh_int(nw, "a_total") == 0);
+	assert_int_equal(qh_int(gone, "b_total"), 0);
+	assert_int_equal(qh_int(nw, "a_total"), 0);
 	json_t *app = json_object_get(j, "appeared"), *dis = json_object_get(j, "disappeared");
 	assert_int_equal(qh_int(app, "count"), 1);
 	json_t *st = json_array_get(json_object_get(app, "stacks"), 0);
 	json_t *names = json_object_get(st, "stack");
 	assert_int_equal(json_array_size(names), 3);
 	assert_string_equal(json_string_value(json_array_get(names, 2)), "x");
-	assert_true(qh_int(st, "value") == 60);
+	assert_int_equal(qh_int(st, "value"), 60);
 	assert_int_equal(qh_int(dis, "count"), 1);
 	json_decref(j);
 
@@ -394,7 +400,7 @@ static void test_diff_normalized_absolute_appeared_disappeared(void **state)
 	a.kv[12] = NULL;
 	j = run_ok(h, "diff", &a);
 	json_t *nb = qh_path(json_object_get(j, "root"), "main;b");
-	assert_true(qh_int(nb, "delta") == 80);
+	assert_int_equal(qh_int(nb, "delta"), 80);
 	json_decref(j);
 	store_head_free(h);
 }
@@ -419,7 +425,7 @@ static void test_diff_refuses_other_types_and_handles_empty_sides(void **state)
 			       "1700000000000", "b_to", "1700000020000", NULL } };
 	json_t *j = run_ok(h, "diff", &e);
 	json_t *root = json_object_get(j, "root");
-	assert_true(qh_int(json_object_get(j, "a"), "total") == 0);
+	assert_int_equal(qh_int(json_object_get(j, "a"), "total"), 0);
 	assert_true(qh_num(root, "a_share") == 0);
 	assert_true(qh_num(root, "b_share") == 1);
 	assert_true(json_is_false(json_object_get(root, "noise")));
@@ -470,7 +476,7 @@ static void test_diff_absolute_test_sort_shrinks_search_unchanged(void **state)
 		qh_init(&p, "api", false);
 		for (int f = 0; f < 3; f++)
 			for (int i = 0; i < sides[k][f]; i++)
-				qh_add(&p, stacks[f], ms10, t + (int64_t)f * 20 * SEC + i);
+				tl_sample(&p, stacks[f], ms10, t + (int64_t)f * 20 * SEC + i);
 		qh_head_add(h, &p);
 	}
 	struct qh_args a = { { "type", CPU, "a_from", "1700000000000", "a_to", "1700000059999",
@@ -549,7 +555,7 @@ static void test_diff_same_build_split_flags_nothing(void **state)
 
 			snprintf(st, sizeof(st), "main;f%03d", f);
 			for (int i = 0; i < n; i++)
-				qh_add(&p, st, ms10, t + (int64_t)f * 1000 + i);
+				tl_sample(&p, st, ms10, t + (int64_t)f * 1000 + i);
 		}
 		qh_head_add(h, &p);
 	}
@@ -587,15 +593,15 @@ static void test_flamechart_merges_adjacent_identical_stacks(void **state)
 	(void)state;
 	/* Lane "w": a a a (10 ms apart) b a, then a gap of 100 ms, a. */
 	qh_init(&p, "w", false);
-	qh_add(&p, "main;a", 1, T0);
-	qh_add(&p, "main;a", 1, T0 + ms10);
-	qh_add(&p, "main;a", 1, T0 + 2 * ms10);
-	qh_add(&p, "main;b", 1, T0 + 3 * ms10);
-	qh_add(&p, "main;a", 1, T0 + 4 * ms10);
-	qh_add(&p, "main;a", 1, T0 + 14 * ms10);
+	tl_sample(&p, "main;a", 1, T0);
+	tl_sample(&p, "main;a", 1, T0 + ms10);
+	tl_sample(&p, "main;a", 1, T0 + 2 * ms10);
+	tl_sample(&p, "main;b", 1, T0 + 3 * ms10);
+	tl_sample(&p, "main;a", 1, T0 + 4 * ms10);
+	tl_sample(&p, "main;a", 1, T0 + 14 * ms10);
 	qh_head_add(h, &p);
 	qh_init(&p, "v", false);
-	qh_add(&p, "main;b", 7, T0 + ms10);
+	tl_sample(&p, "main;b", 7, T0 + ms10);
 	qh_head_add(h, &p);
 
 	struct qh_args a = { { "type", CPU, "from", "1700000000000", "to", "1700000001000",
@@ -617,16 +623,18 @@ static void test_flamechart_merges_adjacent_identical_stacks(void **state)
 	}
 	assert_non_null(w);
 	assert_int_equal(qh_int(w, "samples"), 6);
-	assert_true(qh_int(w, "interval_ns") == ms10);
+	assert_int_equal(qh_int(w, "interval_ns"), ms10);
 	json_t *spans = json_object_get(w, "spans");
 	assert_int_equal(json_array_size(spans), 4); /* aaa | b | a | a (after the gap) */
 	json_t *s0 = json_array_get(spans, 0);
-	assert_true(arr_int(s0, 0) == 0 && arr_int(s0, 1) == 3 * ms10);
-	assert_true(arr_int(s0, 3) == 3 && arr_int(s0, 4) == 3);
+	assert_int_equal(arr_int(s0, 0), 0);
+	assert_int_equal(arr_int(s0, 1), 3 * ms10);
+	assert_int_equal(arr_int(s0, 3), 3);
+	assert_int_equal(arr_int(s0, 4), 3);
 	json_t *st = json_array_get(stacks, (size_t)arr_int(s0, 2));
 	assert_int_equal(json_array_size(st), 2);
 	assert_string_equal(json_string_value(json_array_get(names, (size_t)arr_int(st, 1))), "a");
-	assert_true(arr_int(json_array_get(spans, 3), 0) == 14 * ms10);
+	assert_int_equal(arr_int(json_array_get(spans, 3), 0), 14 * ms10);
 	assert_int_equal(qh_int(j, "truncated_spans"), 0);
 	json_decref(j);
 
@@ -649,7 +657,7 @@ static void test_labels_and_values_scoped_by_selector(void **state)
 	(void)state;
 	qh_init(&p, "db", false);
 	model_attr_add_str(&p, "k8s.namespace.name", "shop");
-	qh_add(&p, "main", 1, T0);
+	tl_sample(&p, "main", 1, T0);
 	qh_head_add(h, &p);
 
 	struct qh_args a = { { "from", "1700000000000", "to", "1700000020000", NULL } };
@@ -688,10 +696,10 @@ static void test_labels_and_values_scoped_by_selector(void **state)
 static void add_labeled(struct model_profile *p, const char *fn, const char *key, const char *val,
 			int64_t ts)
 {
-	uint32_t locs[2] = { qh_fn_loc(p, "main", 4), qh_fn_loc(p, fn, strlen(fn)) };
+	uint32_t locs[2] = { tl_fn_loc(p, "main", 4), tl_fn_loc(p, fn, strlen(fn)) };
 	struct model_label l = { model_intern(p, key), model_intern(p, val), 0, 0 };
 
-	qh_add_locs(p, locs, 2, 1, ts, &l, 1);
+	tl_sample_locs(p, locs, 2, 1, ts, &l, 1);
 }
 
 /* strings of a JSON array joined by ',' */
@@ -784,7 +792,7 @@ static void test_label_values_limit_and_truncated(void **state)
 	for (int i = 0; i < 50; i++) {
 		snprintf(svc, sizeof(svc), "svc-%02d", i);
 		qh_init(&p, svc, false);
-		qh_add(&p, "main", 1, T0);
+		tl_sample(&p, "main", 1, T0);
 		qh_head_add(h, &p);
 	}
 	struct qh_args a = { { "name", "service.name", "from", "1700000000000", "to",
@@ -825,7 +833,7 @@ static void test_flamegraph_and_table_parameters(void **state)
 			       "invert", "true", "hide", "go", NULL } };
 	json_t *j = run_ok(h, "flamegraph", &a);
 	assert_true(json_is_true(json_object_get(j, "inverted")));
-	assert_true(qh_int(j, "total") == 360);
+	assert_int_equal(qh_int(j, "total"), 360);
 	assert_non_null(qh_path(json_object_get(j, "root"), "x;new;main"));
 	json_decref(j);
 
@@ -836,16 +844,16 @@ static void test_flamegraph_and_table_parameters(void **state)
 	assert_int_equal(json_array_size(rows), 2); /* main, a (substring "a") */
 	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
 			    "main");
-	assert_true(qh_int(json_array_get(rows, 0), "total") == 360);
-	assert_true(qh_int(json_array_get(rows, 1), "self") == 120);
+	assert_int_equal(qh_int(json_array_get(rows, 0), "total"), 360);
+	assert_int_equal(qh_int(json_array_get(rows, 1), "self"), 120);
 	assert_string_equal(json_string_value(json_object_get(j, "unit")), "nanoseconds");
 	json_decref(j);
 
 	struct qh_args s = { { "type", CPU, "from", "1700000000000", "to", "1700000020000",
 			       "stack_filter", "^b$", NULL } };
 	j = run_ok(h, "flamegraph", &s);
-	assert_true(qh_int(j, "total") == 160);
-	assert_true(qh_int(j, "filtered_total") == 200);
+	assert_int_equal(qh_int(j, "total"), 160);
+	assert_int_equal(qh_int(j, "filtered_total"), 200);
 	json_decref(j);
 	store_head_free(h);
 }

@@ -72,8 +72,8 @@ static void test_config_full_file(void **state)
 	assert_int_equal(c.njobs, 2);
 	j = &c.jobs[0];
 	assert_string_equal(j->name, "api");
-	assert_true(j->interval_ns == 4000000000LL);
-	assert_true(j->timeout_ns == 1000000000LL);
+	assert_int_equal(j->interval_ns, 4000000000LL);
+	assert_int_equal(j->timeout_ns, 1000000000LL);
 	assert_string_equal(j->scheme, "https");
 	assert_string_equal(j->path_prefix, "/app");
 	assert_string_equal(j->dataset, "prod");
@@ -81,7 +81,7 @@ static void test_config_full_file(void **state)
 	assert_int_equal(j->nprofiles, 4);
 	assert_int_equal(j->profiles[0].kind, SCRAPE_KIND_CPU);
 	assert_string_equal(j->profiles[0].path, "/debug/pprof/profile");
-	assert_true(j->profiles[0].seconds == 3); /* 4s interval - 1 */
+	assert_int_equal(j->profiles[0].seconds, 3); /* 4s interval - 1 */
 	assert_int_equal(j->profiles[1].kind, SCRAPE_KIND_HEAP);
 	assert_false(j->profiles[1].delta);
 	assert_int_equal(j->profiles[2].kind, SCRAPE_KIND_MUTEX);
@@ -95,14 +95,14 @@ static void test_config_full_file(void **state)
 	assert_int_equal(j->nfile_sds, 1);
 	assert_string_equal(j->file_sds[0].files[0], "/etc/profd/targets/[a-z]*.json");
 	assert_string_equal(j->file_sds[0].files[1], "/abs/t.yaml");
-	assert_true(j->file_sds[0].refresh_ns == 30000000000LL);
+	assert_int_equal(j->file_sds[0].refresh_ns, 30000000000LL);
 	assert_int_equal(j->nrelabel, 1);
 	assert_non_null(j->relabel[0].re);
 	/* defaults: six Go profiles, timeout capped at the interval, CPU at least 1 s */
 	j = &c.jobs[1];
 	assert_int_equal(j->nprofiles, 6);
-	assert_true(j->timeout_ns == 1500000000LL);
-	assert_true(j->profiles[0].seconds == 1);
+	assert_int_equal(j->timeout_ns, 1500000000LL);
+	assert_int_equal(j->profiles[0].seconds, 1);
 	assert_true(j->profiles[2].delta); /* allocs */
 	assert_string_equal(j->scheme, "http");
 	assert_int_equal(c.nwatches, 1);
@@ -111,9 +111,9 @@ static void test_config_full_file(void **state)
 	assert_string_equal(scrape_labels_get(&c.watches[0].labels, "team"), "core");
 	scrape_config_release(&c);
 
-	assert_true(scrape_cpu_seconds(10000000000LL) == 9);
-	assert_true(scrape_cpu_seconds(2000000000LL) == 1);
-	assert_true(scrape_cpu_seconds(500000000LL) == 1);
+	assert_int_equal(scrape_cpu_seconds(10000000000LL), 9);
+	assert_int_equal(scrape_cpu_seconds(2000000000LL), 1);
+	assert_int_equal(scrape_cpu_seconds(500000000LL), 1);
 }
 
 static void test_config_mistakes(void **state)
@@ -219,7 +219,7 @@ static void test_sd_files(void **state)
 		if (!scrape_sd_parse(bad[i], strlen(bad[i]), "t.json", &g, &n, &err))
 			fail_msg("bad target file %zu accepted", i);
 		assert_null(g);
-		assert_true(strstr(err.msg, "t.json") != NULL);
+		assert_non_null(strstr(err.msg, "t.json"));
 	}
 }
 
@@ -356,9 +356,9 @@ static void test_delta(void **state)
 	assert_int_equal(scrape_delta_compute(d, &p, &had, &err), 0);
 	assert_true(had);
 	assert_int_equal(p.samples.n, 1);
-	assert_true(value_of(&p, "a", 0) == 3);
-	assert_true(value_of(&p, "a", 1) == 30);
-	assert_true(p.duration_ns == 2000);
+	assert_int_equal(value_of(&p, "a", 0), 3);
+	assert_int_equal(value_of(&p, "a", 1), 30);
+	assert_int_equal(p.duration_ns, 2000);
 	assert_int_equal(model_profile_validate(&p, &err), 0);
 	/* The store refused it: the baseline stays, the next delta covers both. */
 	scrape_delta_discard(d);
@@ -367,8 +367,8 @@ static void test_delta(void **state)
 	mk_profile(&p, 3, v3, fn, 5000);
 	assert_int_equal(scrape_delta_compute(d, &p, &had, &err), 0);
 	assert_int_equal(p.samples.n, 2);
-	assert_true(value_of(&p, "a", 0) == 4);
-	assert_true(value_of(&p, "b", 0) == 2);
+	assert_int_equal(value_of(&p, "a", 0), 4);
+	assert_int_equal(value_of(&p, "b", 0), 2);
 	scrape_delta_commit(d);
 	model_profile_release(&p);
 	/* A counter below its baseline: the process restarted; take the value. */
@@ -376,7 +376,7 @@ static void test_delta(void **state)
 	mk_profile(&p, 3, v4, fn, 6000);
 	assert_int_equal(scrape_delta_compute(d, &p, &had, &err), 0);
 	assert_int_equal(p.samples.n, 1);
-	assert_true(value_of(&p, "a", 0) == 1);
+	assert_int_equal(value_of(&p, "a", 0), 1);
 	scrape_delta_commit(d);
 	model_profile_release(&p);
 	/* Other sample types: primes again. */
@@ -409,7 +409,7 @@ static void test_shape_columns(void **state)
 	scrape_profile_shape(&p, SCRAPE_KIND_HEAP, NULL);
 	assert_int_equal(p.sample_types.n, 2);
 	assert_string_equal(model_str(&p, p.sample_types.v[1].type), "inuse_space");
-	assert_true(p.values.v[p.samples.v[1].value_off + 1] == 200);
+	assert_int_equal(p.values.v[p.samples.v[1].value_off + 1], 200);
 	assert_string_equal(model_str(&p, p.name), "memory");
 	char id[128];
 	model_profile_type_id(&p, 1, id, sizeof(id));
@@ -500,13 +500,17 @@ static void test_watch_once_across_restarts(void **state)
 	assert_int_equal(scrape_watch_new(&wc, 1, state_path, &sink, false, &w, &err), 0);
 	/* Too fresh: left for later. */
 	assert_int_equal(scrape_watch_poll(w, &r), 0);
-	assert_true(r.unsettled == 1 && rec.calls == 0);
+	assert_int_equal(r.unsettled, 1);
+	assert_int_equal(rec.calls, 0);
 	backdate(path);
 	assert_int_equal(scrape_watch_poll(w, &r), 0);
-	assert_true(r.ingested == 1 && rec.calls == 1 && rec.total == 7);
+	assert_int_equal(r.ingested, 1);
+	assert_int_equal(rec.calls, 1);
+	assert_int_equal(rec.total, 7);
 	assert_string_equal(rec.job, "files");
 	assert_int_equal(scrape_watch_poll(w, &r), 0);
-	assert_true(r.ingested == 0 && r.skipped == 1);
+	assert_int_equal(r.ingested, 0);
+	assert_int_equal(r.skipped, 1);
 	/* A copy under another name and a touch: same content, not sent again. */
 	char copy[256];
 	struct buf b;
@@ -519,7 +523,8 @@ static void test_watch_once_across_restarts(void **state)
 	assert_int_equal(utimensat(AT_FDCWD, path, NULL, 0), 0);
 	backdate(path);
 	assert_int_equal(scrape_watch_poll(w, &r), 0);
-	assert_true(r.ingested == 0 && r.skipped == 2);
+	assert_int_equal(r.ingested, 0);
+	assert_int_equal(r.skipped, 2);
 	/* Garbage: recorded as bad, not retried. A refusing sink: retried. */
 	char junk[256];
 	snprintf(junk, sizeof(junk), "%s/junk.pb.gz", dir);
@@ -531,18 +536,24 @@ static void test_watch_once_across_restarts(void **state)
 	backdate(b2);
 	rec.refuse = 1;
 	assert_int_equal(scrape_watch_poll(w, &r), 0);
-	assert_true(r.bad == 1 && r.failed == 1 && r.ingested == 0);
+	assert_int_equal(r.bad, 1);
+	assert_int_equal(r.failed, 1);
+	assert_int_equal(r.ingested, 0);
 	scrape_watch_free(w);
 	/* Restart: only b (refused before) is sent. */
 	rec.refuse = 0;
 	assert_int_equal(scrape_watch_new(&wc, 1, state_path, &sink, false, &w, &err), 0);
 	assert_int_equal(scrape_watch_poll(w, &r), 0);
-	assert_true(r.ingested == 1 && r.bad == 0 && rec.calls == 2 && rec.total == 18);
+	assert_int_equal(r.ingested, 1);
+	assert_int_equal(r.bad, 0);
+	assert_int_equal(rec.calls, 2);
+	assert_int_equal(rec.total, 18);
 	/* Changed content at the same path: sent again. */
 	write_pprof(path, 5);
 	backdate(path);
 	assert_int_equal(scrape_watch_poll(w, &r), 0);
-	assert_true(r.ingested == 1 && rec.total == 23);
+	assert_int_equal(r.ingested, 1);
+	assert_int_equal(rec.total, 23);
 	scrape_watch_free(w);
 	unlink(path);
 	unlink(copy);

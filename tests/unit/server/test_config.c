@@ -83,10 +83,11 @@ static void test_config_full_file_loads_every_field(void **state)
 	assert_string_equal(c.default_dataset, "prod");
 	assert_int_equal(c.ndatasets, 2);
 	assert_string_equal(c.datasets[0].name, "prod");
-	assert_true(c.datasets[0].retention_ns == 30LL * 86400 * 1000000000LL);
-	assert_true(c.datasets[0].head_max_bytes == 64ULL << 20);
-	assert_true(c.datasets[0].block_duration_ns == 1800LL * 1000000000LL);
-	assert_true(c.datasets[1].head_max_bytes == 0 && c.datasets[1].block_duration_ns == 0);
+	assert_int_equal(c.datasets[0].retention_ns, 30LL * 86400 * 1000000000LL);
+	assert_int_equal(c.datasets[0].head_max_bytes, 64ULL << 20);
+	assert_int_equal(c.datasets[0].block_duration_ns, 1800LL * 1000000000LL);
+	assert_int_equal(c.datasets[1].head_max_bytes, 0);
+	assert_int_equal(c.datasets[1].block_duration_ns, 0);
 	assert_int_equal(c.datasets[0].nrules, 3);
 	assert_int_equal(c.datasets[0].rules[0].action, SERVER_RULE_DROP);
 	assert_string_equal(c.datasets[0].rules[0].type, "memory:*");

@@ -216,7 +216,7 @@ static void test_profile_labels_sorted_first_wins(void **state)
 	assert_string_equal(l[1].key, "num");
 	assert_string_equal(l[1].val, "-12");
 	assert_string_equal(l[2].key, "zeta");
-	assert_true(server_series_hash("t", l, n) != server_series_hash("u", l, n));
+	assert_int_not_equal(server_series_hash("t", l, n), server_series_hash("u", l, n));
 	free(l);
 	model_profile_release(&p);
 }

@@ -28,7 +28,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "unit/store/testlib.h"
+#include "unit/testlib.h"
 
 #define MS  1000000LL
 #define SEC 1000000000LL
@@ -238,7 +238,7 @@ static void test_block_round_trip_with_gc_preorder_and_ranked_leaves(void **stat
 
 	/* GC: "never_sampled" is not in the block's strings. */
 	assert_int_equal(strtab_find(&sy->dict.strings, "never_sampled", 13), UINT32_MAX);
-	assert_true(strtab_find(&sy->dict.strings, "main", 4) != UINT32_MAX);
+	assert_int_not_equal(strtab_find(&sy->dict.strings, "main", 4), UINT32_MAX);
 	/* Preorder: a parent right before its first child is the common case. */
 	size_t adjacent = 0;
 	for (size_t i = 1; i < sy->nnodes; i++) {
@@ -855,7 +855,10 @@ static void test_block_attribute_sets_round_trip_and_damage(void **state)
 		prof_err_init(&err);
 		assert_int_equal(store_block_syms_load(b, &sy2, &err), 0);
 		/* only the damaged one is lost */
-		assert_true(k ? sy2->rsum != NULL : sy2->rsum == NULL);
+		if (k)
+			assert_non_null(sy2->rsum);
+		else
+			assert_null(sy2->rsum);
 		assert_int_equal(sy2->rh_width, k ? 0 : 100 * MS);
 		store_block_syms_free(sy2);
 		flip(p, roff); /* repaired */

@@ -38,7 +38,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "unit/store/testlib.h"
+#include "unit/testlib.h"
 
 #define MS  1000000LL
 #define SEC 1000000000LL

@@ -21,7 +21,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "unit/store/testlib.h"
+#include "unit/testlib.h"
 
 #define SEC 1000000000LL
 #define T0  (1700000000LL * SEC)

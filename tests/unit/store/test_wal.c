@@ -132,7 +132,9 @@ static void test_wal_records_survive_reopen_in_order(void **state)
 	assert_string_equal(s.payloads.v[0], "first");
 	assert_string_equal(s.payloads.v[1], "second record");
 	assert_string_equal(s.payloads.v[2], "third");
-	assert_true(s.times.v[0] == 11 && s.times.v[1] == 22 && s.times.v[2] == -33);
+	assert_int_equal(s.times.v[0], 11);
+	assert_int_equal(s.times.v[1], 22);
+	assert_int_equal(s.times.v[2], -33);
 	store_wal_get_stats(w, &st);
 	assert_int_equal(st.replayed, 3);
 	assert_int_equal(st.dropped_bytes, 0);

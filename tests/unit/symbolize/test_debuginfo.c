@@ -215,7 +215,7 @@ static void test_debuginfo_store_rules(void **state)
 	assert_true(st.store_hits >= 1);
 	assert_int_equal(st.memo_hits, 0);
 	symbolizer_free(sz);
-	assert_true(test_debuginfo_marker(3) != 7);
+	assert_int_not_equal(test_debuginfo_marker(3), 7);
 
 	sym_debuginfo_free(s);
 	sym_debuginfo_free(NULL);

@@ -185,7 +185,7 @@ static void test_dwarf_refuses_file_without_debug_info(void **state)
 	unlink(tmp);
 	prof_err_init(&err);
 	assert_true(sym_dwarf_open("/nonexistent/x", &d, &err) < 0);
-	assert_true(err.msg[0] != '\0');
+	assert_int_not_equal(err.msg[0], '\0');
 }
 
 static void test_demangle_cpp_and_rust(void **state)

@@ -171,7 +171,7 @@ static void test_elf_own_functions_resolve_by_name(void **state)
 
 	va = vaddr_of(e, (void (*)(void))test_elf_marker_global);
 	assert_string_equal(sym_elf_lookup(e, va, &start), "test_elf_marker_global");
-	assert_true(start == va);
+	assert_int_equal(start, va);
 	/* An address inside the function (a few bytes in) names it too. */
 	assert_string_equal(sym_elf_lookup(e, va + 4, NULL), "test_elf_marker_global");
 
@@ -261,7 +261,7 @@ static void test_elf_truncated_copies_fail_cleanly(void **state)
 		assert_true(rc < 0);
 		assert_null(e);
 		assert_int_equal(err.code, rc);
-		assert_true(err.msg[0] != '\0');
+		assert_int_not_equal(err.msg[0], '\0');
 		assert_int_equal(rc, lens[i] < 4 ? -PROF_EFORMAT : -PROF_ECORRUPT);
 		rc = sym_elf_read_build_id(tmp, hex, sizeof(hex));
 		assert_true(rc < 0 || strlen(hex) >= 16);
@@ -270,7 +270,7 @@ static void test_elf_truncated_copies_fail_cleanly(void **state)
 		rc = sym_elf_open_mem(b.p, lens[i], &e, &err);
 		assert_true(rc < 0);
 		assert_null(e);
-		assert_true(err.msg[0] != '\0');
+		assert_int_not_equal(err.msg[0], '\0');
 	}
 	unlink(tmp);
 	buf_release(&b);
@@ -321,7 +321,7 @@ static void test_elf_mutated_headers_never_crash(void **state)
 			sym_elf_lookup(e, rng_next(&seed) % (1u << 24), NULL);
 			sym_elf_free(e);
 		} else {
-			assert_true(err.msg[0] != '\0');
+			assert_int_not_equal(err.msg[0], '\0');
 		}
 	}
 	free(copy);

@@ -192,7 +192,7 @@ static void test_kallsyms_real_kernel_schedule(void **state)
 			break;
 		addr = 0;
 	}
-	assert_true(addr != 0);
+	assert_int_not_equal(addr, 0);
 	rewind(f);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a;

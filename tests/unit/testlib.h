@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * testlib.h - helpers shared by the store tests: build small profiles
- * from folded stacks ("main;work;leaf"), and read a store back as
- * name-based totals, keyed "type|k=v,k=v|root;...;leaf", which is what
- * must survive every flush, compaction and restart unchanged.
+ * testlib.h - helpers shared by the unit tests of the store and of the
+ * query engine: build small profiles from folded stacks ("main;work;leaf",
+ * root first), and read a store back as name-based totals, keyed
+ * "type|k=v,k=v|root;...;leaf", which is what must survive every flush,
+ * compaction and restart unchanged. The query tests' request runner is in
+ * query/qhelp.h, on top of this. static inline so each test uses what it
+ * needs.
  */
-#ifndef PROF_TESTS_STORE_TESTLIB_H
-#define PROF_TESTS_STORE_TESTLIB_H
+#ifndef PROF_TESTS_UNIT_TESTLIB_H
+#define PROF_TESTS_UNIT_TESTLIB_H
 
 #include "base/compat.h"
 #include "base/buf.h"
@@ -20,46 +23,79 @@
 
 #define TL_CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 
-/* A profile with one cpu/nanoseconds column and host.name = @host (NULL = none). */
-static inline void tl_profile_init(struct model_profile *p, const char *host)
+/*
+ * A profile with one column, cpu/nanoseconds (or, with @heap,
+ * inuse_space/bytes over a space/bytes period type), a 10 ms period and
+ * the attribute @key = @value (none when @value is NULL); time_ns 0.
+ */
+static inline void tl_profile_init_attr(struct model_profile *p, bool heap, const char *key,
+					const char *value)
 {
 	model_profile_init(p);
-	model_sample_type_add(p, "cpu", "nanoseconds");
-	p->period_type.type = model_intern(p, "cpu");
-	p->period_type.unit = model_intern(p, "nanoseconds");
+	if (heap) {
+		model_sample_type_add(p, "inuse_space", "bytes");
+		p->period_type.type = model_intern(p, "space");
+		p->period_type.unit = model_intern(p, "bytes");
+	} else {
+		model_sample_type_add(p, "cpu", "nanoseconds");
+		p->period_type.type = model_intern(p, "cpu");
+		p->period_type.unit = model_intern(p, "nanoseconds");
+	}
 	p->period = 10000000;
-	if (host)
-		model_attr_add_str(p, "host.name", host);
+	if (value)
+		model_attr_add_str(p, key, value);
 }
 
-/* Add one sample: @folded root first, ';'-separated function names. */
+/* A CPU profile with host.name = @host (NULL = none). */
+static inline void tl_profile_init(struct model_profile *p, const char *host)
+{
+	tl_profile_init_attr(p, false, "host.name", host);
+}
+
+/* The location of a plain function frame @name (@n bytes), one per name. */
+static inline uint32_t tl_fn_loc(struct model_profile *p, const char *name, size_t n)
+{
+	uint32_t fn = model_function_intern(p, model_intern_n(p, name, n), 0, 0, 0);
+	struct model_line ln = { fn, 0, 0 };
+
+	for (uint32_t i = 1; i < p->locations.n; i++) {
+		const struct model_location *l = &p->locations.v[i];
+
+		if (l->nlines == 1 && p->lines.v[l->line_off].function == fn && !l->mapping)
+			return i;
+	}
+	return model_location_add(p, 0, 0, &ln, 1);
+}
+
+/* A sample over locations @root_first[@n] with @labels[@nlabels] at @ts. */
+static inline void tl_sample_locs(struct model_profile *p, const uint32_t *root_first, uint32_t n,
+				  int64_t value, int64_t ts, const struct model_label *labels,
+				  uint32_t nlabels)
+{
+	uint32_t *leaf_first = xcalloc(n + 1, sizeof(uint32_t));
+
+	for (uint32_t i = 0; i < n; i++)
+		leaf_first[i] = root_first[n - 1 - i];
+	uint32_t off = model_stack_add(p, leaf_first, n);
+	model_sample_add(p, off, n, &value, labels, nlabels, ts, 0);
+	free(leaf_first);
+}
+
+/* A sample of @value for "A;B;C" (root first; "" = empty stack) at @ts. */
 static inline void tl_sample(struct model_profile *p, const char *folded, int64_t value, int64_t ts)
 {
-	uint32_t locs[256], n = 0;
-	char name[256];
-	const char *s = folded;
+	VEC(uint32_t) locs = { 0 };
 
-	while (*s && n < 256) {
+	for (const char *s = folded; *s;) {
 		size_t k = strcspn(s, ";");
-		struct model_line ln = { 0 };
 
-		snprintf(name, sizeof(name), "%.*s", (int)k, s);
-		ln.function = model_function_intern(p, model_intern(p, name), 0, 0, 0);
-		ln.line = 1;
-		locs[n++] = model_location_add(p, 0, 0, &ln, 1);
+		VEC_PUSH(&locs, tl_fn_loc(p, s, k));
 		s += k;
 		if (*s == ';')
 			s++;
 	}
-	/* leaf first */
-	for (uint32_t i = 0; i < n / 2; i++) {
-		uint32_t t = locs[i];
-
-		locs[i] = locs[n - 1 - i];
-		locs[n - 1 - i] = t;
-	}
-	uint32_t off = model_stack_add(p, locs, n);
-	model_sample_add(p, off, n, &value, NULL, 0, ts, 0);
+	tl_sample_locs(p, locs.v, (uint32_t)locs.n, value, ts, NULL, 0);
+	VEC_FREE(&locs);
 }
 
 static inline int tl_ingest(struct store *st, const struct model_profile *p)
