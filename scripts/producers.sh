@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# producers.sh - installs the real profile producers the producer tests
+# (tests/integration/test_producer_*.sh) run against profd, from the
+# package registries by their ordinary clients, into a cache outside the
+# repository, and prints where they are. Idempotent: a second call finds
+# the cache and prints at once.
+#
+# Usage: scripts/producers.sh WHAT [ARGS]
+#   pyroscope-python        a venv with pyroscope-io (PyPI) ->
+#                           prints the venv's python
+#   pyroscope-go GO         the workload tests/workloads/pyroscope_go built
+#                           by the Go toolchain GO with the newest
+#                           github.com/grafana/pyroscope-go release that
+#                           toolchain can build -> prints "BINARY VERSION"
+#   async-profiler          tools.profiler:async-profiler and
+#                           tools.profiler:jfr-converter (Maven) ->
+#                           prints "LIBASYNCPROFILER.so CONVERTER.jar VERSION"
+#
+# Cache: $PROFD_PRODUCERS_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/profd/producers.
+# Exit status: 0 and the line above; 3 with the reason on stderr when a
+# registry cannot serve the producer or the build fails (the tests then
+# skip with that reason); 2 on bad usage.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cache=${PROFD_PRODUCERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/profd/producers}
+mkdir -p "$cache"
+
+# Versions tried, newest first; the first one the registry serves and
+# (for Go) the toolchain accepts is used. Pinned so that a test's figures
+# stay comparable across runs.
+PYROSCOPE_IO_VERSION=1.4.0
+PYROSCOPE_GO_VERSIONS=(v1.5.0 v1.2.7)
+ASYNC_PROFILER_VERSION=4.2
+
+cannot() { # cannot REASON...: the producer is not to be had
+	echo "producers: $*" >&2
+	exit 3
+}
+
+# Serialise installs of one producer (two tests may ask at once).
+lock() {
+	exec 9>"$cache/.lock-$1"
+	flock 9
+}
+
+pyroscope_python() {
+	local venv=$cache/pyroscope-python-$PYROSCOPE_IO_VERSION
+	lock pyroscope-python
+	if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pyroscope' 2>/dev/null; then
+		rm -rf "$venv"
+		python3 -m venv "$venv" >&2 || cannot "python3 -m venv failed"
+		timeout 600 "$venv/bin/pip" install -q --disable-pip-version-check \
+			"pyroscope-io==$PYROSCOPE_IO_VERSION" >&2 ||
+			{ rm -rf "$venv"; cannot "pip could not install pyroscope-io==$PYROSCOPE_IO_VERSION"; }
+	fi
+	echo "$venv/bin/python"
+}
+
+pyroscope_go() {
+	local go=${1:?usage: producers.sh pyroscope-go GO}
+	local gover v dir out
+	gover=$("$go" env GOVERSION 2>/dev/null) || cannot "$go is not a Go toolchain"
+	lock "pyroscope-go-$gover"
+	for v in "${PYROSCOPE_GO_VERSIONS[@]}"; do
+		dir=$cache/pyroscope-go-$v-$gover
+		out=$dir/go_pyroscope
+		if [ ! -x "$out" ] || [ "$here/tests/workloads/pyroscope_go/main.go" -nt "$out" ]; then
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			cp "$here/tests/workloads/pyroscope_go/main.go" "$dir/"
+			printf 'module profd.test/go_pyroscope\n\ngo 1.19\n' >"$dir/go.mod"
+			# GOTOOLCHAIN=local: build with this toolchain or fail, never
+			# download another one.
+			if ! (cd "$dir" && export GOTOOLCHAIN=local GOFLAGS=-mod=mod &&
+				timeout 600 "$go" get "github.com/grafana/pyroscope-go@$v" &&
+				timeout 600 "$go" build -o go_pyroscope .) >"$dir/build.log" 2>&1; then
+				echo "producers: pyroscope-go $v does not build with $gover: $(tail -n 2 "$dir/build.log" | tr '\n' ' ')" >&2
+				rm -f "$out"
+				continue
+			fi
+		fi
+		echo "$out $v"
+		return 0
+	done
+	cannot "no pyroscope-go release in ${PYROSCOPE_GO_VERSIONS[*]} builds with $gover"
+}
+
+async_profiler() {
+	local v=$ASYNC_PROFILER_VERSION dir=$cache/async-profiler-$ASYNC_PROFILER_VERSION
+	local repo
+	lock async-profiler
+	if [ ! -f "$dir/libasyncProfiler.so" ] || [ ! -f "$dir/jfr-converter.jar" ]; then
+		command -v mvn >/dev/null || cannot "mvn is not installed"
+		repo=$(mvn -q help:evaluate -Dexpression=settings.localRepository -DforceStdout 2>/dev/null) ||
+			repo=$HOME/.m2/repository
+		for a in async-profiler jfr-converter; do
+			timeout 600 mvn -q dependency:get "-Dartifact=tools.profiler:$a:$v" >&2 ||
+				cannot "Maven could not serve tools.profiler:$a:$v"
+		done
+		mkdir -p "$dir"
+		unzip -p "$repo/tools/profiler/async-profiler/$v/async-profiler-$v.jar" \
+			linux-x64/libasyncProfiler.so >"$dir/libasyncProfiler.so.tmp" &&
+			mv "$dir/libasyncProfiler.so.tmp" "$dir/libasyncProfiler.so" ||
+			cannot "async-profiler-$v.jar has no linux-x64/libasyncProfiler.so"
+		cp "$repo/tools/profiler/jfr-converter/$v/jfr-converter-$v.jar" "$dir/jfr-converter.jar" ||
+			cannot "jfr-converter-$v.jar not found in the local Maven repository"
+	fi
+	echo "$dir/libasyncProfiler.so $dir/jfr-converter.jar $v"
+}
+
+case ${1:-} in
+pyroscope-python) pyroscope_python ;;
+pyroscope-go) pyroscope_go "${2:-}" ;;
+async-profiler) async_profiler ;;
+*)
+	echo "usage: producers.sh pyroscope-python | pyroscope-go GO | async-profiler" >&2
+	exit 2
+	;;
+esac
