@@ -14,9 +14,10 @@
 #                           github.com/grafana/pyroscope-go release that
 #                           toolchain can build -> prints "BINARY VERSION"
 #   async-profiler          tools.profiler:async-profiler and
-#                           tools.profiler:jfr-converter (Maven) ->
-#                           prints "LIBASYNCPROFILER.so CONVERTER.jar VERSION"
+#                           tools.profiler:jfr-converter (Maven) -> prints
+#                           "LIBASYNCPROFILER.so CONVERTER.jar VERSION CONVERTER_VERSION"
 #
+# Maven puts artifacts in $MAVEN_LOCAL_REPO (default ~/.m2/repository).
 # Cache: $PROFD_PRODUCERS_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/profd/producers.
 # Exit status: 0 and the line above; 3 with the reason on stderr when a
 # registry cannot serve the producer or the build fails (the tests then
@@ -32,7 +33,9 @@ mkdir -p "$cache"
 # stay comparable across runs.
 PYROSCOPE_IO_VERSION=1.4.0
 PYROSCOPE_GO_VERSIONS=(v1.5.0 v1.2.7)
-ASYNC_PROFILER_VERSION=4.2
+ASYNC_PROFILER_VERSION=4.4
+# The newest jfr-converter Maven Central has (4.3 and 4.4 were not published).
+JFR_CONVERTER_VERSION=4.2
 
 cannot() { # cannot REASON...: the producer is not to be had
 	echo "producers: $*" >&2
@@ -88,26 +91,25 @@ pyroscope_go() {
 }
 
 async_profiler() {
-	local v=$ASYNC_PROFILER_VERSION dir=$cache/async-profiler-$ASYNC_PROFILER_VERSION
-	local repo
+	local v=$ASYNC_PROFILER_VERSION cv=$JFR_CONVERTER_VERSION
+	local dir=$cache/async-profiler-$v repo
 	lock async-profiler
-	if [ ! -f "$dir/libasyncProfiler.so" ] || [ ! -f "$dir/jfr-converter.jar" ]; then
+	if [ ! -f "$dir/libasyncProfiler.so" ] || [ ! -f "$dir/jfr-converter-$cv.jar" ]; then
 		command -v mvn >/dev/null || cannot "mvn is not installed"
-		repo=$(mvn -q help:evaluate -Dexpression=settings.localRepository -DforceStdout 2>/dev/null) ||
-			repo=$HOME/.m2/repository
-		for a in async-profiler jfr-converter; do
-			timeout 600 mvn -q dependency:get "-Dartifact=tools.profiler:$a:$v" >&2 ||
-				cannot "Maven could not serve tools.profiler:$a:$v"
-		done
+		repo=${MAVEN_LOCAL_REPO:-$HOME/.m2/repository}
+		timeout 600 mvn -B -q dependency:get "-Dartifact=tools.profiler:async-profiler:$v" >&2 ||
+			cannot "Maven could not serve tools.profiler:async-profiler:$v"
+		timeout 600 mvn -B -q dependency:get "-Dartifact=tools.profiler:jfr-converter:$cv" >&2 ||
+			cannot "Maven could not serve tools.profiler:jfr-converter:$cv"
 		mkdir -p "$dir"
 		unzip -p "$repo/tools/profiler/async-profiler/$v/async-profiler-$v.jar" \
 			linux-x64/libasyncProfiler.so >"$dir/libasyncProfiler.so.tmp" &&
 			mv "$dir/libasyncProfiler.so.tmp" "$dir/libasyncProfiler.so" ||
 			cannot "async-profiler-$v.jar has no linux-x64/libasyncProfiler.so"
-		cp "$repo/tools/profiler/jfr-converter/$v/jfr-converter-$v.jar" "$dir/jfr-converter.jar" ||
-			cannot "jfr-converter-$v.jar not found in the local Maven repository"
+		cp "$repo/tools/profiler/jfr-converter/$cv/jfr-converter-$cv.jar" "$dir/" ||
+			cannot "jfr-converter-$cv.jar not found in the local Maven repository"
 	fi
-	echo "$dir/libasyncProfiler.so $dir/jfr-converter.jar $v"
+	echo "$dir/libasyncProfiler.so $dir/jfr-converter-$cv.jar $v $cv"
 }
 
 case ${1:-} in
