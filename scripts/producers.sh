@@ -16,6 +16,16 @@
 #   async-profiler          tools.profiler:async-profiler and
 #                           tools.profiler:jfr-converter (Maven) -> prints
 #                           "LIBASYNCPROFILER.so CONVERTER.jar VERSION CONVERTER_VERSION"
+#   ebpf-profiler           the OpenTelemetry eBPF profiler
+#                           (go.opentelemetry.io/ebpf-profiler, Go module
+#                           proxy) built with the Go on PATH -> prints
+#                           "BINARY VERSION HOW": HOW is "unchanged", or
+#                           "memlock-tolerant" where this process lacks
+#                           CAP_SYS_RESOURCE (then its rlimit package,
+#                           which raises RLIMIT_MEMLOCK and fails with
+#                           EPERM, is replaced in the build copy by one
+#                           that goes on: Linux >= 5.11 charges BPF memory
+#                           to the memory cgroup, not RLIMIT_MEMLOCK)
 #
 # Maven puts artifacts in $MAVEN_LOCAL_REPO (default ~/.m2/repository).
 # Cache: $PROFD_PRODUCERS_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/profd/producers.
@@ -33,6 +43,8 @@ mkdir -p "$cache"
 # stay comparable across runs.
 PYROSCOPE_IO_VERSION=1.4.0
 PYROSCOPE_GO_VERSIONS=(v1.5.0 v1.2.7)
+# Its releases are tagged by month; the proxy serves a tag it is asked for.
+EBPF_PROFILER_VERSION=v0.0.202601
 ASYNC_PROFILER_VERSION=4.4
 # The newest jfr-converter Maven Central has (4.3 and 4.4 were not published).
 JFR_CONVERTER_VERSION=4.2
@@ -112,12 +124,71 @@ async_profiler() {
 	echo "$dir/libasyncProfiler.so $dir/jfr-converter-$cv.jar $v $cv"
 }
 
+# The replacement rlimit package for a process without CAP_SYS_RESOURCE.
+memlock_tolerant_rlimit() {
+	cat <<'GO'
+// Written by profd's scripts/producers.sh into its build copy of the
+// OpenTelemetry eBPF profiler: MaximizeMemlock as upstream's, except
+// that EPERM (no CAP_SYS_RESOURCE) is not an error, since Linux 5.11
+// charges BPF memory to the memory cgroup instead of RLIMIT_MEMLOCK.
+package rlimit
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+func MaximizeMemlock() (func(), error) {
+	var old unix.Rlimit
+	inf := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+	if err := unix.Prlimit(0, unix.RLIMIT_MEMLOCK, &inf, &old); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return func() {}, nil
+		}
+		return nil, fmt.Errorf("failed to set temporary rlimit: %w", err)
+	}
+	return func() { _ = unix.Setrlimit(unix.RLIMIT_MEMLOCK, &old) }, nil
+}
+GO
+}
+
+ebpf_profiler() {
+	local v=$EBPF_PROFILER_VERSION how=unchanged caps dir mod
+	command -v go >/dev/null || cannot "go is not installed"
+	caps=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
+	# CAP_SYS_RESOURCE is bit 24
+	(((16#${caps:-0} >> 24) & 1)) || how=memlock-tolerant
+	dir=$cache/ebpf-profiler-$v-$how
+	lock ebpf-profiler
+	if [ ! -x "$dir/ebpf-profiler" ]; then
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		mod=$(cd "$dir" && GOTOOLCHAIN=local GOFLAGS=-mod=mod timeout 900 go mod download -json \
+			"go.opentelemetry.io/ebpf-profiler@$v" 2>"$dir/build.log" |
+			python3 -c 'import json,sys; print(json.load(sys.stdin).get("Dir", ""))' 2>/dev/null)
+		[ -n "$mod" ] && [ -d "$mod" ] ||
+			cannot "the Go module proxy could not serve go.opentelemetry.io/ebpf-profiler@$v: $(tail -n 1 "$dir/build.log")"
+		# A build copy (the module cache is read-only and may not be overlaid).
+		cp -r "$mod" "$dir/src" && chmod -R u+w "$dir/src" || cannot "cannot copy $mod"
+		[ "$how" = unchanged ] || memlock_tolerant_rlimit >"$dir/src/rlimit/rlimit.go"
+		(cd "$dir/src" && GOTOOLCHAIN=local GOFLAGS=-mod=mod timeout 1800 nice go build -p 1 \
+			-o "$dir/ebpf-profiler.tmp" .) >>"$dir/build.log" 2>&1 ||
+			cannot "go.opentelemetry.io/ebpf-profiler@$v does not build: $(tail -n 2 "$dir/build.log" | tr '\n' ' ')"
+		mv "$dir/ebpf-profiler.tmp" "$dir/ebpf-profiler"
+		rm -rf "$dir/src"
+	fi
+	echo "$dir/ebpf-profiler $v $how"
+}
+
 case ${1:-} in
 pyroscope-python) pyroscope_python ;;
 pyroscope-go) pyroscope_go "${2:-}" ;;
 async-profiler) async_profiler ;;
+ebpf-profiler) ebpf_profiler ;;
 *)
-	echo "usage: producers.sh pyroscope-python | pyroscope-go GO | async-profiler" >&2
+	echo "usage: producers.sh pyroscope-python | pyroscope-go GO | async-profiler | ebpf-profiler" >&2
 	exit 2
 	;;
 esac
