@@ -18,6 +18,7 @@
 #include "base/varint.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 enum { LV_REQUEST, LV_RESOURCE, LV_SCOPE, LV_PROFILE, LV_SAMPLE };
@@ -833,4 +834,28 @@ int fmt_otlp_compat_upgrade(const void *data, size_t n, enum fmt_otlp_layout fro
 				    fmt_otlp_layout_name(from));
 	up_level(&u, LV_REQUEST, data, n, out);
 	return u.rc;
+}
+
+int fmt_otlp_decode_any(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
+			struct prof_err *err)
+{
+	enum fmt_otlp_layout l = fmt_otlp_layout_sniff(data, n);
+	struct buf up = BUF_INIT;
+	int rc;
+
+	if (l == FMT_OTLP_LAYOUT_CURRENT)
+		return fmt_otlp_decode(data, n, max_samples, out, err);
+	memset(out, 0, sizeof(*out));
+	buf_init(&up, 4 * n + 64);
+	rc = fmt_otlp_compat_upgrade(data, n, l, &up, err);
+	if (!rc)
+		rc = fmt_otlp_decode(up.p ? up.p : "", up.len, max_samples, out, err);
+	if (rc && err) {
+		size_t k = strlen(err->msg);
+
+		snprintf(err->msg + k, sizeof(err->msg) - k, " (read as the OTLP %s layout)",
+			 fmt_otlp_layout_name(l));
+	}
+	buf_release(&up);
+	return rc;
 }

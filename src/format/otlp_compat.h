@@ -21,6 +21,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "format/otlp.h"
 
 enum fmt_otlp_layout {
 	FMT_OTLP_LAYOUT_CURRENT = 0, /* v1.10 and v1.11 (what the decoder reads) */
@@ -69,5 +70,18 @@ enum fmt_otlp_layout fmt_otlp_layout_sniff(const void *data, size_t n);
  */
 int fmt_otlp_compat_upgrade(const void *data, size_t n, enum fmt_otlp_layout from, struct buf *out,
 			    struct prof_err *err);
+
+/**
+ * fmt_otlp_decode_any() - fmt_otlp_decode for a request in any layout
+ * fmt_otlp_layout_sniff tells: an older one is rewritten into a buffer of
+ * its own (at most 4 * @n + 64 bytes, freed before returning: @out does
+ * not point into it) and decoded from there. Same contract as
+ * fmt_otlp_decode; an error in a rewritten request has "(read as the OTLP
+ * v1.x layout)" appended to @err's message. For files (profd convert,
+ * format detection); the server's ingest path does the same around
+ * fmt_otlp_decode_pending.
+ */
+int fmt_otlp_decode_any(const void *data, size_t n, size_t max_samples, struct fmt_otlp_batch *out,
+			struct prof_err *err);
 
 #endif

@@ -16,7 +16,9 @@
 # 4 standard deviations),
 # each leaf below HotSplit.drive <- HotSplit.main. Across paths: the
 # JFR file read by profd and by jfr-converter (pprof, OTLP) gives the
-# same sample count for each leaf, exactly.
+# same sample count for each leaf, exactly; `profd convert` reads both
+# OTLP files (v1.9 and v1.7 layouts) to folded stacks with the leaf
+# counts the server found.
 # Needs java and javac; async-profiler needs Linux x64. Skipped, with the
 # reason, when either cannot be had.
 source "$(dirname "$0")/ingest_lib.sh"
@@ -112,6 +114,28 @@ done
 check "the JFR file gives the same leaf counts read by profd and by jfr-converter's pprof (${counts[jfr]} / ${counts[convpprof]})" \
 	[ "${counts[jfr]}" = "${counts[convpprof]}" ]
 check "... and by jfr-converter's OTLP (${counts[convotlp]})" [ "${counts[jfr]}" = "${counts[convotlp]}" ]
+
+# folded_leaves FILE: "ALPHA BETA GAMMA" samples of a folded file
+folded_leaves() {
+	python3 - "$1" <<'PY'
+import sys
+got = {"HotSplit$Alpha.work": 0, "HotSplit$Beta.work": 0, "HotSplit.gamma": 0}
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    for f in stack.split(";"):
+        f = f.replace("/", ".")
+        if f in got:
+            got[f] += int(n)
+            break
+print(*got.values())
+PY
+}
+for f in ap:otlp conv:convotlp; do
+	"$PROFD" convert "$tmp/${f%%:*}.otlp" "$tmp/${f%%:*}.folded" >"$tmp/convert.out" 2>&1
+	got=$(folded_leaves "$tmp/${f%%:*}.folded" 2>/dev/null)
+	check "profd convert reads ${f%%:*}.otlp to folded with the server's leaf counts ($got / ${counts[${f#*:}]}; $(head -c 200 "$tmp/convert.out"))" \
+		[ "$got" = "${counts[${f#*:}]}" ]
+done
 
 stop_server TERM
 check "SIGTERM stops cleanly" [ "$stop_rc" = 0 ]

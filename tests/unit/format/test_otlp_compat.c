@@ -6,7 +6,8 @@
  * samples/count), two samples - written in the v1.10, v1.9, v1.8 and
  * v1.7 layouts field by field (numbers from shared formats.md 1.6).
  * Each is sniffed as its layout, rewritten, decoded, and re-encoded by
- * fmt_otlp_encode: byte for byte what the v1.10 request gives. The
+ * fmt_otlp_encode: byte for byte what the v1.10 request gives (and
+ * fmt_otlp_decode_any reads each in one call). The
  * current encoder's output and malformed bytes are sniffed as current;
  * a v1.7 sample range outside location_indices is an error.
  */
@@ -230,6 +231,12 @@ static void reencode(const struct buf *req, int want_layout, struct buf *enc)
 	assert_int_equal(fmt_otlp_encode(pp, b.n, enc), 0);
 	fmt_otlp_batch_release(&b);
 	buf_release(&up);
+	/* fmt_otlp_decode_any does the same in one call */
+	if (fmt_otlp_decode_any(req->p, req->len, 0, &b, &err))
+		fail_msg("fmt_otlp_decode_any %s: %s", fmt_otlp_layout_name(l), err.msg);
+	assert_int_equal(b.n, 2);
+	assert_int_equal(b.profiles[1].samples.n, 2);
+	fmt_otlp_batch_release(&b);
 }
 
 static void test_layouts_read_alike(void **state)
