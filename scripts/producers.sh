@@ -26,6 +26,12 @@
 #                           EPERM, is replaced in the build copy by one
 #                           that goes on: Linux >= 5.11 charges BPF memory
 #                           to the memory cgroup, not RLIMIT_MEMLOCK)
+#   otelcol                 an OpenTelemetry Collector made by the Collector
+#                           builder (go.opentelemetry.io/collector/cmd/builder)
+#                           with the OTLP receiver and the OTLP and
+#                           OTLP/HTTP exporters -> prints "BINARY VERSION"
+#                           (the contrib pprof receiver is not served by
+#                           the Go module proxy here: no build has it)
 #
 # Maven puts artifacts in $MAVEN_LOCAL_REPO (default ~/.m2/repository).
 # Cache: $PROFD_PRODUCERS_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/profd/producers.
@@ -45,6 +51,8 @@ PYROSCOPE_IO_VERSION=1.4.0
 PYROSCOPE_GO_VERSIONS=(v1.5.0 v1.2.7)
 # Its releases are tagged by month; the proxy serves a tag it is asked for.
 EBPF_PROFILER_VERSION=v0.0.202601
+# One release for every Collector module (core v0.165.0 goes with v1.71.0).
+OTELCOL_VERSION=v0.165.0
 ASYNC_PROFILER_VERSION=4.4
 # The newest jfr-converter Maven Central has (4.3 and 4.4 were not published).
 JFR_CONVERTER_VERSION=4.2
@@ -182,13 +190,40 @@ ebpf_profiler() {
 	echo "$dir/ebpf-profiler $v $how"
 }
 
+otelcol() {
+	local v=$OTELCOL_VERSION dir=$cache/otelcol-$OTELCOL_VERSION
+	command -v go >/dev/null || cannot "go is not installed"
+	lock otelcol
+	if [ ! -x "$dir/out/otelcol-profd" ]; then
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		cat >"$dir/builder.yaml" <<EOF
+dist:
+  name: otelcol-profd
+  description: OpenTelemetry Collector for profd's producer tests
+  output_path: ./out
+receivers:
+  - gomod: go.opentelemetry.io/collector/receiver/otlpreceiver $v
+exporters:
+  - gomod: go.opentelemetry.io/collector/exporter/otlpexporter $v
+  - gomod: go.opentelemetry.io/collector/exporter/otlphttpexporter $v
+EOF
+		(cd "$dir" && GOTOOLCHAIN=local GOFLAGS=-p=1 timeout 2400 nice go run \
+			"go.opentelemetry.io/collector/cmd/builder@$v" --config builder.yaml) \
+			>"$dir/build.log" 2>&1 ||
+			cannot "the Collector builder $v failed: $(grep -m1 -i 'error' "$dir/build.log" | cut -c1-300)"
+	fi
+	echo "$dir/out/otelcol-profd $v"
+}
+
 case ${1:-} in
 pyroscope-python) pyroscope_python ;;
 pyroscope-go) pyroscope_go "${2:-}" ;;
 async-profiler) async_profiler ;;
 ebpf-profiler) ebpf_profiler ;;
+otelcol) otelcol ;;
 *)
-	echo "usage: producers.sh pyroscope-python | pyroscope-go GO | async-profiler | ebpf-profiler" >&2
+	echo "usage: producers.sh pyroscope-python | pyroscope-go GO | async-profiler | ebpf-profiler | otelcol" >&2
 	exit 2
 	;;
 esac
