@@ -83,6 +83,11 @@ struct sniff {
 	bool bad;
 };
 
+/* Samples looked at per Profile: one producer writes a profile's samples
+ * alike, and the sniffer must stay cheap beside the decode on the ingest
+ * path (the Profile's own fields are always read). */
+#define SNIFF_SAMPLES_MAX 64
+
 static void sniff_sample(struct sniff *s, const uint8_t *p, size_t n)
 {
 	struct varint_rd r;
@@ -112,7 +117,7 @@ static void sniff_profile(struct sniff *s, const uint8_t *p, size_t n)
 {
 	struct varint_rd r;
 	struct pb_field f;
-	unsigned c1 = 0;
+	unsigned c1 = 0, nsamples = 0;
 
 	varint_rd_init(&r, p, n);
 	while (pb_next(&r, &f)) {
@@ -121,7 +126,8 @@ static void sniff_profile(struct sniff *s, const uint8_t *p, size_t n)
 			c1++;
 			break;
 		case 2:
-			if (f.wt == WT_LEN)
+			/* once a sample showed v1.10's values, samples cannot say v1.9 */
+			if (f.wt == WT_LEN && !s->v110 && nsamples++ < SNIFF_SAMPLES_MAX)
 				sniff_sample(s, f.p, f.n);
 			break;
 		case 3:

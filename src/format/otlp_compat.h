@@ -50,7 +50,9 @@ const char *fmt_otlp_layout_name(enum fmt_otlp_layout l);
  *   - v1.10: a Sample with field 4 packed or repeated (values; v1.9's
  *     link_index is one varint).
  * Profile evidence decides first (v1.7, then v1.8); samples say v1.9 only
- * with v1.9 evidence and none of v1.10. A request that is not well-formed
+ * with v1.9 evidence and none of v1.10. Only the first 64 samples of each
+ * Profile are looked at, and none once one showed v1.10's values (the
+ * Profile fields are read whole; samples are skipped by length). A request that is not well-formed
  * protobuf, or that shows nothing, is FMT_OTLP_LAYOUT_CURRENT (the
  * decoder then reports what is wrong). Never reads outside @data;
  * nesting is fixed (request, resource, scope, profile, sample).
