@@ -286,6 +286,9 @@ static void up_level(struct up *u, int lv, const uint8_t *p, size_t n, struct bu
  * comment_strindices, default_sample_type_index, aggregation_temporality).
  */
 
+/* Sample types of one v1.7 Profile (pprof files have a handful). */
+#define V17_TYPES_MAX 64
+
 /* A hash set of byte strings, entry = index into the caller's array. */
 struct bset {
 	uint32_t *slot; /* index + 1; 0 = empty */
@@ -531,6 +534,11 @@ static void v17_profile(struct v17 *c, const uint8_t *p, size_t n, uint32_t num,
 		u->rc = prof_err_set(u->err, -PROF_ECORRUPT, (int64_t)(r.p - u->base),
 				     "otlp v1.7: malformed Profile at byte %td", r.p - u->base);
 	ntypes = c->types.n ? c->types.n : 1;
+	/* each type is a pass over the samples: bound the passes */
+	if (ntypes > V17_TYPES_MAX && !u->rc)
+		u->rc = prof_err_set(u->err, -PROF_ETOOBIG, (int64_t)(p - u->base),
+				     "otlp v1.7: a profile with %zu sample types (at most %d)",
+				     ntypes, V17_TYPES_MAX);
 	for (size_t k = 0; k < ntypes && !u->rc; k++) {
 		buf_reset(&samples);
 		varint_rd_init(&r, p, n);

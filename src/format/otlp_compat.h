@@ -7,13 +7,15 @@
  * OTLP profiles is an alpha signal: its messages were renumbered between
  * releases under one package name, with no version marker on the wire
  * (shared formats.md 1.6). Producers users run still send older layouts:
- * async-profiler 4.3 and 4.4 write v1.8/v1.9 (Sample{1 stack_index;
- * 2 values; 3 attribute_indices; 4 link_index}), where v1.10 reads field
- * 2 as attribute indices. fmt_otlp_layout_sniff tells the layout from
- * the wire types and field numbers of the request's Profile and Sample
- * messages; fmt_otlp_compat_upgrade rewrites one into the current layout
- * (field numbers only: payload bytes are copied), which the decoder then
- * reads as any request. docs/ingest.md, "OTLP proto versions", has the
+ * async-profiler 4.3/4.4 and the OpenTelemetry eBPF profiler write v1.9
+ * (Sample{1 stack_index; 2 values; 3 attribute_indices; 4 link_index}),
+ * where v1.10 reads field 2 as attribute indices; async-profiler 4.2 and
+ * its jfr-converter write v1.7 (no Stack table). fmt_otlp_layout_sniff
+ * tells the layout from the wire types and field numbers of the
+ * request's Profile and Sample messages; fmt_otlp_compat_upgrade
+ * rewrites one into the current layout (for v1.8/v1.9 field numbers
+ * only, payload bytes copied), which the decoder then reads as any
+ * request. docs/ingest.md, "OTLP proto versions", has the
  * matrix of producers and layouts.
  */
 #ifndef PROF_FORMAT_OTLP_COMPAT_H
@@ -27,7 +29,7 @@ enum fmt_otlp_layout {
 	FMT_OTLP_LAYOUT_CURRENT = 0, /* v1.10 and v1.11 (what the decoder reads) */
 	FMT_OTLP_LAYOUT_V1_9,	     /* v1.9: Sample fields 2..4 are values, attributes, link */
 	FMT_OTLP_LAYOUT_V1_8, /* v1.8: v1.9's Sample; Profile fields 7..12 numbered one higher */
-	FMT_OTLP_LAYOUT_V1_7, /* v1.7: Sample ranges into Profile.location_indices (not rewritten) */
+	FMT_OTLP_LAYOUT_V1_7, /* v1.7: Sample ranges into Profile.location_indices, no Stack table */
 };
 
 /** fmt_otlp_layout_name() - "v1.10", "v1.9", "v1.8" or "v1.7". */
@@ -61,14 +63,19 @@ enum fmt_otlp_layout fmt_otlp_layout_sniff(const void *data, size_t n);
 
 /**
  * fmt_otlp_compat_upgrade() - rewrite the request @data (@n bytes, in
- * layout @from: FMT_OTLP_LAYOUT_V1_8 or _V1_9) into the current layout,
- * appended to @out (the caller's; initialised, released by the caller).
- * v1.9 -> v1.10: Sample fields 2, 3, 4 become 4, 2, 3. v1.8 -> v1.10: the
- * same, and Profile field 7 (comment_strindices, gone) is dropped, 8..12
- * become 7..11. Everything else is copied byte for byte. Errors:
- * -PROF_ECORRUPT with @err naming the byte offset when @data is not
- * well-formed protobuf; -EINVAL for another @from (v1.7 needs a stack
- * table built: not supported); -PROF_ETOOBIG when @out's cap is reached.
+ * layout @from: FMT_OTLP_LAYOUT_V1_7, _V1_8 or _V1_9) into the current
+ * layout, appended to @out (the caller's; initialised, released by the
+ * caller; its cap bounds the rewrite). v1.9 -> v1.10: Sample fields 2, 3,
+ * 4 become 4, 2, 3. v1.8 -> v1.10: the same, and Profile field 7
+ * (comment_strindices, gone) is dropped, 8..12 become 7..11; everything
+ * else is copied byte for byte. v1.7 -> v1.10: see otlp_compat.c (stack
+ * table built, one Profile per sample type, attribute keys interned).
+ * Errors: -PROF_ECORRUPT with @err naming the byte offset when @data is
+ * not well-formed protobuf, or for v1.7 when a sample's range falls
+ * outside its profile's location_indices or its value count differs
+ * from the profile's sample types; -PROF_ETOOBIG for a v1.7 profile of
+ * more than 64 sample types or when @out's cap is reached; -EINVAL for
+ * FMT_OTLP_LAYOUT_CURRENT.
  */
 int fmt_otlp_compat_upgrade(const void *data, size_t n, enum fmt_otlp_layout from, struct buf *out,
 			    struct prof_err *err);

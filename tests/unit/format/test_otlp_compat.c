@@ -9,7 +9,8 @@
  * fmt_otlp_encode: byte for byte what the v1.10 request gives (and
  * fmt_otlp_decode_any reads each in one call). The
  * current encoder's output and malformed bytes are sniffed as current;
- * a v1.7 sample range outside location_indices is an error.
+ * a v1.7 sample range outside location_indices and a v1.7 profile of 65
+ * sample types are errors.
  */
 #include "base/compat.h"
 #include "base/buf.h"
@@ -263,6 +264,30 @@ static void test_bad_input(void **state)
 	assert_int_equal(fmt_otlp_compat_upgrade(req.p, req.len, FMT_OTLP_LAYOUT_V1_7, &up, &err),
 			 -PROF_ECORRUPT);
 	assert_non_null(strstr(err.msg, "outside the profile's 2 location_indices"));
+	/* v1.7: 65 sample types would be 65 passes over the samples */
+	{
+		struct buf pr = BUF_INIT, m = BUF_INIT, x = BUF_INIT;
+		static const uint64_t one = 1;
+
+		buf_init(&pr, 0), buf_init(&m, 0), buf_init(&x, 0);
+		buf_reset(&req);
+		for (int i = 0; i < 65; i++) {
+			fv(&m, 1, 1);
+			fmsg(&pr, 1, &m);
+		}
+		fpacked(&pr, 3, &one, 1);
+		fmsg(&x, 2, &pr);
+		fmsg(&m, 2, &x);
+		fmsg(&req, 1, &m);
+		assert_int_equal(fmt_otlp_layout_sniff(req.p, req.len), FMT_OTLP_LAYOUT_V1_7);
+		buf_reset(&up);
+		prof_err_init(&err);
+		assert_int_equal(
+			fmt_otlp_compat_upgrade(req.p, req.len, FMT_OTLP_LAYOUT_V1_7, &up, &err),
+			-PROF_ETOOBIG);
+		assert_non_null(strstr(err.msg, "65 sample types"));
+		buf_release(&pr), buf_release(&m), buf_release(&x);
+	}
 	buf_release(&req), buf_release(&up);
 }
 
