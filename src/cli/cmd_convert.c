@@ -32,6 +32,7 @@
 #include "cli/termtext.h"
 #include "format/folded.h"
 #include "format/otlp.h"
+#include "format/otlp_compat.h"
 #include "format/otlp_json.h"
 #include "format/pprof.h"
 
@@ -140,7 +141,7 @@ static int otlp_to_otlp(const char *in, const struct buf *data, enum fmt_kind ki
 		n = raw.len;
 	}
 	rc = kind == FMT_KIND_OTLP_JSON ? fmt_otlp_json_decode(p, n, NULL, &batch, &err)
-					: fmt_otlp_decode(p, n, 0, &batch, &err);
+					: fmt_otlp_decode_any(p, n, 0, &batch, &err);
 	if (rc) {
 		cli_print_decode_error("convert", in, rc, &err);
 		goto out;

@@ -15,6 +15,7 @@
 #include "format/folded.h"
 #include "format/jfr.h"
 #include "format/otlp.h"
+#include "format/otlp_compat.h"
 #include "format/otlp_json.h"
 #include "format/pbcheck.h"
 #include "format/perfscript.h"
@@ -351,7 +352,7 @@ static int decode_otlp(const void *data, size_t n, bool json, const struct fmt_d
 {
 	struct fmt_otlp_batch batch = { 0 };
 	int rc = json ? fmt_otlp_json_decode(data, n, opts, &batch, err)
-		      : fmt_otlp_decode(data, n, opts->max_samples, &batch, err);
+		      : fmt_otlp_decode_any(data, n, opts->max_samples, &batch, err);
 
 	if (!rc)
 		rc = merge_batch(&batch, out, err);

@@ -9,6 +9,7 @@
 #include "base/mem.h"
 #include "base/parse.h"
 #include "format/otlp.h"
+#include "format/otlp_compat.h"
 #include "format/otlp_json.h"
 #include "server/pipeline.h"
 #include "server/route.h"
@@ -573,17 +574,37 @@ bool server_ingest_otlp(struct server *srv, struct server_dataset *ds, const voi
 {
 	struct fmt_otlp_batch batch = { 0 };
 	struct model_profile *pp_s[8], **pp;
+	struct buf upgraded = BUF_INIT;
+	enum fmt_otlp_layout layout = FMT_OTLP_LAYOUT_CURRENT;
 	struct prof_err err;
 	bool ok;
-	int rc;
+	int rc = 0;
 
 	prof_err_init(&err);
-	if (json) {
+	/* An older proto release's layout is rewritten first; the rewrite is
+	 * what is decoded and stored (otlp_compat.h). */
+	if (!json && data)
+		layout = fmt_otlp_layout_sniff(data, n);
+	if (layout != FMT_OTLP_LAYOUT_CURRENT) {
+		buf_init(&upgraded, 4 * n + 64);
+		rc = fmt_otlp_compat_upgrade(data, n, layout, &upgraded, &err);
+		if (!rc) {
+			data = upgraded.p;
+			n = upgraded.len;
+		}
+	} else if (layout == FMT_OTLP_LAYOUT_V1_7) {
+		rc = prof_err_set(
+			&err, -PROF_ECORRUPT, -1,
+			"otlp: the request is in the OTLP v1.7 layout (samples as ranges of "
+			"Profile.location_indices), which profd does not read: send v1.8 "
+			"or later");
+	}
+	if (!rc && json) {
 		struct fmt_decode_opts o = { .max_input = srv->limits.max_decompressed,
 					     .max_samples = srv->limits.max_samples };
 
 		rc = fmt_otlp_json_decode(data ? data : "", n, &o, &batch, &err);
-	} else {
+	} else if (!rc) {
 		/* one dictionary for the request's profiles, its stacks keyed and
 		 * translated only when the store's head lacks one (data outlives batch) */
 		rc = fmt_otlp_decode_pending(data ? data : "", n, srv->limits.max_samples, &batch,
@@ -592,11 +613,18 @@ bool server_ingest_otlp(struct server *srv, struct server_dataset *ds, const voi
 	if (rc) {
 		enum server_fail f = server_fail_from_rc(rc);
 		const char *msg = err.msg[0] ? err.msg : prof_strerror(rc);
-		char at[48] = "";
+		char at[96] = "";
 
 		if (err.offset >= 0 && !strstr(msg, "byte"))
 			snprintf(at, sizeof(at), " (at byte %" PRId64 ")", err.offset);
+		if (layout != FMT_OTLP_LAYOUT_CURRENT) {
+			size_t l = strlen(at);
+
+			snprintf(at + l, sizeof(at) - l, " (read as the OTLP %s layout)",
+				 fmt_otlp_layout_name(layout));
+		}
 		fmt_otlp_batch_release(&batch);
+		buf_release(&upgraded);
 		if (f == SERVER_FAIL_TOO_LARGE && strstr(msg, "samples"))
 			return server_ingest_fail(srv, out, f, "max_samples",
 						  "limit max_samples (%zu) exceeded: %s%s",
@@ -615,6 +643,7 @@ bool server_ingest_otlp(struct server *srv, struct server_dataset *ds, const voi
 	if (pp != pp_s)
 		free(pp);
 	fmt_otlp_batch_release(&batch);
+	buf_release(&upgraded);
 	return ok;
 }
 

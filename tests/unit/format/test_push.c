@@ -15,26 +15,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-static void pv(struct buf *b, uint64_t v)
-{
-	do {
-		unsigned char c = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-
-		buf_add(b, &c, 1);
-		v >>= 7;
-	} while (v);
-}
-static void fbytes(struct buf *b, unsigned num, const void *p, size_t n)
-{
-	pv(b, (uint64_t)num << 3 | 2);
-	pv(b, n);
-	buf_add(b, p, n);
-}
-static void fmsg(struct buf *b, unsigned num, struct buf *m)
-{
-	fbytes(b, num, m->p ? m->p : "", m->len);
-	buf_reset(m);
-}
+#include "unit/format/pbwrite.h"
 
 static void test_binary(void **state)
 {
