@@ -127,6 +127,21 @@ check_spans "$tmp/go-old.out" "$pid_old" main.spinAlpha main.spinBeta main.block
 echo "-- C threads with the OpenTelemetry thread context"
 check_spans "$tmp/ctx.spans" "$cpid" spin_red spin_blue block_on_pipe
 
+# GET /api/v1/traces/{trace_id}/profile: the flame graph of one request.
+read -r path trace span ns fn <"$tmp/go-new.out"
+curl -fsG "$base/api/v1/traces/$trace/profile" --data-urlencode 'type=process_cpu:samples:count:cpu:nanoseconds' \
+	-o "$tmp/trace.json" || fail "GET /api/v1/traces/$trace/profile failed"
+read -r total a b c < <(python3 tests/integration/agent_check.py "$tmp/trace.json" main.spinAlpha main.spinBeta x |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["total"], *d["names"].values())')
+read -r want _ < <(span_flame 'process_cpu:samples:count:cpu:nanoseconds' "$pid_new" "$trace" "$span" main.spinAlpha main.spinBeta x)
+[ "$total" = "$want" ] && [ "$b" = 0 ] && [ "$a" -gt 0 ] ||
+	fail "/api/v1/traces/$trace/profile: $total samples ($a in spinAlpha, $b in spinBeta), the filtered flame graph $want"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/traces/nothex/profile?type=process_cpu:samples:count:cpu:nanoseconds")
+[ "$code" = 400 ] || fail "a bad trace ID in the path answered $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/traces/$trace/profile?type=process_cpu:samples:count:cpu:nanoseconds&trace_id=$trace")
+[ "$code" = 400 ] || fail "trace_id both in the path and as a parameter answered $code"
+echo "ok GET /api/v1/traces/{trace_id}/profile: $total samples, all of the request's (400 for a bad ID)"
+
 labels=$(curl -fsG "$base/api/v1/labels" --data-urlencode "type=process_cpu:samples:count:cpu:nanoseconds")
 case "$labels" in
 *'"span_id"'* | *'"trace_id"'*) fail "trace or span IDs became labels: $labels" ;;
