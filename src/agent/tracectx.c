@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- decoding (input: bytes BPF read from another process) ---- */
@@ -224,7 +225,11 @@ static int ctx_go_dwarf(Elf *elf, struct profile_ctx_proc *p)
 	while (!(got_g && got_m) && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu, c;
 
-		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &c) == 0) {
+		const char *cun;
+
+		/* The Go linker puts a package's types in its own CU ("runtime"). */
+		if (dwarf_offdie(dw, off + hsize, &cu) && (cun = dwarf_diename(&cu)) &&
+		    !strcmp(cun, "runtime") && dwarf_child(&cu, &c) == 0) {
 			do {
 				const char *n;
 
@@ -417,6 +422,21 @@ out:
 
 #define CTX_SLOTS 1024 /* contexts waiting for their sample, by tid */
 #define CTX_PROCS 4096 /* processes looked at (open addressing by pid) */
+#define CTX_FILES 64   /* executables inspected, by identity (ctx_file_info) */
+
+/*
+ * What one executable file publishes: inspecting it costs ~30 ms for a Go
+ * binary's DWARF, so processes of one binary (replicas, forks, re-runs)
+ * share the answer, keyed by the file's identity.
+ */
+struct ctx_file {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int rc;
+	struct agent_tracectx_info info;
+};
 
 struct ctx_proc {
 	uint32_t pid; /* 0 = empty */
@@ -428,6 +448,8 @@ struct agent_tracectx {
 	struct profile_ctx_event *slots; /* CTX_SLOTS, kind 0 = empty */
 	struct ctx_proc *procs;		 /* CTX_PROCS */
 	size_t nprocs;
+	struct ctx_file *files; /* CTX_FILES, dev and ino 0 = empty; replaced round robin */
+	size_t next_file;
 	struct agent_tracectx_sample cur;
 	struct agent_tracectx_stats st;
 };
@@ -443,6 +465,7 @@ int agent_tracectx_new(const struct agent_tracectx_opts *o, struct agent_tracect
 	tc->o = *o;
 	tc->slots = xcalloc(CTX_SLOTS, sizeof(*tc->slots));
 	tc->procs = xcalloc(CTX_PROCS, sizeof(*tc->procs));
+	tc->files = xcalloc(CTX_FILES, sizeof(*tc->files));
 	*out = tc;
 	return 0;
 }
@@ -453,6 +476,7 @@ void agent_tracectx_free(struct agent_tracectx *tc)
 		return;
 	free(tc->slots);
 	free(tc->procs);
+	free(tc->files);
 	free(tc);
 }
 
@@ -466,6 +490,34 @@ static struct ctx_proc *ctx_proc_slot(struct agent_tracectx *tc, uint32_t pid)
 			return e;
 	}
 	return NULL;
+}
+
+/* agent_tracectx_inspect of @path, from the cache when the same file was inspected before. */
+static int ctx_file_info(struct agent_tracectx *tc, const char *path,
+			 struct agent_tracectx_info *info)
+{
+	struct ctx_file *f;
+	struct stat sb;
+
+	if (stat(path, &sb))
+		return -errno;
+	for (size_t i = 0; i < CTX_FILES; i++) {
+		f = &tc->files[i];
+		if ((f->dev || f->ino) && f->dev == sb.st_dev && f->ino == sb.st_ino &&
+		    f->size == sb.st_size && f->mtime.tv_sec == sb.st_mtim.tv_sec &&
+		    f->mtime.tv_nsec == sb.st_mtim.tv_nsec) {
+			*info = f->info;
+			return f->rc;
+		}
+	}
+	f = &tc->files[tc->next_file++ % CTX_FILES];
+	f->rc = agent_tracectx_inspect(path, &f->info);
+	f->dev = sb.st_dev;
+	f->ino = sb.st_ino;
+	f->size = sb.st_size;
+	f->mtime = sb.st_mtim;
+	*info = f->info;
+	return f->rc;
 }
 
 void agent_tracectx_check(struct agent_tracectx *tc, struct agent_proc *ap, const char *root)
@@ -482,7 +534,7 @@ void agent_tracectx_check(struct agent_tracectx *tc, struct agent_proc *ap, cons
 	e->pid = ap->pid;
 	tc->nprocs++;
 	snprintf(path, sizeof(path), "%s%s", root, ap->exe_path);
-	if ((rc = agent_tracectx_inspect(path, &info)))
+	if ((rc = ctx_file_info(tc, path, &info)))
 		return;
 	if (info.why[0]) {
 		tc->st.procs_refused++;

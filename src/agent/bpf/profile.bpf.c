@@ -513,12 +513,18 @@ static __always_inline int ctx_go_slice(struct profile_ctx_event *e, __u64 list)
 	return 0;
 }
 
-/* The labels of the map (Go <= 1.23) whose hmap pointer is at @mp. */
+/*
+ * The labels of the map (Go <= 1.23) whose hmap pointer is at @mp: slot
+ * j of bucket k goes to label k * 8 + j, an empty slot stays empty (klen
+ * 0), so where a label lands never depends on which slots before it were
+ * used (that kept the verifier's states apart: 40 times the instructions
+ * to check). Bucket 0 whole and the first two slots of bucket 1 (B = 1,
+ * 9 to 16 labels): PROFILE_CTX_LABELS slots in all.
+ */
 static __always_inline int ctx_go_map(struct profile_ctx_event *e, __u64 mp)
 {
 	__u64 hmap = 0, buckets = 0, count = 0;
-	__u8 b = 0, top[GO_BUCKET_SLOTS];
-	__u32 n = 0, nb;
+	__u8 b = 0, top[GO_BUCKET_SLOTS * GO_MAP_MAX_BUCKETS];
 
 	if (bpf_probe_read_user(&hmap, sizeof(hmap), (void *)mp) || !hmap ||
 	    bpf_probe_read_user(&count, sizeof(count), (void *)hmap) ||
@@ -527,34 +533,28 @@ static __always_inline int ctx_go_map(struct profile_ctx_event *e, __u64 mp)
 		return -1;
 	if (!buckets || !count)
 		return 0;
-	nb = b >= 1 ? GO_MAP_MAX_BUCKETS : 1;
-	for (__u32 k = 0; k < GO_MAP_MAX_BUCKETS; k++) {
-		__u64 bk = buckets + (__u64)k * GO_BUCKET_SIZE;
+	__builtin_memset(top, 0, sizeof(top));
+	if (bpf_probe_read_user(top, GO_BUCKET_SLOTS, (void *)buckets) ||
+	    (b >= 1 && bpf_probe_read_user(top + GO_BUCKET_SLOTS, GO_BUCKET_SLOTS,
+					   (void *)(buckets + GO_BUCKET_SIZE))))
+		return -1;
+	for (int i = 0; i < PROFILE_CTX_LABELS; i++) {
+		__u64 bk = buckets + (i >= GO_BUCKET_SLOTS ? GO_BUCKET_SIZE : 0);
+		int j = i % GO_BUCKET_SLOTS;
+		struct go_label gl;
 
-		if (k >= nb)
-			break;
-		if (bpf_probe_read_user(top, sizeof(top), (void *)bk))
+		e->labels[i].klen = 0;
+		if (top[i] < GO_TOPHASH_MIN)
+			continue;
+		if (bpf_probe_read_user(&gl.key, sizeof(gl.key),
+					(void *)(bk + GO_BUCKET_KEYS + j * 16)) ||
+		    bpf_probe_read_user(&gl.val, sizeof(gl.val),
+					(void *)(bk + GO_BUCKET_VALS + j * 16)) ||
+		    ctx_label_put(e, i, &gl))
 			return -1;
-		for (int j = 0; j < GO_BUCKET_SLOTS; j++) {
-			struct go_label gl;
-
-			if (top[j] < GO_TOPHASH_MIN)
-				continue;
-			if (n >= PROFILE_CTX_LABELS) {
-				e->flags |= PROFILE_CTXF_GO_MORE;
-				break;
-			}
-			if (bpf_probe_read_user(&gl.key, sizeof(gl.key),
-						(void *)(bk + GO_BUCKET_KEYS + j * 16)) ||
-			    bpf_probe_read_user(&gl.val, sizeof(gl.val),
-						(void *)(bk + GO_BUCKET_VALS + j * 16)) ||
-			    ctx_label_put(e, n, &gl))
-				return -1;
-			n++;
-		}
 	}
-	e->n = n;
-	if (b > 1 || count > n)
+	e->n = PROFILE_CTX_LABELS;
+	if (b > 1 || count > PROFILE_CTX_LABELS)
 		e->flags |= PROFILE_CTXF_GO_MORE;
 	return 0;
 }
@@ -616,7 +616,7 @@ static __always_inline void ctx_send(__u32 tgid, __u32 tid, __u64 now)
 
 		if (rc)
 			stat_inc(PROFILE_STAT_CTX_READ_ERR);
-		if (e->n) {
+		if (!rc && e->n) {
 			e->flags |= PROFILE_CTXF_GO_LABELS;
 			any = true;
 		}
