@@ -19,6 +19,9 @@
 # +-10 %). The last request / span of each blocks ~300 ms in read(2) on a
 # pipe: its off-CPU samples carry its span (>= 250 ms of off-CPU time in
 # the blocking function). Trace and span IDs never become labels.
+# GET /api/v1/traces/{id}/profile equals the filtered flame graph; in
+# chromium (tests/js/explorer_trace.test.mjs, when it is installed) the
+# explorer's Trace / span fields and "Its window" show the same samples.
 # Needs root, kernel BTF, and both Go toolchains (skip otherwise).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -143,6 +146,16 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/traces/nothex/profil
 code=$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/traces/$trace/profile?type=process_cpu:samples:count:cpu:nanoseconds&trace_id=$trace")
 [ "$code" = 400 ] || fail "trace_id both in the path and as a parameter answered $code"
 echo "ok GET /api/v1/traces/{trace_id}/profile: $total samples, all of the request's (400 for a bad ID)"
+
+# The explorer's Trace / span fields, in the browser (when chromium and playwright are here).
+if [ -x "${CHROMIUM:-/usr/bin/chromium}" ] && [ -d tests/js/node_modules/playwright-core ]; then
+	PROFD_URL="$base/" TRACE_TYPE=process_cpu:samples:count:cpu:nanoseconds \
+		TRACE_QUERY="{process.pid=\"$pid_new\"}" TRACE_ID=$trace SPAN_ID=$span \
+		TRACE_HOT=main.spinAlpha TRACE_OTHER=main.spinBeta \
+		node tests/js/explorer_trace.test.mjs || fail "explorer trace fields"
+else
+	echo "note: no chromium or playwright-core: the explorer's trace fields not checked in a browser"
+fi
 
 labels=$(curl -fsG "$base/api/v1/labels" --data-urlencode "type=process_cpu:samples:count:cpu:nanoseconds")
 case "$labels" in
