@@ -28,19 +28,8 @@ PROFD=${PROFD_FAST:-build/profd}
 SECS=${BENCH_SECONDS:-15}
 OUTMD=bench/results/agent.md
 
-[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 0; }
-[ -r /sys/kernel/btf/vmlinux ] || { echo "skip: no kernel BTF"; exit 0; }
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
-tmp=$(mktemp -d /tmp/profd-bench-agent.XXXXXX)
-pids=()
-old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	sysctl -qw kernel.bpf_stats_enabled="$old_stats" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/agent_bench_lib.sh
+agent_bench_init agent
 
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -fno-inline -o "$tmp/spin" tests/workloads/spin.c
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -54,10 +43,7 @@ for _ in 1 2; do "$tmp/spin" "$total" >/dev/null & pids+=($!); done
 for _ in $(seq 1 200); do sleep "$total" & pids+=($!); done
 sysctl -qw kernel.bpf_stats_enabled=1 || echo "note: bpf_stats unavailable; kernel-side BPF time not measured"
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-hwm_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
-rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
-bpf_ns() { # total run_time_ns of the agent's programs now loaded
+bpf_ns() { # total run_time_ns of the agent's programs now loaded (not the library's: by name)
 	bpftool prog show --json 2>/dev/null | python3 -c '
 import json, sys
 tot = 0

@@ -20,22 +20,10 @@ PROFD=${PROFD_FAST:-build/profd}
 SECS=${BENCH_SECONDS:-20}
 OUTMD=bench/results/agent-jit.md
 
-[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 0; }
-[ -r /sys/kernel/btf/vmlinux ] || { echo "skip: no kernel BTF"; exit 0; }
-[ -x "$PROFD" ] || { echo "FAIL: $PROFD is not built"; exit 1; }
 command -v java >/dev/null && command -v javac >/dev/null || { echo "skip: no java/javac"; exit 0; }
 command -v node >/dev/null || { echo "skip: no node"; exit 0; }
-tmp=$(mktemp -d /tmp/profd-bench-jit.XXXXXX)
-pids=()
-old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	sysctl -qw kernel.bpf_stats_enabled="$old_stats" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. bench/agent_bench_lib.sh
+agent_bench_init jit
 
 javac -d "$tmp/classes" tests/workloads/Hot.java
 port=$(free_port)
@@ -51,17 +39,6 @@ for _ in 1 2; do node tests/workloads/hot.js $((total * 1000)) >/dev/null & pids
 load="2 JVMs (Hot.java; one with a 512 MiB code cache), 2 node (hot.js)"
 sysctl -qw kernel.bpf_stats_enabled=1 || echo "note: bpf_stats unavailable"
 hz=$(getconf CLK_TCK)
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-hwm_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
-rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
-bpf_ns() { # run_time_ns of the BPF programs process $1 holds (their ids from its fds' fdinfo)
-	local ids
-	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | tr '\n' ' ')
-	bpftool prog show --json 2>/dev/null | python3 -c '
-import json, sys
-ids = set(int(x) for x in sys.argv[1].split())
-print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin) if p.get("id") in ids))' "$ids"
-}
 
 pair() { # HZ: both agents at once over the same load
 	local f=$1 mi mn pi pn ci0 cn0 bi0 bn0 w0 ci1 cn1 bi1 bn1 w1

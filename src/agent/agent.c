@@ -10,6 +10,7 @@
 #include "agent/elfinfo.h"
 #include "agent/export.h"
 #include "agent/interp.h"
+#include "agent/tracectx.h"
 #include "agent/jit.h"
 #include "agent/k8s.h"
 #include "agent/metrics.h"
@@ -35,9 +36,10 @@
 struct agent_loop {
 	struct agent_collect *collect;
 	struct agent_procs *procs;
-	struct agent_interp *interp; /* NULL: --no-interpreters */
-	struct agent_jit *jit;	     /* NULL: --no-interpreters */
-	int64_t mono_to_unix_ns;     /* add to a CLOCK_MONOTONIC time to get unix time */
+	struct agent_interp *interp;	 /* NULL: --no-interpreters */
+	struct agent_jit *jit;		 /* NULL: --no-interpreters */
+	struct agent_tracectx *tracectx; /* NULL: --no-trace-context */
+	int64_t mono_to_unix_ns;	 /* add to a CLOCK_MONOTONIC time to get unix time */
 };
 
 /* Everything /metrics and the interval log line report. */
@@ -48,10 +50,11 @@ struct agent_parts {
 	struct agent_unwinder *unwinder;
 	struct agent_export *x;
 	struct agent_elfinfo_cache *elfcache;
-	struct agent_debuginfo *di;  /* NULL: no debuginfo upload */
-	struct agent_k8s *k8s;	     /* NULL: no --k8s */
-	struct agent_interp *interp; /* NULL: no interpreter frames */
-	struct agent_jit *jit;	     /* NULL: no JIT runtime frames */
+	struct agent_debuginfo *di;	 /* NULL: no debuginfo upload */
+	struct agent_k8s *k8s;		 /* NULL: no --k8s */
+	struct agent_interp *interp;	 /* NULL: no interpreter frames */
+	struct agent_jit *jit;		 /* NULL: no JIT runtime frames */
+	struct agent_tracectx *tracectx; /* NULL: no trace context */
 };
 
 /* The initial PID namespace's inode (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
@@ -128,6 +131,31 @@ static void agent_on_proc(void *ctx, const struct profile_proc_event *pe)
 	if (l->interp)
 		agent_interp_forget(l->interp, pe->pid);
 	agent_jit_forget(l->jit, pe->pid);
+	if (l->tracectx)
+		agent_tracectx_forget(l->tracectx, pe->pid);
+}
+
+static void agent_on_ctx(void *ctx, const struct profile_ctx_event *ce)
+{
+	struct agent_loop *l = ctx;
+
+	if (l->tracectx)
+		agent_tracectx_add_event(l->tracectx, ce);
+}
+
+/* agent_tracectx_opts callbacks. */
+static int agent_ctx_install(void *ctx, uint32_t pid, const struct profile_ctx_proc *p)
+{
+	struct agent_parts *a = ctx;
+
+	return a->s ? agent_sampler_ctx_set(a->s, pid, p) : -EAGAIN;
+}
+
+static int agent_ctx_remove(void *ctx, uint32_t pid)
+{
+	struct agent_parts *a = ctx;
+
+	return a->s ? agent_sampler_ctx_del(a->s, pid) : 0;
 }
 
 static void agent_on_interp(void *ctx, const struct profile_interp_event *ie)
@@ -785,6 +813,21 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 			co.jit = a.jit;
 		}
 	}
+	if (!opts->no_trace_context) {
+		struct agent_tracectx_opts to = { 0 };
+
+		to.install = agent_ctx_install;
+		to.remove = agent_ctx_remove;
+		to.allow = opts->trace_labels_set ? opts->trace_labels : NULL;
+		to.nallow = opts->n_trace_labels;
+		to.ctx = &a;
+		rc = agent_tracectx_new(&to, &a.tracectx);
+		if (rc) {
+			prof_err_set(err, rc, -1, "agent: bad trace context options");
+			goto out;
+		}
+		co.tracectx = a.tracectx;
+	}
 	if (opts->k8s) {
 		struct agent_k8s_opts ko = { .url = opts->k8s_kubelet,
 					     .token_file = opts->k8s_token_file,
@@ -806,6 +849,7 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	loop.procs = a.procs;
 	loop.interp = a.interp;
 	loop.jit = a.jit;
+	loop.tracectx = a.tracectx;
 	so.frequency = opts->frequency;
 	so.off_cpu = opts->off_cpu;
 	so.off_cpu_min_ns = (uint64_t)opts->off_cpu_threshold_ns;
@@ -823,6 +867,7 @@ int agent_run(const struct agent_opts *opts, volatile sig_atomic_t *stop, struct
 	so.on_kstack = agent_on_kstack;
 	so.on_libs = agent_on_libs;
 	so.on_interp = agent_on_interp;
+	so.on_ctx = agent_on_ctx;
 	so.ctx = &loop;
 	rc = agent_sampler_open(&so, &a.s, err);
 	if (rc)
@@ -934,6 +979,7 @@ out:
 	agent_collect_free(a.collect);
 	agent_interp_free(a.interp);
 	agent_jit_free(a.jit);
+	agent_tracectx_free(a.tracectx);
 	agent_k8s_free(a.k8s);
 	agent_unwinder_free(a.unwinder);
 	agent_procs_free(a.procs);

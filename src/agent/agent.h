@@ -62,6 +62,9 @@
  *                  uploads are off unless this is given)
  * @no_interp:      no interpreter frames (interp.h): Python, Ruby and PHP
  *                  processes show their native frames only
+ * @no_trace_context: do not read trace context (tracectx.h)
+ * @trace_labels:   goroutine labels that become sample attributes (@n_trace_labels
+ *                  of them) when @trace_labels_set; every label otherwise
  * @allow_pidns:    run outside the host's PID namespace (refused otherwise:
  *                  samples carry host pids that such an agent cannot read)
  * @k8s:            add pod metadata from the node's kubelet (k8s.h)
@@ -99,6 +102,10 @@ struct agent_opts {
 	unsigned debuginfo_files_per_min;
 	const char *debuginfo_url;
 	bool no_interp;
+	bool no_trace_context;
+	bool trace_labels_set;
+	const char *trace_labels[AGENT_MAX_RULES];
+	size_t n_trace_labels;
 	bool allow_pidns;
 	bool k8s;
 	const char *k8s_kubelet, *k8s_token_file, *k8s_ca_file;

@@ -109,6 +109,7 @@ struct collect_prof {
 	} rt_maps[4];		      /* named runtime frames' mappings (collect_rt_map) */
 	uint32_t ft_kernel, ft_native, ft_jit, ft_abort; /* string ids of the frame types */
 	uint32_t k_thread_name, k_thread_id, k_cpu;
+	uint32_t link_cache[64];  /* link index by span ID hash (collect_link), 0 = none */
 	struct pair_index locs;	  /* (mapping, address) -> location */
 	struct pair_index stacks; /* (hash, depth) -> stack_locs offset */
 	struct pair_index maps;	  /* (maps generation, map index) -> profile mapping */
@@ -794,13 +795,42 @@ size_t agent_collect_binary_stats(const struct agent_collect *c, struct agent_bi
 	return n;
 }
 
+/*
+ * The link index of @ts's trace and span IDs in @cp's profile: one link
+ * per span in the common case of many samples of one span (a small
+ * direct-mapped cache by span ID; a miss adds a duplicate link, which
+ * costs bytes, not meaning).
+ */
+static uint32_t collect_link(struct collect_prof *cp, const struct agent_tracectx_sample *ts)
+{
+	struct model_profile *p = cp->prof;
+	uint32_t h = 2166136261u, *slot;
+	struct model_link ml;
+
+	for (size_t i = 0; i < sizeof(ts->span_id); i++)
+		h = (h ^ ts->span_id[i]) * 16777619u;
+	h ^= ts->trace_id[15];
+	slot = &cp->link_cache[h % PROF_ARRAY_SIZE(cp->link_cache)];
+	if (*slot && *slot < p->links.n &&
+	    !memcmp(p->links.v[*slot].trace_id, ts->trace_id, sizeof(ts->trace_id)) &&
+	    !memcmp(p->links.v[*slot].span_id, ts->span_id, sizeof(ts->span_id)))
+		return *slot;
+	memcpy(ml.trace_id, ts->trace_id, sizeof(ml.trace_id));
+	memcpy(ml.span_id, ts->span_id, sizeof(ml.span_id));
+	VEC_PUSH(&p->links, ml);
+	*slot = (uint32_t)(p->links.n - 1);
+	return *slot;
+}
+
 int agent_collect_add(struct agent_collect *c, const struct profile_event *e, int64_t time_unix_ns)
 {
 	const struct profile_kstack_event *ke = NULL;
 	const __u64 *kstack = e->kstack;
 	uint32_t locs[PROFILE_MAX_FRAMES + AGENT_INTERP_MAX_ITEMS + 1];
 	struct agent_interp_stack *istack = NULL;
-	struct model_label labels[3];
+	struct model_label labels[3 + AGENT_TRACECTX_ATTRS];
+	const struct agent_tracectx_sample *ts = NULL;
+	uint32_t nlabels = 3, link = 0;
 	int64_t values[2];
 	struct collect_proc *pr;
 	struct collect_prof *cp;
@@ -907,7 +937,22 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 		values[1] = c->o.period_ns;
 		c->stats.samples++;
 	}
-	model_sample_add(cp->prof, off, n, values, labels, 3, time_unix_ns, 0);
+	if (c->o.tracectx && !(e->flags & PROFILE_F_KTHREAD)) {
+		char root[64];
+
+		snprintf(root, sizeof(root), "%s/%u/root", c->o.proc_root, ap->pid);
+		agent_tracectx_check(c->o.tracectx, ap, root);
+		ts = agent_tracectx_take(c->o.tracectx, e->tid, e->time_ns);
+	}
+	if (ts) {
+		for (size_t k = 0; k < ts->nattrs; k++, nlabels++) {
+			labels[nlabels].key = model_intern(cp->prof, ts->attrs[k].key);
+			labels[nlabels].str = model_intern(cp->prof, ts->attrs[k].val);
+		}
+		if (ts->has_link)
+			link = collect_link(cp, ts);
+	}
+	model_sample_add(cp->prof, off, n, values, labels, nlabels, time_unix_ns, link);
 	c->nsamples++;
 	return 0;
 }

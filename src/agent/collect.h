@@ -52,7 +52,8 @@
  * and .path, process.vpid (its pid in its own PID namespace, when that
  * differs), container.id, k8s.pod.uid, process.command_line (opt-in),
  * host.name, all from the process cache (procs.h). Per sample:
- * thread.name, thread.id, cpu.logical_number. When the process is gone
+ * thread.name, thread.id, cpu.logical_number, and with a trace context
+ * (tracectx.h) its attributes and a link to the trace and span. When the process is gone
  * before its mappings could be read, its user frames keep their runtime
  * addresses under an "[unknown]" mapping: the sample is never dropped for
  * that.
@@ -71,6 +72,7 @@
 #include "agent/interp.h"
 #include "agent/k8s.h"
 #include "agent/procs.h"
+#include "agent/tracectx.h"
 #include "agent/unwind.h"
 #include "symbolize/kallsyms.h"
 
@@ -107,9 +109,10 @@ struct agent_collect_opts {
 	struct agent_unwinder *unwinder;
 	bool command_line;
 	size_t max_samples, max_procs;
-	struct agent_k8s *k8s;	     /* pod metadata, or NULL */
-	struct agent_interp *interp; /* interpreter frames (interp.h), or NULL */
-	struct agent_jit *jit;	     /* JIT frames (jit.h; also given to @unwinder), or NULL */
+	struct agent_k8s *k8s;		 /* pod metadata, or NULL */
+	struct agent_interp *interp;	 /* interpreter frames (interp.h), or NULL */
+	struct agent_jit *jit;		 /* JIT frames (jit.h; also given to @unwinder), or NULL */
+	struct agent_tracectx *tracectx; /* trace context of samples (tracectx.h), or NULL */
 };
 
 /** struct agent_collect_stats - running totals since _new. */

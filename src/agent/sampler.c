@@ -23,6 +23,7 @@
 #define SAMPLER_OFFCPU_LRU   16384
 #define SAMPLER_VERDICT_LRU  16384
 #define SAMPLER_INTERP_PROCS 4096
+#define SAMPLER_CTX_PROCS    4096
 /* The dynamic loader whose r_debug profile_libs reads (x86-64 glibc). */
 #define SAMPLER_LDSO "/lib64/ld-linux-x86-64.so.2"
 
@@ -90,6 +91,10 @@ static int sampler_on_ringbuf(void *ctx, void *data, size_t size)
 			s->o.on_interp(s->o.ctx, ie);
 		break;
 	}
+	case PROFILE_EV_CTX:
+		if (size >= sizeof(struct profile_ctx_event) && s->o.on_ctx)
+			s->o.on_ctx(s->o.ctx, data);
+		break;
 	case PROFILE_EV_LIBS:
 		if (size >= sizeof(struct profile_libs_event) && s->o.on_libs)
 			s->o.on_libs(s->o.ctx, data);
@@ -328,6 +333,7 @@ static int sampler_configure(struct agent_sampler *s, const struct agent_sampler
 	    (rc = bpf_map__set_max_entries(sk->maps.cgroup_filter, (__u32)PROF_MAX(ncg, 1))) ||
 	    (rc = bpf_map__set_max_entries(sk->maps.verdicts, SAMPLER_VERDICT_LRU)) ||
 	    (rc = bpf_map__set_max_entries(sk->maps.interp_procs, SAMPLER_INTERP_PROCS)) ||
+	    (rc = bpf_map__set_max_entries(sk->maps.ctx_procs, SAMPLER_CTX_PROCS)) ||
 	    (rc = bpf_map__set_max_entries(
 		     sk->maps.offcpu_start,
 		     opts->off_cpu
@@ -529,6 +535,10 @@ const char *agent_sampler_stat_name(enum profile_stat st)
 		[PROFILE_STAT_INTERP_READ_ERR] = "interp_read_err",
 		[PROFILE_STAT_INTERP_BAD_OBJ] = "interp_bad_obj",
 		[PROFILE_STAT_INTERP_TOO_DEEP] = "interp_too_deep",
+		[PROFILE_STAT_CTX_EVENTS] = "ctx_events",
+		[PROFILE_STAT_CTX_NONE] = "ctx_none",
+		[PROFILE_STAT_CTX_READ_ERR] = "ctx_read_err",
+		[PROFILE_STAT_CTX_RINGBUF_FULL] = "ctx_ringbuf_full",
 	};
 
 	if ((unsigned)st < PROFILE_STAT_MAX && names[st])
@@ -546,6 +556,19 @@ int agent_sampler_interp_set(struct agent_sampler *s, uint32_t pid,
 int agent_sampler_interp_del(struct agent_sampler *s, uint32_t pid)
 {
 	int rc = bpf_map__delete_elem(s->skel->maps.interp_procs, &pid, sizeof(pid), 0);
+
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int agent_sampler_ctx_set(struct agent_sampler *s, uint32_t pid, const struct profile_ctx_proc *p)
+{
+	return bpf_map__update_elem(s->skel->maps.ctx_procs, &pid, sizeof(pid), p, sizeof(*p),
+				    BPF_ANY);
+}
+
+int agent_sampler_ctx_del(struct agent_sampler *s, uint32_t pid)
+{
+	int rc = bpf_map__delete_elem(s->skel->maps.ctx_procs, &pid, sizeof(pid), 0);
 
 	return rc == -ENOENT ? 0 : rc;
 }

@@ -50,6 +50,8 @@
  * @on_libs:        called for each loader link map (may be NULL). Lent.
  * @on_interp:      called for each interpreter stack (may be NULL); the
  *                  sample event it belongs to follows it. Lent.
+ * @on_ctx:         called for each trace context (may be NULL); the sample
+ *                  event it belongs to follows it. Lent.
  * @ctx:            passed through.
  */
 struct agent_sampler_opts {
@@ -68,6 +70,7 @@ struct agent_sampler_opts {
 	void (*on_kstack)(void *ctx, const struct profile_kstack_event *ke);
 	void (*on_libs)(void *ctx, const struct profile_libs_event *le);
 	void (*on_interp)(void *ctx, const struct profile_interp_event *ie);
+	void (*on_ctx)(void *ctx, const struct profile_ctx_event *ce);
 	void *ctx;
 };
 
@@ -126,5 +129,16 @@ int agent_sampler_interp_set(struct agent_sampler *s, uint32_t pid,
 
 /** agent_sampler_interp_del() - forget @pid's interpreter; 0 also when it had none. */
 int agent_sampler_interp_del(struct agent_sampler *s, uint32_t pid);
+
+/**
+ * agent_sampler_ctx_set() - register process @pid as publishing a trace
+ * context read as @p says (profile.h struct profile_ctx_proc): its
+ * samples are preceded by PROFILE_EV_CTX events from now on. 0 or -errno
+ * (-E2BIG: the map is full, SAMPLER_CTX_PROCS processes).
+ */
+int agent_sampler_ctx_set(struct agent_sampler *s, uint32_t pid, const struct profile_ctx_proc *p);
+
+/** agent_sampler_ctx_del() - forget @pid's trace context; 0 also when it had none. */
+int agent_sampler_ctx_del(struct agent_sampler *s, uint32_t pid);
 
 #endif

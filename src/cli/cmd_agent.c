@@ -67,6 +67,12 @@ static void agent_usage(FILE *f)
 		"  --metrics-listen HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics\n"
 		"  --no-interpreters  no Python/Ruby/PHP/Java/Node.js frames: their processes\n"
 		"                     show their native frames only\n"
+		"  --no-trace-context do not read trace context (Go pprof labels, OpenTelemetry\n"
+		"                     thread context): samples carry no trace/span IDs\n"
+		"  --trace-label NAME goroutine label NAME becomes a sample attribute (repeatable;\n"
+		"                     default: every label; span_id/trace_id are links, span_name\n"
+		"                     always an attribute)\n"
+		"  --no-trace-labels  no goroutine label but span_name becomes an attribute\n"
 		"  --allow-pidns      run outside the host's PID namespace (refused by default:\n"
 		"                     samples could not be matched to processes)\n"
 		"  --upload-debuginfo / --no-upload-debuginfo  upload the binaries (or their\n"
@@ -293,6 +299,10 @@ int cmd_agent(int argc, char **argv)
 			o.upload_debuginfo = true;
 		} else if (!strcmp(argv[i], "--no-interpreters")) {
 			o.no_interp = true;
+		} else if (!strcmp(argv[i], "--no-trace-context")) {
+			o.no_trace_context = true;
+		} else if (!strcmp(argv[i], "--no-trace-labels")) {
+			o.trace_labels_set = true;
 		} else if (!strcmp(argv[i], "--allow-pidns")) {
 			o.allow_pidns = true;
 		} else if (!strcmp(argv[i], "--no-upload-debuginfo")) {
@@ -397,6 +407,10 @@ int cmd_agent(int argc, char **argv)
 		} else if (agent_opt(argc, argv, &i, "--include-exe", &v, &missing)) {
 			if (!missing)
 				ok = agent_add_rule(o.include_exe, &o.n_include_exe, v);
+		} else if (agent_opt(argc, argv, &i, "--trace-label", &v, &missing)) {
+			o.trace_labels_set = true;
+			if (!missing)
+				ok = agent_add_rule(o.trace_labels, &o.n_trace_labels, v);
 		} else if (agent_opt(argc, argv, &i, "--exclude-exe", &v, &missing)) {
 			if (!missing)
 				ok = agent_add_rule(o.exclude_exe, &o.n_exclude_exe, v);

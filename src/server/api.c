@@ -160,31 +160,61 @@ static const struct {
 
 #define LABELS_PREFIX "/api/v1/labels/"
 #define VALUES_SUFFIX "/values"
+/*
+ * /api/v1/traces/{trace_id}/profile: the flame graph of one trace's
+ * samples (docs/api.md), the flamegraph view with trace_id from the path
+ * and a range that defaults to the last day.
+ */
+#define TRACES_PREFIX	   "/api/v1/traces/"
+#define PROFILE_SUFFIX	   "/profile"
+#define TRACE_DEFAULT_FROM "now-24h"
+#define TRACE_ID_MAX	   64
+
+/* The trace ID part of a /api/v1/traces/{trace_id}/profile URL (@n bytes), or NULL. */
+static const char *trace_route_id(const char *url, size_t *n)
+{
+	size_t len = strlen(url), pl = strlen(TRACES_PREFIX), sl = strlen(PROFILE_SUFFIX);
+
+	if (len <= pl + sl || strncmp(url, TRACES_PREFIX, pl) ||
+	    strcmp(url + len - sl, PROFILE_SUFFIX))
+		return NULL;
+	*n = len - pl - sl;
+	return memchr(url + pl, '/', *n) ? NULL : url + pl;
+}
 
 const char *server_query_view(const char *url)
 {
-	size_t n = strlen(url), pl = strlen(LABELS_PREFIX), sl = strlen(VALUES_SUFFIX);
+	size_t n = strlen(url), pl = strlen(LABELS_PREFIX), sl = strlen(VALUES_SUFFIX), tn;
 
 	for (size_t i = 0; i < PROF_ARRAY_SIZE(query_routes); i++)
 		if (!strcmp(url, query_routes[i].path))
 			return query_routes[i].view;
 	if (n > pl + sl && !strncmp(url, LABELS_PREFIX, pl) && !strcmp(url + n - sl, VALUES_SUFFIX))
 		return "label_values";
+	if (trace_route_id(url, &tn))
+		return "flamegraph";
 	return NULL;
 }
 
 struct query_ctx {
 	struct server_qargs args; /* each parameter once, repeats combined (qargs.h) */
 	char name[256];		  /* the label name of /api/v1/labels/NAME/values */
+	char trace[TRACE_ID_MAX]; /* the trace ID of /api/v1/traces/ID/profile, "" otherwise */
 };
 
 static const char *query_arg(void *arg, const char *name)
 {
 	struct query_ctx *c = arg;
+	const char *v;
 
 	if (c->name[0] && !strcmp(name, "name"))
 		return c->name;
-	return server_qargs_get(&c->args, name);
+	if (c->trace[0] && !strcmp(name, "trace_id"))
+		return c->trace;
+	v = server_qargs_get(&c->args, name);
+	if (!v && c->trace[0] && !strcmp(name, "from"))
+		return TRACE_DEFAULT_FROM;
+	return v;
 }
 
 struct arg_check {
@@ -192,12 +222,18 @@ struct arg_check {
 	struct server_qargs *args;
 	struct prof_err *err;
 	int rc;
+	bool trace_in_path;
 };
 
 static int check_arg(void *arg, const char *key, const char *value)
 {
 	struct arg_check *a = arg;
 
+	if (a->trace_in_path && !strcmp(key, "trace_id")) {
+		a->rc = prof_err_set(a->err, -EINVAL, -1,
+				     "trace_id is given by the path (/api/v1/traces/ID/profile)");
+		return a->rc;
+	}
 	a->rc = query_request_check_param(a->view, key, a->err);
 	if (!a->rc)
 		a->rc = server_qargs_add(a->args, key, value, a->err);
@@ -208,9 +244,10 @@ void server_handle_query(struct server_req *rq, struct server_reply *rp)
 {
 	const char *view = server_query_view(rq->url);
 	struct store *st = server_req_store(rq, SERVER_PERM_QUERY, rp);
-	struct query_ctx ctx = { .name = "" };
+	struct query_ctx ctx = { .name = "", .trace = "" };
 	struct prof_err err;
-	const char *ct;
+	const char *ct, *tid;
+	size_t tn;
 	int rc;
 
 	if (!st)
@@ -230,10 +267,18 @@ void server_handle_query(struct server_req *rq, struct server_reply *rp)
 		memcpy(ctx.name, rq->url + pl, k);
 		ctx.name[k] = '\0';
 	}
+	if ((tid = trace_route_id(rq->url, &tn))) {
+		if (tn >= sizeof(ctx.trace)) {
+			server_reply_json_error(rp, 400, "trace_id: expected 32 hex digits");
+			return;
+		}
+		memcpy(ctx.trace, tid, tn);
+		ctx.trace[tn] = '\0';
+	}
 	struct query_env env = { st, rq->srv->sym, 0 };
 	prof_err_init(&err);
 	/* A misspelt or a repeated single parameter is an error, not a silent default. */
-	struct arg_check ac = { view, &ctx.args, &err, 0 };
+	struct arg_check ac = { view, &ctx.args, &err, 0, ctx.trace[0] != '\0' };
 	server_args_foreach(rq, check_arg, &ac);
 	if (ac.rc) {
 		server_qargs_release(&ctx.args);

@@ -25,7 +25,7 @@ import { actions, pub } from './ctx.js';
 import { clearCssCache, el, hideMsg, hideTooltip, showMsg, toast, $ } from './dom.js';
 import { escapeHtml, fmtTime, parseTime, parseType } from './format.js';
 import { queryKind } from './query.js';
-import { PRESETS, VIEWS, searchFromState, selection, state, stateFromSearch, timeParams } from './state.js';
+import { PRESETS, VIEWS, parseTraceIds, searchFromState, selection, state, stateFromSearch, timeParams, traceWindow } from './state.js';
 import { chart, loadChart, renderChart } from './views/chart.js';
 import { renderChips } from './views/chips.js';
 import { compare, diffView, loadCompare, redrawCompare } from './views/compare.js';
@@ -222,6 +222,13 @@ function readForm() {
 	const q = el.query.value.trim();
 	/* a bare word is a search (suggest.js), not a selector */
 	if (queryKind(q) !== 'word') state.query = q;
+	const ids = parseTraceIds(el.trace.value, el.span.value);
+	if (ids.error) {
+		toast(ids.error);
+	} else {
+		state.trace = ids.trace;
+		state.span = ids.span;
+	}
 	state.groupBy = el.groupBy.value;
 	if (el.range.value === 'abs') {
 		const f = parseTime(el.from.value);
@@ -239,6 +246,8 @@ function readForm() {
 function fillForm() {
 	el.dataset.value = state.dataset;
 	el.query.value = state.query;
+	el.trace.value = state.trace;
+	el.span.value = state.span;
 	el.range.value = state.range;
 	el.absRange.hidden = state.range !== 'abs';
 	if (state.range === 'abs') {
@@ -326,6 +335,27 @@ el.form.addEventListener('submit', (ev) => {
 	run();
 });
 el.refresh.addEventListener('click', () => run());
+/* From a trace or span to its own window: the flame graph and flame chart of just that time. */
+el.traceWindow.addEventListener('click', async () => {
+	readForm();
+	if (!state.trace && !state.span) {
+		toast('Enter a trace or span ID first');
+		return;
+	}
+	let data;
+	try {
+		data = await api('api/v1/flamechart', selection({ group_by: 'thread.name', max_spans: 200000 }));
+	} catch (e) {
+		toast(`Could not find the trace's samples: ${e.message}`);
+		return;
+	}
+	const w = traceWindow(data);
+	if (!w) {
+		toast('No samples of this trace in the time range');
+		return;
+	}
+	setAbsRange(w[0], w[1]);
+});
 el.type.addEventListener('change', () => run());
 el.groupBy.addEventListener('change', () => run());
 el.range.addEventListener('change', () => {

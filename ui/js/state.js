@@ -8,7 +8,8 @@
  * page: stateFromSearch / searchFromState convert both ways and are
  * pure (node --test runs them); the keys are listed in searchFromState.
  * The API parameters of the selection are built here too, so that every
- * view asks for the same samples.
+ * view asks for the same samples; a trace / span ID narrows all of them
+ * to that request's samples (trace_id / span_id, docs/api.md).
  */
 
 export const PRESETS = {
@@ -30,6 +31,8 @@ export function blankState() {
 		dataset: '',
 		type: '',
 		query: '',
+		trace: '', /* 32 lowercase hex digits, or '' */
+		span: '', /* 16 lowercase hex digits, or '' */
 		range: '1h', /* a preset key or 'abs' */
 		from: 0, /* ms, when range is 'abs' */
 		to: 0,
@@ -62,6 +65,9 @@ export function stateFromSearch(search, s = state) {
 	s.dataset = p.get('dataset') || '';
 	s.type = p.get('type') || '';
 	s.query = p.get('query') || '';
+	const ids = parseTraceIds(p.get('trace') || '', p.get('span') || '');
+	s.trace = ids.error ? '' : ids.trace;
+	s.span = ids.error ? '' : ids.span;
 	const from = +p.get('from');
 	const to = +p.get('to');
 	if (from > 0 && to > from) {
@@ -110,6 +116,8 @@ export function searchFromState(s = state) {
 	if (s.dataset) p.set('dataset', s.dataset);
 	if (s.type) p.set('type', s.type);
 	if (s.query) p.set('query', s.query);
+	if (s.trace) p.set('trace', s.trace);
+	if (s.span) p.set('span', s.span);
 	if (s.range === 'abs') {
 		p.set('from', String(s.from));
 		p.set('to', String(s.to));
@@ -171,12 +179,66 @@ export function filterParams(s = state) {
 	return { stack_filter: s.sf.slice(), frame_filter: s.ff.slice(), hide: s.hide.join(',') };
 }
 
+/*
+ * The trace and span fields of the query bar: a trace ID (32 hex
+ * digits), or a W3C traceparent ("00-<trace>-<span>-01", which gives the
+ * span too), and a span ID (16 hex digits); either may be empty. Returns
+ * { trace, span } in lower case, or { error } saying which is wrong.
+ */
+export function parseTraceIds(trace, span) {
+	let t = trace.trim().toLowerCase();
+	let sp = span.trim().toLowerCase();
+	const tp = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/.exec(t);
+	if (tp) {
+		t = tp[1];
+		sp = sp || tp[2];
+	}
+	if (t && !/^[0-9a-f]{32}$/.test(t)) return { error: 'A trace ID is 32 hex digits (or a traceparent)' };
+	if (sp && !/^[0-9a-f]{16}$/.test(sp)) return { error: 'A span ID is 16 hex digits' };
+	return { trace: t, span: sp };
+}
+
+/* The trace / span of the selection as API parameters ({} when none). */
+export function traceParams(s = state) {
+	const p = {};
+	if (s.trace) p.trace_id = s.trace;
+	if (s.span) p.span_id = s.span;
+	return p;
+}
+
+/*
+ * The time window of a flame chart answer's samples (/api/v1/flamechart:
+ * spans [start ns from from_ms, duration ns, ...] per lane) as
+ * [from, to] ms, widened by @padMs on each side and to at least 1 s, or
+ * null when it has no span. With the trace / span selected, that is the
+ * span's (or trace's) window.
+ */
+export function traceWindow(data, padMs = 100) {
+	let lo = Infinity;
+	let hi = -Infinity;
+	for (const lane of (data && data.lanes) || [])
+		for (const sp of lane.spans || []) {
+			lo = Math.min(lo, sp[0]);
+			hi = Math.max(hi, sp[0] + sp[1]);
+		}
+	if (!(hi >= lo)) return null;
+	let a = data.from_ms + Math.floor(lo / 1e6) - padMs;
+	let b = data.from_ms + Math.ceil(hi / 1e6) + padMs;
+	if (b - a < 1000) {
+		const mid = Math.round((a + b) / 2);
+		a = mid - 500;
+		b = mid + 500;
+	}
+	return [a, b];
+}
+
 /* The selection and the view filters, as API parameters, with @extra. */
 export function selection(extra, s = state) {
 	return {
 		dataset: s.dataset,
 		type: s.type,
 		query: s.query,
+		...traceParams(s),
 		...timeParams(s),
 		...filterParams(s),
 		...(extra || {}),

@@ -434,6 +434,202 @@ static __always_inline void interp_send(struct profile_interp_event *e, __u32 ru
 	stat_inc(PROFILE_STAT_INTERP_EVENTS);
 }
 
+/*
+ * Processes that publish a trace context (struct profile_ctx_proc, by
+ * tgid), written by user space when it finds a Go runtime or the
+ * OpenTelemetry thread-context symbol; sized by user space before load.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct profile_ctx_proc);
+} ctx_procs SEC(".maps");
+
+/* Go string header (runtime.stringStruct) and pprof label pairs (runtime/pprof label). */
+struct go_str {
+	__u64 ptr, len;
+};
+struct go_label {
+	struct go_str key, val;
+};
+
+/* hmap (runtime/map.go, Go <= 1.23): count, B, buckets; a bucket of map[string]string. */
+#define GO_HMAP_B	   9
+#define GO_HMAP_BUCKETS	   16
+#define GO_BUCKET_SLOTS	   8
+#define GO_BUCKET_KEYS	   8
+#define GO_BUCKET_VALS	   (8 + 8 * 16)
+#define GO_BUCKET_SIZE	   (8 + 8 * 32 + 8)
+#define GO_TOPHASH_MIN	   5 /* tophash below this: an empty or evacuated slot */
+#define GO_MAP_MAX_BUCKETS 2 /* B <= 1: up to 16 slots read */
+
+/* Copy one label (its key and value heads) into slot @i of @e; 0 or -1. */
+static __always_inline int ctx_label_put(struct profile_ctx_event *e, __u32 i,
+					 const struct go_label *gl)
+{
+	struct profile_ctx_label *l;
+	__u32 kl, vl;
+
+	if (i >= PROFILE_CTX_LABELS)
+		return -1;
+	l = &e->labels[i];
+	l->klen = gl->key.len > 255 ? 255 : (__u8)gl->key.len;
+	l->vlen = gl->val.len > 255 ? 255 : (__u8)gl->val.len;
+	kl = gl->key.len > PROFILE_CTX_KEY ? PROFILE_CTX_KEY : (__u32)gl->key.len;
+	vl = gl->val.len > PROFILE_CTX_VAL ? PROFILE_CTX_VAL : (__u32)gl->val.len;
+	barrier_var(kl);
+	barrier_var(vl);
+	if (kl > PROFILE_CTX_KEY || vl > PROFILE_CTX_VAL)
+		return -1;
+	if (bpf_probe_read_user(l->key, kl, (void *)gl->key.ptr) ||
+	    bpf_probe_read_user(l->val, vl, (void *)gl->val.ptr))
+		return -1;
+	return 0;
+}
+
+/* The labels of the slice (Go 1.24+) at @list: {ptr, len, cap} of label pairs. */
+static __always_inline int ctx_go_slice(struct profile_ctx_event *e, __u64 list)
+{
+	struct go_str sl;
+	__u32 n = 0;
+
+	if (bpf_probe_read_user(&sl, sizeof(sl), (void *)list))
+		return -1;
+	for (int i = 0; i < PROFILE_CTX_LABELS; i++) {
+		struct go_label gl;
+
+		if ((__u64)i >= sl.len)
+			break;
+		if (bpf_probe_read_user(&gl, sizeof(gl),
+					(void *)(sl.ptr + (__u64)i * sizeof(gl))) ||
+		    ctx_label_put(e, n, &gl))
+			return -1;
+		n++;
+	}
+	e->n = n;
+	if (sl.len > PROFILE_CTX_LABELS)
+		e->flags |= PROFILE_CTXF_GO_MORE;
+	return 0;
+}
+
+/*
+ * The labels of the map (Go <= 1.23) whose hmap pointer is at @mp: slot
+ * j of bucket k goes to label k * 8 + j, an empty slot stays empty (klen
+ * 0), so where a label lands never depends on which slots before it were
+ * used (that kept the verifier's states apart: 40 times the instructions
+ * to check). Bucket 0 whole and the first two slots of bucket 1 (B = 1,
+ * 9 to 16 labels): PROFILE_CTX_LABELS slots in all.
+ */
+static __always_inline int ctx_go_map(struct profile_ctx_event *e, __u64 mp)
+{
+	__u64 hmap = 0, buckets = 0, count = 0;
+	__u8 b = 0, top[GO_BUCKET_SLOTS * GO_MAP_MAX_BUCKETS];
+
+	if (bpf_probe_read_user(&hmap, sizeof(hmap), (void *)mp) || !hmap ||
+	    bpf_probe_read_user(&count, sizeof(count), (void *)hmap) ||
+	    bpf_probe_read_user(&b, sizeof(b), (void *)(hmap + GO_HMAP_B)) ||
+	    bpf_probe_read_user(&buckets, sizeof(buckets), (void *)(hmap + GO_HMAP_BUCKETS)))
+		return -1;
+	if (!buckets || !count)
+		return 0;
+	__builtin_memset(top, 0, sizeof(top));
+	if (bpf_probe_read_user(top, GO_BUCKET_SLOTS, (void *)buckets) ||
+	    (b >= 1 && bpf_probe_read_user(top + GO_BUCKET_SLOTS, GO_BUCKET_SLOTS,
+					   (void *)(buckets + GO_BUCKET_SIZE))))
+		return -1;
+	for (int i = 0; i < PROFILE_CTX_LABELS; i++) {
+		__u64 bk = buckets + (i >= GO_BUCKET_SLOTS ? GO_BUCKET_SIZE : 0);
+		int j = i % GO_BUCKET_SLOTS;
+		struct go_label gl;
+
+		e->labels[i].klen = 0;
+		if (top[i] < GO_TOPHASH_MIN)
+			continue;
+		if (bpf_probe_read_user(&gl.key, sizeof(gl.key),
+					(void *)(bk + GO_BUCKET_KEYS + j * 16)) ||
+		    bpf_probe_read_user(&gl.val, sizeof(gl.val),
+					(void *)(bk + GO_BUCKET_VALS + j * 16)) ||
+		    ctx_label_put(e, i, &gl))
+			return -1;
+	}
+	e->n = PROFILE_CTX_LABELS;
+	if (b > 1 || count > PROFILE_CTX_LABELS)
+		e->flags |= PROFILE_CTXF_GO_MORE;
+	return 0;
+}
+
+/*
+ * Send the current thread's trace context for the sample of @tid at
+ * @now, when process @tgid is registered in ctx_procs and the thread has
+ * one: the running goroutine's pprof labels (TLS g -> m -> curg ->
+ * labels; m.curg is the user goroutine even while the thread runs on
+ * its g0 or signal stack) and the OpenTelemetry thread-context record
+ * (TLS otel_thread_ctx_v1 -> {trace_id, span_id, valid}). The thread is
+ * stopped in the kernel while this runs (a tick, a syscall's return),
+ * so a record is read whole: the writer's "valid last" order matters
+ * only for a reader on another CPU.
+ */
+static __always_inline void ctx_send(__u32 tgid, __u32 tid, __u64 now)
+{
+	struct profile_ctx_proc *cp = bpf_map_lookup_elem(&ctx_procs, &tgid);
+	struct task_struct *task;
+	struct profile_ctx_event *e;
+	__u64 fs, p = 0, g = 0, m = 0;
+	bool any = false;
+
+	if (!cp)
+		return;
+	task = bpf_get_current_task_btf();
+	fs = BPF_CORE_READ(task, thread.fsbase);
+	if (!fs) {
+		stat_inc(PROFILE_STAT_CTX_NONE);
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(PROFILE_STAT_CTX_RINGBUF_FULL);
+		return;
+	}
+	e->kind = PROFILE_EV_CTX;
+	e->tid = tid;
+	e->time_ns = now;
+	e->flags = 0;
+	e->n = 0;
+	if (cp->flags & PROFILE_CTX_OTEL) {
+		__u8 valid = 0;
+
+		if (!bpf_probe_read_user(&p, sizeof(p), (void *)(fs + cp->otel_tls_off)) && p &&
+		    !bpf_probe_read_user(&valid, sizeof(valid), (void *)(p + 24)) && valid == 1 &&
+		    !bpf_probe_read_user(e->trace_id, sizeof(e->trace_id), (void *)p) &&
+		    !bpf_probe_read_user(e->span_id, sizeof(e->span_id), (void *)(p + 16))) {
+			e->flags |= PROFILE_CTXF_OTEL;
+			any = true;
+		}
+	}
+	if ((cp->flags & PROFILE_CTX_GO) &&
+	    !bpf_probe_read_user(&g, sizeof(g), (void *)(fs + cp->go_tls_off)) && g &&
+	    !bpf_probe_read_user(&m, sizeof(m), (void *)(g + cp->go_m)) && m &&
+	    !bpf_probe_read_user(&g, sizeof(g), (void *)(m + cp->go_curg)) && g &&
+	    !bpf_probe_read_user(&p, sizeof(p), (void *)(g + cp->go_labels)) && p) {
+		int rc = (cp->flags & PROFILE_CTX_GO_MAP) ? ctx_go_map(e, p) : ctx_go_slice(e, p);
+
+		if (rc)
+			stat_inc(PROFILE_STAT_CTX_READ_ERR);
+		if (!rc && e->n) {
+			e->flags |= PROFILE_CTXF_GO_LABELS;
+			any = true;
+		}
+	}
+	if (!any) {
+		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
+		stat_inc(PROFILE_STAT_CTX_NONE);
+		return;
+	}
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	stat_inc(PROFILE_STAT_CTX_EVENTS);
+}
+
 #include "python.bpf.h"
 #include "ruby.bpf.h"
 #include "php.bpf.h"
@@ -441,6 +637,7 @@ static __always_inline void interp_send(struct profile_interp_event *e, __u32 ru
 /* The sample event itself (after any interpreter event stamped @now). */
 static __always_inline int sample_emit(void *ctx, __u32 tgid, __u32 tid, __u64 now)
 {
+	ctx_send(tgid, tid, now);
 	if (emit_event(ctx, PROFILE_EV_CPU, tgid, tid, now, 0, 0)) {
 		stat_inc(PROFILE_STAT_RINGBUF_FULL);
 		return 0;
@@ -652,6 +849,12 @@ int BPF_PROG(profile_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	bpf_map_delete_elem(&offcpu_start, &tid);
+	/*
+	 * The context the thread blocked with: it has run no user code since
+	 * its switch-out (it is still in the syscall it slept in), so reading
+	 * its TLS here gives what a read at the switch-out would have.
+	 */
+	ctx_send(tgid, tid, now);
 	if (emit_event(ctx, PROFILE_EV_OFFCPU, tgid, tid, now, delta, in_ns)) {
 		stat_inc(PROFILE_STAT_OFFCPU_RINGBUF_FULL);
 		return 0;

@@ -32,6 +32,12 @@
  *     object address, an instruction offset, a check value) that user
  *     space names from the process's memory (interp.h). Sent only for
  *     processes user space registered in "interp_procs".
+ *   - PROFILE_EV_CTX (struct profile_ctx_event): the trace context of the
+ *     thread for the sample (on- or off-CPU) of the same thread and time
+ *     that follows it at once: the current goroutine's pprof labels, raw,
+ *     and/or the OpenTelemetry thread-context record's trace and span
+ *     IDs. Sent only for processes user space registered in "ctx_procs",
+ *     and only when the thread has a context.
  * Counts are frame counts, or a negative errno from bpf_get_stack
  * (-EFAULT when the user stack could not be read).
  *
@@ -61,6 +67,7 @@ enum profile_event_kind {
 	PROFILE_EV_OFFCPU_KSTACK = 5,
 	PROFILE_EV_LIBS = 6,
 	PROFILE_EV_INTERP = 7,
+	PROFILE_EV_CTX = 8,
 };
 
 /* profile_event.flags */
@@ -210,6 +217,54 @@ struct profile_interp_event {
 	struct profile_interp_frame frames[PROFILE_INTERP_MAX_FRAMES];
 };
 
+/*
+ * Trace context (agent/tracectx.h has the design). User space writes one
+ * struct profile_ctx_proc per process that publishes a context into the
+ * hash map "ctx_procs" (key: tgid); the sampling programs read the
+ * thread's context from its TLS (the thread pointer is
+ * task->thread.fsbase on x86-64) and send a PROFILE_EV_CTX event just
+ * before the sample's own event.
+ */
+#define PROFILE_CTX_GO	   (1u << 0) /* Go: TLS g -> m -> curg -> labels */
+#define PROFILE_CTX_GO_MAP (1u << 1) /* Go <= 1.23: labels are a map[string]string, else a slice */
+#define PROFILE_CTX_OTEL   (1u << 2) /* OTel thread context: TLS otel_thread_ctx_v1 -> record */
+
+struct profile_ctx_proc {
+	__u32 flags;	 /* PROFILE_CTX_* */
+	__u16 go_m;	 /* runtime.g.m */
+	__u16 go_curg;	 /* runtime.m.curg */
+	__u16 go_labels; /* runtime.g.labels (a pointer to the labels) */
+	__u16 pad[3];
+	__s64 go_tls_off; /* where the g pointer is, from the thread pointer */
+	__s64 otel_tls_off; /* where otel_thread_ctx_v1 (a record pointer) is, from the thread pointer */
+};
+
+#define PROFILE_CTX_LABELS 10 /* goroutine labels per sample */
+#define PROFILE_CTX_KEY	   16 /* bytes kept of a label's key ... */
+#define PROFILE_CTX_VAL	   48 /* ... and of its value */
+
+/* One goroutine label: @klen/@vlen its full lengths (cut at 255), the first bytes in @key/@val. */
+struct profile_ctx_label {
+	__u8 klen, vlen;
+	char key[PROFILE_CTX_KEY];
+	char val[PROFILE_CTX_VAL];
+};
+
+/* profile_ctx_event.flags */
+#define PROFILE_CTXF_OTEL      (1u << 0) /* @trace_id/@span_id from a valid OTel record */
+#define PROFILE_CTXF_GO_MORE   (1u << 1) /* the goroutine had more labels than were read */
+#define PROFILE_CTXF_GO_LABELS (1u << 2) /* the goroutine had labels (@n of them read) */
+
+struct profile_ctx_event {
+	__u32 kind; /* PROFILE_EV_CTX */
+	__u32 tid;
+	__u64 time_ns;		       /* the time_ns of the sample event it belongs to */
+	__u32 flags;		       /* PROFILE_CTXF_* */
+	__u32 n;		       /* labels used in @labels */
+	__u8 trace_id[16], span_id[8]; /* big-endian, as the record holds them */
+	struct profile_ctx_label labels[PROFILE_CTX_LABELS];
+};
+
 #define PROFILE_MAX_LIBS 32
 
 /* One entry of the loader's link map (glibc <link.h> struct link_map). */
@@ -307,7 +362,11 @@ enum profile_stat {
 	PROFILE_STAT_INTERP_READ_ERR = 37,     /* walk stopped at an unreadable frame */
 	PROFILE_STAT_INTERP_BAD_OBJ = 38,      /* walk stopped at a frame of the wrong type */
 	PROFILE_STAT_INTERP_TOO_DEEP = 39,     /* walk stopped at PROFILE_INTERP_MAX_FRAMES */
-	PROFILE_STAT_MAX = 40,
+	PROFILE_STAT_CTX_EVENTS = 40,	       /* trace contexts sent */
+	PROFILE_STAT_CTX_NONE = 41,	       /* registered process, thread without a context */
+	PROFILE_STAT_CTX_READ_ERR = 42,	       /* a context pointer or label unreadable */
+	PROFILE_STAT_CTX_RINGBUF_FULL = 43,    /* trace context dropped: ring buffer full */
+	PROFILE_STAT_MAX = 44,
 };
 
 #endif

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_agent_trace.sh - trace and span IDs on the agent's samples, for
+# real (docs/runtimes.md "Trace context"):
+#   - Go: tests/workloads/gotrace, a net/http server whose handlers run
+#     under pprof.Do with trace_id/span_id/span_name labels, built with
+#     the newer Go on PATH (with DWARF: offsets from DWARF) and with
+#     Debian's Go 1.19 (-ldflags=-w, no DWARF: offsets from the version
+#     table); its own client sends requests that alternate /alpha
+#     (main.spinAlpha) and /beta (main.spinBeta), each with its own trace,
+#     and reports the CPU time each handler measured on its thread.
+#   - Any language: tests/workloads/ctxthreads.c, two threads switching
+#     spans published with the OpenTelemetry thread-context record
+#     (tests/workloads/otelctx.c), spin_red / spin_blue.
+# For every request / span: the flame graph filtered by its trace ID (and
+# span ID) holds its own hot function (>= 95 % of it) and never the
+# other's, and its sample count matches
+# the CPU time its handler measured (count = cpu_ns * frequency / 1e9,
+# +-10 %). The last request / span of each blocks ~300 ms in read(2) on a
+# pipe: its off-CPU samples carry its span (>= 250 ms of off-CPU time in
+# the blocking function). Trace and span IDs never become labels.
+# GET /api/v1/traces/{id}/profile equals the filtered flame graph; in
+# chromium (tests/js/explorer_trace.test.mjs, when it is installed) the
+# explorer's Trace / span fields and "Its window" show the same samples.
+# Needs root, kernel BTF, and both Go toolchains (skip otherwise).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/integration/agent_lib.sh
+agent_lib_init agent-trace
+FREQ=299
+SPAN_MS=${TRACE_SPAN_MS:-1000}
+GO_NEW=${GO_NEW:-$(command -v go || true)}
+GO_OLD=${GO_OLD:-/usr/bin/go}
+[ -n "$GO_NEW" ] && [ -x "$GO_OLD" ] || {
+	echo "skip: needs go on PATH and Debian's Go at $GO_OLD"
+	exit 0
+}
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local
+(cd tests/workloads/gotrace && "$GO_NEW" build -o "$tmp/gotrace-new" .) || fail "cannot build gotrace ($GO_NEW)"
+(cd tests/workloads/gotrace && "$GO_OLD" build -ldflags=-w -o "$tmp/gotrace-old" .) ||
+	fail "cannot build gotrace ($GO_OLD)"
+${CC:-cc} -O2 -g -pthread -o "$tmp/ctxthreads" tests/workloads/ctxthreads.c tests/workloads/otelctx.c ||
+	fail "cannot build ctxthreads"
+echo "ok built gotrace with $("$GO_NEW" env GOVERSION) and $("$GO_OLD" env GOVERSION), and ctxthreads"
+
+agent_start_server
+agent_start --server "$base" --interval 1s --frequency "$FREQ" --off-cpu --off-cpu-threshold 50ms \
+	--include-exe gotrace-new --include-exe gotrace-old --include-exe ctxthreads
+
+# Flame graph of type $1 for pid $2 with trace $3 (and span $4) -> "total name1 name2 name3".
+span_flame() {
+	curl -fsG "$base/api/v1/flamegraph" --data-urlencode "type=$1" \
+		--data-urlencode "query={process.pid=\"$2\"}" --data-urlencode from=now-10m \
+		--data-urlencode to=now --data-urlencode "trace_id=$3" --data-urlencode "span_id=$4" \
+		--data-urlencode max_nodes=20000 -o "$tmp/span.json" || fail "flame graph query failed"
+	python3 tests/integration/agent_check.py "$tmp/span.json" "$5" "$6" "$7" |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); n=d["names"]; print(d["total"], *n.values())'
+}
+
+# Checks every line "<path> <trace> <span> <cpu ns> <fn>" of $1 for pid $2.
+check_spans() {
+	local out=$1 pid=$2 path trace span ns fn total a b c
+	local fns=("${@:3}") # the two hot functions, then the blocking one
+	while read -r path trace span ns fn; do
+		if [ "$fn" = "${fns[2]}" ]; then
+			read -r total a b c < <(span_flame 'off_cpu:off_cpu:nanoseconds::' "$pid" "$trace" "$span" "${fns[@]}")
+			[ "$c" -ge 250000000 ] || fail "$path span $span: ${c} ns off CPU in ${fns[2]} (want >= 250 ms)"
+			echo "ok $path: its off-CPU samples carry its span ($((c / 1000000)) ms in ${fns[2]})"
+			continue
+		fi
+		read -r total a b c < <(span_flame 'process_cpu:samples:count:cpu:nanoseconds' "$pid" "$trace" "$span" "${fns[@]}")
+		local want other
+		[ "$fn" = "${fns[0]}" ] && want=$a other=$b || want=$b other=$a
+		# The span also covers the handler's few instructions around its hot loop.
+		[ "$total" -gt 0 ] && [ "$((want * 100))" -ge "$((total * 95))" ] && [ "$other" = 0 ] ||
+			fail "$path trace $trace: $total samples, $want in $fn, $other in the other endpoint's function"
+		python3 - "$total" "$ns" "$FREQ" "$path" <<-'EOF' || fail "$path span $span: samples and CPU time disagree"
+			import sys
+			n, ns, hz, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+			want = ns * hz / 1e9
+			ok = abs(n - want) <= 0.10 * want
+			print("%s %s: %d samples for %.0f ms of CPU (expected %.1f, %+.1f %%)" % (
+			    "ok" if ok else "FAIL", path, n, ns / 1e6, want, 100 * (n - want) / want))
+			sys.exit(0 if ok else 1)
+		EOF
+	done <"$out"
+}
+
+ports=()
+for v in new old; do
+	port=$(agent_free_port)
+	"$tmp/gotrace-$v" server "127.0.0.1:$port" >"$tmp/gotrace-$v.log" 2>&1 &
+	eval "pid_$v=$!"
+	extra_pids="$extra_pids $!"
+	for _ in $(seq 1 100); do
+		curl -fs "http://127.0.0.1:$port/alpha?ms=1" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ports+=("$port")
+	# A first request the agent sees the process by (it registers it at its first sample).
+	"$tmp/gotrace-$v" client "http://127.0.0.1:$port" 1 300 >/dev/null || fail "gotrace-$v client failed"
+done
+sleep 1.5
+# One span spins at a time (no two workloads at once): on a shared 2-CPU
+# host two spinning spans slice each other's time and widen the spread.
+i=0
+for v in new old; do
+	"$tmp/gotrace-$v" client "http://127.0.0.1:${ports[$i]}" 4 "$SPAN_MS" |
+		awk '{ fn = $1 == "/alpha" ? "main.spinAlpha" : $1 == "/beta" ? "main.spinBeta" : "main.blockOnPipe"; print $0, fn }' \
+			>"$tmp/go-$v.out" || fail "gotrace-$v client failed"
+	i=$((i + 1))
+done
+"$tmp/ctxthreads" 4 "$SPAN_MS" 1500 >"$tmp/ctx.out" &
+cpid=$!
+wait "$cpid" || fail "ctxthreads failed"
+awk '{ print "thread" $2 "/" $3, $4, $5, $6, $3 }' "$tmp/ctx.out" >"$tmp/ctx.spans"
+sleep 2.5
+agent_stop
+
+grep -q "trace context pid=$pid_new exe=gotrace-new go=go1.* offsets=dwarf" "$tmp/agent.log" ||
+	fail "gotrace-new not registered with DWARF offsets"
+grep -q "trace context pid=$pid_old exe=gotrace-old go=go1.19.* offsets=table" "$tmp/agent.log" ||
+	fail "gotrace-old not registered with table offsets"
+grep -q "trace context pid=$cpid exe=ctxthreads go=- offsets=- otel=yes" "$tmp/agent.log" ||
+	fail "ctxthreads not registered for its thread context"
+echo "ok registered: Go offsets from DWARF and from the table, the OTel thread context"
+
+echo "-- Go $("$GO_NEW" env GOVERSION) (pprof labels, map-free slice layout)"
+check_spans "$tmp/go-new.out" "$pid_new" main.spinAlpha main.spinBeta main.blockOnPipe
+echo "-- Go 1.19 (pprof labels, map layout)"
+check_spans "$tmp/go-old.out" "$pid_old" main.spinAlpha main.spinBeta main.blockOnPipe
+echo "-- C threads with the OpenTelemetry thread context"
+check_spans "$tmp/ctx.spans" "$cpid" spin_red spin_blue block_on_pipe
+
+# GET /api/v1/traces/{trace_id}/profile: the flame graph of one request.
+read -r path trace span ns fn <"$tmp/go-new.out"
+curl -fsG "$base/api/v1/traces/$trace/profile" --data-urlencode 'type=process_cpu:samples:count:cpu:nanoseconds' \
+	-o "$tmp/trace.json" || fail "GET /api/v1/traces/$trace/profile failed"
+read -r total a b c < <(python3 tests/integration/agent_check.py "$tmp/trace.json" main.spinAlpha main.spinBeta x |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["total"], *d["names"].values())')
+read -r want _ < <(span_flame 'process_cpu:samples:count:cpu:nanoseconds' "$pid_new" "$trace" "$span" main.spinAlpha main.spinBeta x)
+[ "$total" = "$want" ] && [ "$b" = 0 ] && [ "$a" -gt 0 ] ||
+	fail "/api/v1/traces/$trace/profile: $total samples ($a in spinAlpha, $b in spinBeta), the filtered flame graph $want"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/traces/nothex/profile?type=process_cpu:samples:count:cpu:nanoseconds")
+[ "$code" = 400 ] || fail "a bad trace ID in the path answered $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/traces/$trace/profile?type=process_cpu:samples:count:cpu:nanoseconds&trace_id=$trace")
+[ "$code" = 400 ] || fail "trace_id both in the path and as a parameter answered $code"
+echo "ok GET /api/v1/traces/{trace_id}/profile: $total samples, all of the request's (400 for a bad ID)"
+
+# The explorer's Trace / span fields, in the browser (when chromium and playwright are here).
+if [ -x "${CHROMIUM:-/usr/bin/chromium}" ] && [ -d tests/js/node_modules/playwright-core ]; then
+	PROFD_URL="$base/" TRACE_TYPE=process_cpu:samples:count:cpu:nanoseconds \
+		TRACE_QUERY="{process.pid=\"$pid_new\"}" TRACE_ID=$trace SPAN_ID=$span \
+		TRACE_HOT=main.spinAlpha TRACE_OTHER=main.spinBeta \
+		node tests/js/explorer_trace.test.mjs || fail "explorer trace fields"
+else
+	echo "note: no chromium or playwright-core: the explorer's trace fields not checked in a browser"
+fi
+
+labels=$(curl -fsG "$base/api/v1/labels" --data-urlencode "type=process_cpu:samples:count:cpu:nanoseconds")
+case "$labels" in
+*'"span_id"'* | *'"trace_id"'*) fail "trace or span IDs became labels: $labels" ;;
+esac
+for k in span_name http.route; do
+	case "$labels" in
+	*"\"$k\""*) ;;
+	*) fail "no $k attribute among the labels: $labels" ;;
+	esac
+done
+echo "ok span_name and other goroutine labels are attributes; trace/span IDs are links only"
+echo "PASS test_agent_trace"

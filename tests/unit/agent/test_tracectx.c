@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_tracectx.c - the trace-context decoders (agent/tracectx.h): raw
+ * BPF events (goroutine labels, OTel records) to a sample's link and
+ * attributes, the Go version in .go.buildinfo, the per-version offset
+ * table, and the OTel symbol's TLS offset in a real executable (this
+ * test, which defines otel_thread_ctx_v1: the offset found from its ELF
+ * file must be where the variable is, from the thread pointer).
+ */
+#include "base/compat.h"
+#include "base/err.h"
+#include "agent/tracectx.h"
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+__attribute__((visibility("default"), used)) __thread void *otel_thread_ctx_v1;
+
+static void put_label(struct profile_ctx_event *e, const char *k, const char *v)
+{
+	struct profile_ctx_label *l = &e->labels[e->n++];
+	size_t kl = strlen(k), vl = strlen(v);
+
+	l->klen = (uint8_t)PROF_MIN(kl, 255u);
+	l->vlen = (uint8_t)PROF_MIN(vl, 255u);
+	memcpy(l->key, k, PROF_MIN(kl, (size_t)PROFILE_CTX_KEY));
+	memcpy(l->val, v, PROF_MIN(vl, (size_t)PROFILE_CTX_VAL));
+}
+
+static void test_decode_go(void **state)
+{
+	static const uint8_t trace[16] = { 0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6,
+					   0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36 };
+	static const uint8_t span[8] = { 0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7 };
+	const char *allow[] = { "tenant" };
+	struct profile_ctx_event e = { .kind = PROFILE_EV_CTX, .flags = PROFILE_CTXF_GO_LABELS };
+	struct agent_tracectx_sample s;
+
+	(void)state;
+	put_label(&e, "span_id", "00F067aa0ba902b7");
+	put_label(&e, "trace_id", "4bf92f3577b34da6a3ce929d0e0e4736");
+	put_label(&e, "span_name", "GET /alpha");
+	put_label(&e, "tenant", "acme");
+	put_label(&e, "http.route", "/alpha");
+	put_label(&e, "a_key_longer_than_16", "x"); /* cut in BPF: dropped */
+	assert_true(agent_tracectx_decode(&e, NULL, 0, &s));
+	assert_true(s.has_link);
+	assert_memory_equal(s.trace_id, trace, 16);
+	assert_memory_equal(s.span_id, span, 8);
+	assert_int_equal(s.nattrs, 3);
+	assert_string_equal(s.attrs[0].key, "span_name");
+	assert_string_equal(s.attrs[0].val, "GET /alpha");
+	assert_string_equal(s.attrs[1].key, "tenant");
+	assert_string_equal(s.attrs[2].key, "http.route");
+	assert_string_equal(s.attrs[2].val, "/alpha");
+
+	/* The allow-list keeps tenant; span_name always stays. */
+	assert_true(agent_tracectx_decode(&e, allow, 1, &s));
+	assert_int_equal(s.nattrs, 2);
+	assert_string_equal(s.attrs[1].key, "tenant");
+	assert_true(agent_tracectx_decode(&e, allow, 0, &s));
+	assert_int_equal(s.nattrs, 1);
+}
+
+static void test_decode_bad(void **state)
+{
+	struct profile_ctx_event e = { .kind = PROFILE_EV_CTX };
+	struct agent_tracectx_sample s;
+	char big[80];
+
+	(void)state;
+	assert_false(agent_tracectx_decode(&e, NULL, 0, &s));
+	/* Not hex, wrong length: no link; the labels are not attributes either. */
+	put_label(&e, "trace_id", "4bf92f3577b34da6a3ce929d0e0e473g");
+	put_label(&e, "span_id", "00f067aa0ba902b");
+	assert_false(agent_tracectx_decode(&e, NULL, 0, &s));
+	assert_false(s.has_link);
+	/* A span ID alone is a link with a zero trace ID. */
+	e.n = 0;
+	put_label(&e, "span_id", "00f067aa0ba902b7");
+	assert_true(agent_tracectx_decode(&e, NULL, 0, &s));
+	assert_true(s.has_link);
+	assert_int_equal(s.trace_id[0] | s.trace_id[15], 0);
+	assert_int_equal(s.span_id[7], 0xb7);
+	/* A long value is cut at PROFILE_CTX_VAL, a cut UTF-8 sequence dropped. */
+	e.n = 0;
+	memset(big, 'a', sizeof(big));
+	memcpy(big + 47, "\xc3\xa9", 2); /* e-acute in bytes 47, 48: cut at 48, so dropped */
+	big[sizeof(big) - 1] = '\0';
+	put_label(&e, "k", big);
+	/* NUL inside a key or value: dropped. */
+	put_label(&e, "n", "x");
+	e.labels[1].val[0] = '\0';
+	assert_true(agent_tracectx_decode(&e, NULL, 0, &s));
+	assert_int_equal(s.nattrs, 1);
+	assert_int_equal(strlen(s.attrs[0].val), 47);
+	/* A label count past the bound reads no further than the array. */
+	e.n = 1000;
+	assert_true(agent_tracectx_decode(&e, NULL, 0, &s));
+}
+
+static void test_decode_otel(void **state)
+{
+	struct profile_ctx_event e = { .kind = PROFILE_EV_CTX, .flags = PROFILE_CTXF_OTEL };
+	struct agent_tracectx_sample s;
+
+	(void)state;
+	/* All-zero trace ID: no context. */
+	assert_false(agent_tracectx_decode(&e, NULL, 0, &s));
+	e.trace_id[0] = 0x11;
+	e.trace_id[15] = 0x22;
+	e.span_id[0] = 0x33;
+	put_label(&e, "span_id", "00f067aa0ba902b7"); /* the record wins */
+	assert_true(agent_tracectx_decode(&e, NULL, 0, &s));
+	assert_true(s.has_link);
+	assert_int_equal(s.trace_id[0], 0x11);
+	assert_int_equal(s.trace_id[15], 0x22);
+	assert_int_equal(s.span_id[0], 0x33);
+}
+
+static size_t buildinfo(uint8_t *b, uint8_t flags, const char *v)
+{
+	size_t n = strlen(v);
+
+	memset(b, 0, 64);
+	memcpy(b, "\xff Go buildinf:", 14);
+	b[14] = 8;
+	b[15] = flags;
+	b[32] = (uint8_t)n;
+	memcpy(b + 33, v, n);
+	return 33 + n;
+}
+
+static void test_go_version(void **state)
+{
+	uint8_t b[64];
+	char out[32];
+	size_t n;
+
+	(void)state;
+	n = buildinfo(b, 2, "go1.19.8");
+	assert_int_equal(agent_tracectx_go_version(b, n, out, sizeof(out)), 0);
+	assert_string_equal(out, "go1.19.8");
+	assert_int_equal(agent_tracectx_go_version(b, n, out, 8), -E2BIG);
+	assert_int_equal(agent_tracectx_go_version(b, n - 1, out, sizeof(out)), -PROF_EFORMAT);
+	n = buildinfo(b, 0, "go1.19.8"); /* pointer strings (before Go 1.18) */
+	assert_int_equal(agent_tracectx_go_version(b, n, out, sizeof(out)), -PROF_EFORMAT);
+	n = buildinfo(b, 2, "devel");
+	assert_int_equal(agent_tracectx_go_version(b, n, out, sizeof(out)), -PROF_EFORMAT);
+	n = buildinfo(b, 2, "go1.26.8");
+	b[32] = 0x80; /* a varint running past the end */
+	memset(b + 33, 0xff, sizeof(b) - 33);
+	assert_int_equal(agent_tracectx_go_version(b, sizeof(b), out, sizeof(out)), -PROF_EFORMAT);
+}
+
+static void test_go_table(void **state)
+{
+	struct profile_ctx_proc p;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(agent_tracectx_go_table(1, 19, &p), 0);
+	assert_int_equal(p.flags, PROFILE_CTX_GO | PROFILE_CTX_GO_MAP);
+	assert_int_equal(p.go_m, 48);
+	assert_int_equal(p.go_curg, 192);
+	assert_int_equal(p.go_labels, 360);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(agent_tracectx_go_table(1, 26, &p), 0);
+	assert_int_equal(p.flags, PROFILE_CTX_GO);
+	assert_int_equal(p.go_curg, 184);
+	assert_int_equal(p.go_labels, 352);
+	assert_int_equal(agent_tracectx_go_table(1, 22, &p), -ENOTSUP);
+	assert_int_equal(agent_tracectx_go_table(2, 19, &p), -ENOTSUP);
+}
+
+static void test_inspect_self(void **state)
+{
+	struct agent_tracectx_info info;
+	intptr_t tp = (intptr_t)__builtin_thread_pointer();
+
+	(void)state;
+	assert_int_equal(agent_tracectx_inspect("/proc/self/exe", &info), 0);
+	assert_int_equal(info.proc.flags, PROFILE_CTX_OTEL);
+	assert_string_equal(info.go_version, "");
+	assert_int_equal(info.proc.otel_tls_off, (intptr_t)&otel_thread_ctx_v1 - tp);
+	assert_int_equal(agent_tracectx_inspect("/nonexistent", &info), -ENOENT);
+	assert_int_equal(agent_tracectx_inspect("/proc/self/status", &info), -PROF_EFORMAT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_go),   cmocka_unit_test(test_decode_bad),
+		cmocka_unit_test(test_decode_otel), cmocka_unit_test(test_go_version),
+		cmocka_unit_test(test_go_table),    cmocka_unit_test(test_inspect_self),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,3 @@
+module gotrace
+
+go 1.19
