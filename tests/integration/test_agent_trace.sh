@@ -36,11 +36,11 @@ GO_OLD=${GO_OLD:-/usr/bin/go}
 	exit 0
 }
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local
-(cd tests/workloads/gotrace && "$GO_NEW" build -o "$tmp/gotrace-new" .) || fail "cannot build gotrace ($GO_NEW)"
+(cd tests/workloads/gotrace && "$GO_NEW" build -o "$tmp/gotrace-new" .) || die "cannot build gotrace ($GO_NEW)"
 (cd tests/workloads/gotrace && "$GO_OLD" build -ldflags=-w -o "$tmp/gotrace-old" .) ||
-	fail "cannot build gotrace ($GO_OLD)"
+	die "cannot build gotrace ($GO_OLD)"
 ${CC:-cc} -O2 -g -pthread -o "$tmp/ctxthreads" tests/workloads/ctxthreads.c tests/workloads/otelctx.c ||
-	fail "cannot build ctxthreads"
+	die "cannot build ctxthreads"
 echo "ok built gotrace with $("$GO_NEW" env GOVERSION) and $("$GO_OLD" env GOVERSION), and ctxthreads"
 
 agent_start_server
@@ -52,7 +52,7 @@ span_flame() {
 	curl -fsG "$base/api/v1/flamegraph" --data-urlencode "type=$1" \
 		--data-urlencode "query={process.pid=\"$2\"}" --data-urlencode from=now-10m \
 		--data-urlencode to=now --data-urlencode "trace_id=$3" --data-urlencode "span_id=$4" \
-		--data-urlencode max_nodes=20000 -o "$tmp/span.json" || fail "flame graph query failed"
+		--data-urlencode max_nodes=20000 -o "$tmp/span.json" || die "flame graph query failed"
 	python3 tests/integration/agent_check.py "$tmp/span.json" "$5" "$6" "$7" |
 		python3 -c 'import json,sys; d=json.load(sys.stdin); n=d["names"]; print(d["total"], *n.values())'
 }
@@ -64,7 +64,7 @@ check_spans() {
 	while read -r path trace span ns fn; do
 		if [ "$fn" = "${fns[2]}" ]; then
 			read -r total a b c < <(span_flame 'off_cpu:off_cpu:nanoseconds::' "$pid" "$trace" "$span" "${fns[@]}")
-			[ "$c" -ge 250000000 ] || fail "$path span $span: ${c} ns off CPU in ${fns[2]} (want >= 250 ms)"
+			[ "$c" -ge 250000000 ] || die "$path span $span: ${c} ns off CPU in ${fns[2]} (want >= 250 ms)"
 			echo "ok $path: its off-CPU samples carry its span ($((c / 1000000)) ms in ${fns[2]})"
 			continue
 		fi
@@ -73,8 +73,8 @@ check_spans() {
 		[ "$fn" = "${fns[0]}" ] && want=$a other=$b || want=$b other=$a
 		# The span also covers the handler's few instructions around its hot loop.
 		[ "$total" -gt 0 ] && [ "$((want * 100))" -ge "$((total * 95))" ] && [ "$other" = 0 ] ||
-			fail "$path trace $trace: $total samples, $want in $fn, $other in the other endpoint's function"
-		python3 - "$total" "$ns" "$FREQ" "$path" <<-'EOF' || fail "$path span $span: samples and CPU time disagree"
+			die "$path trace $trace: $total samples, $want in $fn, $other in the other endpoint's function"
+		python3 - "$total" "$ns" "$FREQ" "$path" <<-'EOF' || die "$path span $span: samples and CPU time disagree"
 			import sys
 			n, ns, hz, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 			want = ns * hz / 1e9
@@ -88,7 +88,7 @@ check_spans() {
 
 ports=()
 for v in new old; do
-	port=$(agent_free_port)
+	port=$(free_port)
 	"$tmp/gotrace-$v" server "127.0.0.1:$port" >"$tmp/gotrace-$v.log" 2>&1 &
 	eval "pid_$v=$!"
 	extra_pids="$extra_pids $!"
@@ -98,7 +98,7 @@ for v in new old; do
 	done
 	ports+=("$port")
 	# A first request the agent sees the process by (it registers it at its first sample).
-	"$tmp/gotrace-$v" client "http://127.0.0.1:$port" 1 300 >/dev/null || fail "gotrace-$v client failed"
+	"$tmp/gotrace-$v" client "http://127.0.0.1:$port" 1 300 >/dev/null || die "gotrace-$v client failed"
 done
 sleep 1.5
 # One span spins at a time (no two workloads at once): on a shared 2-CPU
@@ -107,22 +107,22 @@ i=0
 for v in new old; do
 	"$tmp/gotrace-$v" client "http://127.0.0.1:${ports[$i]}" 4 "$SPAN_MS" |
 		awk '{ fn = $1 == "/alpha" ? "main.spinAlpha" : $1 == "/beta" ? "main.spinBeta" : "main.blockOnPipe"; print $0, fn }' \
-			>"$tmp/go-$v.out" || fail "gotrace-$v client failed"
+			>"$tmp/go-$v.out" || die "gotrace-$v client failed"
 	i=$((i + 1))
 done
 "$tmp/ctxthreads" 4 "$SPAN_MS" 1500 >"$tmp/ctx.out" &
 cpid=$!
-wait "$cpid" || fail "ctxthreads failed"
+wait "$cpid" || die "ctxthreads failed"
 awk '{ print "thread" $2 "/" $3, $4, $5, $6, $3 }' "$tmp/ctx.out" >"$tmp/ctx.spans"
 sleep 2.5
 agent_stop
 
 grep -q "trace context pid=$pid_new exe=gotrace-new go=go1.* offsets=dwarf" "$tmp/agent.log" ||
-	fail "gotrace-new not registered with DWARF offsets"
+	die "gotrace-new not registered with DWARF offsets"
 grep -q "trace context pid=$pid_old exe=gotrace-old go=go1.19.* offsets=table" "$tmp/agent.log" ||
-	fail "gotrace-old not registered with table offsets"
+	die "gotrace-old not registered with table offsets"
 grep -q "trace context pid=$cpid exe=ctxthreads go=- offsets=- otel=yes" "$tmp/agent.log" ||
-	fail "ctxthreads not registered for its thread context"
+	die "ctxthreads not registered for its thread context"
 echo "ok registered: Go offsets from DWARF and from the table, the OTel thread context"
 
 echo "-- Go $("$GO_NEW" env GOVERSION) (pprof labels, map-free slice layout)"
@@ -135,16 +135,16 @@ check_spans "$tmp/ctx.spans" "$cpid" spin_red spin_blue block_on_pipe
 # GET /api/v1/traces/{trace_id}/profile: the flame graph of one request.
 read -r path trace span ns fn <"$tmp/go-new.out"
 curl -fsG "$base/api/v1/traces/$trace/profile" --data-urlencode 'type=process_cpu:samples:count:cpu:nanoseconds' \
-	-o "$tmp/trace.json" || fail "GET /api/v1/traces/$trace/profile failed"
+	-o "$tmp/trace.json" || die "GET /api/v1/traces/$trace/profile failed"
 read -r total a b c < <(python3 tests/integration/agent_check.py "$tmp/trace.json" main.spinAlpha main.spinBeta x |
 	python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["total"], *d["names"].values())')
 read -r want _ < <(span_flame 'process_cpu:samples:count:cpu:nanoseconds' "$pid_new" "$trace" "$span" main.spinAlpha main.spinBeta x)
 [ "$total" = "$want" ] && [ "$b" = 0 ] && [ "$a" -gt 0 ] ||
-	fail "/api/v1/traces/$trace/profile: $total samples ($a in spinAlpha, $b in spinBeta), the filtered flame graph $want"
+	die "/api/v1/traces/$trace/profile: $total samples ($a in spinAlpha, $b in spinBeta), the filtered flame graph $want"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/traces/nothex/profile?type=process_cpu:samples:count:cpu:nanoseconds")
-[ "$code" = 400 ] || fail "a bad trace ID in the path answered $code"
+[ "$code" = 400 ] || die "a bad trace ID in the path answered $code"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$base/api/v1/traces/$trace/profile?type=process_cpu:samples:count:cpu:nanoseconds&trace_id=$trace")
-[ "$code" = 400 ] || fail "trace_id both in the path and as a parameter answered $code"
+[ "$code" = 400 ] || die "trace_id both in the path and as a parameter answered $code"
 echo "ok GET /api/v1/traces/{trace_id}/profile: $total samples, all of the request's (400 for a bad ID)"
 
 # The explorer's Trace / span fields, in the browser (when chromium and playwright are here).
@@ -152,19 +152,19 @@ if [ -x "${CHROMIUM:-/usr/bin/chromium}" ] && [ -d tests/js/node_modules/playwri
 	PROFD_URL="$base/" TRACE_TYPE=process_cpu:samples:count:cpu:nanoseconds \
 		TRACE_QUERY="{process.pid=\"$pid_new\"}" TRACE_ID=$trace SPAN_ID=$span \
 		TRACE_HOT=main.spinAlpha TRACE_OTHER=main.spinBeta \
-		node tests/js/explorer_trace.test.mjs || fail "explorer trace fields"
+		node tests/js/explorer_trace.test.mjs || die "explorer trace fields"
 else
 	echo "note: no chromium or playwright-core: the explorer's trace fields not checked in a browser"
 fi
 
 labels=$(curl -fsG "$base/api/v1/labels" --data-urlencode "type=process_cpu:samples:count:cpu:nanoseconds")
 case "$labels" in
-*'"span_id"'* | *'"trace_id"'*) fail "trace or span IDs became labels: $labels" ;;
+*'"span_id"'* | *'"trace_id"'*) die "trace or span IDs became labels: $labels" ;;
 esac
 for k in span_name http.route; do
 	case "$labels" in
 	*"\"$k\""*) ;;
-	*) fail "no $k attribute among the labels: $labels" ;;
+	*) die "no $k attribute among the labels: $labels" ;;
 	esac
 done
 echo "ok span_name and other goroutine labels are attributes; trace/span IDs are links only"
