@@ -118,7 +118,7 @@ cat >>"$out" <<'EOF2'
 
 ## Reading
 
-- *The translation cache* (src/query/stackset.c): the store-stack ->
+- *The translation cache* (src/query/stackset_cache.c): the store-stack ->
   names translation of each source (block, head) is kept across queries
   in one shared names trie; a warm query sums the store's per-stack
   totals per trie node and copies the touched nodes into its own set.
