@@ -118,7 +118,7 @@ struct ot_dec {
 	size_t n; /* request bytes */
 };
 
-/* Conversion errors: otlp_direct.c (C_ERR) gives the same words; change both together. */
+/* Conversion errors: otlp_direct_convert.c (C_ERR) gives the same words; change both together. */
 #define OT_ERR(...) prof_err_set(c->err, -PROF_ECORRUPT, -1, "otlp: " __VA_ARGS__)
 
 /* String @idx of the dictionary as a model string id; false when out of range. */
