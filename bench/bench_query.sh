@@ -269,7 +269,7 @@ cat >>"$out" <<'EOF2'
   totals query that covers the whole series and renewed when a quarter of
   its rows are newer; later queries add those sums (about 2000 entries
   instead of 54,720 rows per process here) and only the rows appended
-  since (store_head_scan_totals in src/store/head.c). Nothing is done at
+  since (store_head_scan_totals in src/store/head_scan.c). Nothing is done at
   ingest; the sums are kept only for series whose values are all >= 0 and
   whose distinct stacks are at most a quarter of the rows, and count in
   the head's memory (a few MB here). Filters on per-sample attributes and

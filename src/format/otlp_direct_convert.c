@@ -422,7 +422,7 @@ static bool k_mapping(struct dd *d, int32_t mi, struct model_key *out)
 /*
  * The key of location @li: the fields and checks of c_location, read from
  * the wire (frame type through c_attr_memo, as c_location), hashed as the
- * head hashes a model location (store/head.c xh_location).
+ * head hashes a model location (store/head_dict.c xh_location).
  */
 static bool k_location(struct dd *d, int32_t li, struct model_key *out)
 {
