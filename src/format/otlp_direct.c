@@ -943,12 +943,12 @@ bool od_parse_request(struct dd *d, const uint8_t *p, const uint8_t *end)
 	return true;
 }
 
-#define DD_POOLS(X)                                                                       \
-	X(strs)                                                                           \
-	X(maps)                                                                           \
-	X(locs) X(lines) X(fns) X(links) X(attrs) X(stacks) X(ai) X(stack_li) X(prof_ai)  \
-		X(samp_ai) X(vals) X(tss) X(kvs) X(rps) X(sps) X(profs) X(samples) X(arr) \
-			X(mlines) X(mlocs) X(labels) X(skeys) X(kpath) X(klines)
+/* Every pool of struct dd, for dd_release and dd_put. */
+/* clang-format off */
+#define DD_POOLS(X)                                                                   \
+	X(strs) X(maps) X(locs) X(lines) X(fns) X(links) X(attrs) X(stacks) X(ai)       \
+	X(stack_li) X(prof_ai) X(samp_ai) X(vals) X(tss) X(kvs) X(rps) X(sps) X(profs)  \
+	X(samples) X(arr) X(mlines) X(mlocs) X(labels) X(skeys) X(kpath) X(klines)
 /* clang-format on */
 
 static void dd_release(struct dd *d)

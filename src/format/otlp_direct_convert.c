@@ -951,6 +951,3 @@ out:
 		rc = FMT_OTLP_FALLBACK;
 	return rc;
 }
-
-/* Every pool of struct dd, for dd_release and dd_put. */
-/* clang-format off */
