@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "base/mem.h"
 #include "format/otlp.h"
+#include "format/otlp_keys.h"
 #include "model/stackkey.h"
 
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
@@ -37,20 +38,6 @@
 #define SZ_SCOPE    (D_(common__v1__instrumentation_scope) + 16)
 #define SZ_RESOURCE (D_(resource__v1__resource) + 16)
 #define SZ_ENTITY   (D_(common__v1__entity_ref) + 16)
-
-/* Well-known attribute keys (shared formats.md 1.7), as in otlp.c. */
-#define KEY_BUILD_ID_GNU  "process.executable.build_id.gnu"
-#define KEY_FRAME_TYPE	  "profile.frame.type"
-#define KEY_IS_FOLDED	  "pprof.location.is_folded"
-#define KEY_HAS_FUNCTIONS "pprof.mapping.has_functions"
-#define KEY_HAS_FILENAMES "pprof.mapping.has_filenames"
-#define KEY_HAS_LINES	  "pprof.mapping.has_line_numbers"
-#define KEY_HAS_INLINE	  "pprof.mapping.has_inline_frames"
-#define KEY_COMMENT	  "pprof.profile.comment"
-#define KEY_DROP_FRAMES	  "pprof.profile.drop_frames"
-#define KEY_KEEP_FRAMES	  "pprof.profile.keep_frames"
-#define KEY_DEFAULT_TYPE  "pprof.scope.default_sample_type"
-#define KEY_PROFILE_NAME  "profd.profile.name"
 
 /* Give up and let the protobuf-c path decide (otlp.h). */
 #define BAIL() return false
