@@ -39,127 +39,21 @@
 #include "base/mem.h"
 #include "format/otlp.h"
 #include "format/otlp_direct_int.h"
+#include "format/pbwire.h"
 #include "model/stackkey.h"
 
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 /* ---- wire ---------------------------------------------------------------- */
 
-struct fld {
-	uint32_t num;
-	int wt;
-	uint64_t v;		    /* varint / fixed value */
-	const uint8_t *vp, *tagp;   /* start of the varint; of the tag */
-	const uint8_t *body, *bend; /* wt 2 payload */
-};
-
-/* A varint of at most @max bytes (pbcheck.c / protobuf-c value rules). */
-static inline bool rd_varint(const uint8_t **pp, const uint8_t *end, unsigned max, uint64_t *out)
-{
-	const uint8_t *p = *pp;
-	uint64_t v = 0;
-
-	if (p < end && !(*p & 0x80)) {
-		*out = *p;
-		*pp = p + 1;
-		return true;
-	}
-	if (end - p >= 10) { /* no end check per byte: a varint has at most 10 */
-		for (unsigned i = 0; i < max; i++) {
-			uint64_t b = p[i];
-
-			v |= (b & 0x7f) << (7 * i);
-			if (!(b & 0x80)) {
-				*pp = p + i + 1;
-				*out = v;
-				return true;
-			}
-		}
-		return false;
-	}
-	for (unsigned i = 0, shift = 0; i < max; i++, shift += 7) {
-		if (p >= end)
-			return false;
-		v |= (uint64_t)(*p & 0x7f) << (shift < 64 ? shift : 0);
-		if (!(*p++ & 0x80)) {
-			*pp = p;
-			*out = v;
-			return true;
-		}
-	}
-	return false;
-}
-
-static inline uint64_t rd_le(const uint8_t *p, unsigned w)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < w; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-/*
- * Reads one field. Tags and length prefixes in more than 5 bytes are
- * refused (protobuf-c reads no more), field number 0 or above 2^29 - 1 and
- * wire types other than 0, 1, 2, 5 too (pbcheck.c). Forced inline: it is
- * the decoder's inner loop (about 10% faster); the fields a wire type does
- * not set are zeroed, which also keeps the inlined callers free of
- * maybe-uninitialized warnings.
- */
-static inline __attribute__((always_inline)) bool fld_next(const uint8_t **pp, const uint8_t *end,
-							   struct fld *f)
-{
-	const uint8_t *p = *pp;
-	uint64_t tag, len;
-
-	f->tagp = p;
-	f->v = 0;
-	f->body = f->bend = NULL;
-	if (!rd_varint(&p, end, 5, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
-		return false;
-	f->num = (uint32_t)(tag >> 3);
-	f->wt = (int)(tag & 7);
-	f->vp = p;
-	switch (f->wt) {
-	case 0:
-		if (!rd_varint(&p, end, 10, &f->v))
-			return false;
-		break;
-	case 1:
-		if (end - p < 8)
-			return false;
-		f->v = rd_le(p, 8);
-		p += 8;
-		break;
-	case 5:
-		if (end - p < 4)
-			return false;
-		f->v = rd_le(p, 4);
-		p += 4;
-		break;
-	case 2:
-		if (!rd_varint(&p, end, 5, &len) || len > (uint64_t)(end - p))
-			return false;
-		f->body = p;
-		f->bend = p + len;
-		p += len;
-		break;
-	default:
-		return false;
-	}
-	*pp = p;
-	return true;
-}
-
 /* An unknown field: protobuf-c keeps a record and a copy of it. */
-static inline void fld_unknown(struct dd *d, const struct fld *f, const uint8_t *next)
+static inline void fld_unknown(struct dd *d, const struct pbwire_field *f, const uint8_t *next)
 {
 	d->alloc += 32 + (size_t)(next - f->tagp);
 }
 
 /* A singular varint field of a 4-byte (@sz 4) or 8-byte C type. */
-static inline bool want_varint(struct dd *d, const struct fld *f, size_t sz)
+static inline bool want_varint(struct dd *d, const struct pbwire_field *f, size_t sz)
 {
 	if (f->wt != 0)
 		return false;
@@ -167,7 +61,7 @@ static inline bool want_varint(struct dd *d, const struct fld *f, size_t sz)
 	return true;
 }
 
-static inline bool want_len(struct dd *d, const struct fld *f, size_t extra)
+static inline bool want_len(struct dd *d, const struct pbwire_field *f, size_t extra)
 {
 	if (f->wt != 2)
 		return false;
@@ -176,29 +70,29 @@ static inline bool want_len(struct dd *d, const struct fld *f, size_t extra)
 }
 
 /* string/bytes: payload + 24 (pbcheck.c). */
-static inline bool want_bytes(struct dd *d, const struct fld *f)
+static inline bool want_bytes(struct dd *d, const struct pbwire_field *f)
 {
 	return want_len(d, f, (size_t)(f->bend - f->body) + 24);
 }
 
 /* A repeated int32 (varint or packed) appended to @v. */
-#define REP_I32(d, f, vec)                                               \
-	do {                                                             \
-		if ((f)->wt == 0) {                                      \
-			VEC_PUSH(vec, (int32_t)(uint32_t)(f)->v);        \
-			(d)->alloc += 4;                                 \
-		} else if ((f)->wt == 2) {                               \
-			const uint8_t *q_ = (f)->body;                   \
-			while (q_ < (f)->bend) {                         \
-				uint64_t x_;                             \
-				if (!rd_varint(&q_, (f)->bend, 10, &x_)) \
-					BAIL();                          \
-				VEC_PUSH(vec, (int32_t)(uint32_t)x_);    \
-				(d)->alloc += 4;                         \
-			}                                                \
-		} else {                                                 \
-			BAIL();                                          \
-		}                                                        \
+#define REP_I32(d, f, vec)                                                   \
+	do {                                                                 \
+		if ((f)->wt == 0) {                                          \
+			VEC_PUSH(vec, (int32_t)(uint32_t)(f)->v);            \
+			(d)->alloc += 4;                                     \
+		} else if ((f)->wt == 2) {                                   \
+			const uint8_t *q_ = (f)->body;                       \
+			while (q_ < (f)->bend) {                             \
+				uint64_t x_;                                 \
+				if (!pbwire_varint(&q_, (f)->bend, 10, &x_)) \
+					BAIL();                              \
+				VEC_PUSH(vec, (int32_t)(uint32_t)x_);        \
+				(d)->alloc += 4;                             \
+			}                                                    \
+		} else {                                                     \
+			BAIL();                                              \
+		}                                                            \
 	} while (0)
 
 /* ---- parse ---------------------------------------------------------------- */
@@ -220,10 +114,10 @@ static bool p_array(struct dd *d, const uint8_t *p, const uint8_t *end, struct d
 	bool ok = true;
 
 	while (p < end && ok) {
-		struct fld f;
+		struct pbwire_field f;
 		struct dany e;
 
-		if (!fld_next(&p, end, &f)) {
+		if (!pbwire_field_next(&p, end, &f)) {
 			ok = false;
 		} else if (f.num == 1) {
 			ok = want_len(d, &f, SZ_ANY) && p_any(d, f.body, f.bend, &e, true);
@@ -246,9 +140,9 @@ static bool p_any(struct dd *d, const uint8_t *p, const uint8_t *end, struct dan
 {
 	a->kase = AV_NONE;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -317,9 +211,9 @@ static bool p_kv(struct dd *d, const uint8_t *p, const uint8_t *end)
 	struct dkv kv = { .key = { (const uint8_t *)"", 0 } };
 
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -350,9 +244,9 @@ static bool p_kv(struct dd *d, const uint8_t *p, const uint8_t *end)
 static bool p_strings_only(struct dd *d, const uint8_t *p, const uint8_t *end, uint32_t maxnum)
 {
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		if (f.num >= 1 && f.num <= maxnum) {
 			if (!want_bytes(d, &f))
@@ -370,9 +264,9 @@ static bool p_resource(struct dd *d, const uint8_t *p, const uint8_t *end, uint3
 {
 	*off = (uint32_t)d->kvs.n;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -400,9 +294,9 @@ static bool p_scope(struct dd *d, const uint8_t *p, const uint8_t *end, uint32_t
 {
 	*off = (uint32_t)d->kvs.n;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -429,9 +323,9 @@ static bool p_scope(struct dd *d, const uint8_t *p, const uint8_t *end, uint32_t
 static bool p_vtype(struct dd *d, const uint8_t *p, const uint8_t *end, struct dvt *vt)
 {
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		if (f.num == 1 || f.num == 2) {
 			if (!want_varint(d, &f, 4))
@@ -455,9 +349,9 @@ static bool p_sample(struct dd *d, const uint8_t *p, const uint8_t *end)
 	s.v_off = (uint32_t)d->vals.n;
 	s.t_off = (uint32_t)d->tss.n;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -483,7 +377,7 @@ static bool p_sample(struct dd *d, const uint8_t *p, const uint8_t *end)
 				while (q < f.bend) {
 					uint64_t x;
 
-					if (!rd_varint(&q, f.bend, 10, &x))
+					if (!pbwire_varint(&q, f.bend, 10, &x))
 						BAIL();
 					VEC_PUSH(&d->vals, (int64_t)x);
 					d->alloc += 8;
@@ -503,7 +397,7 @@ static bool p_sample(struct dd *d, const uint8_t *p, const uint8_t *end)
 					BAIL();
 				VEC_RESERVE(&d->tss, len / 8);
 				for (size_t k = 0; k < len; k += 8)
-					d->tss.v[d->tss.n++] = rd_le(f.body + k, 8);
+					d->tss.v[d->tss.n++] = le64_get(f.body + k);
 				d->alloc += len;
 			} else {
 				BAIL();
@@ -527,9 +421,9 @@ static bool p_profile(struct dd *d, const uint8_t *p, const uint8_t *end)
 	pr.ai_off = (uint32_t)d->prof_ai.n;
 	pr.s_off = (uint32_t)d->samples.n;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -594,9 +488,9 @@ static bool p_scope_profiles(struct dd *d, const uint8_t *p, const uint8_t *end)
 
 	sp.pr_off = (uint32_t)d->profs.n;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -629,9 +523,9 @@ static bool p_resource_profiles(struct dd *d, const uint8_t *p, const uint8_t *e
 
 	rp.sp_off = (uint32_t)d->sps.n;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -663,9 +557,9 @@ static bool p_mapping(struct dd *d, const uint8_t *p, const uint8_t *end)
 
 	m.ai_off = (uint32_t)d->ai.n;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -702,9 +596,9 @@ static bool p_line(struct dd *d, const uint8_t *p, const uint8_t *end)
 	struct dline l = { 0 };
 
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -737,9 +631,9 @@ static bool p_location(struct dd *d, const uint8_t *p, const uint8_t *end)
 	l.ai_off = (uint32_t)d->ai.n;
 	l.line_off = (uint32_t)d->lines.n;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -774,9 +668,9 @@ static bool p_function(struct dd *d, const uint8_t *p, const uint8_t *end)
 	struct dfn fn = { 0 };
 
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		if (f.num >= 1 && f.num <= 3) {
 			if (!want_varint(d, &f, 4))
@@ -804,9 +698,9 @@ static bool p_link(struct dd *d, const uint8_t *p, const uint8_t *end)
 	struct dlink k = { { NULL, 0 }, { NULL, 0 } };
 
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		if (f.num == 1 || f.num == 2) {
 			if (!want_bytes(d, &f))
@@ -828,9 +722,9 @@ static bool p_attr(struct dd *d, const uint8_t *p, const uint8_t *end)
 	struct dattr a = { 0 };
 
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -861,9 +755,9 @@ static bool p_stack(struct dd *d, const uint8_t *p, const uint8_t *end)
 	struct dstack s = { (uint32_t)d->stack_li.n, 0 };
 
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		if (f.num == 1)
 			REP_I32(d, &f, &d->stack_li);
@@ -878,10 +772,10 @@ static bool p_stack(struct dd *d, const uint8_t *p, const uint8_t *end)
 static bool p_dict(struct dd *d, const uint8_t *p, const uint8_t *end)
 {
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 		bool ok;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
@@ -922,9 +816,9 @@ bool od_parse_request(struct dd *d, const uint8_t *p, const uint8_t *end)
 {
 	d->alloc = SZ_REQUEST;
 	while (p < end) {
-		struct fld f;
+		struct pbwire_field f;
 
-		if (!fld_next(&p, end, &f))
+		if (!pbwire_field_next(&p, end, &f))
 			BAIL();
 		switch (f.num) {
 		case 1:
