@@ -13,6 +13,7 @@
  * series at a time, never the whole block.
  */
 #include "base/compat.h"
+#include "base/fs.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/parse.h"
@@ -36,24 +37,6 @@ static int64_t ts_round(int64_t ts, int64_t res)
 	if (ts < INT64_MIN + m)
 		return ts;
 	return ts - m;
-}
-
-static void rm_rf(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	if (d) {
-		while ((de = readdir(d))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			char *p = xasprintf("%s/%s", dir, de->d_name);
-			unlink(p);
-			free(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
 }
 
 /* ======================================================================== */
@@ -254,7 +237,7 @@ int store_block_writer_new(const char *blocks_dir, uint64_t id,
 	strtab_init(&w->lstr);
 	for (int c = 0; c < STORE_NCOLS; c++)
 		buf_init(&w->col[c], 0);
-	rm_rf(w->tmp_dir);
+	fs_rm_flat_dir(w->tmp_dir, NULL);
 	if (mkdir(w->tmp_dir, 0755)) {
 		rc = prof_err_set(err, -errno, -1, "block: mkdir %s: %s", w->tmp_dir,
 				  strerror(errno));
@@ -282,7 +265,7 @@ void store_block_writer_free(struct store_block_writer *w)
 	if (w->samples_open)
 		store_chunkfile_abort(&w->samples);
 	if (!w->done && w->tmp_dir)
-		rm_rf(w->tmp_dir);
+		fs_rm_flat_dir(w->tmp_dir, NULL);
 	free(w->rank_of);
 	free(w->page_ranks);
 	free(w->page_local);
@@ -1158,7 +1141,7 @@ int store_block_writer_finish(struct store_block_writer *w, const struct store_b
 	if (!rc)
 		rc = write_meta(w, info, err);
 	if (!rc) {
-		rc = store_chunkfile_fsync_dir(w->tmp_dir);
+		rc = fs_fsync_dir(w->tmp_dir);
 		if (rc)
 			prof_err_set(err, rc, -1, "block: fsync %s: %s", w->tmp_dir, strerror(-rc));
 	}
@@ -1170,7 +1153,7 @@ int store_block_writer_finish(struct store_block_writer *w, const struct store_b
 	if (rc)
 		return rc;
 	w->done = true;
-	rc = store_chunkfile_fsync_dir(w->blocks_dir);
+	rc = fs_fsync_dir(w->blocks_dir);
 	if (rc)
 		return prof_err_set(err, rc, -1, "block: fsync %s: %s", w->blocks_dir,
 				    strerror(-rc));
