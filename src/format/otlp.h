@@ -137,8 +137,13 @@ void fmt_otlp_batch_resolve(struct fmt_otlp_batch *b);
 /* Internal to the module (fmt_otlp_batch_release): give @b's pending state back. */
 void fmt_otlp_pending_release(struct fmt_otlp_batch *b);
 
-/** Returned by fmt_otlp_decode_direct(_err) when only the protobuf-c path can answer. */
-#define FMT_OTLP_FALLBACK 1
+/**
+ * Returned by fmt_otlp_decode_direct(_err) when only the protobuf-c path
+ * can answer: a negative code like every error (the 0/-errno rule), one
+ * no decoder error uses (-ENOTSUP: "not supported here"), so a caller
+ * tells it from a real error by equality. No @err message goes with it.
+ */
+#define FMT_OTLP_FALLBACK (-ENOTSUP)
 
 /**
  * fmt_otlp_decode_direct() - the fast path of fmt_otlp_decode

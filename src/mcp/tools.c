@@ -344,7 +344,7 @@ static json_t *finish(struct call *c)
 }
 
 int mcp_tools_call(const struct mcp_backend *be, const char *name, json_t *args, json_t **result,
-		   char *msg, size_t msgsz)
+		   struct prof_err *err)
 {
 	struct call c;
 	json_t *empty = NULL;
@@ -355,10 +355,9 @@ int mcp_tools_call(const struct mcp_backend *be, const char *name, json_t *args,
 	for (size_t i = 0; i < PROF_ARRAY_SIZE(tools) && !c.tool; i++)
 		if (!strcmp(tools[i].name, name))
 			c.tool = &tools[i];
-	if (!c.tool) {
-		snprintf(msg, msgsz, "Unknown tool: %.200s (tools/list names them)", name);
-		return -PROF_ENOTFOUND;
-	}
+	if (!c.tool)
+		return prof_err_set(err, -PROF_ENOTFOUND, -1,
+				    "Unknown tool: %.200s (tools/list names them)", name);
 	if (!args)
 		args = empty = json_object();
 	c.be = be;
@@ -370,7 +369,7 @@ int mcp_tools_call(const struct mcp_backend *be, const char *name, json_t *args,
 	if (!rc)
 		rc = c.tool->run(&c);
 	if (rc)
-		snprintf(msg, msgsz, "%s", c.msg);
+		prof_err_set(err, rc, -1, "%s", c.msg);
 	else
 		*result = finish(&c);
 	for (size_t i = 0; i < c.queries.n; i++)
