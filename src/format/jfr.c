@@ -4,7 +4,7 @@
  * This file: constant pools, settings, events to samples, chunks and the
  * API; jfr_read.c reads bytes, metadata and values.
  *
- * Sources: shared formats.md section 3 (from OpenJDK ChunkHeader.java,
+ * Sources: docs/formats.md "JFR layout" (from OpenJDK ChunkHeader.java,
  * ChunkParser.java, metadata.xml; JMC ChunkStructure.java; async-profiler
  * flightRecorder.cpp, jfrMetadata.cpp, JfrReader.java; grafana/jfr-parser).
  *
@@ -17,8 +17,7 @@
  * metadata is loaded; the walk drops role-tagged values into a capture.
  * Fields are therefore bound by name, never by position, so JDK versions
  * that add fields (Thread.virtual, Class.hidden, ThreadPark.until) and
- * async-profiler's shorter types decode alike (formats.md 3.7, open
- * question 11).
+ * async-profiler's shorter types decode alike (docs/formats.md "JFR layout").
  *
  * Per chunk, in order:
  *   1. header (68 bytes, big-endian) and metadata (at its header offset);
@@ -243,7 +242,7 @@ static int read_pools(struct dec *d, struct chunk *c)
 			return rc;
 		if (delta == 0)
 			return 0;
-		/* The chain leads backwards (formats.md 3.6): that also guarantees it ends. */
+		/* The chain leads backwards (docs/formats.md "JFR layout"): that also guarantees it ends. */
 		if (delta > 0 || (uint64_t) - (delta + 1) + 1 > pos - HDR_SIZE)
 			return jfr_bad(d, -PROF_ECORRUPT, d->base + c->off + pos,
 				       "checkpoint delta %" PRId64

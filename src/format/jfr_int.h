@@ -404,7 +404,7 @@ static inline size_t rd_left(const struct rd *r)
 	return (size_t)(r->end - r->p);
 }
 
-/* LEB128, 7 bits a byte, low group first; the 9th byte carries 8 bits (formats.md 3.3). */
+/* LEB128, 7 bits a byte, low group first; the 9th byte carries 8 bits (docs/formats.md "JFR layout"). */
 
 int jfr_bad(struct dec *d, int code, const uint8_t *at, const char *fmt, ...) PROF_PRINTF(4, 5);
 

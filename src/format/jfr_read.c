@@ -132,7 +132,7 @@ static size_t utf8_put(char *o, uint32_t c)
 }
 
 /*
- * A string (formats.md 3.3): encoding byte, then nothing (0 null, 1
+ * A string (docs/formats.md "JFR layout"): encoding byte, then nothing (0 null, 1
  * empty), a String pool key (2), UTF-8 bytes (3), UTF-16 code units as
  * varints (4) or Latin-1 bytes (5). UTF-8 stays in the input; the others
  * are converted to UTF-8 in the arena (only when @s is not NULL).

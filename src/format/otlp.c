@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * otlp.c - OTLP profiles (v1development, v1.10/v1.11 wire layout; shared
- * formats.md 1.4, 1.5, 1.7) protobuf decoder (the encoder is otlp_encode.c).
+ * docs/formats.md "OTLP profiles messages", "OTLP attributes") protobuf decoder (the encoder is otlp_encode.c).
  *
  * Decoding: otlp_direct.c decodes the wire bytes straight into the model
  * and leaves anything unusual to the path here (fmt_otlp_decode_pbc):
@@ -20,7 +20,7 @@
  * and `pprof.location.is_folded`, Profile `pprof.profile.comment`,
  * `pprof.profile.drop_frames|keep_frames`, `profd.profile.name` (the
  * model's name, our own key, so a named profile survives the WAL), scope
- * `pprof.scope.default_sample_type` (semantic conventions, formats.md 1.7).
+ * `pprof.scope.default_sample_type` (semantic conventions, docs/formats.md "OTLP attributes").
  * Other mapping/location attributes are dropped (the model has no place
  * for them); resource, scope and profile attributes go to model attrs.
  */

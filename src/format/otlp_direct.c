@@ -6,7 +6,7 @@
  * entry points; the conversion is otlp_direct_convert.c.
  *
  * Two phases. Parse: one pass over every byte of the request (field
- * numbers and types from src/format/proto, shared formats.md 1.4) into a
+ * numbers and types from src/format/proto, docs/formats.md "OTLP profiles messages") into a
  * few flat arrays (dictionary tables, resource/scope/profile/sample
  * records, index pools), checking each field's wire type exactly as
  * format/pbcheck.c does and summing the same memory estimate it computes

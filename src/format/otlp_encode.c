@@ -341,7 +341,7 @@ static OtProfile **enc_profiles(struct ot_enc *e, const struct model_profile *p)
 	enc_slots(e, p);
 	ns = e->slots.n;
 
-	/* Profile attributes: pprof fields with no OTLP home (formats.md 1.7). */
+	/* Profile attributes: pprof fields with no OTLP home (docs/formats.md "OTLP attributes"). */
 	if (p->comments.n) {
 		uint32_t *strs = xcalloc(p->comments.n, sizeof(*strs));
 
@@ -639,7 +639,7 @@ static OtDict *enc_dictionary(struct ot_enc *e)
 		opentelemetry__proto__profiles__v1development__link__init(&lk[i]);
 		lkp[i] = &lk[i];
 		if (!i) {
-			/* Zero entry with fixed-length ids (formats.md 1.4.1). */
+			/* Zero entry with fixed-length ids (docs/formats.md "OTLP profiles messages"). */
 			lk[i].trace_id.data = zero_ids;
 			lk[i].trace_id.len = 16;
 			lk[i].span_id.data = zero_ids;

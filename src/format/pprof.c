@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * pprof.c - pprof profile.proto decoder and encoder (shared formats.md 2.1,
+ * pprof.c - pprof profile.proto decoder and encoder (docs/formats.md "pprof profile.proto",
  * 2.2; google/pprof proto/profile.proto and profile/encode.go semantics).
  *
  * Decoding: gzip is sniffed by its magic (pprof's own rule: "always sniff,
@@ -13,7 +13,7 @@
  * writes them. Every id and string index is checked; a reference to
  * nothing is -PROF_ECORRUPT naming the object, the field and the value.
  *
- * Edge cases (docs/formats.md, "pprof"): a missing string table reads as
+ * Edge cases (docs/formats.md, "pprof (profile.proto)"): a missing string table reads as
  * [""]; a non-empty string_table[0], id 0, a duplicate id and a sample or
  * line that refers to a location or function that does not exist are
  * errors (pprof refuses them too); a location whose mapping_id names no

@@ -44,7 +44,7 @@
  * inflating past max_decompressed bytes or max_ratio times its size gets
  * 413 naming the limit (a "gzip bomb" costs at most that much memory);
  * more than max_inflight ingest requests at once get 429 with
- * Retry-After before their body is read. OTLP/HTTP: shared formats.md 1.2.
+ * Retry-After before their body is read. OTLP/HTTP: docs/formats.md "OTLP transport".
  *
  * Calling sequence: server_start -> (serve until a signal) -> server_stop,
  * which refuses new ingest (503), waits for requests in flight, flushes
