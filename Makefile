@@ -33,7 +33,7 @@ CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS)
 LIBS := -lbpf -lelf -ldw -lprotobuf-c -lz -lisal -lzstd -lnghttp2 -ljansson \
 	-lyaml -lpcre2-8 -lxxhash -liberty -lpthread -lm -ldl
 
-# Protobuf: our own .proto files (shared/formats.md 1.4, 2.1) compiled by protobuf-c.
+# Protobuf: our own .proto files (docs/formats.md "OTLP profiles messages", "pprof profile.proto") compiled by protobuf-c.
 PROTOS   := $(sort $(shell find src/format/proto -name '*.proto' 2>/dev/null))
 PROTO_C  := $(patsubst src/format/proto/%.proto,$(O)/gen/%.pb-c.c,$(PROTOS))
 PROTO_O  := $(PROTO_C:.c=.o)

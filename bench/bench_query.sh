@@ -118,7 +118,7 @@ cat >>"$out" <<'EOF2'
 
 ## Reading
 
-- *The translation cache* (src/query/stackset.c): the store-stack ->
+- *The translation cache* (src/query/stackset_cache.c): the store-stack ->
   names translation of each source (block, head) is kept across queries
   in one shared names trie; a warm query sums the store's per-stack
   totals per trie node and copies the touched nodes into its own set.
@@ -269,7 +269,7 @@ cat >>"$out" <<'EOF2'
   totals query that covers the whole series and renewed when a quarter of
   its rows are newer; later queries add those sums (about 2000 entries
   instead of 54,720 rows per process here) and only the rows appended
-  since (store_head_scan_totals in src/store/head.c). Nothing is done at
+  since (store_head_scan_totals in src/store/head_scan.c). Nothing is done at
   ingest; the sums are kept only for series whose values are all >= 0 and
   whose distinct stacks are at most a quarter of the rows, and count in
   the head's memory (a few MB here). Filters on per-sample attributes and

@@ -8,7 +8,7 @@
  * CPU; its timestamp kept), type process_cpu:cpu:nanoseconds:cpu:
  * nanoseconds (and samples:count). Off-CPU: one sample per time away,
  * value = ns off CPU, type off_cpu:off_cpu:nanoseconds:: (sample type
- * off_cpu/nanoseconds, no period; shared formats.md 1.8).
+ * off_cpu/nanoseconds, no period; docs/formats.md "What the OTel eBPF profiler sends").
  *
  * Stacks are leaf first: kernel frames, then user frames. Kernel frames
  * are symbolized here from kallsyms (Function names on a

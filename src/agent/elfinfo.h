@@ -6,7 +6,7 @@
  *
  * Why: native frames are reported as ELF virtual addresses plus a mapping
  * carrying the file's path and build ID (the OpenTelemetry eBPF profiler
- * convention, shared formats.md 1.8), so the server can symbolize them
+ * convention, docs/formats.md "What the OTel eBPF profiler sends"), so the server can symbolize them
  * from the binary, and one function has one address in every process.
  * For a runtime address A inside a mapping [start, end) at file offset
  * O: file offset F = A - start + O, vaddr = F + bias, where

@@ -3,7 +3,7 @@
  * export.h - sends the agent's profiles to a server as OTLP/HTTP:
  * POST URL/v1development/profiles, body = ExportProfilesServiceRequest
  * (protobuf, fmt_otlp_encode), Content-Type application/x-protobuf,
- * Content-Encoding gzip (OTLP/HTTP spec, shared formats.md 1.2).
+ * Content-Encoding gzip (OTLP/HTTP spec, docs/formats.md "OTLP transport").
  *
  * The caller's thread encodes, compresses and queues each request; a
  * sender thread posts them in order with libcurl, so a slow or hung

@@ -13,7 +13,7 @@
  * JDK 16-19 are accepted: the UNSIGNED5 streams changed in 20.0.15 and
  * nmethod's layout in 23; 17 is what was checked.
  *
- * Unwinding (hotspot's frame_x86.cpp sender_for_*; docs/runtimes.md 2.3):
+ * Unwinding (hotspot's frame_x86.cpp sender_for_*; docs/runtimes.md, "OpenJDK HotSpot"):
  * pc -> the CodeHeap holding it -> its segment map walked back to the
  * block start (a byte per segment: 0 = block start, 0xff = free, else
  * how many segments to step back) -> HeapBlock (in use) -> CodeBlob,
@@ -47,7 +47,7 @@
  * never named as what lives there now); a Method must also be at its
  * idnum in its class's method array.
  *
- * Naming (runtimes.md 2.4): Method -> ConstMethod -> ConstantPool ->
+ * Naming (docs/runtimes.md, "OpenJDK HotSpot"): Method -> ConstMethod -> ConstantPool ->
  * pool holder InstanceKlass; "pkg.Class.method" from Klass._name and the
  * pool's Symbol at _name_index; file from _source_file_name_index; line
  * from the compressed line number table after the bytecodes. nmethod:
@@ -1103,7 +1103,7 @@ static int hs_attach(const char *path, uint64_t bias, const struct agent_memread
 	    mem->read(mem->ctx, vm.vm_security, &security, 4))
 		return -EFAULT;
 	snprintf(out->version, sizeof(out->version), "%d.%d.%d", major, minor, security);
-	/* UNSIGNED5 and nmethod layouts as read here hold for 16 up to 20.0.14 (runtimes.md 2.6). */
+	/* UNSIGNED5 and nmethod layouts as read here hold for 16 up to 20.0.14 (docs/runtimes.md, "OpenJDK HotSpot"). */
 	if (major < 16 || major > 19)
 		return -ENOTSUP;
 	rc = hs_text_range(path, &lo, &hi);

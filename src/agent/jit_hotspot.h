@@ -12,7 +12,7 @@
  * code/compressedStream.cpp (UNSIGNED5, JDK 9-20.0.14),
  * oops/method.cpp (CompressedLineNumberReadStream) and
  * code/debugInfo.cpp + code/scopeDesc.cpp (scope records); the facts are
- * collected in docs/runtimes.md section 2.
+ * collected in docs/runtimes.md, "OpenJDK HotSpot".
  */
 #ifndef PROF_AGENT_JIT_HOTSPOT_H
 #define PROF_AGENT_JIT_HOTSPOT_H

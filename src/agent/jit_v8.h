@@ -14,7 +14,7 @@
  * carries; the ones the metadata lacks for 11.x are filled in as the
  * OpenTelemetry eBPF profiler does (interpreter/nodev8/v8.go,
  * readIntrospectionData) and were checked on node 20.20 by reading a
- * running node's heap. docs/runtimes.md section 3 has the facts.
+ * running node's heap. docs/runtimes.md, "Node.js / V8", has the facts.
  */
 #ifndef PROF_AGENT_JIT_V8_H
 #define PROF_AGENT_JIT_V8_H

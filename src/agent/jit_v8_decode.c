@@ -10,7 +10,7 @@
  * encoding), src/codegen/source-position.h (SourcePosition bits),
  * src/objects/scope-info.tq (slot order); the OpenTelemetry eBPF
  * profiler's interpreter/nodev8/v8.go (the metadata fallbacks, the
- * ScopeInfo heuristic); all as facts, in docs/runtimes.md section 3.
+ * ScopeInfo heuristic); all as facts, in docs/runtimes.md, "Node.js / V8".
  */
 #include "base/compat.h"
 #include "base/err.h"

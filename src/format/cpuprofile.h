@@ -3,7 +3,7 @@
  * cpuprofile.h - decoder of V8 CPU profiles: the `.cpuprofile` files of
  * `node --cpu-prof` and Chrome DevTools, i.e. the Profiler.Profile object
  * of the DevTools protocol (ChromeDevTools/devtools-protocol
- * json/js_protocol.json; shared formats.md 5.3):
+ * json/js_protocol.json; docs/formats.md "V8 cpuprofile"):
  *
  *     { "nodes": [ { "id": 1, "callFrame": { "functionName": "(root)",
  *                    "scriptId": "0", "url": "", "lineNumber": -1,

@@ -3,7 +3,7 @@
  * detect.h - tell profile formats apart by their bytes and decode any of
  * them into one model profile (for the CLI and the server's generic
  * ingest). File names are not trusted: the corpus has a raw protobuf named
- * *.pb.gz, and `go tool pprof` sniffs too (shared formats.md 2.2); the
+ * *.pb.gz, and `go tool pprof` sniffs too (docs/formats.md "pprof profile.proto"); the
  * name is only a hint for when the bytes do not decide.
  *
  * Sniffing order (fmt_detect):

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * folded.c - folded/collapsed stacks decoder and encoder; see folded.h
- * for the rules and shared formats.md 5.1 for the format.
+ * for the rules and docs/formats.md "Folded stacks" for the format.
  *
  * Decoding interns every frame name as a function with one location, and
  * every stack (the location ids, leaf first) as a key of a strtab whose

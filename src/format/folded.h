@@ -2,7 +2,7 @@
 /*
  * folded.h - Brendan Gregg's folded ("collapsed") stacks, the text that
  * stackcollapse-*.pl, async-profiler (-o collapsed), py-spy --raw and
- * Pyroscope's /ingest speak (shared formats.md 5.1 and 4.3):
+ * Pyroscope's /ingest speak (docs/formats.md "Folded stacks", "Pyroscope ingest"):
  *
  *     main;foo;bar 31
  *

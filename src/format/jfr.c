@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * jfr.c - Java Flight Recorder decoder; see jfr.h for what comes out.
+ * This file: constant pools, settings, events to samples, chunks and the
+ * API; jfr_read.c reads bytes, metadata and values.
  *
- * Sources: shared formats.md section 3 (from OpenJDK ChunkHeader.java,
+ * Sources: docs/formats.md "JFR layout" (from OpenJDK ChunkHeader.java,
  * ChunkParser.java, metadata.xml; JMC ChunkStructure.java; async-profiler
  * flightRecorder.cpp, jfrMetadata.cpp, JfrReader.java; grafana/jfr-parser).
  *
@@ -15,8 +17,7 @@
  * metadata is loaded; the walk drops role-tagged values into a capture.
  * Fields are therefore bound by name, never by position, so JDK versions
  * that add fields (Thread.virtual, Class.hidden, ThreadPark.until) and
- * async-profiler's shorter types decode alike (formats.md 3.7, open
- * question 11).
+ * async-profiler's shorter types decode alike (docs/formats.md "JFR layout").
  *
  * Per chunk, in order:
  *   1. header (68 bytes, big-endian) and metadata (at its header offset);
@@ -46,1093 +47,9 @@
 #include "base/mem.h"
 #include "base/parse.h"
 #include "format/jfr.h"
+#include "format/jfr_int.h"
 
 #include <zlib.h>
-
-#define HDR_SIZE  68
-#define MAX_DEPTH 16
-#define STR_DEPTH 4
-#define NONE	  UINT32_MAX
-
-/* ---- u64 -> u32 hash map ------------------------------------------------ */
-
-struct u64map {
-	uint64_t *keys;
-	uint32_t *vals; /* value + 1; 0 = empty slot */
-	uint32_t mask;
-	size_t n;
-};
-
-static uint32_t hash64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return (uint32_t)k;
-}
-
-static void u64map_release(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-static uint32_t u64map_get(const struct u64map *m, uint64_t k)
-{
-	if (!m->vals)
-		return NONE;
-	for (uint32_t h = hash64(k) & m->mask;; h = (h + 1) & m->mask) {
-		if (!m->vals[h])
-			return NONE;
-		if (m->keys[h] == k)
-			return m->vals[h] - 1;
-	}
-}
-
-static void u64map_grow(struct u64map *m)
-{
-	uint32_t ncap = m->vals ? (m->mask + 1) * 2 : 64;
-	uint64_t *keys = xcalloc(ncap, sizeof(*keys));
-	uint32_t *vals = xcalloc(ncap, sizeof(*vals));
-
-	for (uint32_t i = 0; m->vals && i <= m->mask; i++) {
-		uint32_t h;
-
-		if (!m->vals[i])
-			continue;
-		for (h = hash64(m->keys[i]) & (ncap - 1); vals[h]; h = (h + 1) & (ncap - 1))
-			;
-		keys[h] = m->keys[i];
-		vals[h] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->mask = ncap - 1;
-}
-
-/* Value stored under @k, or NONE after storing @v under it. */
-static uint32_t u64map_put_new(struct u64map *m, uint64_t k, uint32_t v)
-{
-	uint32_t h;
-
-	if (!m->vals || (m->n + 1) * 2 > (size_t)m->mask + 1)
-		u64map_grow(m);
-	for (h = hash64(k) & m->mask; m->vals[h]; h = (h + 1) & m->mask)
-		if (m->keys[h] == k)
-			return m->vals[h] - 1;
-	m->keys[h] = k;
-	m->vals[h] = v + 1;
-	m->n++;
-	return NONE;
-}
-
-/* ---- string arena (converted strings; blocks never move) --------------- */
-
-struct arena {
-	VEC(char *) blocks;
-	char *cur;
-	size_t left;
-};
-
-static char *arena_alloc(struct arena *a, size_t n)
-{
-	char *p;
-
-	if (n > a->left) {
-		size_t sz = PROF_MAX(n, (size_t)65536);
-
-		a->cur = xmalloc(sz);
-		a->left = sz;
-		VEC_PUSH(&a->blocks, a->cur);
-	}
-	p = a->cur;
-	a->cur += n;
-	a->left -= n;
-	return p;
-}
-
-static void arena_release(struct arena *a)
-{
-	for (size_t i = 0; i < a->blocks.n; i++)
-		free(a->blocks.v[i]);
-	VEC_FREE(&a->blocks);
-	a->cur = NULL;
-	a->left = 0;
-}
-
-/* ---- metadata model ----------------------------------------------------- */
-
-enum fk {
-	FK_NONE = 0, /* occupies no bytes (array element of a zero-size type) */
-	FK_BOOL,
-	FK_BYTE,
-	FK_SHORT,
-	FK_CHAR,
-	FK_INT,
-	FK_LONG,
-	FK_FLOAT,
-	FK_DOUBLE,
-	FK_STRING,
-	FK_CPOOL,
-	FK_STRUCT,
-};
-
-/* Classes the decoder understands (pool types). */
-enum known {
-	K_NONE = 0,
-	K_THREAD,
-	K_STACKTRACE,
-	K_STACKFRAME,
-	K_METHOD,
-	K_CLASS,
-	K_SYMBOL,
-	K_STRING,
-	K_FRAMETYPE,
-};
-
-/* Event types the decoder understands. */
-enum ev {
-	EV_NONE = 0,
-	EV_EXEC,
-	EV_NATIVE,
-	EV_CPUTIME,
-	EV_WALLCLOCK,
-	EV_ALLOC_SAMPLE,
-	EV_TLAB_IN,
-	EV_TLAB_OUT,
-	EV_MON_ENTER,
-	EV_MON_WAIT,
-	EV_PARK,
-	EV_MALLOC,
-	EV_FREE,
-	EV_SETTING,
-	EV_MAX,
-};
-
-/* What a field means to us; captured by the walk (at most 63 roles). */
-enum role {
-	R_NONE = 0,
-	R_START,
-	R_DURATION,
-	R_THREAD,
-	R_STACK,
-	R_WEIGHT,
-	R_ALLOC_SIZE,
-	R_TLAB_SIZE,
-	R_SAMPLES,
-	R_PERIOD,
-	R_TIMESPAN,
-	R_SET_ID,
-	R_SET_NAME,
-	R_SET_VALUE,
-	R_T_OSNAME,
-	R_T_OSTID,
-	R_T_JNAME,
-	R_T_JTID,
-	R_M_TYPE,
-	R_M_NAME,
-	R_C_NAME,
-	R_SYM_STRING,
-	R_FT_DESC,
-	R_ST_TRUNC,
-	R_ST_FRAMES,
-	R_F_METHOD,
-	R_F_LINE,
-	R_F_TYPE,
-	R_STRVAL, /* the value of a java.lang.String pool entry */
-	R_MAX,
-};
-
-static const struct {
-	const char *name;
-	uint8_t ev;
-	uint8_t family; /* enum fmt_jfr_event */
-} ev_table[] = {
-	{ "jdk.ExecutionSample", EV_EXEC, FMT_JFR_CPU },
-	{ "jdk.NativeMethodSample", EV_NATIVE, FMT_JFR_WALL },
-	{ "jdk.CPUTimeSample", EV_CPUTIME, FMT_JFR_CPU },
-	{ "profiler.WallClockSample", EV_WALLCLOCK, FMT_JFR_WALL },
-	{ "jdk.ObjectAllocationSample", EV_ALLOC_SAMPLE, FMT_JFR_ALLOC },
-	{ "jdk.ObjectAllocationInNewTLAB", EV_TLAB_IN, FMT_JFR_ALLOC },
-	{ "jdk.ObjectAllocationOutsideTLAB", EV_TLAB_OUT, FMT_JFR_ALLOC },
-	{ "jdk.JavaMonitorEnter", EV_MON_ENTER, FMT_JFR_LOCK },
-	{ "jdk.JavaMonitorWait", EV_MON_WAIT, FMT_JFR_LOCK },
-	{ "jdk.ThreadPark", EV_PARK, FMT_JFR_LOCK },
-	{ "profiler.Malloc", EV_MALLOC, FMT_JFR_MALLOC },
-	{ "profiler.Free", EV_FREE, 254 }, /* counted only: no family reads it (jfr.h) */
-	{ "jdk.ActiveSetting", EV_SETTING, 255 },
-};
-
-static const struct {
-	const char *name;
-	uint8_t known;
-} known_table[] = {
-	{ "java.lang.Thread", K_THREAD },	  { "jdk.types.StackTrace", K_STACKTRACE },
-	{ "jdk.types.StackFrame", K_STACKFRAME }, { "jdk.types.Method", K_METHOD },
-	{ "java.lang.Class", K_CLASS },		  { "jdk.types.Symbol", K_SYMBOL },
-	{ "java.lang.String", K_STRING },	  { "jdk.types.FrameType", K_FRAMETYPE },
-};
-
-static const struct {
-	const char *name;
-	uint8_t kind;
-} prim_table[] = {
-	{ "boolean", FK_BOOL }, { "byte", FK_BYTE },	 { "short", FK_SHORT },
-	{ "char", FK_CHAR },	{ "int", FK_INT },	 { "long", FK_LONG },
-	{ "float", FK_FLOAT },	{ "double", FK_DOUBLE }, { "java.lang.String", FK_STRING },
-};
-
-struct mstr {
-	const char *p;
-	uint32_t len;
-};
-
-struct mfield {
-	uint32_t name; /* metadata string index */
-	uint32_t cls;  /* class index of the field's type */
-	uint64_t type; /* type id as written */
-	uint8_t kind;  /* enum fk */
-	uint8_t role;  /* enum role */
-	bool array, cpool;
-};
-
-enum { NZ_UNKNOWN = 0, NZ_VISITING, NZ_ZERO, NZ_NONZERO };
-
-struct mclass {
-	uint64_t id;
-	uint32_t name;		  /* metadata string index, NONE if absent */
-	uint32_t fld_off, nfld;	  /* fields as declared */
-	uint32_t plan_off, nplan; /* fields that occupy bytes */
-	uint8_t prim;		  /* FK_* of a primitive/String type, else FK_STRUCT */
-	uint8_t known, ev, nz;
-	bool has_id;
-};
-
-/* A string value as read: inline bytes, or a key into the String pool. */
-enum { JS_NULL = 0, JS_INL, JS_REF };
-struct jstr {
-	const char *p;
-	uint32_t len;
-	uint8_t kind;
-	uint64_t ref;
-};
-
-/* A captured value: a number/key, or a string; @pool says which pool a key refers to. */
-struct cval {
-	uint64_t u;
-	struct jstr s;
-	uint8_t kind, pool;
-};
-
-struct cap {
-	uint64_t has; /* bit per role */
-	struct cval v[R_MAX];
-	uint32_t frame_off, nframes;
-};
-
-/* ---- constant pools (per chunk) ---------------------------------------- */
-
-struct pthread {
-	struct cval os_name, java_name;
-	uint64_t os_tid, java_tid;
-	uint32_t name_id; /* model string, valid when resolved */
-	int64_t tid;
-	bool resolved;
-};
-
-struct pstack {
-	uint32_t frame_off, nframes;
-	uint32_t model_off, model_n;
-	bool truncated, resolved;
-};
-
-struct pframe {
-	uint64_t method, type;
-	int64_t line;
-	bool has_method, has_type;
-};
-
-struct pmethod {
-	struct cval name;
-	uint64_t cls;
-	bool has_cls;
-	uint32_t func; /* model function, 0 = not yet resolved */
-};
-
-struct ptext {
-	struct cval s;
-	uint32_t ft; /* FrameType: model string id of profile.frame.type + 1, 0 = not yet */
-};
-
-struct pools {
-	struct u64map thr_map, st_map, m_map, c_map, sym_map, str_map, ft_map;
-	VEC(struct pthread) thr;
-	VEC(struct pstack) st;
-	VEC(struct pframe) frames;
-	VEC(struct pmethod) m;
-	VEC(struct ptext) cls, sym, str, ft;
-};
-
-struct settings {
-	bool asprof_set, jdk_set;
-	bool wall_engine;	      /* async-profiler event=wall */
-	int64_t interval_ns, wall_ns; /* async-profiler */
-	int64_t exec_ns, native_ns;   /* JDK "period" of the sampling events */
-};
-
-struct chunk {
-	size_t off, size; /* absolute offset, size in bytes */
-	uint64_t cp_off, meta_off, start_ticks, tps;
-	int64_t start_ns, dur_ns;
-	VEC(struct mstr) strs;
-	VEC(struct mclass) classes;
-	VEC(struct mfield) fields;
-	VEC(struct mfield) plan;
-	struct u64map cls_by_id;
-	bool asprof; /* written by async-profiler (defines profiler.* types) */
-	struct settings set;
-	struct pools pools;
-};
-
-struct dec {
-	const uint8_t *base;
-	size_t n;
-	bool gz;
-	struct prof_err *err;
-	const struct fmt_jfr_opts *o;
-	struct model_profile *p;
-
-	unsigned chunk_no;
-	size_t chunk_off;
-	const char *part;	    /* what is being read, for errors */
-	const struct chunk *part_c; /* with part_ci: the class named after @part */
-	uint32_t part_ci;
-
-	struct arena ar;
-	VEC(struct chunk) chunks;
-	uint64_t counts[EV_MAX];
-	bool sel[EV_MAX];
-	bool exec_any_engine; /* event_type named jdk.ExecutionSample */
-	struct settings last_asprof, last_jdk;
-
-	struct u64map locmap; /* (function << 32 | line) -> location */
-	uint32_t k_tname, k_tid;
-	uint32_t fn_unknown, loc_truncated;
-	uint32_t ft_jvm, ft_native, ft_kernel;
-	VEC(uint32_t) locs;
-	struct buf name;
-	int64_t period; /* of the first cpu/wall sample, ns */
-};
-
-/* ---- errors ------------------------------------------------------------- */
-
-static const char *class_name(const struct chunk *c, uint32_t ci, char *tmp, size_t tmpsz);
-
-static int bad(struct dec *d, int code, const uint8_t *at, const char *fmt, ...) PROF_PRINTF(4, 5);
-static int bad(struct dec *d, int code, const uint8_t *at, const char *fmt, ...)
-{
-	char msg[320], cls[96] = "";
-	va_list ap;
-	size_t off = at ? (size_t)(at - d->base) : d->chunk_off;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (d->part_c && d->part_ci != NONE)
-		class_name(d->part_c, d->part_ci, cls, sizeof(cls));
-	return prof_err_set(d->err, code, (int64_t)off,
-			    "jfr: chunk %u (at byte %zu): %s%s%s: %s at byte %zu%s", d->chunk_no,
-			    d->chunk_off, d->part, *cls ? " " : "", cls, msg, off,
-			    d->gz ? " of the gunzipped data" : "");
-}
-
-/* ---- primitive reads ---------------------------------------------------- */
-
-struct rd {
-	const uint8_t *p, *end;
-};
-
-static size_t rd_left(const struct rd *r)
-{
-	return (size_t)(r->end - r->p);
-}
-
-/* LEB128, 7 bits a byte, low group first; the 9th byte carries 8 bits (formats.md 3.3). */
-static __attribute__((noinline)) int rd_u64_slow(struct dec *d, struct rd *r, uint64_t *v)
-{
-	const uint8_t *p = r->p;
-	uint64_t x = 0;
-
-	for (int i = 0; i < 8; i++) {
-		if (p >= r->end)
-			return bad(d, -PROF_ECORRUPT, r->p, "truncated varint");
-		x |= (uint64_t)(*p & 0x7f) << (7 * i);
-		if (!(*p++ & 0x80)) {
-			*v = x;
-			r->p = p;
-			return 0;
-		}
-	}
-	if (p >= r->end)
-		return bad(d, -PROF_ECORRUPT, r->p, "truncated varint");
-	x |= (uint64_t)*p++ << 56;
-	*v = x;
-	r->p = p;
-	return 0;
-}
-
-/* Most varints are one byte: that case stays inline. */
-static inline int rd_u64(struct dec *d, struct rd *r, uint64_t *v)
-{
-	if (r->p < r->end && *r->p < 0x80) {
-		*v = *r->p++;
-		return 0;
-	}
-	return rd_u64_slow(d, r, v);
-}
-
-/* A count or length: each unit takes at least one byte, so it cannot exceed the bytes left. */
-static int rd_count(struct dec *d, struct rd *r, uint64_t *v, const char *what)
-{
-	const uint8_t *at = r->p;
-	int rc = rd_u64(d, r, v);
-
-	if (rc)
-		return rc;
-	if (*v > rd_left(r))
-		return bad(d, -PROF_ECORRUPT, at, "%s %" PRIu64 " exceeds the %zu bytes left", what,
-			   *v, rd_left(r));
-	return 0;
-}
-
-static int rd_fixed(struct dec *d, struct rd *r, size_t n, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	if (rd_left(r) < n)
-		return bad(d, -PROF_ECORRUPT, r->p, "truncated value (%zu of %zu bytes)",
-			   rd_left(r), n);
-	for (size_t i = 0; i < n; i++)
-		x = x << 8 | r->p[i];
-	r->p += n;
-	*v = x;
-	return 0;
-}
-
-static size_t utf8_put(char *o, uint32_t c)
-{
-	if (c < 0x80) {
-		o[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		o[0] = (char)(0xc0 | c >> 6);
-		o[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c < 0x10000) {
-		o[0] = (char)(0xe0 | c >> 12);
-		o[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | c >> 18);
-	o[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
-}
-
-/*
- * A string (formats.md 3.3): encoding byte, then nothing (0 null, 1
- * empty), a String pool key (2), UTF-8 bytes (3), UTF-16 code units as
- * varints (4) or Latin-1 bytes (5). UTF-8 stays in the input; the others
- * are converted to UTF-8 in the arena (only when @s is not NULL).
- */
-static int rd_str(struct dec *d, struct rd *r, struct jstr *s)
-{
-	struct jstr t = { "", 0, JS_INL, 0 };
-	const uint8_t *at = r->p;
-	uint64_t len;
-	int rc;
-
-	if (r->p >= r->end)
-		return bad(d, -PROF_ECORRUPT, r->p, "truncated string");
-	switch (*r->p++) {
-	case 0:
-		t.kind = JS_NULL;
-		break;
-	case 1:
-		break;
-	case 2:
-		if ((rc = rd_u64(d, r, &t.ref)))
-			return rc;
-		t.kind = JS_REF;
-		break;
-	case 3:
-	case 5:
-		if ((rc = rd_count(d, r, &len, "string length")))
-			return rc;
-		t.p = (const char *)r->p;
-		t.len = (uint32_t)len;
-		r->p += len;
-		if (at[0] == 5 && s) {
-			size_t hi = 0, o = 0;
-			char *q;
-
-			for (uint64_t i = 0; i < len; i++)
-				hi += (uint8_t)t.p[i] >= 0x80;
-			if (!hi)
-				break;
-			q = arena_alloc(&d->ar, len + hi);
-			for (uint64_t i = 0; i < len; i++)
-				o += utf8_put(q + o, (uint8_t)t.p[i]);
-			t.p = q;
-			t.len = (uint32_t)o;
-		}
-		break;
-	case 4: {
-		char *q = NULL;
-		size_t o = 0;
-		uint32_t hi_sur = 0;
-
-		if ((rc = rd_count(d, r, &len, "string length")))
-			return rc;
-		if (s)
-			q = arena_alloc(&d->ar, len * 3 + 1);
-		for (uint64_t i = 0; i < len; i++) {
-			uint64_t c;
-
-			if ((rc = rd_u64(d, r, &c)))
-				return rc;
-			if (!q)
-				continue;
-			c &= 0xffff;
-			if (hi_sur && c >= 0xdc00 && c <= 0xdfff) {
-				/* A pair takes 6 bytes reserved for two units; it writes 4. */
-				o += utf8_put(q + o, 0x10000 + ((hi_sur - 0xd800) << 10) +
-							     ((uint32_t)c - 0xdc00));
-				hi_sur = 0;
-				continue;
-			}
-			if (hi_sur)
-				o += utf8_put(q + o, 0xfffd);
-			hi_sur = 0;
-			if (c >= 0xd800 && c <= 0xdbff)
-				hi_sur = (uint32_t)c;
-			else
-				o += utf8_put(q + o,
-					      c >= 0xdc00 && c <= 0xdfff ? 0xfffd : (uint32_t)c);
-		}
-		if (q && hi_sur)
-			o += utf8_put(q + o, 0xfffd);
-		if (q) {
-			t.p = q;
-			t.len = (uint32_t)o;
-		}
-		break;
-	}
-	default:
-		return bad(d, -PROF_ECORRUPT, at, "bad string encoding %u", at[0]);
-	}
-	if (s)
-		*s = t;
-	return 0;
-}
-
-/* ---- metadata ----------------------------------------------------------- */
-
-static bool mstr_is(const struct chunk *c, uint32_t idx, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return idx < c->strs.n && c->strs.v[idx].len == n && memcmp(c->strs.v[idx].p, lit, n) == 0;
-}
-
-static const char *class_name(const struct chunk *c, uint32_t ci, char *tmp, size_t tmpsz)
-{
-	const struct mclass *k = &c->classes.v[ci];
-
-	if (k->name == NONE)
-		snprintf(tmp, tmpsz, "#%" PRIu64, k->id);
-	else
-		snprintf(tmp, tmpsz, "%.*s", (int)PROF_MIN(c->strs.v[k->name].len, 80u),
-			 c->strs.v[k->name].p);
-	return tmp;
-}
-
-static bool parse_dec_u64(const struct mstr *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (s->len == 0 || s->len > 20)
-		return false;
-	for (uint32_t i = 0; i < s->len; i++) {
-		unsigned dgt = (unsigned)(s->p[i] - '0');
-
-		if (dgt > 9 || v > (UINT64_MAX - dgt) / 10)
-			return false;
-		v = v * 10 + dgt;
-	}
-	*out = v;
-	return true;
-}
-
-/* Where an element sits: what its parent was (only these places matter). */
-enum { P_NONE, P_ROOT, P_META, P_CLASS, P_OTHER };
-
-static int parse_element(struct dec *d, struct chunk *c, struct rd *r, int depth, int parent)
-{
-	const uint8_t *at = r->p;
-	uint64_t name, nattr, nchild;
-	uint32_t ci = NONE, fi = NONE;
-	int self = P_OTHER, rc;
-
-	if (depth > MAX_DEPTH)
-		return bad(d, -PROF_ECORRUPT, at, "element tree deeper than %d levels", MAX_DEPTH);
-	if ((rc = rd_u64(d, r, &name)))
-		return rc;
-	if (name >= c->strs.n)
-		return bad(d, -PROF_ECORRUPT, at,
-			   "element name index %" PRIu64 " out of range (%zu strings)", name,
-			   c->strs.n);
-	if (parent == P_ROOT && mstr_is(c, (uint32_t)name, "metadata")) {
-		self = P_META;
-	} else if (parent == P_META && mstr_is(c, (uint32_t)name, "class")) {
-		struct mclass k = { 0 };
-
-		self = P_CLASS;
-		k.name = NONE;
-		k.fld_off = (uint32_t)c->fields.n;
-		k.prim = FK_STRUCT;
-		ci = (uint32_t)c->classes.n;
-		VEC_PUSH(&c->classes, k);
-	} else if (parent == P_CLASS && mstr_is(c, (uint32_t)name, "field")) {
-		struct mfield f = { 0 };
-
-		f.name = NONE;
-		f.cls = NONE;
-		fi = (uint32_t)c->fields.n;
-		VEC_PUSH(&c->fields, f);
-		c->classes.v[c->classes.n - 1].nfld++;
-	}
-	if ((rc = rd_count(d, r, &nattr, "attribute count")))
-		return rc;
-	for (uint64_t i = 0; i < nattr; i++) {
-		const uint8_t *aat = r->p;
-		uint64_t key, val;
-		const struct mstr *v;
-
-		if ((rc = rd_u64(d, r, &key)) || (rc = rd_u64(d, r, &val)))
-			return rc;
-		if (key >= c->strs.n || val >= c->strs.n)
-			return bad(d, -PROF_ECORRUPT, aat,
-				   "attribute string index %" PRIu64 " out of range (%zu strings)",
-				   PROF_MAX(key, val), c->strs.n);
-		v = &c->strs.v[val];
-		if (ci != NONE) {
-			struct mclass *k = &c->classes.v[ci];
-
-			if (mstr_is(c, (uint32_t)key, "id")) {
-				if (!parse_dec_u64(v, &k->id))
-					return bad(d, -PROF_ECORRUPT, aat,
-						   "class id '%.*s' is not a number",
-						   (int)PROF_MIN(v->len, 40u), v->p);
-				k->has_id = true;
-			} else if (mstr_is(c, (uint32_t)key, "name")) {
-				k->name = (uint32_t)val;
-			}
-		} else if (fi != NONE) {
-			struct mfield *f = &c->fields.v[fi];
-
-			if (mstr_is(c, (uint32_t)key, "name")) {
-				f->name = (uint32_t)val;
-			} else if (mstr_is(c, (uint32_t)key, "class")) {
-				if (!parse_dec_u64(v, &f->type))
-					return bad(d, -PROF_ECORRUPT, aat,
-						   "field type id '%.*s' is not a number",
-						   (int)PROF_MIN(v->len, 40u), v->p);
-				f->cls = 0; /* the type is known; resolved after the tree */
-			} else if (mstr_is(c, (uint32_t)key, "constantPool")) {
-				f->cpool = mstr_is(c, (uint32_t)val, "true");
-			} else if (mstr_is(c, (uint32_t)key, "dimension")) {
-				uint64_t dim = 0;
-
-				if (!parse_dec_u64(v, &dim) || dim > 1)
-					return bad(
-						d, -PROF_EUNSUPPORTED, aat,
-						"field dimension '%.*s' is not supported (only 0 or 1)",
-						(int)PROF_MIN(v->len, 40u), v->p);
-				f->array = dim == 1;
-			}
-		}
-	}
-	if (ci != NONE && !c->classes.v[ci].has_id)
-		return bad(d, -PROF_ECORRUPT, at, "class element without an id");
-	if (fi != NONE && c->fields.v[fi].cls == NONE)
-		return bad(d, -PROF_ECORRUPT, at, "field element without a class");
-	if ((rc = rd_count(d, r, &nchild, "child count")))
-		return rc;
-	for (uint64_t i = 0; i < nchild; i++) {
-		int child = parent == P_NONE ? P_ROOT : self;
-
-		if ((rc = parse_element(d, c, r, depth + 1, child)))
-			return rc;
-	}
-	return 0;
-}
-
-static bool kind_is_int(uint8_t k)
-{
-	return k >= FK_BOOL && k <= FK_LONG;
-}
-
-/* Role of field @f of a class with known/ev kinds, given the field's name. */
-static uint8_t field_role(const struct chunk *c, const struct mclass *k, const struct mfield *f)
-{
-	static const struct {
-		uint8_t known, ev; /* K_NONE/EV_NONE = any event */
-		const char *name;
-		uint8_t role;
-		uint8_t want; /* 1 int, 2 text, 3 cpool (pool kind in ptarget), 4 frames array */
-		uint8_t target;
-	} rules[] = {
-		{ K_THREAD, 0, "osName", R_T_OSNAME, 2, 0 },
-		{ K_THREAD, 0, "osThreadId", R_T_OSTID, 1, 0 },
-		{ K_THREAD, 0, "javaName", R_T_JNAME, 2, 0 },
-		{ K_THREAD, 0, "javaThreadId", R_T_JTID, 1, 0 },
-		{ K_METHOD, 0, "type", R_M_TYPE, 3, K_CLASS },
-		{ K_METHOD, 0, "name", R_M_NAME, 2, 0 },
-		{ K_CLASS, 0, "name", R_C_NAME, 2, 0 },
-		{ K_SYMBOL, 0, "string", R_SYM_STRING, 2, 0 },
-		{ K_FRAMETYPE, 0, "description", R_FT_DESC, 2, 0 },
-		{ K_STACKTRACE, 0, "truncated", R_ST_TRUNC, 1, 0 },
-		{ K_STACKTRACE, 0, "frames", R_ST_FRAMES, 4, 0 },
-		{ K_STACKFRAME, 0, "method", R_F_METHOD, 3, K_METHOD },
-		{ K_STACKFRAME, 0, "lineNumber", R_F_LINE, 1, 0 },
-		{ K_STACKFRAME, 0, "type", R_F_TYPE, 3, K_FRAMETYPE },
-		{ 0, EV_SETTING, "id", R_SET_ID, 1, 0 },
-		{ 0, EV_SETTING, "name", R_SET_NAME, 2, 0 },
-		{ 0, EV_SETTING, "value", R_SET_VALUE, 2, 0 },
-		{ 0, EV_MALLOC, "size", R_ALLOC_SIZE, 1, 0 },
-		{ 0, 0, "startTime", R_START, 1, 0 },
-		{ 0, 0, "duration", R_DURATION, 1, 0 },
-		{ 0, 0, "sampledThread", R_THREAD, 3, K_THREAD },
-		{ 0, 0, "eventThread", R_THREAD, 3, K_THREAD },
-		{ 0, 0, "stackTrace", R_STACK, 3, K_STACKTRACE },
-		{ 0, 0, "weight", R_WEIGHT, 1, 0 },
-		{ 0, 0, "allocationSize", R_ALLOC_SIZE, 1, 0 },
-		{ 0, 0, "tlabSize", R_TLAB_SIZE, 1, 0 },
-		{ 0, 0, "samples", R_SAMPLES, 1, 0 },
-		{ 0, 0, "samplingPeriod", R_PERIOD, 1, 0 },
-		{ 0, 0, "timeSpan", R_TIMESPAN, 1, 0 },
-	};
-	const struct mclass *t = f->cls < c->classes.n ? &c->classes.v[f->cls] : NULL;
-
-	if (f->name == NONE || !t)
-		return R_NONE;
-	for (size_t i = 0; i < PROF_ARRAY_SIZE(rules); i++) {
-		bool ok;
-
-		if (rules[i].known ? rules[i].known != k->known
-				   : (k->ev == EV_NONE || (rules[i].ev && rules[i].ev != k->ev)))
-			continue;
-		if (!mstr_is(c, f->name, rules[i].name))
-			continue;
-		switch (rules[i].want) {
-		case 1:
-			ok = !f->array && kind_is_int(f->kind);
-			break;
-		case 2:
-			ok = !f->array && (f->kind == FK_STRING ||
-					   (f->kind == FK_CPOOL &&
-					    (t->known == K_STRING || t->known == K_SYMBOL)));
-			break;
-		case 3:
-			ok = !f->array && f->kind == FK_CPOOL && t->known == rules[i].target;
-			break;
-		default:
-			ok = f->array && f->kind == FK_STRUCT && t->known == K_STACKFRAME;
-			break;
-		}
-		return ok ? rules[i].role : R_NONE;
-	}
-	return R_NONE;
-}
-
-/* Whether values of class @ci occupy bytes (conservatively true on cycles and depth). */
-static bool class_nonzero(struct chunk *c, uint32_t ci, int depth)
-{
-	struct mclass *k = &c->classes.v[ci];
-	bool nz = false;
-
-	if (k->prim != FK_STRUCT || k->nz == NZ_NONZERO || k->nz == NZ_VISITING ||
-	    depth > MAX_DEPTH)
-		return true;
-	if (k->nz == NZ_ZERO)
-		return false;
-	k->nz = NZ_VISITING;
-	for (uint32_t i = 0; i < k->nfld && !nz; i++) {
-		const struct mfield *f = &c->fields.v[k->fld_off + i];
-
-		nz = f->array || f->kind != FK_STRUCT || class_nonzero(c, f->cls, depth + 1);
-	}
-	c->classes.v[ci].nz = nz ? NZ_NONZERO : NZ_ZERO;
-	return nz;
-}
-
-static int resolve_metadata(struct dec *d, struct chunk *c)
-{
-	char tmp[96];
-
-	for (size_t i = 0; i < c->classes.n; i++) {
-		struct mclass *k = &c->classes.v[i];
-
-		u64map_put_new(&c->cls_by_id, k->id, (uint32_t)i);
-		if (k->name == NONE)
-			continue;
-		for (size_t j = 0; j < PROF_ARRAY_SIZE(prim_table); j++)
-			if (mstr_is(c, k->name, prim_table[j].name))
-				k->prim = prim_table[j].kind;
-		for (size_t j = 0; j < PROF_ARRAY_SIZE(known_table); j++)
-			if (mstr_is(c, k->name, known_table[j].name))
-				k->known = known_table[j].known;
-		for (size_t j = 0; j < PROF_ARRAY_SIZE(ev_table); j++)
-			if (mstr_is(c, k->name, ev_table[j].name))
-				k->ev = ev_table[j].ev;
-		if (c->strs.v[k->name].len > 9 && memcmp(c->strs.v[k->name].p, "profiler.", 9) == 0)
-			c->asprof = true;
-	}
-	for (size_t i = 0; i < c->fields.n; i++) {
-		struct mfield *f = &c->fields.v[i];
-		uint32_t ci = u64map_get(&c->cls_by_id, f->type);
-
-		if (ci == NONE) {
-			/* Find the owner for the message. */
-			size_t owner = 0;
-
-			while (owner + 1 < c->classes.n &&
-			       c->classes.v[owner].fld_off + c->classes.v[owner].nfld <= i)
-				owner++;
-			return bad(d, -PROF_ECORRUPT, NULL,
-				   "class %s: field %.*s has unknown type id %" PRIu64,
-				   class_name(c, (uint32_t)owner, tmp, sizeof(tmp)),
-				   f->name == NONE ? 1 : (int)PROF_MIN(c->strs.v[f->name].len, 60u),
-				   f->name == NONE ? "?" : c->strs.v[f->name].p, f->type);
-		}
-		f->cls = ci;
-		f->kind = f->cpool ? FK_CPOOL : c->classes.v[ci].prim;
-	}
-	for (size_t i = 0; i < c->classes.n; i++) {
-		struct mclass *k = &c->classes.v[i];
-		bool sampled = false;
-
-		if (k->known == K_NONE && k->ev == EV_NONE)
-			continue;
-		for (uint32_t j = 0; j < k->nfld; j++)
-			sampled |= mstr_is(c, c->fields.v[k->fld_off + j].name, "sampledThread");
-		for (uint32_t j = 0; j < k->nfld; j++) {
-			struct mfield *f = &c->fields.v[k->fld_off + j];
-
-			f->role = field_role(c, k, f);
-			if (sampled && f->role == R_THREAD && mstr_is(c, f->name, "eventThread"))
-				f->role = R_NONE;
-		}
-	}
-	for (size_t i = 0; i < c->classes.n; i++) {
-		struct mclass *k = &c->classes.v[i];
-
-		k->plan_off = (uint32_t)c->plan.n;
-		for (uint32_t j = 0; j < k->nfld; j++) {
-			struct mfield f = c->fields.v[c->classes.v[i].fld_off + j];
-
-			if (f.kind == FK_STRUCT && !class_nonzero(c, f.cls, 0)) {
-				if (!f.array)
-					continue;
-				f.kind = FK_NONE;
-			}
-			VEC_PUSH(&c->plan, f);
-		}
-		c->classes.v[i].nplan = (uint32_t)c->plan.n - c->classes.v[i].plan_off;
-	}
-	return 0;
-}
-
-static int read_metadata(struct dec *d, struct chunk *c)
-{
-	const uint8_t *at = d->base + c->off + c->meta_off;
-	struct rd r = { at, d->base + c->off + c->size };
-	uint64_t size, type, skip, nstr;
-	int rc;
-
-	d->part = "metadata";
-	if ((rc = rd_u64(d, &r, &size)))
-		return rc;
-	if (size == 0 || size > (size_t)(r.end - at))
-		return bad(d, -PROF_ECORRUPT, at,
-			   "metadata size %" PRIu64 " runs past the chunk end (%zu bytes left)",
-			   size, (size_t)(r.end - at));
-	r.end = at + size;
-	if ((rc = rd_u64(d, &r, &type)))
-		return rc;
-	if (type != 0)
-		return bad(d, -PROF_ECORRUPT, at,
-			   "metadata offset points at a record of type %" PRIu64 ", not 0", type);
-	/* startTime, duration, metadata id */
-	for (int i = 0; i < 3; i++)
-		if ((rc = rd_u64(d, &r, &skip)))
-			return rc;
-	if ((rc = rd_count(d, &r, &nstr, "metadata string count")))
-		return rc;
-	VEC_RESERVE(&c->strs, nstr);
-	for (uint64_t i = 0; i < nstr; i++) {
-		struct jstr s;
-		const uint8_t *sat = r.p;
-		struct mstr m;
-
-		if ((rc = rd_str(d, &r, &s)))
-			return rc;
-		if (s.kind == JS_REF)
-			return bad(d, -PROF_ECORRUPT, sat,
-				   "metadata string %" PRIu64 " is a constant pool reference", i);
-		m.p = s.kind == JS_NULL ? "" : s.p;
-		m.len = s.kind == JS_NULL ? 0 : s.len;
-		c->strs.v[c->strs.n++] = m;
-	}
-	if ((rc = parse_element(d, c, &r, 0, P_NONE)))
-		return rc;
-	return resolve_metadata(d, c);
-}
-
-/* ---- values ------------------------------------------------------------- */
-
-static int walk(struct dec *d, struct chunk *c, struct rd *r, uint32_t ci, int depth,
-		struct cap *cap);
-
-static int read_elem(struct dec *d, struct chunk *c, struct rd *r, const struct mfield *f,
-		     int depth, struct cap *cap)
-{
-	struct cval *v = cap && f->role ? &cap->v[f->role] : NULL;
-	uint64_t x = 0;
-	int rc = 0;
-
-	switch (f->kind) {
-	case FK_NONE:
-		return 0;
-	case FK_BOOL:
-	case FK_BYTE:
-		rc = rd_fixed(d, r, 1, &x);
-		break;
-	case FK_SHORT:
-	case FK_CHAR:
-	case FK_INT:
-	case FK_LONG:
-	case FK_CPOOL:
-		rc = rd_u64(d, r, &x);
-		break;
-	case FK_FLOAT:
-		rc = rd_fixed(d, r, 4, &x);
-		break;
-	case FK_DOUBLE:
-		rc = rd_fixed(d, r, 8, &x);
-		break;
-	case FK_STRING:
-		rc = rd_str(d, r, v ? &v->s : NULL);
-		break;
-	default:
-		return walk(d, c, r, f->cls, depth + 1, NULL);
-	}
-	if (rc || !v)
-		return rc;
-	v->u = x;
-	v->kind = f->kind;
-	v->pool = c->classes.v[f->cls].known;
-	cap->has |= 1ULL << f->role;
-	return 0;
-}
-
-static int read_frames(struct dec *d, struct chunk *c, struct rd *r, const struct mfield *f,
-		       uint64_t n, int depth, struct cap *cap)
-{
-	struct cap fc;
-	int rc;
-
-	cap->frame_off = (uint32_t)c->pools.frames.n;
-	cap->nframes = (uint32_t)n;
-	cap->has |= 1ULL << R_ST_FRAMES;
-	VEC_RESERVE(&c->pools.frames, n);
-	for (uint64_t i = 0; i < n; i++) {
-		struct pframe pf = { 0 };
-
-		fc.has = 0;
-		if ((rc = walk(d, c, r, f->cls, depth + 1, &fc)))
-			return rc;
-		pf.has_method = fc.has >> R_F_METHOD & 1;
-		pf.method = pf.has_method ? fc.v[R_F_METHOD].u : 0;
-		pf.has_type = fc.has >> R_F_TYPE & 1;
-		pf.type = pf.has_type ? fc.v[R_F_TYPE].u : 0;
-		pf.line = fc.has >> R_F_LINE & 1 ? (int32_t)(uint32_t)fc.v[R_F_LINE].u : 0;
-		c->pools.frames.v[c->pools.frames.n++] = pf;
-	}
-	return 0;
-}
-
-/* The fields of one value of struct class @ci; role values go to @cap (may be NULL). */
-static int walk(struct dec *d, struct chunk *c, struct rd *r, uint32_t ci, int depth,
-		struct cap *cap)
-{
-	const struct mclass *k = &c->classes.v[ci];
-	char tmp[96];
-	int rc;
-
-	if (depth > MAX_DEPTH)
-		return bad(d, -PROF_ECORRUPT, r->p,
-			   "values nested deeper than %d levels (class %s)", MAX_DEPTH,
-			   class_name(c, ci, tmp, sizeof(tmp)));
-	for (uint32_t i = 0; i < k->nplan; i++) {
-		const struct mfield *f = &c->plan.v[k->plan_off + i];
-		uint64_t n;
-
-		if (!f->array) {
-			if ((rc = read_elem(d, c, r, f, depth, cap)))
-				return rc;
-			continue;
-		}
-		if ((rc = rd_count(d, r, &n, "array length")))
-			return rc;
-		/* Elements of a zero-size type: nothing to read (nor to keep). */
-		if (f->kind == FK_NONE)
-			continue;
-		if (cap && f->role == R_ST_FRAMES) {
-			if ((rc = read_frames(d, c, r, f, n, depth, cap)))
-				return rc;
-			continue;
-		}
-		for (uint64_t j = 0; j < n; j++)
-			if ((rc = read_elem(d, c, r, f, depth, NULL)))
-				return rc;
-	}
-	return 0;
-}
-
-/* One value of class @ci: a primitive or String (pool of java.lang.String, ...) or a struct. */
-static int read_value(struct dec *d, struct chunk *c, struct rd *r, uint32_t ci, struct cap *cap)
-{
-	const struct mclass *k = &c->classes.v[ci];
-	struct mfield f = { 0 };
-
-	if (k->prim == FK_STRUCT)
-		return walk(d, c, r, ci, 0, cap);
-	f.kind = k->prim;
-	f.cls = ci;
-	f.role = R_STRVAL;
-	return read_elem(d, c, r, &f, 0, cap);
-}
 
 /* ---- constant pools ----------------------------------------------------- */
 
@@ -1254,22 +171,22 @@ static int read_checkpoint(struct dec *d, struct chunk *c, const uint8_t *at, co
 	if ((rc = rd_u64(d, &r, &size)))
 		return rc;
 	if (size == 0 || size > (size_t)(limit - at))
-		return bad(d, -PROF_ECORRUPT, at,
-			   "checkpoint of %" PRIu64 " bytes runs past byte %zu (%s)", size,
-			   (size_t)(limit - d->base),
-			   limit == d->base + c->off + c->size ? "the chunk end"
-							       : "the next checkpoint");
+		return jfr_bad(d, -PROF_ECORRUPT, at,
+			       "checkpoint of %" PRIu64 " bytes runs past byte %zu (%s)", size,
+			       (size_t)(limit - d->base),
+			       limit == d->base + c->off + c->size ? "the chunk end"
+								   : "the next checkpoint");
 	r.end = at + size;
 	if ((rc = rd_u64(d, &r, &type)))
 		return rc;
 	if (type != 1)
-		return bad(d, -PROF_ECORRUPT, at,
-			   "expected a checkpoint (type 1), found type %" PRIu64, type);
+		return jfr_bad(d, -PROF_ECORRUPT, at,
+			       "expected a checkpoint (type 1), found type %" PRIu64, type);
 	if ((rc = rd_u64(d, &r, &skip)) || (rc = rd_u64(d, &r, &skip)) ||
-	    (rc = rd_u64(d, &r, &u)) || (rc = rd_fixed(d, &r, 1, &skip)))
+	    (rc = rd_u64(d, &r, &u)) || (rc = jfr_rd_fixed(d, &r, 1, &skip)))
 		return rc;
 	*delta = (int64_t)u;
-	if ((rc = rd_count(d, &r, &npools, "pool count")))
+	if ((rc = jfr_rd_count(d, &r, &npools, "pool count")))
 		return rc;
 	for (uint64_t i = 0; i < npools; i++) {
 		const uint8_t *pat = r.p;
@@ -1281,10 +198,10 @@ static int read_checkpoint(struct dec *d, struct chunk *c, const uint8_t *at, co
 			return rc;
 		ci = u64map_get(&c->cls_by_id, tid);
 		if (ci == NONE)
-			return bad(d, -PROF_ECORRUPT, pat,
-				   "constant pool of unknown type id %" PRIu64, tid);
+			return jfr_bad(d, -PROF_ECORRUPT, pat,
+				       "constant pool of unknown type id %" PRIu64, tid);
 		/* Lenient: a count of 0 is accepted (the JDK rejects it; see jfr.h). */
-		if ((rc = rd_count(d, &r, &cnt, "pool entry count")))
+		if ((rc = jfr_rd_count(d, &r, &cnt, "pool entry count")))
 			return rc;
 		known = c->classes.v[ci].known;
 		d->part = "constant pool";
@@ -1296,7 +213,7 @@ static int read_checkpoint(struct dec *d, struct chunk *c, const uint8_t *at, co
 
 			cap.has = 0;
 			if ((rc = rd_u64(d, &r, &key)) ||
-			    (rc = read_value(d, c, &r, ci, known ? &cap : NULL)))
+			    (rc = jfr_read_value(d, c, &r, ci, known ? &cap : NULL)))
 				return rc;
 			if (known)
 				pool_store(c, known, key, &cap);
@@ -1325,11 +242,12 @@ static int read_pools(struct dec *d, struct chunk *c)
 			return rc;
 		if (delta == 0)
 			return 0;
-		/* The chain leads backwards (formats.md 3.6): that also guarantees it ends. */
+		/* The chain leads backwards (docs/formats.md "JFR layout"): that also guarantees it ends. */
 		if (delta > 0 || (uint64_t) - (delta + 1) + 1 > pos - HDR_SIZE)
-			return bad(d, -PROF_ECORRUPT, d->base + c->off + pos,
-				   "checkpoint delta %" PRId64 " does not lead back into the chunk",
-				   delta);
+			return jfr_bad(d, -PROF_ECORRUPT, d->base + c->off + pos,
+				       "checkpoint delta %" PRId64
+				       " does not lead back into the chunk",
+				       delta);
 		limit = pos;
 		pos -= (uint64_t) - (delta + 1) + 1;
 	}
@@ -1550,7 +468,7 @@ static int stack_of(struct dec *d, struct chunk *c, uint64_t key, uint32_t *off,
 		if (s->truncated)
 			VEC_PUSH(&d->locs, d->loc_truncated);
 		if (d->p->stack_locs.n + d->locs.n > UINT32_MAX)
-			return bad(d, -PROF_ETOOBIG, NULL, "more than 2^32 stack entries");
+			return jfr_bad(d, -PROF_ETOOBIG, NULL, "more than 2^32 stack entries");
 		s->model_off = model_stack_add(d->p, d->locs.v, (uint32_t)d->locs.n);
 		s->model_n = (uint32_t)d->locs.n;
 		s->resolved = true;
@@ -1655,8 +573,8 @@ static int emit(struct dec *d, struct chunk *c, uint8_t ev, const struct cap *ca
 		nl = thread_labels(d, c, cap->v[R_THREAD].u, l);
 	if (d->p->samples.n >= UINT32_MAX - 1 || d->p->values.n + 2 > UINT32_MAX ||
 	    d->p->labels.n + nl > UINT32_MAX)
-		return bad(d, -PROF_ETOOBIG, NULL,
-			   "more samples than the model's 32-bit indexes hold");
+		return jfr_bad(d, -PROF_ETOOBIG, NULL,
+			       "more samples than the model's 32-bit indexes hold");
 	model_sample_add(d->p, off, ns, v, l, nl, ts, 0);
 	return 0;
 }
@@ -1689,7 +607,7 @@ static int read_setting(struct dec *d, struct chunk *c, struct rd *r, uint32_t c
 
 	prof_err_init(&why);
 	d->err = &why;
-	rc = walk(d, c, r, ci, 0, cap);
+	rc = jfr_walk(d, c, r, ci, 0, cap);
 	d->err = keep;
 	if (rc == -PROF_ECORRUPT) {
 		model_profile_skip(d->p, 1, "jdk.ActiveSetting events", "%s", why.msg);
@@ -1717,12 +635,12 @@ static int scan_records(struct dec *d, struct chunk *c, enum scan_mode mode)
 		if ((rc = rd_u64(d, &r, &size)))
 			return rc;
 		if (size == 0)
-			return bad(d, -PROF_ECORRUPT, p, "record size 0");
+			return jfr_bad(d, -PROF_ECORRUPT, p, "record size 0");
 		if (size > (size_t)(end - p))
-			return bad(d, -PROF_ECORRUPT, p,
-				   "record of %" PRIu64
-				   " bytes runs past the end of the chunk (%zu bytes left)",
-				   size, (size_t)(end - p));
+			return jfr_bad(d, -PROF_ECORRUPT, p,
+				       "record of %" PRIu64
+				       " bytes runs past the end of the chunk (%zu bytes left)",
+				       size, (size_t)(end - p));
 		r.end = p + size;
 		if ((rc = rd_u64(d, &r, &type)))
 			return rc;
@@ -1745,7 +663,7 @@ static int scan_records(struct dec *d, struct chunk *c, enum scan_mode mode)
 			if (mode == SCAN_SETTINGS) {
 				if ((rc = read_setting(d, c, &r, ci, &cap)))
 					return rc;
-			} else if ((rc = walk(d, c, &r, ci, 0, &cap)) ||
+			} else if ((rc = jfr_walk(d, c, &r, ci, 0, &cap)) ||
 				   (rc = emit(d, c, ev, &cap))) {
 				return rc;
 			}
@@ -1805,18 +723,18 @@ static int read_header(struct dec *d, struct chunk *c)
 
 	d->part = "chunk header";
 	if (left < HDR_SIZE)
-		return bad(d, -PROF_ECORRUPT, h, "truncated chunk header (%zu of %d bytes)", left,
-			   HDR_SIZE);
+		return jfr_bad(d, -PROF_ECORRUPT, h, "truncated chunk header (%zu of %d bytes)",
+			       left, HDR_SIZE);
 	if (memcmp(h, "FLR\0", 4) != 0)
-		return bad(d, -PROF_EFORMAT, h,
-			   "bad magic %02x %02x %02x %02x (expected 46 4c 52 00, \"FLR\\0\")", h[0],
-			   h[1], h[2], h[3]);
+		return jfr_bad(d, -PROF_EFORMAT, h,
+			       "bad magic %02x %02x %02x %02x (expected 46 4c 52 00, \"FLR\\0\")",
+			       h[0], h[1], h[2], h[3]);
 	major = (unsigned)h[4] << 8 | h[5];
 	minor = (unsigned)h[6] << 8 | h[7];
 	if (major != 2)
-		return bad(d, -PROF_EUNSUPPORTED, h + 4,
-			   "JFR version %u.%u is not supported (2.x only%s)", major, minor,
-			   major == 1 ? "; 1.x is JDK 7/8" : "");
+		return jfr_bad(d, -PROF_EUNSUPPORTED, h + 4,
+			       "JFR version %u.%u is not supported (2.x only%s)", major, minor,
+			       major == 1 ? "; 1.x is JDK 7/8" : "");
 	memset(c, 0, sizeof(*c));
 	c->off = d->chunk_off;
 	c->size = (size_t)PROF_MIN(be64(h + 8), (uint64_t)SIZE_MAX);
@@ -1830,33 +748,35 @@ static int read_header(struct dec *d, struct chunk *c)
 	if (c->cp_off == 0 || c->meta_off == 0) {
 		if (d->chunks.n > 0)
 			return 1;
-		return bad(d, -PROF_ECORRUPT, h + 16,
-			   "chunk is incomplete (constant pool offset %" PRIu64
-			   ", metadata offset %" PRIu64 "): the recording was still being written",
-			   c->cp_off, c->meta_off);
+		return jfr_bad(d, -PROF_ECORRUPT, h + 16,
+			       "chunk is incomplete (constant pool offset %" PRIu64
+			       ", metadata offset %" PRIu64
+			       "): the recording was still being written",
+			       c->cp_off, c->meta_off);
 	}
 	if (be64(h + 8) < HDR_SIZE)
-		return bad(d, -PROF_ECORRUPT, h + 8,
-			   "chunk size %" PRIu64 " is smaller than its %d-byte header", be64(h + 8),
-			   HDR_SIZE);
+		return jfr_bad(d, -PROF_ECORRUPT, h + 8,
+			       "chunk size %" PRIu64 " is smaller than its %d-byte header",
+			       be64(h + 8), HDR_SIZE);
 	if (be64(h + 8) > left)
-		return bad(d, -PROF_ECORRUPT, h + 8,
-			   "chunk size %" PRIu64 " runs past the end of the input (%zu bytes left)",
-			   be64(h + 8), left);
+		return jfr_bad(d, -PROF_ECORRUPT, h + 8,
+			       "chunk size %" PRIu64
+			       " runs past the end of the input (%zu bytes left)",
+			       be64(h + 8), left);
 	if (!(features & 1))
-		return bad(d, -PROF_EUNSUPPORTED, h + 64,
-			   "integers are not compressed (features 0x%08x): not supported",
-			   features);
+		return jfr_bad(d, -PROF_EUNSUPPORTED, h + 64,
+			       "integers are not compressed (features 0x%08x): not supported",
+			       features);
 	if (c->tps == 0)
-		return bad(d, -PROF_ECORRUPT, h + 56, "ticks per second is 0");
+		return jfr_bad(d, -PROF_ECORRUPT, h + 56, "ticks per second is 0");
 	if (c->meta_off < HDR_SIZE || c->meta_off >= c->size)
-		return bad(d, -PROF_ECORRUPT, h + 24,
-			   "metadata offset %" PRIu64 " is outside the chunk (size %zu)",
-			   c->meta_off, c->size);
+		return jfr_bad(d, -PROF_ECORRUPT, h + 24,
+			       "metadata offset %" PRIu64 " is outside the chunk (size %zu)",
+			       c->meta_off, c->size);
 	if (c->cp_off < HDR_SIZE || c->cp_off >= c->size)
-		return bad(d, -PROF_ECORRUPT, h + 16,
-			   "constant pool offset %" PRIu64 " is outside the chunk (size %zu)",
-			   c->cp_off, c->size);
+		return jfr_bad(d, -PROF_ECORRUPT, h + 16,
+			       "constant pool offset %" PRIu64 " is outside the chunk (size %zu)",
+			       c->cp_off, c->size);
 	return 0;
 }
 
@@ -2002,7 +922,7 @@ static int decode(struct dec *d)
 		if (rc)
 			return rc;
 		d->chunks.n++;
-		if ((rc = read_metadata(d, c)) || (rc = scan_records(d, c, SCAN_COUNT)))
+		if ((rc = jfr_read_metadata(d, c)) || (rc = scan_records(d, c, SCAN_COUNT)))
 			return rc;
 		chunk_release(c);
 		d->chunk_off += c->size;
@@ -2019,7 +939,7 @@ static int decode(struct dec *d)
 
 		d->chunk_no = (unsigned)i;
 		d->chunk_off = c->off;
-		if ((rc = read_metadata(d, c)) || (rc = read_pools(d, c)) ||
+		if ((rc = jfr_read_metadata(d, c)) || (rc = read_pools(d, c)) ||
 		    (rc = scan_records(d, c, SCAN_SETTINGS)))
 			return rc;
 		/* async-profiler writes its settings only into its first chunk. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * jfr.h - Java Flight Recorder decoder (JDK 11+ and async-profiler
- * recordings, version 2.x, plain or gzipped), shared formats.md section 3.
+ * recordings, version 2.x, plain or gzipped), docs/formats.md "JFR layout".
  *
  * A recording is a sequence of self-contained chunks (header, metadata,
  * constant pools, events). One call turns the events of one *family* into
@@ -53,8 +53,8 @@
  *
  * Times: ns = chunk start_nanos + (ticks - start_ticks) * 1e9 /
  * ticks_per_second, computed exactly (128-bit integers) per chunk
- * (formats.md 3.9); durations likewise (the open question 10 of
- * formats.md: we convert, unlike Pyroscope). On every corpus file this
+ * (docs/formats.md "JFR layout"); durations likewise (we convert them to
+ * nanoseconds, where grafana/jfr-parser passes ticks through). On every corpus file this
  * equals `jfr print` of JDK 17.0.15 to the nanosecond, tick rates of
  * 1.8 and 2.3 GHz included (some JDK versions' TimeConverter divides by
  * ticks_per_second / 1e9 in integer arithmetic; their `jfr` then differs).
@@ -69,7 +69,7 @@
  * while a chunk whose size runs past the end of the input (a cut file) is
  * an error; async-profiler settings carry over to its later chunks, which
  * do not repeat them. Bytes after the metadata tree or after a record's
- * known fields are ignored (writers may append fields, formats.md 3.4).
+ * known fields are ignored (writers may append fields, docs/formats.md "JFR layout").
  * A jdk.ActiveSetting record whose fields cannot be read (a bad string
  * encoding or length) is skipped and counted (model_profile_skip: the
  * profile's @skipped says how many and the first reason): the record's

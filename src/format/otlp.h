@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * otlp.h - OTLP profiles (opentelemetry.proto.profiles.v1development,
- * v1.10/v1.11 layout, shared formats.md 1.4) protobuf decoder and encoder
+ * v1.10/v1.11 layout, docs/formats.md "OTLP profiles messages") protobuf decoder and encoder
  * of ExportProfilesServiceRequest (wire-identical to ProfilesData).
  *
  * Mapping to the model: each OTLP Profile becomes one model_profile with
@@ -10,7 +10,7 @@
  * values/timestamps become one model sample per observation (value 1 per
  * timestamp when there are no values) sharing one stack range and one label range.
  * Attributes with a home in the model move there (semantic conventions,
- * shared formats.md 1.7): Mapping `process.executable.build_id.gnu` ->
+ * docs/formats.md "OTLP attributes"): Mapping `process.executable.build_id.gnu` ->
  * build_id, `pprof.mapping.has_*` -> has_* flags, Location
  * `profile.frame.type` -> frame_type, `pprof.location.is_folded`, Profile
  * `pprof.profile.comment|drop_frames|keep_frames`, `profd.profile.name`
@@ -137,8 +137,13 @@ void fmt_otlp_batch_resolve(struct fmt_otlp_batch *b);
 /* Internal to the module (fmt_otlp_batch_release): give @b's pending state back. */
 void fmt_otlp_pending_release(struct fmt_otlp_batch *b);
 
-/** Returned by fmt_otlp_decode_direct(_err) when only the protobuf-c path can answer. */
-#define FMT_OTLP_FALLBACK 1
+/**
+ * Returned by fmt_otlp_decode_direct(_err) when only the protobuf-c path
+ * can answer: a negative code like every error (the 0/-errno rule), one
+ * no decoder error uses (-ENOTSUP: "not supported here"), so a caller
+ * tells it from a real error by equality. No @err message goes with it.
+ */
+#define FMT_OTLP_FALLBACK (-ENOTSUP)
 
 /**
  * fmt_otlp_decode_direct() - the fast path of fmt_otlp_decode

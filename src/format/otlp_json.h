@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * otlp_json.h - OTLP profiles in the OTLP/JSON encoding (shared formats.md
- * 1.3): an ExportProfilesServiceRequest (or the wire-identical
+ * otlp_json.h - OTLP profiles in the OTLP/JSON encoding (docs/formats.md
+ * "OTLP/JSON"): an ExportProfilesServiceRequest (or the wire-identical
  * ProfilesData) written with the proto3 JSON mapping plus OTLP's rules.
  *
  * The JSON is translated field by field to and from the protobuf message,

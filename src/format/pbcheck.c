@@ -6,6 +6,7 @@
  */
 #include "base/compat.h"
 #include "format/pbcheck.h"
+#include "format/pbwire.h"
 
 /* Per-occurrence counters of repeated fields are kept for this many fields. */
 #define PB_MAX_COUNTED 32
@@ -24,25 +25,6 @@ struct pb_ctx {
 	int depth;
 	struct pb_frame st[FMT_PB_MAX_DEPTH + 1];
 };
-
-/* Reads a varint at *pp (< end); 0 or -1 when truncated or longer than 10 bytes. */
-static int pb_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
-{
-	const uint8_t *p = *pp;
-	uint64_t v = 0;
-
-	for (int shift = 0; shift < 70; shift += 7) {
-		if (p >= end)
-			return -1;
-		v |= (uint64_t)(*p & 0x7f) << (shift < 64 ? shift : 0);
-		if (!(*p++ & 0x80)) {
-			*pp = p;
-			*out = v;
-			return 0;
-		}
-	}
-	return -1;
-}
 
 static const char *pb_short_name(const ProtobufCMessageDescriptor *d)
 {
@@ -144,7 +126,7 @@ static int pb_field(struct pb_ctx *c, const ProtobufCFieldDescriptor *f, size_t 
 			uint64_t v;
 
 			if (want == 0) {
-				if (pb_varint(&q, end, &v))
+				if (!pbwire_varint(&q, end, 10, &v))
 					return pb_fail(c, -PROF_ECORRUPT, q, f, 0,
 						       "truncated varint in packed field");
 			} else {
@@ -195,7 +177,7 @@ static int pb_walk(struct pb_ctx *c, const ProtobufCMessageDescriptor *desc, con
 		uint32_t num;
 		int wt, rc;
 
-		if (pb_varint(&p, end, &tag))
+		if (!pbwire_varint(&p, end, 10, &tag))
 			return pb_fail(c, -PROF_ECORRUPT, tagp, NULL, 0, "truncated field tag");
 		wt = (int)(tag & 7);
 		if ((tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
@@ -206,7 +188,7 @@ static int pb_walk(struct pb_ctx *c, const ProtobufCMessageDescriptor *desc, con
 		body = p;
 		switch (wt) {
 		case 0:
-			if (pb_varint(&p, end, &v))
+			if (!pbwire_varint(&p, end, 10, &v))
 				return pb_fail(c, -PROF_ECORRUPT, body, f, num, "truncated varint");
 			break;
 		case 1:
@@ -222,7 +204,7 @@ static int pb_walk(struct pb_ctx *c, const ProtobufCMessageDescriptor *desc, con
 			p += 4;
 			break;
 		case 2:
-			if (pb_varint(&p, end, &v))
+			if (!pbwire_varint(&p, end, 10, &v))
 				return pb_fail(c, -PROF_ECORRUPT, body, f, num, "truncated length");
 			if (v > (uint64_t)(end - p))
 				return pb_fail(c, -PROF_ECORRUPT, body, f, num,
@@ -286,11 +268,11 @@ uint64_t fmt_pb_top_fields(const void *data, size_t n, int *first_wt)
 	while (p < end) {
 		uint64_t tag, v;
 
-		if (pb_varint(&p, end, &tag) || (tag >> 3) == 0)
+		if (!pbwire_varint(&p, end, 10, &tag) || (tag >> 3) == 0)
 			return set | 1;
 		switch (tag & 7) {
 		case 0:
-			if (pb_varint(&p, end, &v))
+			if (!pbwire_varint(&p, end, 10, &v))
 				return set | 1;
 			break;
 		case 1:
@@ -304,13 +286,13 @@ uint64_t fmt_pb_top_fields(const void *data, size_t n, int *first_wt)
 			p += 4;
 			break;
 		case 2:
-			if (pb_varint(&p, end, &v) || v > (uint64_t)(end - p))
+			if (!pbwire_varint(&p, end, 10, &v) || v > (uint64_t)(end - p))
 				return set | 1;
 			if ((tag >> 3) == 1 && !seen1 && v > 0 && first_wt) {
 				const uint8_t *q = p;
 				uint64_t t2;
 
-				if (!pb_varint(&q, p + v, &t2))
+				if (pbwire_varint(&q, p + v, 10, &t2))
 					*first_wt = (int)(t2 & 7);
 			}
 			if ((tag >> 3) == 1)

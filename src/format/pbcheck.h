@@ -17,7 +17,8 @@
  * 10 bytes).
  *
  * Sources: protobuf encoding (protobuf.dev/programming-guides/encoding),
- * shared formats.md conventions (packed and unpacked repeated scalars).
+ * docs/formats.md "Protobuf wire format" (packed and unpacked repeated
+ * scalars).
  */
 #ifndef PROF_FORMAT_PBCHECK_H
 #define PROF_FORMAT_PBCHECK_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * pprof.c - pprof profile.proto decoder and encoder (shared formats.md 2.1,
+ * pprof.c - pprof profile.proto decoder and encoder (docs/formats.md "pprof profile.proto",
  * 2.2; google/pprof proto/profile.proto and profile/encode.go semantics).
  *
  * Decoding: gzip is sniffed by its magic (pprof's own rule: "always sniff,
@@ -13,7 +13,7 @@
  * writes them. Every id and string index is checked; a reference to
  * nothing is -PROF_ECORRUPT naming the object, the field and the value.
  *
- * Edge cases (docs/formats.md, "pprof"): a missing string table reads as
+ * Edge cases (docs/formats.md, "pprof (profile.proto)"): a missing string table reads as
  * [""]; a non-empty string_table[0], id 0, a duplicate id and a sample or
  * line that refers to a location or function that does not exist are
  * errors (pprof refuses them too); a location whose mapping_id names no
@@ -33,6 +33,7 @@
 #include "base/compress.h"
 #include "base/mem.h"
 #include "format/pbcheck.h"
+#include "format/pbwire.h"
 #include "format/pprof.h"
 #include "model/merge.h"
 
@@ -501,18 +502,16 @@ static int pp_decode_one(const void *data, size_t n, const char *what, struct mo
 	return rc;
 }
 
-/* One varint at *p (the bytes passed fmt_pb_check: well-formed). */
+/*
+ * One varint at *p (the bytes passed fmt_pb_check: well-formed); a
+ * malformed one, which cannot reach here, would end the walk at @e.
+ */
 static uint64_t pp_varint(const uint8_t **p, const uint8_t *e)
 {
 	uint64_t v = 0;
 
-	for (int shift = 0; *p < e && shift < 64; shift += 7) {
-		uint8_t b = *(*p)++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			break;
-	}
+	if (!pbwire_varint(p, e, 10, &v))
+		*p = e;
 	return v;
 }
 

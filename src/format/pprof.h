@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * pprof.h - pprof profile.proto (perftools.profiles, shared formats.md 2.1)
+ * pprof.h - pprof profile.proto (perftools.profiles, docs/formats.md "pprof profile.proto")
  * decoder and encoder.
  */
 #ifndef PROF_FORMAT_PPROF_H

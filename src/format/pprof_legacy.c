@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * pprof_legacy.c - the legacy profile formats `go tool pprof` reads; see
- * pprof_legacy.h for the formats and what comes out.
+ * pprof_legacy.h for the formats and what comes out. This file: the
+ * parsers of each format and the model output; the parts are named in
+ * pprof_legacy_int.h.
  *
  * The code follows google/pprof's profile/legacy_profile.go and
  * legacy_java_profile.go step by step (parseLegacy, parseCPU,
@@ -29,1150 +31,137 @@
 #include "base/strtab.h"
 #include "format/pprof_legacy.h"
 #include "format/textutil.h"
+#include "format/pprof_legacy_int.h"
 
 #include <math.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-/* A parser's "not my format": pprof's errUnrecognized, try the next one. */
-#define LG_UNRECOGNIZED 1
-#define LG_MAP_OK	2 /* map_entry: a mapping */
-/* Longest memory-map line (after $attr substitution) we try to match. */
-#define LG_MAP_LINE_MAX 4096
-#define LG_MAX_ATTRS	64
+/* ---- Java text (parseJavaProfile, parseJavaLocations) ----------------------- */
 
-struct lg_loc {
-	uint64_t addr;
-	uint32_t map;  /* index into lg.maps + 1; 0 = none */
-	uint32_t fn;   /* index into lg.fns + 1; 0 = no line */
-	int64_t line;  /* source line (Java), with fn */
-	uint32_t id;   /* 1-based position after remapLocationIDs; 0 = dropped */
-	bool addr_set; /* Java: address cleared once resolved */
-};
-
-struct lg_map {
-	uint64_t start, limit, offset;
-	uint32_t file, build_id; /* ids in lg.strs */
-};
-
-struct lg_fn {
-	uint32_t name, file; /* ids in lg.strs */
-};
-
-struct lg_sample {
-	uint32_t off, n; /* range of lg.stk: location indexes, leaf first */
-	int64_t v[4];
-	int64_t bytes; /* numeric label "bytes" when has_bytes */
-	bool has_bytes;
-};
-
-struct lg {
-	const char *data;
-	size_t size;
-	const struct fmt_decode_opts *opts;
-	struct prof_err *err;
-	const char *what; /* "pprof-legacy heap", ... */
-
-	int nv;		      /* value columns */
-	const char *st[4][2]; /* sample types (type, unit), static or in strs */
-	const char *pt[2];    /* period type */
-	int64_t period, duration_ns;
-	const char *drop, *keep;
-
-	VEC(struct lg_loc) locs;
-	struct fmt_idmap by_addr; /* address -> index into locs */
-	VEC(uint32_t) stk;
-	VEC(struct lg_sample) samples;
-	VEC(struct lg_map) maps;
-	VEC(struct lg_fn) fns;
-	VEC(uint32_t) order; /* location indexes by id (remapLocationIDs) */
-	struct strtab strs;
-	VEC(uint32_t) fn_of_name; /* strs id -> fns index + 1 (Java) */
-
-	char why[200]; /* what the last header-matching parser disliked */
-};
-
-/* ---- strings and numbers, Go style --------------------------------------- */
-
-struct sl {
-	const char *p;
-	size_t n;
-};
-
-static struct sl sl_make(const char *p, size_t n)
+/* filepath.Base */
+static struct sl path_base(struct sl p)
 {
-	struct sl s = { p, n };
+	const char *slash;
 
-	return s;
-}
-
-static bool sl_eq(struct sl s, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return s.n == n && !memcmp(s.p, lit, n);
-}
-
-static bool sl_prefix(struct sl s, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return s.n >= n && !memcmp(s.p, lit, n);
-}
-
-static bool sl_contains(struct sl s, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return n <= s.n && memmem(s.p, s.n, lit, n) != NULL;
-}
-
-static bool is_space(char c) /* Go's unicode.IsSpace on ASCII */
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
-static bool is_re_space(char c) /* RE2's \s */
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_xdigit(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-static bool is_lhex(char c) /* [0-9a-f] */
-{
-	return is_digit(c) || (c >= 'a' && c <= 'f');
-}
-
-static bool is_word(char c) /* RE2's \w */
-{
-	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static struct sl trim(struct sl s) /* strings.TrimSpace on ASCII */
-{
-	while (s.n && is_space(s.p[0]))
-		s.p++, s.n--;
-	while (s.n && is_space(s.p[s.n - 1]))
-		s.n--;
-	return s;
-}
-
-/* isSpaceOrComment */
-static bool blank_or_comment(struct sl s)
-{
-	s = trim(s);
-	return s.n == 0 || s.p[0] == '#';
-}
-
-/* isMemoryMapSentinel */
-static bool map_sentinel(struct sl s)
-{
-	return sl_contains(s, "--- Memory map: ---") || sl_contains(s, "MAPPED_LIBRARIES:");
-}
-
-static int digit_val(char c)
-{
-	if (is_digit(c))
-		return c - '0';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A' + 10;
-	return 99;
-}
-
-/* strconv.ParseUint(s, base, 64) for base 2..16, no prefix, no '_'. */
-static bool go_atou_base(struct sl s, int base, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!s.n)
-		return false;
-	for (size_t i = 0; i < s.n; i++) {
-		int d = digit_val(s.p[i]);
-
-		if (d >= base || v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
-			return false;
-		v = v * (uint64_t)base + (uint64_t)d;
-	}
-	*out = v;
-	return true;
-}
-
-/* strconv.ParseUint(s, 0, 64): 0x / 0b / 0o / 0 prefixes; no '_' (see the header). */
-static bool go_atou0(struct sl s, uint64_t *out)
-{
-	if (s.n >= 2 && s.p[0] == '0') {
-		char c = (char)(s.p[1] | 0x20);
-
-		if (c == 'x')
-			return go_atou_base(sl_make(s.p + 2, s.n - 2), 16, out);
-		if (c == 'b')
-			return go_atou_base(sl_make(s.p + 2, s.n - 2), 2, out);
-		if (c == 'o')
-			return go_atou_base(sl_make(s.p + 2, s.n - 2), 8, out);
-		return go_atou_base(sl_make(s.p + 1, s.n - 1), 8, out);
-	}
-	return go_atou_base(s, 10, out);
-}
-
-/* strconv.ParseInt(s, base, 64), base 0 or 10: optional sign. */
-static bool go_atoi(struct sl s, int base, int64_t *out)
-{
-	bool neg = false;
-	uint64_t u;
-
-	if (s.n && (s.p[0] == '+' || s.p[0] == '-')) {
-		neg = s.p[0] == '-';
-		s.p++, s.n--;
-	}
-	if (!(base == 0 ? go_atou0(s, &u) : go_atou_base(s, base, &u)))
-		return false;
-	if (u > (uint64_t)INT64_MAX + neg)
-		return false;
-	*out = neg ? (int64_t)(0 - u) : (int64_t)u;
-	return true;
-}
-
-/* Go's int64(float64) on amd64 (CVTTSD2SQ): out of range and NaN give INT64_MIN. */
-static int64_t go_f2i(double d)
-{
-	if (isnan(d) || d >= 9223372036854775808.0 || d < -9223372036854775808.0)
-		return INT64_MIN;
-	return (int64_t)d;
-}
-
-static int64_t wmul(int64_t a, int64_t b) /* Go's wrapping int64 multiply */
-{
-	return (int64_t)((uint64_t)a * (uint64_t)b);
-}
-
-/* Length of the run of [0-9] at @p (up to @e). */
-static size_t digits(const char *p, const char *e)
-{
-	const char *q = p;
-
-	while (q < e && is_digit(*q))
-		q++;
-	return (size_t)(q - p);
-}
-
-static const char *spaces(const char *p, const char *e) /* ` *` */
-{
-	while (p < e && *p == ' ')
-		p++;
+	if (!p.n)
+		return sl_make(".", 1);
+	while (p.n > 1 && p.p[p.n - 1] == '/')
+		p.n--;
+	if (p.n == 1 && p.p[0] == '/')
+		return p;
+	slash = memrchr(p.p, '/', p.n);
+	if (slash)
+		return sl_make(slash + 1, (size_t)(p.p + p.n - slash - 1));
 	return p;
 }
 
-/* ---- the intermediate profile ---------------------------------------------- */
-
-static void lg_init(struct lg *g, const void *data, size_t n, const struct fmt_decode_opts *opts,
-		    struct prof_err *err)
+static uint32_t java_function(struct lg *g, struct sl name, struct sl file)
 {
-	memset(g, 0, sizeof(*g));
-	g->data = data;
-	g->size = n;
-	g->opts = opts;
-	g->err = err;
-	fmt_idmap_init(&g->by_addr);
-	strtab_init(&g->strs);
-}
+	uint32_t id = strtab_intern(&g->strs, name.p, name.n);
 
-static void lg_release(struct lg *g)
-{
-	VEC_FREE(&g->locs);
-	fmt_idmap_release(&g->by_addr);
-	VEC_FREE(&g->stk);
-	VEC_FREE(&g->samples);
-	VEC_FREE(&g->maps);
-	VEC_FREE(&g->fns);
-	VEC_FREE(&g->order);
-	VEC_FREE(&g->fn_of_name);
-	strtab_release(&g->strs);
-}
+	while (g->fn_of_name.n <= id)
+		VEC_PUSH(&g->fn_of_name, 0);
+	if (!g->fn_of_name.v[id]) {
+		struct lg_fn f = { id, strtab_intern(&g->strs, file.p, file.n) };
 
-/* Back to an empty profile for the next parser; the reason (why) is kept. */
-static void lg_reset(struct lg *g, const char *what)
-{
-	char why[sizeof(g->why)];
-
-	memcpy(why, g->why, sizeof(why));
-	lg_release(g);
-	lg_init(g, g->data, g->size, g->opts, g->err);
-	memcpy(g->why, why, sizeof(why));
-	g->what = what;
-}
-
-static int lg_unrecognized(struct lg *g, const char *fmt, ...) PROF_PRINTF(2, 3);
-static int lg_unrecognized(struct lg *g, const char *fmt, ...)
-{
-	va_list ap;
-	int len = snprintf(g->why, sizeof(g->why), "%s: ", g->what);
-
-	va_start(ap, fmt);
-	if (len > 0 && (size_t)len < sizeof(g->why))
-		vsnprintf(g->why + len, sizeof(g->why) - (size_t)len, fmt, ap);
-	va_end(ap);
-	return LG_UNRECOGNIZED;
-}
-
-static void lg_types(struct lg *g, int nv, const char *const *types, const char *pt_type,
-		     const char *pt_unit)
-{
-	g->nv = nv;
-	for (int i = 0; i < nv; i++) {
-		g->st[i][0] = types[2 * i];
-		g->st[i][1] = types[2 * i + 1];
+		VEC_PUSH(&g->fns, f);
+		g->fn_of_name.v[id] = (uint32_t)g->fns.n;
 	}
-	g->pt[0] = pt_type;
-	g->pt[1] = pt_unit;
+	return g->fn_of_name.v[id];
 }
 
-/* The location of address @addr (created on first use, in order of appearance). */
-static uint32_t lg_loc(struct lg *g, uint64_t addr)
+/* One "0xADDR function (file:line)" line (javaLocationRx and the two that follow). */
+static int java_location(struct lg *g, struct sl line, size_t at)
 {
+	const char *p = line.p, *e = line.p + line.n, *h;
+	struct sl rest, fn, file = sl_make("", 0);
+	int64_t lineno = 0;
+	uint64_t addr;
 	uint32_t idx;
 
-	if (fmt_idmap_get(&g->by_addr, addr, &idx))
-		return idx;
-	idx = (uint32_t)g->locs.n;
-	VEC_PUSH(&g->locs, ((struct lg_loc){ .addr = addr, .addr_set = true }));
-	fmt_idmap_put(&g->by_addr, addr, idx);
-	return idx;
-}
-
-static int lg_sample_begin(struct lg *g, size_t *off)
-{
-	size_t max = g->opts ? g->opts->max_samples : 0;
-
-	if (max && g->samples.n >= max)
-		return prof_err_set(g->err, -PROF_ETOOBIG, -1,
-				    "%s: more than %zu samples (the limit)", g->what, max);
-	if (g->samples.n >= UINT32_MAX - 1 || g->stk.n >= UINT32_MAX - 1)
-		return prof_err_set(g->err, -PROF_ETOOBIG, -1, "%s: more than 2^32 samples",
-				    g->what);
-	*off = g->stk.n;
-	return 0;
-}
-
-static struct lg_sample *lg_sample_end(struct lg *g, size_t off)
-{
-	struct lg_sample s = { 0 };
-
-	if (g->stk.n > UINT32_MAX - 1)
-		return NULL;
-	s.off = (uint32_t)off;
-	s.n = (uint32_t)(g->stk.n - off);
-	VEC_PUSH(&g->samples, s);
-	return &g->samples.v[g->samples.n - 1];
-}
-
-/* Removes frame @k of sample @s (pprof: s.Location = append(s.Location[:k], s.Location[k+1:]...)). */
-static void lg_drop_frame(struct lg *g, struct lg_sample *s, uint32_t k)
-{
-	uint32_t *v = g->stk.v + s->off;
-
-	memmove(v + k, v + k + 1, (s->n - k - 1) * sizeof(*v));
-	s->n--;
-}
-
-static uint64_t lg_addr(const struct lg *g, const struct lg_sample *s, uint32_t k)
-{
-	return g->locs.v[g->stk.v[s->off + k]].addr;
-}
-
-/* ---- hex addresses and pprof's regular expressions ------------------------- */
-
-/*
- * parseHexAddresses: every match of 0x[0-9a-f]+ in [p, e) (leftmost,
- * non-overlapping), each parsed as a 64-bit number; pushes the location
- * of each (minus @adjust, wrapping) onto g->stk. With @leaf non-NULL the
- * first address of a stack (*leaf true) is not adjusted; *leaf carries the
- * state over calls for stacks that span lines. Returns false when an
- * address does not fit in 64 bits, with *bad pointing at it.
- */
-static bool lg_hex_addrs(struct lg *g, const char *p, const char *e, uint64_t adjust, bool *leaf,
-			 const char **bad)
-{
-	while (p + 2 < e) {
-		const char *q;
-		uint64_t a;
-
-		if (p[0] != '0' || p[1] != 'x' || !is_lhex(p[2])) {
-			p++;
-			continue;
-		}
-		for (q = p + 2; q < e && is_lhex(*q); q++)
-			;
-		if (!go_atou_base(sl_make(p + 2, (size_t)(q - p - 2)), 16, &a)) {
-			*bad = p;
-			return false;
-		}
-		if (leaf && *leaf)
-			*leaf = false;
-		else
-			a -= adjust;
-		VEC_PUSH(&g->stk, lg_loc(g, a));
-		p = q;
-	}
-	return true;
-}
-
-/*
- * heapHeaderRE  heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)/?(\d*)
- * growthHeaderRE        ...  *\] @ growthz?
- * fragmentationHeaderRE ...  *\] @ fragmentationz?
- * Unanchored: the first "heap profile:" from which the expression matches.
- * @kind is "heap" (groups 5 and 6 filled), "growth" or "fragmentation".
- */
-struct heap_hdr {
-	struct sl num[4], name, rate;
-};
-
-static bool match_heap_header(struct sl line, const char *kind, struct heap_hdr *h)
-{
-	static const char lead[] = "heap profile:";
-	const char *e = line.p + line.n, *p = line.p;
-
-	while ((p = memmem(p, (size_t)(e - p), lead, sizeof(lead) - 1)) != NULL) {
-		const char *q = p + sizeof(lead) - 1;
-		bool ok = true;
-
-		p++;
-		for (int i = 0; i < 4 && ok; i++) {
-			size_t d;
-
-			q = spaces(q, e);
-			d = digits(q, e);
-			h->num[i] = sl_make(q, d);
-			q += d;
-			if (!d)
-				ok = false;
-			else if (i == 0 || i == 2)
-				ok = q < e && *q++ == ':';
-			else if (i == 1)
-				ok = (q = spaces(q, e)) < e && *q++ == '[';
-		}
-		if (!ok || (q = spaces(q, e)) >= e || *q++ != ']')
-			continue;
-		if (!strcmp(kind, "heap")) {
-			const char *n0;
-
-			q = spaces(q, e);
-			if (q >= e || *q++ != '@')
-				continue;
-			q = spaces(q, e);
-			if ((size_t)(e - q) < 4 || memcmp(q, "heap", 4))
-				continue;
-			n0 = q;
-			for (q += 4;
-			     q < e && (is_digit(*q) || (*q >= 'a' && *q <= 'z') || *q == '_'); q++)
-				;
-			h->name = sl_make(n0, (size_t)(q - n0));
-			if (q < e && *q == '/')
-				q++;
-			h->rate = sl_make(q, digits(q, e));
-			return true;
-		}
-		if ((size_t)(e - q) >= 3 + strlen(kind) && !memcmp(q, " @ ", 3) &&
-		    !memcmp(q + 3, kind, strlen(kind)))
-			return true;
-	}
-	return false;
-}
-
-/*
- * heapSampleRE  (-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)
- * Unanchored. A match must start at a digit run (or the '-' before it)
- * and then is determined by it; when it fails, it fails from anywhere in
- * the same run too, so the search moves on to the next run: linear.
- */
-static bool match_heap_sample(struct sl line, struct sl g[4], struct sl *stack)
-{
-	const char *p = line.p, *e = line.p + line.n;
-
-	while (p < e) {
-		const char *q = p;
-		bool ok = true;
-
-		if (!is_digit(*p) && !(*p == '-' && p + 1 < e && is_digit(p[1]))) {
-			p++;
-			continue;
-		}
-		for (int i = 0; i < 4 && ok; i++) {
-			const char *s0;
-
-			if (i)
-				q = spaces(q, e);
-			s0 = q;
-			if (i < 2 && q < e && *q == '-')
-				q++;
-			if (!digits(q, e)) {
-				ok = false;
-				break;
-			}
-			q += digits(q, e);
-			g[i] = sl_make(s0, (size_t)(q - s0));
-			if (i == 0 || i == 2)
-				ok = q < e && *q++ == ':';
-			else if (i == 1)
-				ok = (q = spaces(q, e)) < e && *q++ == '[';
-			else
-				ok = (q = spaces(q, e)) <= e && e - q >= 3 && !memcmp(q, "] @", 3);
-		}
-		if (ok) {
-			q += 3;
-			stack->p = q;
-			while (q < e && (*q == ' ' || *q == 'x' || is_lhex(*q)))
-				q++;
-			stack->n = (size_t)(q - stack->p);
-			return true;
-		}
-		/* Skip the run this attempt started at. */
-		if (*p == '-')
-			p++;
-		p += digits(p, e);
-	}
-	return false;
-}
-
-/*
- * contentionSampleRE  (\d+) *(\d+) @([ x0-9a-f]*)
- * From the start of a digit run D1: either D1, spaces (>= 1), a digit run
- * D2, " @" (groups D1, D2); or, backtracking into D1, all of D1 but its
- * last digit and that digit, when D1 (2+ digits) is followed by " @".
- */
-static bool match_contention_sample(struct sl line, struct sl *v1, struct sl *v2, struct sl *stack)
-{
-	const char *p = line.p, *e = line.p + line.n;
-
-	while (p < e) {
-		const char *d1e, *q, *at = NULL;
-		size_t l1;
-
-		if (!is_digit(*p)) {
-			p++;
-			continue;
-		}
-		l1 = digits(p, e);
-		d1e = p + l1;
-		q = spaces(d1e, e);
-		if (q > d1e && q < e && is_digit(*q)) {
-			size_t l2 = digits(q, e);
-
-			if (e - (q + l2) >= 2 && q[l2] == ' ' && q[l2 + 1] == '@') {
-				*v1 = sl_make(p, l1);
-				*v2 = sl_make(q, l2);
-				at = q + l2 + 2;
-			}
-		}
-		if (!at && l1 >= 2 && e - d1e >= 2 && d1e[0] == ' ' && d1e[1] == '@') {
-			*v1 = sl_make(p, l1 - 1);
-			*v2 = sl_make(d1e - 1, 1);
-			at = d1e + 2;
-		}
-		if (at) {
-			stack->p = at;
-			while (at < e && (*at == ' ' || *at == 'x' || is_lhex(*at)))
-				at++;
-			stack->n = (size_t)(at - stack->p);
-			return true;
-		}
-		p = d1e;
-	}
-	return false;
-}
-
-/* javaSampleRx   *(\d+) +(\d+) +@ +([ x0-9a-f]*) (unanchored). */
-static bool match_java_sample(struct sl line, struct sl *v1, struct sl *v2, struct sl *stack)
-{
-	const char *p = line.p, *e = line.p + line.n;
-
-	while (p < e) {
-		const char *q, *r;
-		size_t l1, l2;
-
-		if (!is_digit(*p)) {
-			p++;
-			continue;
-		}
-		l1 = digits(p, e);
-		q = spaces(p + l1, e);
-		l2 = q > p + l1 ? digits(q, e) : 0;
-		r = spaces(q + l2, e);
-		if (l2 && r > q + l2 && r < e && *r == '@' && r + 1 < e && r[1] == ' ') {
-			*v1 = sl_make(p, l1);
-			*v2 = sl_make(q, l2);
-			r = spaces(r + 1, e);
-			stack->p = r;
-			while (r < e && (*r == ' ' || *r == 'x' || is_lhex(*r)))
-				r++;
-			stack->n = (size_t)(r - stack->p);
-			return true;
-		}
-		p += l1;
-	}
-	return false;
-}
-
-/* countStartRE  \A(\S+) profile: total \d+\z */
-static bool match_count_start(struct sl line, struct sl *type)
-{
-	const char *p = line.p, *e = line.p + line.n, *q = p;
-	static const char mid[] = " profile: total ";
-
-	while (q < e && !is_re_space(*q))
-		q++;
-	if (q == p || (size_t)(e - q) < sizeof(mid) - 1 || memcmp(q, mid, sizeof(mid) - 1))
-		return false;
-	*type = sl_make(p, (size_t)(q - p));
-	q += sizeof(mid) - 1;
-	return q < e && digits(q, e) == (size_t)(e - q);
-}
-
-/* countRE  \A(\d+) @(( 0x[0-9a-f]+)+)\z: *count and the stack text. */
-static bool match_count(struct sl line, struct sl *count, struct sl *stack)
-{
-	const char *p = line.p, *e = line.p + line.n, *q;
-	size_t d = digits(p, e);
-
-	if (!d || (size_t)(e - p - d) < 2 || p[d] != ' ' || p[d + 1] != '@')
-		return false;
-	*count = sl_make(p, d);
-	q = p + d + 2;
-	stack->p = q;
-	if (q == e)
-		return false;
-	while (q < e) {
-		if (e - q < 4 || q[0] != ' ' || q[1] != '0' || q[2] != 'x' || !is_lhex(q[3]))
-			return false;
-		for (q += 3; q < e && is_lhex(*q); q++)
-			;
-	}
-	stack->n = (size_t)(e - stack->p);
-	return true;
-}
-
-/* threadzStartRE  --- threadz \d+ --- (unanchored) */
-static bool match_threadz_start(struct sl line)
-{
-	static const char lead[] = "--- threadz ";
-	const char *e = line.p + line.n, *p = line.p;
-
-	while ((p = memmem(p, (size_t)(e - p), lead, sizeof(lead) - 1)) != NULL) {
-		const char *q = p + sizeof(lead) - 1;
-		size_t d = digits(q, e);
-
-		p++;
-		if (d && e - (q + d) >= 4 && !memcmp(q + d, " ---", 4))
-			return true;
-	}
-	return false;
-}
-
-/* threadStartRE  --- Thread ([[:xdigit:]]+) \(name: (.*)/(\d+)\) stack: --- (unanchored) */
-static bool match_thread_start(struct sl line)
-{
-	static const char lead[] = "--- Thread ", name[] = " (name: ", tail[] = ") stack: ---";
-	const char *e = line.p + line.n, *p = line.p;
-
-	while ((p = memmem(p, (size_t)(e - p), lead, sizeof(lead) - 1)) != NULL) {
-		const char *q = p + sizeof(lead) - 1;
-
-		p++;
-		if (q >= e || !is_xdigit(*q))
-			continue;
-		while (q < e && is_xdigit(*q))
-			q++;
-		if ((size_t)(e - q) < sizeof(name) - 1 || memcmp(q, name, sizeof(name) - 1))
-			continue;
-		for (q += sizeof(name) - 1; q < e; q++) {
-			size_t d;
-
-			if (*q != '/')
-				continue;
-			d = digits(q + 1, e);
-			if (d && (size_t)(e - (q + 1 + d)) >= sizeof(tail) - 1 &&
-			    !memcmp(q + 1 + d, tail, sizeof(tail) - 1))
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
- * attributeRx  ([\w ]+)=([\w ]+): the first run of [\w ] that is followed
- * by '=' and then by at least one [\w ]; both groups trimmed.
- */
-static bool match_java_attr(struct sl line, struct sl *key, struct sl *val)
-{
-	const char *p = line.p, *e = line.p + line.n;
-
-	while (p < e) {
-		const char *q = p, *v;
-
-		if (!is_word(*p) && *p != ' ') {
-			p++;
-			continue;
-		}
-		while (q < e && (is_word(*q) || *q == ' '))
-			q++;
-		if (q < e && *q == '=' && q + 1 < e && (is_word(q[1]) || q[1] == ' ')) {
-			*key = trim(sl_make(p, (size_t)(q - p)));
-			for (v = q + 1; v < e && (is_word(*v) || *v == ' '); v++)
-				;
-			*val = trim(sl_make(q + 1, (size_t)(v - q - 1)));
-			return true;
-		}
-		p = q;
-	}
-	return false;
-}
-
-/* ---- line scanning (bufio.Scanner with ScanLines) --------------------------- */
-
-struct lg_scan {
-	struct fmt_lines it;
-	struct sl cur; /* s.Text(): "" once Scan has returned false */
-};
-
-static void scan_init(struct lg_scan *s, const void *data, size_t n)
-{
-	fmt_lines_init(&s->it, data, n);
-	s->cur = sl_make("", 0);
-}
-
-static bool scan_next(struct lg_scan *s)
-{
-	if (!fmt_lines_next(&s->it)) {
-		s->cur = sl_make("", 0);
-		s->it.line = s->it.end;
-		s->it.len = 0;
-		return false;
-	}
-	s->cur = sl_make(s->it.line, s->it.len);
-	return true;
-}
-
-static int lg_line_err(struct lg *g, const struct lg_scan *s, const char *at, const char *fmt, ...)
-	PROF_PRINTF(4, 5);
-static int lg_line_err(struct lg *g, const struct lg_scan *s, const char *at, const char *fmt, ...)
-{
-	char msg[300];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return fmt_text_err(g->err, -PROF_ECORRUPT, g->what, &s->it, at ? at : s->it.line, "%s",
-			    msg);
-}
-
-/* ---- memory maps (ParseMemoryMapFromScanner) ------------------------------- */
-
-#define RS	  "[\\t\\n\\f\\r ]"
-#define RNS	  "[^\\t\\n\\f\\r ]"
-#define HEX	  "(?:0x)?([[:xdigit:]]+)"
-#define HEX_RANGE RS "*" HEX "[\\t\\n\\f\\r -]?" RS "*" HEX ":?"
-#define PERM	  "(?:" RS "+([-rwxp]+))?"
-
-/* procMapsRE and briefMapsRE of legacy_profile.go, \s spelled as RE2 has it. */
-static const char proc_maps_re[] =
-	"^" HEX_RANGE PERM "(?:" RS "+([[:xdigit:]]+))?" RS "+[[:xdigit:]]+:[[:xdigit:]]+" RS
-	"+[[:digit:]]+(?:" RS "+(" RNS "+))?";
-static const char brief_maps_re[] = "^" HEX_RANGE PERM "(?:" RS "+(" RNS "+))?(?:" RS
-				    "+\\(@([[:xdigit:]]+)\\))?(?:" RS "+([[:xdigit:]]+))?";
-
-struct lg_re {
-	pcre2_code *proc, *brief;
-	pcre2_match_data *md;
-	pcre2_match_context *mc;
-};
-
-static bool re_open(struct lg_re *r)
-{
-	int ec;
-	PCRE2_SIZE eo;
-
-	memset(r, 0, sizeof(*r));
-	r->proc = pcre2_compile((PCRE2_SPTR)proc_maps_re, PCRE2_ZERO_TERMINATED, 0, &ec, &eo, NULL);
-	r->brief =
-		pcre2_compile((PCRE2_SPTR)brief_maps_re, PCRE2_ZERO_TERMINATED, 0, &ec, &eo, NULL);
-	r->md = pcre2_match_data_create(8, NULL);
-	r->mc = pcre2_match_context_create(NULL);
-	if (r->mc) {
-		pcre2_set_match_limit(r->mc, 100000);
-		pcre2_set_depth_limit(r->mc, 1000);
-	}
-	return r->proc && r->brief && r->md && r->mc;
-}
-
-static void re_close(struct lg_re *r)
-{
-	pcre2_code_free(r->proc);
-	pcre2_code_free(r->brief);
-	pcre2_match_data_free(r->md);
-	pcre2_match_context_free(r->mc);
-}
-
-/* Group @i of the last match ("" when unset). */
-static struct sl re_group(const struct lg_re *r, const char *s, int rc, int i)
-{
-	PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
-
-	if (i >= rc || ov[2 * i] == PCRE2_UNSET)
-		return sl_make("", 0);
-	return sl_make(s + ov[2 * i], ov[2 * i + 1] - ov[2 * i]);
-}
-
-/*
- * parseMappingEntry: LG_MAP_OK with a mapping in *m, 0 = skipped (not
- * executable), LG_UNRECOGNIZED otherwise.
- */
-static int map_entry(struct lg *g, struct lg_re *r, struct sl l, struct lg_map *m)
-{
-	struct sl start, end, perm, file, offset, build_id = sl_make("", 0);
-	int rc = pcre2_match(r->proc, (PCRE2_SPTR)l.p, l.n, 0, 0, r->md, r->mc);
-
-	if (rc > 0) {
-		start = re_group(r, l.p, rc, 1);
-		end = re_group(r, l.p, rc, 2);
-		perm = re_group(r, l.p, rc, 3);
-		offset = re_group(r, l.p, rc, 4);
-		file = re_group(r, l.p, rc, 5);
-	} else {
-		rc = pcre2_match(r->brief, (PCRE2_SPTR)l.p, l.n, 0, 0, r->md, r->mc);
-		if (rc <= 0)
-			return LG_UNRECOGNIZED;
-		start = re_group(r, l.p, rc, 1);
-		end = re_group(r, l.p, rc, 2);
-		perm = re_group(r, l.p, rc, 3);
-		file = re_group(r, l.p, rc, 4);
-		offset = re_group(r, l.p, rc, 5);
-		build_id = re_group(r, l.p, rc, 6);
-	}
-	if (perm.n && !memchr(perm.p, 'x', perm.n))
+	/* ^\s*0x([[:xdigit:]]+)\s+(.*)\s*$ on the trimmed line */
+	if (e - p < 3 || p[0] != '0' || p[1] != 'x' || !is_xdigit(p[2]))
 		return 0;
-	memset(m, 0, sizeof(*m));
-	if (!go_atou_base(start, 16, &m->start) || !go_atou_base(end, 16, &m->limit) ||
-	    (offset.n && !go_atou_base(offset, 16, &m->offset)))
-		return LG_UNRECOGNIZED;
-	m->file = strtab_intern(&g->strs, file.p, file.n);
-	m->build_id = strtab_intern(&g->strs, build_id.p, build_id.n);
-	return LG_MAP_OK;
-}
+	for (h = p + 2; h < e && is_xdigit(*h); h++)
+		;
+	if (h >= e || !is_re_space(*h))
+		return 0;
+	if (!go_atou_base(sl_make(p + 2, (size_t)(h - p - 2)), 16, &addr))
+		return prof_err_set(g->err, -PROF_ECORRUPT, (int64_t)at,
+				    "%s: location at byte %zu: address does not fit in 64 bits",
+				    g->what, at);
+	while (h < e && is_re_space(*h))
+		h++;
+	rest = sl_make(h, (size_t)(e - h));
+	if (!fmt_idmap_get(&g->by_addr, addr, &idx))
+		return 0; /* unused */
+	fn = rest;
+	/* ^(.*)\s+\((.+):(-?[[:digit:]]+)\)$ : the last ':' and the last "\s(" before it. */
+	const char *colon = rest.n ? memrchr(rest.p, ':', rest.n) : NULL;
+	bool matched = false;
 
-/* removeLoggingInfo: logInfoRE ^[^\[\]]+:[0-9]+]\s (greedy, so the last such prefix). */
-static struct sl strip_log_prefix(struct sl l)
-{
-	/* [^\[\]]+ stops at the first bracket: the match ends at the first ']'. */
-	const char *e = l.p + l.n, *b = l.p;
+	if (rest.n >= 6 && rest.p[rest.n - 1] == ')' && colon) {
+		struct sl num = sl_make(colon + 1, (size_t)(rest.p + rest.n - 1 - colon - 1));
+		const char *d = num.p + (num.n && num.p[0] == '-');
 
-	while (b < e && *b != '[' && *b != ']')
-		b++;
-	if (b >= e || *b != ']' || b + 1 >= e || !is_re_space(b[1]))
-		return l;
-	/* [^\[\]]+ : [0-9]+ before the ']': digits, then ':' with at least one char before. */
-	const char *d = b;
+		if (num.n && d < num.p + num.n &&
+		    digits(d, num.p + num.n) == (size_t)(num.p + num.n - d)) {
+			for (const char *q = colon - 2; q > rest.p; q--) {
+				if (*q == '(' && is_re_space(q[-1])) {
+					int64_t n;
 
-	while (d > l.p && is_digit(d[-1]))
-		d--;
-	if (d == b || d - 1 <= l.p || d[-1] != ':')
-		return l;
-	return sl_make(b + 2, (size_t)(e - b - 2));
-}
-
-struct lg_attrs {
-	size_t n;
-	struct {
-		size_t koff, klen, voff, vlen; /* "$key" (without '$') and value in @store */
-	} a[LG_MAX_ATTRS];
-	struct buf store;
-};
-
-/* strings.Replacer over "$key" -> value pairs: at each byte the first pair that matches. */
-static bool attrs_replace(const struct lg_attrs *a, struct sl in, struct buf *out)
-{
-	const char *st = a->store.p;
-
-	buf_reset(out);
-	for (size_t i = 0; i < in.n;) {
-		size_t k = a->n;
-
-		if (in.p[i] == '$')
-			for (k = 0; k < a->n; k++)
-				if (in.n - i - 1 >= a->a[k].klen &&
-				    !memcmp(in.p + i + 1, st + a->a[k].koff, a->a[k].klen))
-					break;
-		if (k < a->n) {
-			buf_add(out, st + a->a[k].voff, a->a[k].vlen);
-			i += 1 + a->a[k].klen;
-		} else {
-			buf_add(out, in.p + i, 1);
-			i++;
-		}
-		if (out->len > LG_MAP_LINE_MAX)
-			return false;
-	}
-	return true;
-}
-
-/* An unrecognised map line "key = value" defines $key for the lines after it. */
-static void attrs_add(struct lg_attrs *a, struct sl line)
-{
-	const char *eq = memchr(line.p, '=', line.n);
-	struct sl k, v;
-
-	if (!eq || a->n >= LG_MAX_ATTRS)
-		return;
-	k = trim(sl_make(line.p, (size_t)(eq - line.p)));
-	v = trim(sl_make(eq + 1, (size_t)(line.p + line.n - eq - 1)));
-	a->a[a->n].koff = a->store.len;
-	a->a[a->n].klen = k.n;
-	buf_add(&a->store, k.p, k.n);
-	a->a[a->n].voff = a->store.len;
-	a->a[a->n].vlen = v.n;
-	buf_add(&a->store, v.p, v.n);
-	a->n++;
-}
-
-/* adjacent(m1, m2) of profile.go */
-static bool maps_adjacent(const struct lg *g, const struct lg_map *a, const struct lg_map *b)
-{
-	if (a->file && b->file && a->file != b->file)
-		return false;
-	if (a->build_id && b->build_id && a->build_id != b->build_id)
-		return false;
-	if (a->limit != b->start)
-		return false;
-	if (a->offset && b->offset && a->offset + (a->limit - a->start) != b->offset)
-		return false;
-	(void)g;
-	return true;
-}
-
-/* libRx ([.]so$|[.]so[._][0-9]+) */
-static bool is_lib(struct sl f)
-{
-	for (size_t i = 0; i + 3 <= f.n; i++) {
-		if (memcmp(f.p + i, ".so", 3))
-			continue;
-		if (i + 3 == f.n)
-			return true;
-		if (i + 4 < f.n && (f.p[i + 3] == '.' || f.p[i + 3] == '_') && is_digit(f.p[i + 4]))
-			return true;
-	}
-	return false;
-}
-
-/* massageMappings */
-static void maps_massage(struct lg *g)
-{
-	struct buf tmp = BUF_INIT;
-
-	if (g->maps.n > 1) {
-		size_t w = 1;
-
-		for (size_t i = 1; i < g->maps.n; i++) {
-			struct lg_map *lm = &g->maps.v[w - 1], *m = &g->maps.v[i];
-
-			if (maps_adjacent(g, lm, m)) {
-				lm->limit = m->limit;
-				if (m->file)
-					lm->file = m->file;
-				if (m->build_id)
-					lm->build_id = m->build_id;
-				continue;
-			}
-			g->maps.v[w++] = *m;
-		}
-		g->maps.n = w;
-	}
-	for (size_t i = 0; i < g->maps.n; i++) {
-		const char *f = strtab_get(&g->strs, g->maps.v[i].file);
-		struct sl t;
-
-		/* strings.ReplaceAll(file, "(deleted)", "") then TrimSpace */
-		buf_reset(&tmp);
-		for (const char *p = f; *p;) {
-			if (!strncmp(p, "(deleted)", 9)) {
-				p += 9;
-				continue;
-			}
-			buf_add(&tmp, p++, 1);
-		}
-		t = trim(sl_make(tmp.p ? tmp.p : "", tmp.len));
-		if (!t.n || is_lib(t) || t.p[0] == '[')
-			continue;
-		struct lg_map sw = g->maps.v[0];
-
-		g->maps.v[0] = g->maps.v[i];
-		g->maps.v[i] = sw;
-		break;
-	}
-	buf_release(&tmp);
-}
-
-/*
- * parseProcMapsFromScanner + ParseMemoryMapFromScanner up to the
- * renumbering: reads the remaining lines of @s as mappings.
- */
-static int maps_parse(struct lg *g, struct lg_scan *s)
-{
-	struct lg_re re;
-	struct lg_attrs a;
-	struct buf rep = BUF_INIT;
-	bool opened = false;
-	int rc = 0;
-
-	memset(&a, 0, sizeof(a));
-	buf_init(&a.store, 0);
-	while (scan_next(s)) {
-		struct sl l = strip_log_prefix(s->cur);
-		struct lg_map m;
-		int mr;
-
-		if (!opened) {
-			opened = true;
-			if (!re_open(&re)) {
-				re_close(&re);
-				rc = prof_err_set(g->err, -ENOMEM, -1, "%s: cannot compile a regex",
-						  g->what);
-				goto out;
-			}
-		}
-		if (a.n) {
-			if (!attrs_replace(&a, l, &rep))
-				continue;
-			l = sl_make(rep.p ? rep.p : "", rep.len);
-		}
-		if (l.n > LG_MAP_LINE_MAX)
-			continue;
-		mr = map_entry(g, &re, l, &m);
-		if (mr == LG_UNRECOGNIZED) {
-			attrs_add(&a, l);
-			continue;
-		}
-		if (mr == LG_MAP_OK)
-			VEC_PUSH(&g->maps, m);
-	}
-	maps_massage(g);
-out:
-	if (opened && !rc)
-		re_close(&re);
-	buf_release(&rep);
-	buf_release(&a.store);
-	return rc;
-}
-
-/* ---- renumbering ------------------------------------------------------------ */
-
-/* remapLocationIDs: ids in order of first use by the samples; unused ones dropped. */
-static void remap_locations(struct lg *g)
-{
-	g->order.n = 0;
-	for (size_t i = 0; i < g->locs.n; i++)
-		g->locs.v[i].id = 0;
-	for (size_t i = 0; i < g->samples.n; i++) {
-		const struct lg_sample *s = &g->samples.v[i];
-
-		for (uint32_t k = 0; k < s->n; k++) {
-			struct lg_loc *l = &g->locs.v[g->stk.v[s->off + k]];
-
-			if (l->id)
-				continue;
-			VEC_PUSH(&g->order, g->stk.v[s->off + k]);
-			l->id = (uint32_t)g->order.n;
-		}
-	}
-}
-
-/* remapMappingIDs */
-static void remap_mappings(struct lg *g)
-{
-	uint32_t fake = 0;
-
-	if (g->maps.n > 1 &&
-	    !strncmp(strtab_get(&g->strs, g->maps.v[0].file), "/anon_hugepage", 14) &&
-	    g->maps.v[0].limit == g->maps.v[1].start) {
-		memmove(g->maps.v, g->maps.v + 1, (g->maps.n - 1) * sizeof(*g->maps.v));
-		g->maps.n--;
-	}
-	if (g->maps.n && g->maps.v[0].start - g->maps.v[0].offset == 0x400000) {
-		g->maps.v[0].start = 0x400000;
-		g->maps.v[0].offset = 0;
-	}
-	for (size_t i = 0; i < g->order.n; i++) {
-		struct lg_loc *l = &g->locs.v[g->order.v[i]];
-		uint64_t a = l->addr;
-		size_t k;
-
-		if (l->map || a == 0)
-			continue;
-		for (k = 0; k < g->maps.n; k++)
-			if (g->maps.v[k].start <= a && a < g->maps.v[k].limit)
-				break;
-		if (k == g->maps.n) {
-			for (k = 0; k < g->maps.n; k++) {
-				struct lg_map *m = &g->maps.v[k];
-
-				if (m->offset && m->start - m->offset <= a && a < m->start) {
-					m->start -= m->offset;
-					m->offset = 0;
+					fn = sl_make(rest.p, (size_t)(q - 1 - rest.p));
+					file = sl_make(q + 1, (size_t)(colon - q - 1));
+					if (go_atoi(num, 10, &n) && n > 0)
+						lineno = n;
+					matched = true;
 					break;
 				}
 			}
 		}
-		if (k == g->maps.n) {
-			if (!fake) {
-				VEC_PUSH(&g->maps, ((struct lg_map){ .limit = UINT64_MAX }));
-				fake = (uint32_t)g->maps.n;
-			}
-			k = fake - 1;
-		}
-		l->map = (uint32_t)k + 1;
 	}
-}
-
-/* ParseMemoryMapFromScanner: maps, then the renumbering. */
-static int memory_map(struct lg *g, struct lg_scan *s)
-{
-	int rc = maps_parse(g, s);
-
-	if (rc)
-		return rc;
-	remap_locations(g);
-	remap_mappings(g);
+	/* ^(.*)\s+\((.*)\)$ : a shared library path, keep its base name. */
+	if (!matched && rest.n >= 3 && rest.p[rest.n - 1] == ')') {
+		for (const char *q = rest.p + rest.n - 2; q > rest.p; q--) {
+			if (*q == '(' && is_re_space(q[-1])) {
+				fn = sl_make(rest.p, (size_t)(q - 1 - rest.p));
+				file = path_base(sl_make(q + 1, (size_t)(rest.p + rest.n - 2 - q)));
+				matched = true;
+				break;
+			}
+		}
+	}
+	if (!matched && sl_contains(rest, "generated stub/JIT"))
+		fn = sl_make("STUB", 4);
+	g->locs.v[idx].fn = java_function(g, fn, file);
+	g->locs.v[idx].line = lineno;
+	g->locs.v[idx].addr = 0;
 	return 0;
 }
 
-/* parseAdditionalSections */
-static int additional_sections(struct lg *g, struct lg_scan *s)
+/* parseJavaLocations on [p, e), then the renumbering and Aggregate (addresses cleared). */
+static int java_locations(struct lg *g, const char *p, const char *e)
 {
-	while (!map_sentinel(s->cur) && scan_next(s))
-		;
-	return memory_map(g, s);
-}
+	while (p < e) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		const char *le = nl ? nl : e;
+		struct sl line = trim(sl_make(p, (size_t)(le - p)));
+		int rc;
 
-/* cleanupDuplicateLocations */
-static void cleanup_duplicates(struct lg *g)
-{
-	for (size_t i = 0; i < g->samples.n; i++) {
-		struct lg_sample *s = &g->samples.v[i];
-
-		if (s->n > 1 && lg_addr(g, s, 0) == lg_addr(g, s, 1) + 1)
-			lg_drop_frame(g, s, 1);
+		if (line.n) {
+			rc = java_location(g, line, (size_t)(line.p - g->data));
+			if (rc)
+				return rc;
+		}
+		p = nl ? nl + 1 : e;
 	}
+	lg_remap_locations(g);
+	lg_remap_mappings(g);
+	for (size_t i = 0; i < g->locs.n; i++)
+		g->locs.v[i].addr = 0;
+	return 0;
 }
 
 /* ---- binary CPU (parseCPU, cpuProfile, javaCPUProfile) ---------------------- */
@@ -1315,8 +304,6 @@ static void cpu_strip_handler_frames(struct lg *g)
 	}
 }
 
-static int java_locations(struct lg *g, const char *p, const char *e);
-
 static int parse_cpu(struct lg *g)
 {
 	struct lg_words w;
@@ -1341,10 +328,10 @@ static int parse_cpu(struct lg *g)
 		return java_locations(g, (const char *)w.p, (const char *)w.e);
 	cpu_strip_handler_frames(g);
 	scan_init(&s, w.p, (size_t)(w.e - w.p));
-	rc = memory_map(g, &s);
+	rc = lg_memory_map(g, &s);
 	if (rc)
 		return rc;
-	cleanup_duplicates(g);
+	lg_cleanup_duplicates(g);
 	return 0;
 }
 
@@ -1378,7 +365,7 @@ static int parse_heap(struct lg *g)
 	if (!scan_next(&s))
 		return lg_unrecognized(g, "empty input");
 	g->period = 0;
-	if (match_heap_header(s.cur, "heap", &h)) {
+	if (lg_match_heap_header(s.cur, "heap", &h)) {
 		/* parseHeapHeader */
 		if (h.rate.n && !go_atoi(h.rate, 10, &g->period))
 			return lg_unrecognized(g, "rate '%.*s' out of range", (int)h.rate.n,
@@ -1399,8 +386,8 @@ static int parse_heap(struct lg *g)
 			return lg_unrecognized(g, "unknown heap profile kind '%.*s'", (int)h.name.n,
 					       h.name.p);
 		}
-	} else if (match_heap_header(s.cur, "growth", &h) ||
-		   match_heap_header(s.cur, "fragmentation", &h)) {
+	} else if (lg_match_heap_header(s.cur, "growth", &h) ||
+		   lg_match_heap_header(s.cur, "fragmentation", &h)) {
 		g->period = 1;
 	} else {
 		return LG_UNRECOGNIZED;
@@ -1428,7 +415,7 @@ static int parse_heap(struct lg *g)
 			continue;
 		if (map_sentinel(line))
 			break;
-		if (!match_heap_sample(line, grp, &stack))
+		if (!lg_match_heap_sample(line, grp, &stack))
 			return lg_line_err(g, &s, line.p,
 					   "not a heap sample \"N: M [N: M] @ 0x...\" (pprof: "
 					   "unexpected number of sample values)");
@@ -1467,7 +454,7 @@ static int parse_heap(struct lg *g)
 		smp->bytes = bytes;
 		smp->has_bytes = true;
 	}
-	return additional_sections(g, &s);
+	return lg_additional_sections(g, &s);
 }
 
 /* ---- Go count text (parseGoCount) ------------------------------------------ */
@@ -1483,7 +470,7 @@ static int parse_go_count(struct lg *g)
 	scan_init(&s, g->data, g->size);
 	while (scan_next(&s) && blank_or_comment(s.cur))
 		;
-	if (!match_count_start(s.cur, &type))
+	if (!lg_match_count_start(s.cur, &type))
 		return LG_UNRECOGNIZED;
 	tid = strtab_intern(&g->strs, type.p, type.n);
 	t = strtab_get(&g->strs, tid);
@@ -1505,7 +492,7 @@ static int parse_go_count(struct lg *g)
 			continue;
 		if (sl_prefix(s.cur, "---"))
 			break;
-		if (!match_count(s.cur, &count, &stack))
+		if (!lg_match_count(s.cur, &count, &stack))
 			return lg_line_err(g, &s, NULL,
 					   "not a sample \"N @ 0x... 0x...\" (pprof: malformed "
 					   "profile format)");
@@ -1520,7 +507,7 @@ static int parse_go_count(struct lg *g)
 		smp = lg_sample_end(g, off);
 		smp->v[0] = n;
 	}
-	return additional_sections(g, &s);
+	return lg_additional_sections(g, &s);
 }
 
 /* ---- threadz text (parseThread) --------------------------------------------- */
@@ -1563,13 +550,13 @@ static int parse_thread(struct lg *g)
 	while (scan_next(&s) && blank_or_comment(s.cur))
 		;
 	line = s.cur;
-	if (match_threadz_start(line)) {
+	if (lg_match_threadz_start(line)) {
 		while (scan_next(&s)) {
 			line = s.cur;
 			if (map_sentinel(line) || sl_prefix(line, "-"))
 				break;
 		}
-	} else if (!match_thread_start(line)) {
+	} else if (!lg_match_thread_start(line)) {
 		return LG_UNRECOGNIZED;
 	}
 	lg_types(g, 1, types, "thread", "count");
@@ -1581,7 +568,7 @@ static int parse_thread(struct lg *g)
 
 		if (sl_prefix(line, "---- no stack trace for"))
 			break;
-		if (!match_thread_start(line))
+		if (!lg_match_thread_start(line))
 			return lg_unrecognized(g, "line %zu: expected \"--- Thread ...\"",
 					       s.it.lineno);
 		rc = lg_sample_begin(g, &off);
@@ -1600,10 +587,10 @@ static int parse_thread(struct lg *g)
 		smp = lg_sample_end(g, off);
 		smp->v[0] = 1;
 	}
-	rc = additional_sections(g, &s);
+	rc = lg_additional_sections(g, &s);
 	if (rc)
 		return rc;
-	cleanup_duplicates(g);
+	lg_cleanup_duplicates(g);
 	return 0;
 }
 
@@ -1671,7 +658,7 @@ static int parse_contention(struct lg *g)
 			size_t off;
 			int rc;
 
-			if (!match_contention_sample(line, &a, &b, &stack))
+			if (!lg_match_contention_sample(line, &a, &b, &stack))
 				return lg_unrecognized(g, "line %zu: not a sample \"N N @ 0x...\"",
 						       s.it.lineno);
 			if (!go_atoi(a, 10, &v1) || !go_atoi(b, 10, &v2))
@@ -1697,133 +684,7 @@ static int parse_contention(struct lg *g)
 		if (!scan_next(&s))
 			break;
 	}
-	return additional_sections(g, &s);
-}
-
-/* ---- Java text (parseJavaProfile, parseJavaLocations) ----------------------- */
-
-/* filepath.Base */
-static struct sl path_base(struct sl p)
-{
-	const char *slash;
-
-	if (!p.n)
-		return sl_make(".", 1);
-	while (p.n > 1 && p.p[p.n - 1] == '/')
-		p.n--;
-	if (p.n == 1 && p.p[0] == '/')
-		return p;
-	slash = memrchr(p.p, '/', p.n);
-	if (slash)
-		return sl_make(slash + 1, (size_t)(p.p + p.n - slash - 1));
-	return p;
-}
-
-static uint32_t java_function(struct lg *g, struct sl name, struct sl file)
-{
-	uint32_t id = strtab_intern(&g->strs, name.p, name.n);
-
-	while (g->fn_of_name.n <= id)
-		VEC_PUSH(&g->fn_of_name, 0);
-	if (!g->fn_of_name.v[id]) {
-		struct lg_fn f = { id, strtab_intern(&g->strs, file.p, file.n) };
-
-		VEC_PUSH(&g->fns, f);
-		g->fn_of_name.v[id] = (uint32_t)g->fns.n;
-	}
-	return g->fn_of_name.v[id];
-}
-
-/* One "0xADDR function (file:line)" line (javaLocationRx and the two that follow). */
-static int java_location(struct lg *g, struct sl line, size_t at)
-{
-	const char *p = line.p, *e = line.p + line.n, *h;
-	struct sl rest, fn, file = sl_make("", 0);
-	int64_t lineno = 0;
-	uint64_t addr;
-	uint32_t idx;
-
-	/* ^\s*0x([[:xdigit:]]+)\s+(.*)\s*$ on the trimmed line */
-	if (e - p < 3 || p[0] != '0' || p[1] != 'x' || !is_xdigit(p[2]))
-		return 0;
-	for (h = p + 2; h < e && is_xdigit(*h); h++)
-		;
-	if (h >= e || !is_re_space(*h))
-		return 0;
-	if (!go_atou_base(sl_make(p + 2, (size_t)(h - p - 2)), 16, &addr))
-		return prof_err_set(g->err, -PROF_ECORRUPT, (int64_t)at,
-				    "%s: location at byte %zu: address does not fit in 64 bits",
-				    g->what, at);
-	while (h < e && is_re_space(*h))
-		h++;
-	rest = sl_make(h, (size_t)(e - h));
-	if (!fmt_idmap_get(&g->by_addr, addr, &idx))
-		return 0; /* unused */
-	fn = rest;
-	/* ^(.*)\s+\((.+):(-?[[:digit:]]+)\)$ : the last ':' and the last "\s(" before it. */
-	const char *colon = rest.n ? memrchr(rest.p, ':', rest.n) : NULL;
-	bool matched = false;
-
-	if (rest.n >= 6 && rest.p[rest.n - 1] == ')' && colon) {
-		struct sl num = sl_make(colon + 1, (size_t)(rest.p + rest.n - 1 - colon - 1));
-		const char *d = num.p + (num.n && num.p[0] == '-');
-
-		if (num.n && d < num.p + num.n &&
-		    digits(d, num.p + num.n) == (size_t)(num.p + num.n - d)) {
-			for (const char *q = colon - 2; q > rest.p; q--) {
-				if (*q == '(' && is_re_space(q[-1])) {
-					int64_t n;
-
-					fn = sl_make(rest.p, (size_t)(q - 1 - rest.p));
-					file = sl_make(q + 1, (size_t)(colon - q - 1));
-					if (go_atoi(num, 10, &n) && n > 0)
-						lineno = n;
-					matched = true;
-					break;
-				}
-			}
-		}
-	}
-	/* ^(.*)\s+\((.*)\)$ : a shared library path, keep its base name. */
-	if (!matched && rest.n >= 3 && rest.p[rest.n - 1] == ')') {
-		for (const char *q = rest.p + rest.n - 2; q > rest.p; q--) {
-			if (*q == '(' && is_re_space(q[-1])) {
-				fn = sl_make(rest.p, (size_t)(q - 1 - rest.p));
-				file = path_base(sl_make(q + 1, (size_t)(rest.p + rest.n - 2 - q)));
-				matched = true;
-				break;
-			}
-		}
-	}
-	if (!matched && sl_contains(rest, "generated stub/JIT"))
-		fn = sl_make("STUB", 4);
-	g->locs.v[idx].fn = java_function(g, fn, file);
-	g->locs.v[idx].line = lineno;
-	g->locs.v[idx].addr = 0;
-	return 0;
-}
-
-/* parseJavaLocations on [p, e), then the renumbering and Aggregate (addresses cleared). */
-static int java_locations(struct lg *g, const char *p, const char *e)
-{
-	while (p < e) {
-		const char *nl = memchr(p, '\n', (size_t)(e - p));
-		const char *le = nl ? nl : e;
-		struct sl line = trim(sl_make(p, (size_t)(le - p)));
-		int rc;
-
-		if (line.n) {
-			rc = java_location(g, line, (size_t)(line.p - g->data));
-			if (rc)
-				return rc;
-		}
-		p = nl ? nl + 1 : e;
-	}
-	remap_locations(g);
-	remap_mappings(g);
-	for (size_t i = 0; i < g->locs.n; i++)
-		g->locs.v[i].addr = 0;
-	return 0;
+	return lg_additional_sections(g, &s);
 }
 
 static int parse_java(struct lg *g)
@@ -1850,7 +711,7 @@ static int parse_java(struct lg *g)
 		struct sl line = trim(sl_make(p, (size_t)(nl - p))), key, val;
 
 		if (line.n) {
-			if (!match_java_attr(line, &key, &val))
+			if (!lg_match_java_attr(line, &key, &val))
 				break;
 			if (sl_eq(key, "format")) {
 				if (!sl_eq(val, "java"))
@@ -1897,7 +758,7 @@ static int parse_java(struct lg *g)
 		int rc;
 
 		if (line.n) {
-			if (!match_java_sample(line, &a, &b, &stack))
+			if (!lg_match_java_sample(line, &a, &b, &stack))
 				break;
 			rc = lg_sample_begin(g, &off);
 			if (rc)
@@ -2096,8 +957,8 @@ bool fmt_pprof_legacy_sniff(const void *data, size_t n)
 	if (!scan_next(&s))
 		return false;
 	first = s.cur;
-	if (match_heap_header(first, "heap", &h) || match_heap_header(first, "growth", &h) ||
-	    match_heap_header(first, "fragmentation", &h))
+	if (lg_match_heap_header(first, "heap", &h) || lg_match_heap_header(first, "growth", &h) ||
+	    lg_match_heap_header(first, "fragmentation", &h))
 		return true;
 	if (sl_prefix(first, "--- contentionz ") || sl_prefix(first, "--- mutex:") ||
 	    sl_prefix(first, "--- contention:"))
@@ -2107,8 +968,8 @@ bool fmt_pprof_legacy_sniff(const void *data, size_t n)
 		return true;
 	while (blank_or_comment(s.cur) && scan_next(&s))
 		;
-	return match_count_start(s.cur, &type) || match_threadz_start(s.cur) ||
-	       match_thread_start(s.cur);
+	return lg_match_count_start(s.cur, &type) || lg_match_threadz_start(s.cur) ||
+	       lg_match_thread_start(s.cur);
 }
 
 int fmt_pprof_legacy_decode(const void *data, size_t n, const struct fmt_decode_opts *opts,

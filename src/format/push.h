@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * push.h - the request body of Pyroscope's Connect push API,
- * push.v1.PusherService/Push (shared formats.md 4.6; our schema in
+ * push.v1.PusherService/Push (docs/formats.md "Pyroscope ingest"; our schema in
  * src/format/proto/push/v1/push.proto): PushRequest { repeated
  * RawProfileSeries series = 1 }, RawProfileSeries { repeated LabelPair
  * labels = 1; repeated RawSample samples = 2; annotations = 3 (ignored) },

@@ -2,7 +2,7 @@
 /*
  * speedscope.h - decoder of the speedscope file format
  * (https://www.speedscope.app/file-format-schema.json; jlfwong/speedscope
- * src/lib/file-format-spec.ts; shared formats.md 5.2):
+ * src/lib/file-format-spec.ts; docs/formats.md "speedscope"):
  *
  *     { "$schema": "...", "shared": { "frames": [ {"name": "a"}, ... ] },
  *       "profiles": [ { "type": "sampled", "unit": "milliseconds",

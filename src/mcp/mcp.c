@@ -116,9 +116,10 @@ static json_t *do_tools_call(struct mcp_server *s, json_t *id, json_t *params)
 	json_t *name = json_object_get(params, "name"),
 	       *args = json_object_get(params, "arguments");
 	json_t *res = NULL;
-	char msg[1024];
+	struct prof_err e;
 	int rc;
 
+	prof_err_init(&e);
 	if (!json_is_string(name))
 		return error_resp(id, MCP_INVALID_PARAMS,
 				  "tools/call: params.name must be a tool name (tools/list)");
@@ -126,9 +127,9 @@ static json_t *do_tools_call(struct mcp_server *s, json_t *id, json_t *params)
 		return error_resp(id, MCP_INVALID_PARAMS,
 				  "tools/call: params.arguments must be an object");
 	rc = mcp_tools_call(s->be, json_string_value(name), json_is_object(args) ? args : NULL,
-			    &res, msg, sizeof(msg));
+			    &res, &e);
 	if (rc == -PROF_ENOTFOUND || rc == -EINVAL)
-		return error_resp(id, MCP_INVALID_PARAMS, "%s", msg);
+		return error_resp(id, MCP_INVALID_PARAMS, "%s", e.msg);
 	if (rc || !res)
 		return error_resp(id, MCP_INTERNAL_ERROR, "tools/call: %s", prof_strerror(rc));
 	return result_resp(id, res);
@@ -137,22 +138,23 @@ static json_t *do_tools_call(struct mcp_server *s, json_t *id, json_t *params)
 static json_t *do_resources_read(struct mcp_server *s, json_t *id, json_t *params)
 {
 	json_t *uri = json_object_get(params, "uri"), *res = NULL;
-	char msg[512];
+	struct prof_err perr;
 	int rc;
 
+	prof_err_init(&perr);
 	if (!json_is_string(uri))
 		return error_resp(id, MCP_INVALID_PARAMS,
 				  "resources/read: params.uri must be a string (resources/list)");
-	rc = mcp_resources_read(s->be, json_string_value(uri), &res, msg, sizeof(msg));
+	rc = mcp_resources_read(s->be, json_string_value(uri), &res, &perr);
 	if (rc == -PROF_ENOTFOUND) {
-		json_t *e = error_resp(id, MCP_RESOURCE_NOT_FOUND, "%s", msg);
+		json_t *e = error_resp(id, MCP_RESOURCE_NOT_FOUND, "%s", perr.msg);
 
 		json_object_set_new(json_object_get(e, "error"), "data",
 				    json_pack("{s:O}", "uri", uri));
 		return e;
 	}
 	if (rc || !res)
-		return error_resp(id, MCP_INTERNAL_ERROR, "resources/read: %s", msg);
+		return error_resp(id, MCP_INTERNAL_ERROR, "resources/read: %s", perr.msg);
 	return result_resp(id, res);
 }
 

@@ -51,8 +51,8 @@ json_t *mcp_resources_list(void)
 		"text/plain");
 }
 
-int mcp_resources_read(const struct mcp_backend *be, const char *uri, json_t **result, char *msg,
-		       size_t msgsz)
+int mcp_resources_read(const struct mcp_backend *be, const char *uri, json_t **result,
+		       struct prof_err *err)
 {
 	*result = NULL;
 	if (!strcmp(uri, GUIDE_URI)) {
@@ -62,7 +62,7 @@ int mcp_resources_read(const struct mcp_backend *be, const char *uri, json_t **r
 	}
 	if (!strcmp(uri, TYPES_URI)) {
 		json_t *args = json_pack("{s:s}", "from", "now-24h"), *res = NULL;
-		int rc = mcp_tools_call(be, "list_profile_types", args, &res, msg, msgsz);
+		int rc = mcp_tools_call(be, "list_profile_types", args, &res, err);
 		const char *text;
 
 		json_decref(args);
@@ -75,6 +75,6 @@ int mcp_resources_read(const struct mcp_backend *be, const char *uri, json_t **r
 		json_decref(res);
 		return 0;
 	}
-	snprintf(msg, msgsz, "Resource not found: %.200s (resources/list names them)", uri);
-	return -PROF_ENOTFOUND;
+	return prof_err_set(err, -PROF_ENOTFOUND, -1,
+			    "Resource not found: %.200s (resources/list names them)", uri);
 }

@@ -12,6 +12,7 @@
 #define PROF_MCP_RESOURCES_H
 
 #include "base/compat.h"
+#include "base/err.h"
 #include "mcp/backend.h"
 
 #include <jansson.h>
@@ -22,11 +23,11 @@ json_t *mcp_resources_list(void);
 /**
  * mcp_resources_read() - the resources/read result for @uri (new
  * reference in *@result: contents [{uri, mimeType, text}]), read through
- * @be when it needs data. -PROF_ENOTFOUND for an unknown URI (@msg says
- * so, for a -32002 error). A failing query is not an error: the text says
- * what failed.
+ * @be when it needs data. -PROF_ENOTFOUND for an unknown URI (@err, which
+ * may be NULL, says so, for a -32002 error; offset -1). A failing query is
+ * not an error: the text says what failed.
  */
-int mcp_resources_read(const struct mcp_backend *be, const char *uri, json_t **result, char *msg,
-		       size_t msgsz);
+int mcp_resources_read(const struct mcp_backend *be, const char *uri, json_t **result,
+		       struct prof_err *err);
 
 #endif

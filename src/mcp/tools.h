@@ -27,6 +27,7 @@
 #define PROF_MCP_TOOLS_H
 
 #include "base/compat.h"
+#include "base/err.h"
 #include "mcp/backend.h"
 
 #include <jansson.h>
@@ -59,10 +60,10 @@ json_t *mcp_tools_list(void);
  * [{type:"text", text}] and isError (true when the tool ran but failed:
  * the API refused the query, the server is unreachable, ...). Errors
  * without a result: -PROF_ENOTFOUND for an unknown tool, -EINVAL for
- * arguments that break the tool's schema; @msg (@msgsz bytes) says which
- * and why, for a -32602 error.
+ * arguments that break the tool's schema; @err (may be NULL) gets the code
+ * and says which and why, for a -32602 error (offset -1).
  */
 int mcp_tools_call(const struct mcp_backend *be, const char *name, json_t *args, json_t **result,
-		   char *msg, size_t msgsz);
+		   struct prof_err *err);
 
 #endif

@@ -4,7 +4,7 @@
  *
  * The model is the union of pprof (profile.proto) and OTLP profiles
  * (opentelemetry.proto.profiles.v1development, v1.10/v1.11 layout; see
- * docs and shared formats.md 1.4 and 2.1):
+ * docs and docs/formats.md "OTLP profiles messages", "pprof profile.proto"):
  *
  *   - dictionary tables: strings (interned, id 0 = ""), mappings,
  *     functions, locations (each with an inline chain of lines, lines[0]

@@ -297,14 +297,8 @@ int query_diff_write_json(const struct query_diff *d, const struct query_stackse
 	double zt = o->z_threshold > 0 ? o->z_threshold : DEFAULT_Z;
 	struct node_ctx c = { d, o, query_change_alpha(zt) };
 	const struct query_flamegraph *fg = &d->fg;
-	int rc = buf_addstr(out, "{\"type\":");
+	int rc = query_json_open(out, ss->type, fg->unit);
 
-	if (!rc)
-		rc = query_json_str(out, ss->type, strlen(ss->type));
-	if (!rc)
-		rc = buf_addstr(out, ",\"unit\":");
-	if (!rc)
-		rc = query_json_str(out, fg->unit, strlen(fg->unit));
 	if (!rc)
 		rc = buf_addf(
 			out,

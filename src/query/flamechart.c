@@ -133,13 +133,7 @@ int query_flamechart_write_json(const struct query_stackset *ss,
 		span_stack[k] = id;
 	}
 
-	rc = buf_addstr(out, "{\"type\":");
-	if (!rc)
-		rc = query_json_str(out, ss->type, strlen(ss->type));
-	if (!rc)
-		rc = buf_addstr(out, ",\"unit\":");
-	if (!rc)
-		rc = query_json_str(out, ss->unit, strlen(ss->unit));
+	rc = query_json_open(out, ss->type, ss->unit);
 	if (!rc)
 		rc = buf_addf(out,
 			      ",\"from_ms\":%" PRId64 ",\"to_ms\":%" PRId64

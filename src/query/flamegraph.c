@@ -678,13 +678,7 @@ int query_flamegraph_write_json(const struct query_flamegraph *fg, const char *t
 {
 	int rc;
 
-	rc = buf_addstr(out, "{\"type\":");
-	if (!rc)
-		rc = query_json_str(out, type ? type : "", type ? strlen(type) : 0);
-	if (!rc)
-		rc = buf_addstr(out, ",\"unit\":");
-	if (!rc)
-		rc = query_json_str(out, fg->unit, strlen(fg->unit));
+	rc = query_json_open(out, type ? type : "", fg->unit);
 	if (!rc)
 		rc = buf_addf(out,
 			      ",\"total\":%" PRId64 ",\"samples\":%" PRIu64 ",\"max_nodes\":%zu"

@@ -17,4 +17,11 @@
 /** query_json_str() - append @s (@n bytes) as a quoted JSON string. 0 or -PROF_ETOOBIG. */
 int query_json_str(struct buf *out, const char *s, size_t n);
 
+/**
+ * query_json_open() - append the opening every view's answer shares,
+ * `{"type":TYPE,"unit":UNIT` (both JSON strings; the object is left open
+ * for the view's own members). 0 or -PROF_ETOOBIG.
+ */
+int query_json_open(struct buf *out, const char *type, const char *unit);
+
 #endif

@@ -91,14 +91,8 @@ static int write_side(const struct query_flamegraph *fg, const char *key, struct
 int query_sandwich_write_json(const struct query_sandwich *sw, const struct query_stackset *ss,
 			      const char *function, size_t max_nodes, struct buf *out)
 {
-	int rc = buf_addstr(out, "{\"type\":");
+	int rc = query_json_open(out, ss->type, ss->unit);
 
-	if (!rc)
-		rc = query_json_str(out, ss->type, strlen(ss->type));
-	if (!rc)
-		rc = buf_addstr(out, ",\"unit\":");
-	if (!rc)
-		rc = query_json_str(out, ss->unit, strlen(ss->unit));
 	if (!rc)
 		rc = buf_addstr(out, ",\"function\":");
 	if (!rc)

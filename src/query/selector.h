@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * selector.h - parse PromQL-style series selectors (shared DESIGN.md
- * "Labels"):
+ * selector.h - parse PromQL-style series selectors (docs/api.md,
+ * "Common parameters", `query`):
  *
  *   {service.name="api", k8s.pod.name=~"api-.*", thread.name!="", "odd key"!~"x|y"}
  *   process_cpu:cpu:nanoseconds:cpu:nanoseconds{service.name="api"}

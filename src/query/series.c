@@ -149,14 +149,8 @@ int query_series_write_json(const struct query_series *s, const struct query_sta
 {
 	bool cum = ss->cumulative;
 	double step_s = ss->step_ns > 0 ? (double)ss->step_ns / 1e9 : 1.0;
-	int rc = buf_addstr(out, "{\"type\":");
+	int rc = query_json_open(out, ss->type, ss->unit);
 
-	if (!rc)
-		rc = query_json_str(out, ss->type, strlen(ss->type));
-	if (!rc)
-		rc = buf_addstr(out, ",\"unit\":");
-	if (!rc)
-		rc = query_json_str(out, ss->unit, strlen(ss->unit));
 	if (!rc)
 		rc = buf_addf(out, ",\"cumulative\":%s,\"aggregation\":\"%s\"",
 			      cum ? "true" : "false", cum ? "sum" : "average");

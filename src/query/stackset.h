@@ -181,7 +181,7 @@ struct query_stackset {
 	uint32_t *entry_slots;	  /* entry index + 1, 0 = empty */
 	size_t entry_nslots;	  /* power of two */
 	size_t max_entries;	  /* 0 = no cap */
-	struct query_ss_pin *pin; /* names borrowed from the translation cache (stackset.c) */
+	struct query_ss_pin *pin; /* names borrowed from the translation cache (stackset_cache.c) */
 };
 
 /** struct query_stackset_params - what query_stackset_collect aggregates. */
@@ -321,7 +321,7 @@ int query_stackset_collect_pair(struct store *st, const struct query_stackset_pa
 /**
  * query_stackset_cache_stats() - counters of the translation cache (the
  * process-wide store-stack -> names-trie translation kept across queries,
- * see stackset.c): @hits sources whose translation was reused, @misses
+ * see stackset_cache.c): @hits sources whose translation was reused, @misses
  * sources translated (again), @nodes names-trie nodes held, @mapped store
  * stack ids held, @resets times the cache was emptied for its caps,
  * @loc_hits locations of a source being translated that another source

@@ -223,14 +223,8 @@ static int write_srcloc(struct buf *out, const struct query_stackset *ss, uint32
 int query_table_write_json(const struct query_table *t, const struct query_stackset *ss,
 			   struct buf *out)
 {
-	int rc = buf_addstr(out, "{\"type\":");
+	int rc = query_json_open(out, ss->type, ss->unit);
 
-	if (!rc)
-		rc = query_json_str(out, ss->type, strlen(ss->type));
-	if (!rc)
-		rc = buf_addstr(out, ",\"unit\":");
-	if (!rc)
-		rc = query_json_str(out, ss->unit, strlen(ss->unit));
 	if (!rc)
 		rc = buf_addf(out,
 			      ",\"total\":%" PRId64 ",\"samples\":%" PRIu64 ",\"functions\":%zu"

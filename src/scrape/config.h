@@ -40,7 +40,7 @@
  *       max_file_size: 64MiB
  *       dataset: default
  *
- * Known profiles (Go net/http/pprof, shared formats.md 2.3-2.4):
+ * Known profiles (Go net/http/pprof, docs/formats.md "Go runtime profiles"):
  *   cpu        /debug/pprof/profile?seconds=N   type process_cpu
  *   heap       /debug/pprof/heap                memory, inuse_* columns only (a gauge)
  *   allocs     /debug/pprof/allocs              memory, alloc_* columns, delta

@@ -4,7 +4,7 @@
  * profile by its kind.
  *
  * Go's mutex, block, allocs (and threadcreate) profiles count since the
- * process started (shared formats.md 2.3): storing each scrape as is
+ * process started (docs/formats.md "Go runtime profiles"): storing each scrape as is
  * would count a contention burst once per scrape for ever after. profd
  * stores differences instead, computed here exactly once, on the
  * scraping side (the server and a forwarder's receiver store what they

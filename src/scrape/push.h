@@ -2,7 +2,7 @@
 /*
  * push.h - sinks (scrape.h struct scrape_sink) that send profiles to
  * another collector as OTLP/HTTP (POST URL/v1development/profiles,
- * protobuf ExportProfilesServiceRequest, gzip; shared formats.md 1.2):
+ * protobuf ExportProfilesServiceRequest, gzip; docs/formats.md "OTLP transport"):
  * a profd server or any OTLP profiles receiver. Nothing is stored here.
  *
  * Two modes:

@@ -7,7 +7,7 @@
  *   GET  /api/v1/debuginfo/<buildid>   what is stored (JSON), 404 if nothing
  *   HEAD /api/v1/debuginfo/<buildid>   the same status, no body
  *   GET  /buildid/<buildid>/debuginfo  debuginfod protocol (shared
- *   GET  /buildid/<buildid>/executable formats.md 6.4): the files themselves
+ *   GET  /buildid/<buildid>/executable docs/formats.md "debuginfod"): the files themselves
  *
  * Uploads stream to a temporary file in the store (http.c hands each body
  * chunk to server_upload_write), so memory stays small whatever the size;

@@ -8,7 +8,7 @@
  *
  *   POST /opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export
  *
- * (shared formats.md 1.2). gRPC framing: each message is a 5-byte prefix
+ * (docs/formats.md "OTLP transport"). gRPC framing: each message is a 5-byte prefix
  * (compressed flag, big-endian length) and the protobuf; a compressed
  * message uses the grpc-encoding named in the request headers (gzip or
  * identity). The response is HEADERS (:status 200, content-type

@@ -44,7 +44,7 @@
  * inflating past max_decompressed bytes or max_ratio times its size gets
  * 413 naming the limit (a "gzip bomb" costs at most that much memory);
  * more than max_inflight ingest requests at once get 429 with
- * Retry-After before their body is read. OTLP/HTTP: shared formats.md 1.2.
+ * Retry-After before their body is read. OTLP/HTTP: docs/formats.md "OTLP transport".
  *
  * Calling sequence: server_start -> (serve until a signal) -> server_stop,
  * which refuses new ingest (503), waits for requests in flight, flushes
@@ -62,8 +62,6 @@
 
 #define SERVER_DEFAULT_LISTEN	      "127.0.0.1:4040"
 #define SERVER_DEFAULT_MAX_BODY	      ((size_t)64 << 20) /* OTLP's recommended 64 MiB */
-#define SERVER_DEFAULT_MAX_NODES      2048
-#define SERVER_MAX_MAX_NODES	      200000
 #define SERVER_DEFAULT_QUERY_WORKERS  16
 #define SERVER_DEFAULT_REPLAY_WAIT_NS (30 * 1000000000LL)
 #define SERVER_DEFAULT_MAX_SAMPLES    ((size_t)32 << 20)

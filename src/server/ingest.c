@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * ingest.c - OTLP/HTTP profiles ingest, POST /v1development/profiles
- * (shared formats.md 1.2 and 1.3), on the main port and on the OTLP port
+ * (docs/formats.md "OTLP transport", "OTLP/JSON"), on the main port and on the OTLP port
  * (--otlp-http-listen, :4318 by convention).
  *
  * Content-Type application/x-protobuf (also application/protobuf,
@@ -126,7 +126,7 @@ void server_ingest_reply(struct server_req *rq, struct server_reply *rp,
 			server_rpc_status(server_fail_grpc(out->fail), out->msg, json, &rp->body);
 		return;
 	}
-	/* Pyroscope's /ingest answers text (formats.md 4.5). */
+	/* Pyroscope's /ingest answers text (docs/formats.md "Pyroscope ingest"). */
 	rp->content_type = "text/plain; charset=utf-8";
 	text = out->fail != SERVER_OK ? out->msg : out->partial;
 	if ((out->fail != SERVER_OK || text[0]) && !server_text_add(&rp->body, text, strlen(text)))

@@ -2,7 +2,7 @@
 /*
  * multipart.h - multipart/form-data (RFC 7578, RFC 2046 section 5.1)
  * over a body already in memory, as Pyroscope SDKs upload profiles
- * (shared formats.md 4.3: fields profile, prev_profile,
+ * (docs/formats.md "Pyroscope ingest": fields profile, prev_profile,
  * sample_type_config, jfr, labels).
  *
  * The parser only finds the parts: it copies nothing, each part's data

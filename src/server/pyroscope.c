@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * pyroscope.c - Pyroscope-compatible ingest (shared formats.md section 4),
+ * pyroscope.c - Pyroscope-compatible ingest (docs/formats.md "Pyroscope ingest"),
  * so the Pyroscope SDKs (Go, Java, Node, Python, ...) push to profd
  * unchanged:
  *
@@ -8,7 +8,7 @@
  *                &units=&aggregationType=&format=       (also /pyroscope/ingest)
  *   POST /api/v1/ingest/pprof?service_name=app&k=v...   pprof, labels as parameters
  *
- * /ingest body formats, chosen as Pyroscope does (formats.md 4.2):
+ * /ingest body formats, chosen as Pyroscope does (docs/formats.md "Pyroscope ingest"):
  * format=pprof (raw pprof, gzip or not), format=jfr (raw JFR or multipart
  * with field `jfr`, gzip or not; the optional `labels` field, a protobuf
  * LabelsSnapshot of per-context labels, is accepted and ignored),
@@ -20,7 +20,7 @@
  * format=tree (legacy binary formats of the old Pyroscope agents) get 415;
  * any other format value 400.
  *
- * Series labels (formats.md 4.4, Pyroscope's ingest adapter): the user
+ * Series labels (docs/formats.md "Pyroscope ingest", Pyroscope's ingest adapter): the user
  * labels of `name` (keys starting "__" dropped), pyroscope_spy =
  * spyName, service.name = the application name (if the client sent its
  * own service_name, the application name goes to app_name). Pyroscope's
@@ -51,7 +51,7 @@
  * the part or the limit (400, 401, 403, 413, 415, 429, 503).
  *
  * POST /push.v1.PusherService/Push is Pyroscope's Connect push API
- * (formats.md 4.6; what Grafana Alloy's pyroscope.write sends): a
+ * (docs/formats.md "Pyroscope ingest"; what Grafana Alloy's pyroscope.write sends): a
  * PushRequest (format/push.h), binary (application/proto) or JSON, gzip
  * Content-Encoding allowed; each series' labels as given (keys starting
  * "__" dropped), `__name__` the profile name (else derived as for
@@ -156,7 +156,7 @@ static bool add_label(struct pyro_req *r, const char *k, size_t kn, const char *
 	return true;
 }
 
-/* "app.name{k1=v1,k2=v2}" into app and labels (formats.md 4.1). */
+/* "app.name{k1=v1,k2=v2}" into app and labels (docs/formats.md "Pyroscope ingest"). */
 static bool parse_name(struct pyro_req *r, const char *name, bool text, char *msg, size_t msgsz)
 {
 	const char *brace = strchr(name, '{');
@@ -318,7 +318,7 @@ static bool parse_common(struct server_req *rq, struct pyro_req *r, char *msg, s
 	return true;
 }
 
-/* Labels of a Pyroscope push on profile @p (formats.md 4.4). */
+/* Labels of a Pyroscope push on profile @p (docs/formats.md "Pyroscope ingest"). */
 static void set_labels(const struct pyro_req *r, struct model_profile *p, const char *jfr_event)
 {
 	bool has_service = false;

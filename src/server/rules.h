@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rules.h - signal control: a dataset's rules (config.h) applied to a
- * decoded profile before it is stored (shared DESIGN.md "Signal
+ * decoded profile before it is stored (docs/ingest.md, "Signal
  * control").
  *
  * A profile with K value columns makes K series (profile type id of the

@@ -3,7 +3,8 @@
  * tenant.h - datasets and tokens at run time: one store per dataset in
  * DATA/<dataset>/ (store_open per directory), its signal-control rules
  * and usage counters, and the bearer-token check that picks the dataset
- * a request works on (shared DESIGN.md "Datasets separate tenants").
+ * a request works on (docs/ingest.md, "Datasets and tokens";
+ * docs/design.md, "Datasets are separate stores").
  *
  * Authorization of a request (server_authorize):
  *   1. the credential: "Authorization: Bearer <secret>", or "Basic

@@ -2,7 +2,7 @@
 /*
  * usage.h - usage metering of one dataset: sample rows received, accepted
  * and dropped (by signal control) per profile type per UTC hour, the
- * basis for per-sample pricing (shared DESIGN.md "Signal control").
+ * basis for per-sample pricing (docs/ingest.md, "Signal control").
  *
  * A "sample" here is one stored row: a (sample, value column) pair with
  * a non-zero value, what store_head_add stores; so "accepted" counts

@@ -83,7 +83,7 @@ enum store_block_col { STORE_COL_TS = 0, STORE_COL_STK = 1, STORE_COL_VAL = 2, S
 /*
  * Chunk META of the meta file: 128 bytes, little-endian, no padding.
  * Stored with memcpy on little-endian hosts (the only ones supported:
- * see the _Static_assert in block.c).
+ * see the _Static_assert in block_int.h).
  */
 struct store_block_meta {
 	uint64_t id;		  /* block id, == the directory name in hex */

@@ -5,6 +5,7 @@
  * Layout in chunkfile.h and docs/storage-format.md.
  */
 #include "base/compat.h"
+#include "base/fs.h"
 #include "base/mem.h"
 #include "base/varint.h"
 #include "store/chunkfile.h"
@@ -27,40 +28,6 @@ uint32_t store_chunkfile_crc32(uint32_t crc, const void *p, size_t n)
 	 * inversions, so it chains with it), computed with PCLMULQDQ folding
 	 * where the CPU has it: about 7x zlib's table-driven loop. */
 	return crc32_gzip_refl(crc, p, n);
-}
-
-int store_chunkfile_pread(int fd, void *p, size_t n, uint64_t off)
-{
-	char *b = p;
-
-	while (n) {
-		ssize_t r = pread(fd, b, n, (off_t)off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		b += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-int store_chunkfile_fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		rc = -errno;
-	close(fd);
-	return rc;
 }
 
 /* --- writer ------------------------------------------------------------------ */
@@ -396,10 +363,9 @@ int store_chunkfile_open(struct store_chunkfile *f, const char *path, const char
 			     f->size);
 		goto fail;
 	}
-	rc = store_chunkfile_pread(f->fd, hdr, sizeof(hdr), 0);
+	rc = fs_pread_full(f->fd, hdr, sizeof(hdr), 0);
 	if (!rc)
-		rc = store_chunkfile_pread(f->fd, foot, sizeof(foot),
-					   f->size - STORE_CHUNKFILE_FOOTER);
+		rc = fs_pread_full(f->fd, foot, sizeof(foot), f->size - STORE_CHUNKFILE_FOOTER);
 	if (rc) {
 		rc = prof_err_set(err, rc, -1, "%s: read: %s", path, prof_strerror(rc));
 		goto fail;
@@ -436,7 +402,7 @@ int store_chunkfile_open(struct store_chunkfile *f, const char *path, const char
 			     path, foot_off, table_off);
 		goto fail;
 	}
-	rc = store_chunkfile_pread(f->fd, tab, (size_t)f->nents * STORE_CHUNKFILE_ENTRY, table_off);
+	rc = fs_pread_full(f->fd, tab, (size_t)f->nents * STORE_CHUNKFILE_ENTRY, table_off);
 	if (rc) {
 		rc = prof_err_set(err, rc, -1, "%s: read: %s", path, prof_strerror(rc));
 		goto fail;
@@ -497,7 +463,7 @@ int store_chunkfile_read(const struct store_chunkfile *f, const struct store_chu
 	buf_reset(out);
 	tmp.p = xmalloc(e->stored_len + 1);
 	tmp.cap = e->stored_len + 1;
-	rc = store_chunkfile_pread(f->fd, tmp.p, e->stored_len, e->offset);
+	rc = fs_pread_full(f->fd, tmp.p, e->stored_len, e->offset);
 	if (rc) {
 		rc = prof_err_set(err, rc, (int64_t)e->offset, "%s: read: %s", f->path,
 				  prof_strerror(rc));
@@ -547,7 +513,7 @@ int store_chunkfile_read_frame(const struct store_chunkfile *f, uint64_t off, ui
 		scratch->p = xrealloc(scratch->p, (size_t)stored + 1);
 		scratch->cap = (size_t)stored + 1;
 	}
-	rc = store_chunkfile_pread(f->fd, scratch->p, stored, off);
+	rc = fs_pread_full(f->fd, scratch->p, stored, off);
 	if (rc)
 		return prof_err_set(err, rc, (int64_t)off, "%s: read at %" PRIu64 ": %s", f->path,
 				    off, prof_strerror(rc));
@@ -579,7 +545,7 @@ static int crc_range(const struct store_chunkfile *f, uint64_t off, uint64_t n, 
 	while (n && !rc) {
 		size_t k = (size_t)PROF_MIN((uint64_t)WRITE_BUF, n);
 
-		rc = store_chunkfile_pread(f->fd, b, k, off);
+		rc = fs_pread_full(f->fd, b, k, off);
 		if (rc)
 			rc = prof_err_set(err, rc, (int64_t)off, "%s: read at %" PRIu64 ": %s",
 					  f->path, off, prof_strerror(rc));
@@ -623,7 +589,7 @@ int store_chunkfile_verify(const struct store_chunkfile *f, struct prof_err *err
 	}
 	rc = crc_range(f, 0, f->size - 4, &crc, err);
 	if (!rc)
-		rc = store_chunkfile_pread(f->fd, foot, 4, f->size - 4);
+		rc = fs_pread_full(f->fd, foot, 4, f->size - 4);
 	if (rc)
 		return prof_err_set(err, rc, -1, "%s: read: %s", f->path, prof_strerror(rc));
 	want = le32_get(foot);

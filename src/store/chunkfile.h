@@ -190,10 +190,4 @@ int store_chunkfile_verify(const struct store_chunkfile *f, struct prof_err *err
  */
 uint32_t store_chunkfile_crc32(uint32_t crc, const void *p, size_t n);
 
-/** store_chunkfile_pread() - read exactly @n bytes at @off; 0, -errno or -EIO at EOF. */
-int store_chunkfile_pread(int fd, void *p, size_t n, uint64_t off);
-
-/** store_chunkfile_fsync_dir() - fsync a directory so a rename or create in it is durable. */
-int store_chunkfile_fsync_dir(const char *dir);
-
 #endif

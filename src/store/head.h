@@ -3,7 +3,8 @@
  * head.h - the in-memory part of the store: everything ingested since
  * start (rebuilt from the WAL), indexed for the query engine.
  *
- * Data model (shared DESIGN.md "Stacks are stored once", issue 5):
+ * Data model (stacks are stored once; docs/storage-format.md, "In-memory
+ * head"):
  *
  *   - one symbol dictionary for the whole head, a struct model_profile
  *     used only for its tables: strings, mappings, functions, locations

@@ -6,6 +6,7 @@
  * structures and the lock order in store_int.h.
  */
 #include "base/compat.h"
+#include "base/fs.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/parse.h"
@@ -120,26 +121,6 @@ struct store_blk *store_blk_new(struct store_block *b)
 	return k;
 }
 
-static void rm_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	if (d) {
-		while ((de = readdir(d))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			char *p = xasprintf("%s/%s", dir, de->d_name);
-			if (unlink(p))
-				log_error("store: cannot delete %s: %s", p, strerror(errno));
-			free(p);
-		}
-		closedir(d);
-	}
-	if (rmdir(dir) && errno != ENOENT)
-		log_error("store: cannot delete %s: %s", dir, strerror(errno));
-}
-
 /*
  * Delete a block directory crash-safely: rename it to <id>.del (atomic;
  * open removes leftovers of that name), make the rename durable, remove.
@@ -151,8 +132,8 @@ void store_delete_block_dir(const char *blocks_dir, const char *dir)
 	if (rename(dir, del)) {
 		log_error("store: cannot rename %s to %s: %s", dir, del, strerror(errno));
 	} else {
-		store_chunkfile_fsync_dir(blocks_dir);
-		rm_tree(del);
+		fs_fsync_dir(blocks_dir);
+		fs_rm_flat_dir(del, "store");
 	}
 	free(del);
 }
@@ -309,7 +290,7 @@ static int load_blocks(struct store *s, struct prof_err *err)
 			if (!s->opt.read_only) {
 				log_warn("store: removing %s left by an interrupted %s", p,
 					 n[len - 3] == 't' ? "block write" : "block deletion");
-				rm_tree(p);
+				fs_rm_flat_dir(p, "store");
 			}
 			free(p);
 		} else if (hex_name(n, &id)) {

@@ -19,6 +19,7 @@
  * did not cover went back to sleep.
  */
 #include "base/compat.h"
+#include "base/fs.h"
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -138,40 +139,6 @@ static int write_full_at(int fd, struct iovec *iov, int iovcnt, uint64_t off)
 	return 0;
 }
 
-static int read_full_at(int fd, void *p, size_t n, uint64_t off)
-{
-	char *b = p;
-
-	while (n) {
-		ssize_t r = pread(fd, b, n, (off_t)off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO; /* the file shrank under us */
-		b += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 static char *seg_path(const char *dir, uint64_t seq)
 {
 	return xasprintf("%s/%08" PRIu64 ".wal", dir, seq);
@@ -192,7 +159,7 @@ static int write_file_header(int fd, const char *path, const char *dir, struct p
 	if (!rc && fdatasync(fd))
 		rc = -errno;
 	if (!rc)
-		rc = fsync_dir(dir);
+		rc = fs_fsync_dir(dir);
 	if (rc)
 		return prof_err_set(err, rc, -1, "wal %s: writing the header: %s", path,
 				    strerror(-rc));
@@ -202,7 +169,7 @@ static int write_file_header(int fd, const char *path, const char *dir, struct p
 static int check_file_header(int fd, const char *path, struct prof_err *err)
 {
 	unsigned char hdr[STORE_WAL_FILE_HDR];
-	int rc = read_full_at(fd, hdr, sizeof(hdr), 0);
+	int rc = fs_pread_full(fd, hdr, sizeof(hdr), 0);
 
 	if (rc)
 		return prof_err_set(err, rc, 0, "wal %s: reading the header: %s", path,
@@ -238,7 +205,7 @@ static void save_span(int fd, const char *path, uint64_t off, uint64_t end, cons
 		return;
 	}
 	char *data = xmalloc((size_t)(end - off) + 1);
-	rc = read_full_at(fd, data, (size_t)(end - off), off);
+	rc = fs_pread_full(fd, data, (size_t)(end - off), off);
 	if (!rc)
 		rc = buf_write_file(out, data, (size_t)(end - off));
 	if (rc)
@@ -256,7 +223,7 @@ static bool all_zero(int fd, uint64_t off, uint64_t end)
 	for (uint64_t p = off; p < end; p += sizeof(z)) {
 		size_t k = (size_t)PROF_MIN((uint64_t)sizeof(z), end - p);
 
-		if (read_full_at(fd, z, k, p))
+		if (fs_pread_full(fd, z, k, p))
 			return false;
 		for (size_t i = 0; i < k; i++)
 			if (z[i])
@@ -278,7 +245,7 @@ static int record_at(int fd, uint64_t off, uint64_t size, unsigned char *hdr, ch
 	*valid = false;
 	if (size - off < STORE_WAL_REC_HDR)
 		return 0;
-	rc = read_full_at(fd, hdr, STORE_WAL_REC_HDR, off);
+	rc = fs_pread_full(fd, hdr, STORE_WAL_REC_HDR, off);
 	if (rc)
 		return rc;
 	uint32_t len = get_le32(hdr);
@@ -292,7 +259,7 @@ static int record_at(int fd, uint64_t off, uint64_t size, unsigned char *hdr, ch
 		free(*payload);
 		*payload = xmalloc(*cap);
 	}
-	rc = read_full_at(fd, *payload, len, off + STORE_WAL_REC_HDR);
+	rc = fs_pread_full(fd, *payload, len, off + STORE_WAL_REC_HDR);
 	if (rc)
 		return rc;
 	*valid = crc32_of(crc32_of(0, hdr + 8, STORE_WAL_REC_HDR - 8), *payload, len) ==
@@ -316,7 +283,7 @@ static int resync(int fd, uint64_t from, uint64_t size, uint64_t *next)
 	for (uint64_t base = from; base + STORE_WAL_REC_HDR <= size && !rc;) {
 		size_t k = (size_t)PROF_MIN((uint64_t)sizeof(win), size - base);
 
-		rc = read_full_at(fd, win, k, base);
+		rc = fs_pread_full(fd, win, k, base);
 		if (rc)
 			break;
 		for (size_t i = 0; i + STORE_WAL_REC_HDR <= k; i++) {
@@ -573,7 +540,7 @@ int store_wal_checkpoint(struct store_wal *w, uint64_t covered, struct prof_err 
 	put_le32(c + 28, crc32_of(0, c, 28));
 	rc = buf_write_file(path, c, sizeof(c));
 	if (!rc)
-		rc = fsync_dir(w->dir);
+		rc = fs_fsync_dir(w->dir);
 	free(path);
 	if (rc)
 		return prof_err_set(err, rc, -1, "wal %s: writing the checkpoint: %s", w->dir,
@@ -606,7 +573,7 @@ int store_wal_checkpoint(struct store_wal *w, uint64_t covered, struct prof_err 
 		free(p);
 	}
 	free(segs);
-	fsync_dir(w->dir);
+	fs_fsync_dir(w->dir);
 	return 0;
 }
 

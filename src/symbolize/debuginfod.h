@@ -2,7 +2,7 @@
 /*
  * debuginfod.h - fetching debug info for build IDs nobody uploaded from
  * the debuginfod servers in DEBUGINFOD_URLS (elfutils libdebuginfod;
- * protocol: shared formats.md 6.4), without ever blocking a query.
+ * protocol: docs/formats.md "debuginfod"), without ever blocking a query.
  *
  * Lookups never touch the network: sym_debuginfod_lookup answers from
  * what a background thread already fetched, and queues a fetch for a

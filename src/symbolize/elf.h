@@ -7,7 +7,7 @@
  * falling back to .dynsym, for address -> name lookups.
  *
  * Address convention used across profd (the OpenTelemetry eBPF profiler's,
- * shared formats.md 1.8): native frame addresses are ELF virtual addresses
+ * docs/formats.md "What the OTel eBPF profiler sends"): native frame addresses are ELF virtual addresses
  * of the file, not runtime addresses, so the same code has the same
  * address in every process.
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_block.c - libFuzzer target for the block decoders of per-sample
- * attributes and of the hour rollup (src/store/block.c;
+ * attributes and of the hour rollup (src/store/block_page.c, block_syms.c;
  * docs/storage-format.md "Blocks"): the ATTR chunk of the symbols file,
  * the SATK chunk of the index, the PATR chunk of the samples file and the
  * ATR column frame a PATR entry addresses, and the RHRS chunk of the

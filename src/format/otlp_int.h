@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * otlp_int.h - what the protobuf-c OTLP decoder (otlp.c) and the encoder
+ * (otlp_encode.c) share and nothing else includes: short names of the
+ * generated protobuf-c types (src/format/proto, OTLP v1development).
+ */
+#ifndef PROFD_FORMAT_OTLP_INT_H
+#define PROFD_FORMAT_OTLP_INT_H
+
+#include "format/otlp.h"
+#include "format/otlp_keys.h"
+
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
+
+typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
+	OtRequest;
+typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary OtDict;
+typedef Opentelemetry__Proto__Profiles__V1development__ResourceProfiles OtResourceProfiles;
+typedef Opentelemetry__Proto__Profiles__V1development__ScopeProfiles OtScopeProfiles;
+typedef Opentelemetry__Proto__Profiles__V1development__Profile OtProfile;
+typedef Opentelemetry__Proto__Profiles__V1development__Sample OtSample;
+typedef Opentelemetry__Proto__Profiles__V1development__Stack OtStack;
+typedef Opentelemetry__Proto__Profiles__V1development__Location OtLocation;
+typedef Opentelemetry__Proto__Profiles__V1development__Line OtLine;
+typedef Opentelemetry__Proto__Profiles__V1development__Function OtFunction;
+typedef Opentelemetry__Proto__Profiles__V1development__Mapping OtMapping;
+typedef Opentelemetry__Proto__Profiles__V1development__Link OtLink;
+typedef Opentelemetry__Proto__Profiles__V1development__ValueType OtValueType;
+typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit OtAttr;
+typedef Opentelemetry__Proto__Common__V1__AnyValue OtAnyValue;
+typedef Opentelemetry__Proto__Common__V1__ArrayValue OtArrayValue;
+typedef Opentelemetry__Proto__Common__V1__KeyValueList OtKeyValueList;
+typedef Opentelemetry__Proto__Common__V1__KeyValue OtKeyValue;
+typedef Opentelemetry__Proto__Common__V1__InstrumentationScope OtScope;
+typedef Opentelemetry__Proto__Resource__V1__Resource OtResource;
+
+#define OT_REQUEST_DESC \
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor
+
+#define ANY(x) OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_##x
+
+#endif
