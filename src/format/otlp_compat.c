@@ -16,6 +16,7 @@
 
 #include "base/mem.h"
 #include "base/varint.h"
+#include "format/pbwire.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@
 
 enum { LV_REQUEST, LV_RESOURCE, LV_SCOPE, LV_PROFILE, LV_SAMPLE };
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+enum { WT_VARINT = PBWIRE_VARINT, WT_I64 = PBWIRE_I64, WT_LEN = PBWIRE_LEN, WT_I32 = PBWIRE_I32 };
 
 /* One field of a message: number, wire type, and its bytes (the payload
  * of a WT_LEN field; the whole value otherwise). */
@@ -34,46 +35,25 @@ struct pb_field {
 	size_t n;
 };
 
-/* pb_next() - the next field of @r into @f; false at the end or (r->bad)
- * on malformed input (groups and unknown wire types are malformed here). */
+/* pb_next() - the next field of @r into @f (pbwire.h reads it); false at
+ * the end or (r->bad) on malformed input (groups and unknown wire types
+ * are malformed here). */
 static bool pb_next(struct varint_rd *r, struct pb_field *f)
 {
-	uint64_t tag, len;
+	struct pbwire_field w;
+	const uint8_t *p = r->p;
 
-	if (!varint_rd_left(r) || r->bad)
+	if (r->bad || p >= r->end)
 		return false;
-	tag = varint_rd_u64(r);
-	f->num = (uint32_t)(tag >> 3);
-	f->wt = (unsigned)(tag & 7);
-	if (r->bad || !f->num || tag >> 3 > UINT32_MAX) {
+	if (!pbwire_field_next(&p, r->end, &w)) {
 		r->bad = true;
 		return false;
 	}
-	f->p = r->p;
-	switch (f->wt) {
-	case WT_VARINT:
-		(void)varint_rd_u64(r);
-		break;
-	case WT_I64:
-		(void)varint_rd_bytes(r, 8);
-		break;
-	case WT_I32:
-		(void)varint_rd_bytes(r, 4);
-		break;
-	case WT_LEN:
-		len = varint_rd_u64(r);
-		f->p = r->p;
-		if (!r->bad && len > varint_rd_left(r))
-			r->bad = true;
-		else if (!r->bad)
-			r->p += len;
-		break;
-	default:
-		r->bad = true;
-	}
-	if (r->bad)
-		return false;
-	f->n = (size_t)(r->p - f->p);
+	f->num = w.num;
+	f->wt = (unsigned)w.wt;
+	f->p = w.wt == PBWIRE_LEN ? w.body : w.vp;
+	f->n = w.wt == PBWIRE_LEN ? (size_t)(w.bend - w.body) : (size_t)(p - w.vp);
+	r->p = p;
 	return true;
 }
 

@@ -46,6 +46,9 @@ const char mcp_tools_shared_args[] =
 	"type with data). "
 	"query = series selector, PromQL style on OpenTelemetry attribute names, e.g. "
 	"{service.name=\"api\", k8s.pod.name=~\"api-.*\"} (=, !=, =~, !~; default {}). "
+	"trace_id (32 hex digits) / span_id (16) = only the samples of that trace / span "
+	"(OTLP links, or pprof trace_id/span_id labels as the eBPF agent reads them from Go "
+	"and from the OpenTelemetry thread context): which functions ran in one slow request. "
 	"from / to = time range: unix ms, RFC 3339, 'now' or 'now-15m' / 'now-6h' / 'now-7d' "
 	"(default the last hour, to inclusive, at most 31 days). "
 	"hide = comma list of runtime frame presets whose cost goes to the caller (go, jvm, "
@@ -66,9 +69,11 @@ const char mcp_tools_shared_args[] =
 	{                                              \
 		"type", A_STR, false, 0, 0, NULL, NULL \
 	}
-#define ARG_QUERY                                       \
-	{                                               \
-		"query", A_STR, false, 0, 0, NULL, NULL \
+#define ARG_QUERY                                               \
+	{ "query", A_STR, false, 0, 0, NULL, NULL },            \
+		{ "trace_id", A_STR, false, 0, 0, NULL, NULL }, \
+	{                                                       \
+		"span_id", A_STR, false, 0, 0, NULL, NULL       \
 	}
 #define ARG_FROM                                        \
 	{                                               \

@@ -270,6 +270,8 @@ void tool_url_common(struct call *c, struct buf *u, const char *path, bool with_
 	tool_url_time(u, "from", c->from);
 	tool_url_time(u, "to", c->to);
 	(void)mcp_url_arg(u, "hide", tool_sarg(c, "hide"));
+	(void)mcp_url_arg(u, "trace_id", tool_sarg(c, "trace_id"));
+	(void)mcp_url_arg(u, "span_id", tool_sarg(c, "span_id"));
 }
 
 /*
@@ -486,6 +488,8 @@ void tool_make_link(struct call *c, const char *search)
 	(void)buf_addstr(&u, "/");
 	(void)mcp_url_arg(&u, "type", c->type[0] ? c->type : NULL);
 	(void)mcp_url_arg(&u, "query", c->query[0] ? c->query : NULL);
+	(void)mcp_url_arg(&u, "trace", tool_sarg(c, "trace_id"));
+	(void)mcp_url_arg(&u, "span", tool_sarg(c, "span_id"));
 	(void)mcp_url_arg(&u, "range", c->range_preset[0] ? c->range_preset : NULL);
 	tool_url_time(&u, "from", c->from);
 	tool_url_time(&u, "to", c->to);

@@ -103,6 +103,8 @@ static json_t *side_table(struct call *c, struct side *s, const char *sort)
 	tool_url_time(&u, "from", s->from);
 	tool_url_time(&u, "to", s->to);
 	(void)mcp_url_arg(&u, "hide", tool_sarg(c, "hide"));
+	(void)mcp_url_arg(&u, "trace_id", tool_sarg(c, "trace_id"));
+	(void)mcp_url_arg(&u, "span_id", tool_sarg(c, "span_id"));
 	(void)mcp_url_arg(&u, "sort", sort);
 	(void)mcp_url_arg(&u, "limit", lim);
 	s->table = tool_api(c, u.p);

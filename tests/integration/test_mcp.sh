@@ -136,8 +136,8 @@ mcp_post "$READER" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
 ntl=$(py 'len(json.dumps(j["result"]["tools"], separators=(",", ":")))')
 mcp_post "$READER" "$INIT"
 nin=$(py 'len(j["result"]["instructions"])')
-checkx "tools/list is lean: $ntl characters (< 8000; the shared arguments once in the $nin-character instructions)" \
-	'[ "$ntl" -lt 8000 ] && [ "$nin" -lt 4000 ] && py "j[\"result\"][\"instructions\"]" | grep -q "links = true"'
+checkx "tools/list is lean: $ntl characters (< 8500; the shared arguments once in the $nin-character instructions)" \
+	'[ "$ntl" -lt 8500 ] && [ "$nin" -lt 4000 ] && py "j[\"result\"][\"instructions\"]" | grep -c "trace_id (32 hex digits)" >/dev/null && py "j[\"result\"][\"instructions\"]" | grep -c "links = true" >/dev/null'
 echo "figures: tools/list $ntl characters, instructions $nin, top_functions answer $short (links: $long)"
 mcp_post "$READER" "[$PING,{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"frob\"}]"
 checkx "a batch: two answers, method not found -32601" \
@@ -373,6 +373,31 @@ PY
 		'grep -q "^agent ok" "$tmp/agent.check" && cat "$tmp/agent.check" || { cat "$tmp/agent.check"; false; }'
 }
 agent_part
+
+# --- one trace's functions (trace_id / span_id) ---------------------------------------------
+TR1=4bf92f3577b34da6a3ce929d0e0e4736 SP1=00f067aa0ba902b7
+TR2=0af7651916cd43dd8448eb211c80319c SP2=b7ad6b7169203331
+TT=$((T0 + 900000))
+"$MKOTLP" --attr service.name=traced --time-ms $TT \
+	--stack 'main;handle;slow_query=10000000' --link "$TR1:$SP1" \
+	--stack 'main;handle;slow_query=10000000' --link "$TR1:$SP1" \
+	--stack 'main;handle;render=10000000' --link "$TR2:$SP2" \
+	--stack 'main;handle;idle_loop=10000000' "$tmp/d.pb"
+code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $WRITER" \
+	-H 'Content-Type: application/x-protobuf' --data-binary "@$tmp/d.pb" "$base/v1development/profiles")
+checkx "linked samples stored (HTTP $code)" '[ "$code" = 200 ]'
+trace_call() { # trace_call TOOL EXTRA-ARGUMENTS
+	mcp_post "$READER" '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"'"$1"'","arguments":{"query":"{service.name=\"traced\"}","from":'$TT',"to":'$((TT + 1000))"$2"'}}}'
+}
+trace_call top_functions ',"trace_id":"'$TR1'"'
+checkx "top_functions with trace_id: only that trace's function (slow_query 100 %)" \
+	'text_has "100.00%.*slow_query" && ! text_has "render" && ! text_has "idle_loop"'
+trace_call flamegraph_summary ',"trace_id":"'$TR2'","span_id":"'$SP2'","links":true'
+checkx "flamegraph_summary with trace_id and span_id: that span's path, and both in the query and the link" \
+	'text_has "render" && ! text_has "slow_query" && text_has "trace_id=$TR2" && text_has "span=$SP2"'
+trace_call top_functions ',"trace_id":"not-hex"'
+checkx "a malformed trace_id is refused with the API's reason" \
+	'[ "$(py "j[\"result\"].get(\"isError\")")" = True ] && text_has "trace_id"'
 
 # --- no sanitizer report -------------------------------------------------------------------
 stop_server TERM
