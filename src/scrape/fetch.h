@@ -24,11 +24,22 @@
 #include "base/buf.h"
 #include "base/compat.h"
 #include "base/err.h"
+#include "scrape/config.h"
 
 struct scrape_fetch_opts {
 	long timeout_ms;
 	size_t max_body;
 	const bool *stop; /* read atomically; may be NULL */
+	/* Optional, for API servers (k8s.h); zero for profile endpoints: */
+	const char *bearer;		   /* "Authorization: Bearer <bearer>"; NULL = none */
+	const struct scrape_tls_conf *tls; /* CA, client certificate; NULL = system CAs */
+	/*
+	 * Streaming: a 200 body goes to @on_data piece by piece instead of
+	 * into @body (which then only holds an error answer's body). A
+	 * non-zero return aborts the transfer: scrape_fetch returns it.
+	 */
+	int (*on_data)(void *arg, const char *p, size_t n);
+	void *on_data_arg;
 };
 
 /**

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_scrape_k8s.sh - Kubernetes discovery (kubernetes_sd_configs) against
+# an API server stand-in (k8s_api_standin.py, list/watch shapes of the
+# Kubernetes API reference) with static pprof targets as the pods
+# (scrape_fake_target.py), no restart:
+#   - role pod in namespace shop with a label selector: only the pod
+#     annotated profiles.grafana.com/memory.scrape=true is scraped, at the
+#     port its .port annotation names; its discovered labels are
+#     Prometheus' __meta_kubernetes_pod_* with the exact values; the
+#     unannotated pod is dropped (listed, never scraped); a pod in another
+#     namespace is never seen; the selector reaches the API as labelSelector;
+#   - role endpoints: one target per address and port, with its labels;
+#   - watch events apply live: ADDED starts a target, MODIFIED (annotation
+#     removed) stops one (its hit count stops), DELETED stops one;
+#   - a dropped watch resumes from the last resourceVersion sent (no new list);
+#   - 410 Gone as an ERROR event, and as the HTTP status, makes a new list,
+#     which shows a change the watch never announced.
+source "$(dirname "$0")/scrape_lib.sh"
+
+printf 'main;work 7\n' >"$tmp/p.folded"
+"$PROFD" convert "$tmp/p.folded" "$tmp/p.pb.gz" >/dev/null 2>&1 || { fail "convert"; exit 1; }
+for x in A B C D E; do
+	start_fake "ok:$tmp/p.pb.gz"
+	declare "P$x=${fake_port[ok]}"
+done
+hits() { # hits PORT: requests the fake on that port got
+	curl -s --noproxy '*' "http://127.0.0.1:$1/__stats" | python3 -c 'import json,sys; print(sum(json.load(sys.stdin)["hits"].values()))'
+}
+ann() { # ann PORT: the Grafana-style annotations asking for a memory scrape at PORT
+	printf '{"profiles.grafana.com/memory.scrape": "true", "profiles.grafana.com/memory.port": "%s"}' "$1"
+}
+labels='{"app.kubernetes.io/name": "web", "app.kubernetes.io/part-of": "shop"}'
+cat >"$tmp/spec.json" <<EOF
+{"pods": [
+  {"name": "web-7d4b9c8f6-aaaaa", "port": 8080, "labels": $labels, "annotations": $(ann "$PA")},
+  {"name": "web-7d4b9c8f6-bbbbb", "port": $PB, "labels": $labels},
+  {"name": "web-7d4b9c8f6-ddddd", "namespace": "other", "port": 8080, "labels": $labels, "annotations": $(ann "$PD")}
+ ],
+ "endpoints": [{"name": "web", "port": $PE, "pod": "web-7d4b9c8f6-aaaaa"}]}
+EOF
+spawn python3 tests/integration/k8s_api_standin.py "$tmp/spec.json" >"$tmp/api.out" 2>"$tmp/api.err"
+for _ in $(seq 1 200); do
+	api_port=$(sed -n 's/^{"port": \([0-9]*\)}$/\1/p' "$tmp/api.out")
+	[ -n "$api_port" ] && break
+	sleep 0.05
+done
+[ -n "$api_port" ] || { fail "stand-in did not start: $(cat "$tmp/api.err")"; exit 1; }
+api="http://127.0.0.1:$api_port"
+ctl() { curl -s --noproxy '*' -X POST -d "$2" "$api/__ctl/$1" >/dev/null; }
+apilog() { curl -s --noproxy '*' "$api/__ctl/log" | python3 -c "import json,sys; log=json.load(sys.stdin); print($1)"; }
+pod_event() { # pod_event TYPE NAME PORT [silent]: an event for a shop pod, annotated for PORT (or not: PORT -)
+	local a='{}'
+	[ "$3" != - ] && a=$(ann "$3")
+	ctl event "{\"collection\": \"pods\", \"type\": \"$1\", \"silent\": ${4:-false}, \"spec\": {\"name\": \"$2\", \"port\": 8080, \"labels\": $labels, \"annotations\": $a}}"
+}
+
+cat >"$tmp/scrape.yaml" <<EOF
+scrape_configs:
+  - job_name: pods
+    scrape_interval: 1s
+    profiles: [heap]
+    kubernetes_sd_configs:
+      - role: pod
+        api_server: $api
+        namespaces: {names: [shop]}
+        selectors: [{role: pod, label: "app.kubernetes.io/part-of=shop"}]
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_pod_annotation_profiles_grafana_com_memory_scrape]
+        regex: "true"
+        action: keep
+      - source_labels: [__address__, __meta_kubernetes_pod_annotation_profiles_grafana_com_memory_port]
+        regex: "(.+?)(?::\\\\d+)?;(\\\\d+)"
+        replacement: "\$1:\$2"
+        target_label: __address__
+      - source_labels: [__meta_kubernetes_namespace]
+        target_label: namespace
+      - source_labels: [__meta_kubernetes_pod_name]
+        target_label: pod
+  - job_name: eps
+    scrape_interval: 1s
+    profiles: [heap]
+    kubernetes_sd_configs:
+      - role: endpoints
+        api_server: $api
+        namespaces: {names: [shop]}
+EOF
+start_server --scrape-config "$tmp/scrape.yaml"
+
+active() { targets_get "\" \".join(sorted(x[\"labels\"][\"instance\"] for x in by_job(\"$1\")))"; }
+sorted() { printf '%s\n' "$@" | LC_ALL=C sort | xargs; }
+is_active() { [ "$(active "$1")" = "$(sorted $2)" ]; }
+A=127.0.0.1:$PA C=127.0.0.1:$PC
+checkx "only the annotated shop pod is a target, at its annotated port" "wait_for 20 'is_active pods $A'"
+disc() { targets_cached "by_job('pods')[0]['discoveredLabels'].get('$1')"; }
+want() { [ "$(disc "__meta_kubernetes_$1")" = "$2" ] || { echo "  $1: '$(disc "__meta_kubernetes_$1")' != '$2'"; return 1; }; }
+meta_ok() {
+	want namespace shop && want pod_name web-7d4b9c8f6-aaaaa && want pod_ip 127.0.0.1 &&
+		want pod_label_app_kubernetes_io_name web && want pod_labelpresent_app_kubernetes_io_part_of true &&
+		want pod_annotation_profiles_grafana_com_memory_port "$PA" &&
+		want pod_annotationpresent_profiles_grafana_com_memory_scrape true &&
+		want pod_container_name app && want pod_container_port_name http-pprof &&
+		want pod_container_port_number 8080 && want pod_container_port_protocol TCP &&
+		want pod_container_init false && want pod_container_image registry.example/shop/web-7d4b9c8f6-aaaaa:1.4.2 &&
+		want pod_ready true && want pod_phase Running && want pod_node_name node-a &&
+		want pod_host_ip 10.0.0.11 && want pod_controller_kind ReplicaSet &&
+		want pod_controller_name web-7d4b9c8f6 && [ "$(disc __address__)" = 127.0.0.1:8080 ] &&
+		[ "$(targets_cached "by_job('pods')[0]['labels']['namespace'] + '/' + by_job('pods')[0]['labels']['pod']")" = shop/web-7d4b9c8f6-aaaaa ]
+}
+check "its discovered labels are Prometheus' __meta_kubernetes_pod_* ones, relabeled to namespace/pod" meta_ok
+dropped_b() { targets_get "[x['discoveredLabels']['__meta_kubernetes_pod_name'] for x in t['data']['droppedTargets'] if x['scrapePool'] == 'pods']"; }
+check "the unannotated pod is dropped by relabeling" [ "$(dropped_b)" = "['web-7d4b9c8f6-bbbbb']" ]
+check "the API saw the label selector and the namespace" \
+	[ "$(apilog "[w['query'].get('labelSelector') for w in log['watches'] if w['collection'] == 'pods'][0]")" = "app.kubernetes.io/part-of=shop" ]
+checkx "endpoints: one target per address and port" "wait_for 20 'is_active eps 127.0.0.1:$PE'"
+ep_ok() {
+	[ "$(targets_cached "sorted((k, v) for k, v in by_job('eps')[0]['discoveredLabels'].items() if k.startswith('__meta'))")" = \
+		"[('__meta_kubernetes_endpoint_address_target_kind', 'Pod'), ('__meta_kubernetes_endpoint_address_target_name', 'web-7d4b9c8f6-aaaaa'), ('__meta_kubernetes_endpoint_node_name', 'node-a'), ('__meta_kubernetes_endpoint_port_name', 'http-pprof'), ('__meta_kubernetes_endpoint_port_protocol', 'TCP'), ('__meta_kubernetes_endpoint_ready', 'true'), ('__meta_kubernetes_endpoints_annotation_endpoints_kubernetes_io_last_change_trigger_time', '2024-05-01T10:00:03Z'), ('__meta_kubernetes_endpoints_annotationpresent_endpoints_kubernetes_io_last_change_trigger_time', 'true'), ('__meta_kubernetes_endpoints_label_app_kubernetes_io_name', 'web'), ('__meta_kubernetes_endpoints_labelpresent_app_kubernetes_io_name', 'true'), ('__meta_kubernetes_endpoints_name', 'web'), ('__meta_kubernetes_namespace', 'shop')]" ]
+}
+check "... with Prometheus' __meta_kubernetes_endpoint(s)_* labels" ep_ok
+checkx "A is scraped" "wait_for 20 '[ \$(hits $PA) -gt 0 ]'"
+check "the unannotated pod is never scraped" [ "$(hits "$PB")" = 0 ]
+check "the pod in another namespace is never scraped" [ "$(hits "$PD")" = 0 ]
+
+pod_event ADDED web-7d4b9c8f6-ccccc "$PC"
+checkx "ADDED: the new annotated pod becomes a target" "wait_for 20 'is_active pods \"$A $C\"'"
+pod_event MODIFIED web-7d4b9c8f6-aaaaa -
+checkx "MODIFIED (annotation removed): A is no longer a target" "wait_for 20 'is_active pods $C'"
+h0=$(hits "$PA")
+sleep 1.5
+check "... and no longer scraped" [ "$(hits "$PA")" = "$h0" ]
+pod_event DELETED web-7d4b9c8f6-ccccc -
+checkx "DELETED: C is no longer a target" "wait_for 20 'is_active pods \"\"'"
+pod_event MODIFIED web-7d4b9c8f6-aaaaa "$PA"
+checkx "MODIFIED (annotated again): A is back" "wait_for 20 'is_active pods $A'"
+
+lists0=$(apilog "log['lists']['pods']")
+last=$(apilog "log['last_rv']['pods']")
+nw=$(apilog "len(log['watches'])")
+ctl drop '{}'
+resumed() { [ "$(apilog "[w['rv'] for w in log['watches'][$nw:] if w['collection'] == 'pods']")" = "['$last']" ]; }
+checkx "a dropped watch resumes from the last resourceVersion sent ($last)" 'wait_for 20 resumed'
+check "... without listing again" [ "$(apilog "log['lists']['pods']")" = "$lists0" ]
+pod_event ADDED web-7d4b9c8f6-ccccc "$PC"
+checkx "... and the resumed watch delivers events" "wait_for 20 'is_active pods \"$A $C\"'"
+
+# A change the watch never announces, then the history compacted away.
+pod_event DELETED web-7d4b9c8f6-ccccc - true
+ctl compact '{"mode": "event"}'
+ctl drop '{}'
+checkx "410 as an ERROR event: listed again" "wait_for 20 '[ \$(apilog \"log[\\\"lists\\\"][\\\"pods\\\"]\") -gt $lists0 ]'"
+checkx "... and the new list shows the silent deletion" "wait_for 20 'is_active pods $A'"
+lists1=$(apilog "log['lists']['pods']")
+pod_event ADDED web-7d4b9c8f6-ccccc "$PC" true
+ctl compact '{"mode": "status"}'
+ctl drop '{}'
+checkx "410 as the HTTP status: listed again" "wait_for 20 '[ \$(apilog \"log[\\\"lists\\\"][\\\"pods\\\"]\") -gt $lists1 ]'"
+checkx "... and the new list shows the silent addition" "wait_for 20 'is_active pods \"$A $C\"'"
+check "every resourceVersion asked for was one the API handed out" [ "$(apilog "log['bad_rv']")" = "[]" ]
+require_alive "after the watch events"
+stop_server TERM
+check "server stops cleanly (exit 0)" [ "$stop_rc" = 0 ]
+finish
