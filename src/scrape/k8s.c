@@ -246,6 +246,32 @@ static int add_target(struct dec *d, char *addr, const struct scrape_labels *ls)
 	return 0;
 }
 
+/*
+ * Add a target @addr (taken) with @ls plus its port's labels
+ * __meta_kubernetes_@what_port_name / _number (when @number) / _protocol.
+ */
+static int port_target(struct dec *d, const struct scrape_labels *ls, char *addr, const char *what,
+		       long port, bool number, const char *pname, const char *proto)
+{
+	struct scrape_labels pl = { 0 };
+	char name[64], num[16];
+	int rc;
+
+	scrape_labels_copy(&pl, ls);
+	snprintf(name, sizeof(name), "%s_port_name", what);
+	meta_set(&pl, name, pname);
+	if (number) {
+		snprintf(num, sizeof(num), "%ld", port);
+		snprintf(name, sizeof(name), "%s_port_number", what);
+		meta_set(&pl, name, num);
+	}
+	snprintf(name, sizeof(name), "%s_port_protocol", what);
+	meta_set(&pl, name, proto ? proto : "TCP");
+	rc = add_target(d, addr, &pl);
+	scrape_labels_release(&pl);
+	return rc;
+}
+
 /* The id of container @name in status.containerStatuses (or init...), or NULL. */
 static int container_id(struct dec *d, json_t *statuses, const char *path, const char *name,
 			const char **out)
@@ -320,9 +346,7 @@ static int pod_containers(struct dec *d, json_t *list, const char *what, bool in
 		}
 		json_array_foreach(ports, pi, p)
 		{
-			struct scrape_labels pl = { 0 };
 			const char *pname, *proto;
-			char num[16];
 			long port;
 
 			snprintf(path, sizeof(path), "spec.%s[%zu].ports[%zu].containerPort", what,
@@ -342,13 +366,8 @@ static int pod_containers(struct dec *d, json_t *list, const char *what, bool in
 				scrape_labels_release(&ls);
 				return rc;
 			}
-			scrape_labels_copy(&pl, &ls);
-			snprintf(num, sizeof(num), "%ld", port);
-			meta_set(&pl, "pod_container_port_name", pname);
-			meta_set(&pl, "pod_container_port_number", num);
-			meta_set(&pl, "pod_container_port_protocol", proto ? proto : "TCP");
-			rc = add_target(d, join_host_port(pod_ip, port), &pl);
-			scrape_labels_release(&pl);
+			rc = port_target(d, &ls, join_host_port(pod_ip, port), "pod_container",
+					 port, true, pname, proto);
 			if (rc) {
 				scrape_labels_release(&ls);
 				return rc;
@@ -488,7 +507,6 @@ static int endpoint_addrs(struct dec *d, json_t *addrs, const char *path, bool r
 				  ready ? "true" : "false");
 		json_array_foreach(ports, pi, p)
 		{
-			struct scrape_labels pl = { 0 };
 			const char *pname, *proto;
 			long port;
 
@@ -503,11 +521,8 @@ static int endpoint_addrs(struct dec *d, json_t *addrs, const char *path, bool r
 				scrape_labels_release(&ls);
 				return rc;
 			}
-			scrape_labels_copy(&pl, &ls);
-			meta_set(&pl, "endpoint_port_name", pname);
-			meta_set(&pl, "endpoint_port_protocol", proto ? proto : "TCP");
-			rc = add_target(d, join_host_port(ip, port), &pl);
-			scrape_labels_release(&pl);
+			rc = port_target(d, &ls, join_host_port(ip, port), "endpoint", port, false,
+					 pname, proto);
 			if (rc) {
 				scrape_labels_release(&ls);
 				return rc;
@@ -588,9 +603,7 @@ static int decode_service(struct dec *d, json_t *obj, struct scrape_labels *ls)
 		return 0;
 	json_array_foreach(ports, i, p)
 	{
-		struct scrape_labels pl = { 0 };
 		const char *pname, *proto;
-		char num[16];
 		long port;
 
 		if (!json_is_object(p))
@@ -599,13 +612,8 @@ static int decode_service(struct dec *d, json_t *obj, struct scrape_labels *ls)
 		    (rc = get_str(d, p, "name", "spec.ports[].name", false, &pname)) ||
 		    (rc = get_str(d, p, "protocol", "spec.ports[].protocol", false, &proto)))
 			return rc;
-		scrape_labels_copy(&pl, ls);
-		snprintf(num, sizeof(num), "%ld", port);
-		meta_set(&pl, "service_port_name", pname);
-		meta_set(&pl, "service_port_number", num);
-		meta_set(&pl, "service_port_protocol", proto ? proto : "TCP");
-		rc = add_target(d, xasprintf("%s.%s.svc:%ld", name, ns, port), &pl);
-		scrape_labels_release(&pl);
+		rc = port_target(d, ls, xasprintf("%s.%s.svc:%ld", name, ns, port), "service", port,
+				 true, pname, proto);
 		if (rc)
 			return rc;
 	}

@@ -26,7 +26,8 @@ Control (the test's side):
   POST /__ctl/drop    closes every open watch connection mid-stream
   GET  /__ctl/log     {"lists": {coll: n}, "watches": [{"collection", "rv",
                        "query"}], "last_rv": {coll: rv of the last event
-                       sent}, "bad_rv": [rvs asked that were never sent]}
+                       sent}, "bad_rv": [rvs asked that were never sent],
+                       "auth": {Authorization header: requests}}
 """
 import http.server
 import json
@@ -42,7 +43,8 @@ events = {"pods": [], "endpoints": []}  # (rv, type, object)
 issued = set()  # every resourceVersion handed out
 rv_counter = [1000]
 compact = {"rv": 0, "mode": "event"}
-log = {"lists": {"pods": 0, "endpoints": 0}, "watches": [], "last_rv": {}, "bad_rv": []}
+log = {"lists": {"pods": 0, "endpoints": 0}, "watches": [], "last_rv": {}, "bad_rv": [],
+       "auth": {}}
 generation = [0]  # bumped by /__ctl/drop
 
 
@@ -207,6 +209,9 @@ class H(http.server.BaseHTTPRequestHandler):
         if u.path == "/__ctl/log":
             with lock:
                 return self.send_json(200, log)
+        with lock:
+            a = self.headers.get("Authorization", "")
+            log["auth"][a] = log["auth"].get(a, 0) + 1
         parts = u.path.strip("/").split("/")
         # /api/v1/COLL or /api/v1/namespaces/NS/COLL
         ns = None

@@ -11,6 +11,9 @@
 #     unannotated pod is dropped (listed, never scraped); a pod in another
 #     namespace is never seen; the selector reaches the API as labelSelector;
 #   - role endpoints: one target per address and port, with its labels;
+#   - credentials: bearer_token_file's token and a kubeconfig's user token
+#     reach the API as Authorization: Bearer (the kubeconfig's server and
+#     context namespace too);
 #   - watch events apply live: ADDED starts a target, MODIFIED (annotation
 #     removed) stops one (its hit count stops), DELETED stops one;
 #   - a dropped watch resumes from the last resourceVersion sent (no new list);
@@ -55,6 +58,21 @@ pod_event() { # pod_event TYPE NAME PORT [silent]: an event for a shop pod, anno
 	ctl event "{\"collection\": \"pods\", \"type\": \"$1\", \"silent\": ${4:-false}, \"spec\": {\"name\": \"$2\", \"port\": 8080, \"labels\": $labels, \"annotations\": $a}}"
 }
 
+printf 'file-token\n' >"$tmp/token"
+cat >"$tmp/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+current-context: test
+contexts:
+  - name: test
+    context: {cluster: standin, user: tester, namespace: shop}
+clusters:
+  - name: standin
+    cluster: {server: "$api"}
+users:
+  - name: tester
+    user: {token: kubeconfig-token}
+EOF
 cat >"$tmp/scrape.yaml" <<EOF
 scrape_configs:
   - job_name: pods
@@ -63,6 +81,7 @@ scrape_configs:
     kubernetes_sd_configs:
       - role: pod
         api_server: $api
+        bearer_token_file: token
         namespaces: {names: [shop]}
         selectors: [{role: pod, label: "app.kubernetes.io/part-of=shop"}]
     relabel_configs:
@@ -82,8 +101,8 @@ scrape_configs:
     profiles: [heap]
     kubernetes_sd_configs:
       - role: endpoints
-        api_server: $api
-        namespaces: {names: [shop]}
+        kubeconfig_file: kubeconfig
+        namespaces: {own_namespace: true}
 EOF
 start_server --scrape-config "$tmp/scrape.yaml"
 
@@ -118,6 +137,8 @@ ep_ok() {
 		"[('__meta_kubernetes_endpoint_address_target_kind', 'Pod'), ('__meta_kubernetes_endpoint_address_target_name', 'web-7d4b9c8f6-aaaaa'), ('__meta_kubernetes_endpoint_node_name', 'node-a'), ('__meta_kubernetes_endpoint_port_name', 'http-pprof'), ('__meta_kubernetes_endpoint_port_protocol', 'TCP'), ('__meta_kubernetes_endpoint_ready', 'true'), ('__meta_kubernetes_endpoints_annotation_endpoints_kubernetes_io_last_change_trigger_time', '2024-05-01T10:00:03Z'), ('__meta_kubernetes_endpoints_annotationpresent_endpoints_kubernetes_io_last_change_trigger_time', 'true'), ('__meta_kubernetes_endpoints_label_app_kubernetes_io_name', 'web'), ('__meta_kubernetes_endpoints_labelpresent_app_kubernetes_io_name', 'true'), ('__meta_kubernetes_endpoints_name', 'web'), ('__meta_kubernetes_namespace', 'shop')]" ]
 }
 check "... with Prometheus' __meta_kubernetes_endpoint(s)_* labels" ep_ok
+check "bearer_token_file's and the kubeconfig's tokens reach the API" \
+	[ "$(apilog "sorted(log['auth'])")" = "['Bearer file-token', 'Bearer kubeconfig-token']" ]
 checkx "A is scraped" "wait_for 20 '[ \$(hits $PA) -gt 0 ]'"
 check "the unannotated pod is never scraped" [ "$(hits "$PB")" = 0 ]
 check "the pod in another namespace is never scraped" [ "$(hits "$PD")" = 0 ]
