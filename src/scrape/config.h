@@ -25,7 +25,7 @@
  *       file_sd_configs:
  *         - files: ["targets/[a-z]*.json", "more.yaml"]   # globs; relative to this file
  *           refresh_interval: 5m     # re-read at least this often (also on mtime change)
- *       kubernetes_sd_configs:       # k8s.h; Prometheus' kubernetes_sd_config
+ *       kubernetes_sd_configs:       # k8s.h, docs/scrape-kubernetes.md (Prometheus' schema)
  *         - role: pod                # endpoints, service, node
  *           namespaces: {names: [shop], own_namespace: false}   # default: all
  *           selectors: [{role: pod, label: "app=web", field: "spec.nodeName=n1"}]

@@ -124,7 +124,10 @@ int scrape_fetch(void *h, const char *url, const struct scrape_fetch_opts *o, st
 			 PROF_MIN(o->timeout_ms > 0 ? o->timeout_ms : 1L, 10000L));
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_body);
+	/* A stream (a watch) has no total size; @max_body then bounds an error body only. */
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, o->on_data ? 0 : (curl_off_t)o->max_body);
+	/* A watch idles for minutes: keepalive finds a peer that vanished. */
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, o->on_data ? 1L : 0L);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "profd-scrape");
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);

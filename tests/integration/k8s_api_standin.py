@@ -12,7 +12,8 @@ or with HTTP 410), and lets the test drive it.
 Usage: k8s_api_standin.py SPEC.json ; prints one JSON line {"port": N}
 then serves until killed. SPEC: {"pods": [POD...], "endpoints": [EP...]}
 with the compact forms below; each becomes a full object.
-  POD: {"name", "namespace", "port", "labels", "annotations", "ip"}
+  POD: {"name", "namespace", "port", "labels", "annotations", "ip",
+        "big": N (adds a last-applied-configuration annotation of N bytes)}
   EP:  {"name", "namespace", "ip", "port", "port_name", "pod"}
 
 Control (the test's side):
@@ -75,7 +76,9 @@ def pod_object(s):
             "uid": uid,
             "creationTimestamp": "2024-05-01T10:00:00Z",
             "labels": s.get("labels", {"app.kubernetes.io/name": "web", "pod-template-hash": "7d4b9c8f6"}),
-            "annotations": s.get("annotations", {}),
+            "annotations": dict(s.get("annotations", {}), **(
+                {"kubectl.kubernetes.io/last-applied-configuration": "{" + "x" * s["big"] + "}"}
+                if s.get("big") else {})),
             "ownerReferences": [{
                 "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9c8f6",
                 "uid": "0b4d9a3e-5c1f-4f7e-9d2a-1c3e5f7a9b0d", "controller": True,

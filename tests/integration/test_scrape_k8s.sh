@@ -14,8 +14,10 @@
 #   - credentials: bearer_token_file's token and a kubeconfig's user token
 #     reach the API as Authorization: Bearer (the kubeconfig's server and
 #     context namespace too);
-#   - watch events apply live: ADDED starts a target, MODIFIED (annotation
-#     removed) stops one (its hit count stops), DELETED stops one;
+#   - watch events apply live: ADDED starts a target (its event carries a
+#     300 kB annotation: the stream is not cut at the error-body bound),
+#     MODIFIED (annotation removed) stops one (its hit count stops),
+#     DELETED stops one;
 #   - a dropped watch resumes from the last resourceVersion sent (no new list);
 #   - 410 Gone as an ERROR event, and as the HTTP status, makes a new list,
 #     which shows a change the watch never announced.
@@ -52,10 +54,11 @@ done
 api="http://127.0.0.1:$api_port"
 ctl() { curl -s --noproxy '*' -X POST -d "$2" "$api/__ctl/$1" >/dev/null; }
 apilog() { curl -s --noproxy '*' "$api/__ctl/log" | python3 -c "import json,sys; log=json.load(sys.stdin); print($1)"; }
-pod_event() { # pod_event TYPE NAME PORT [silent]: an event for a shop pod, annotated for PORT (or not: PORT -)
+pod_event() { # pod_event TYPE NAME PORT [silent [BIG]]: an event for a shop pod, annotated for
+	# PORT (or not: PORT -), with a BIG-byte last-applied-configuration annotation
 	local a='{}'
 	[ "$3" != - ] && a=$(ann "$3")
-	ctl event "{\"collection\": \"pods\", \"type\": \"$1\", \"silent\": ${4:-false}, \"spec\": {\"name\": \"$2\", \"port\": 8080, \"labels\": $labels, \"annotations\": $a}}"
+	ctl event "{\"collection\": \"pods\", \"type\": \"$1\", \"silent\": ${4:-false}, \"spec\": {\"name\": \"$2\", \"port\": 8080, \"big\": ${5:-0}, \"labels\": $labels, \"annotations\": $a}}"
 }
 
 printf 'file-token\n' >"$tmp/token"
@@ -143,8 +146,10 @@ checkx "A is scraped" "wait_for 20 '[ \$(hits $PA) -gt 0 ]'"
 check "the unannotated pod is never scraped" [ "$(hits "$PB")" = 0 ]
 check "the pod in another namespace is never scraped" [ "$(hits "$PD")" = 0 ]
 
-pod_event ADDED web-7d4b9c8f6-ccccc "$PC"
-checkx "ADDED: the new annotated pod becomes a target" "wait_for 20 'is_active pods \"$A $C\"'"
+pod_event ADDED web-7d4b9c8f6-ccccc "$PC" false 300000
+checkx "ADDED (with a 300 kB annotation): the new annotated pod becomes a target" "wait_for 20 'is_active pods \"$A $C\"'"
+big_present() { targets_get "[x['discoveredLabels'].get('__meta_kubernetes_pod_annotationpresent_kubectl_kubernetes_io_last_applied_configuration') for x in by_job('pods') if x['labels']['pod'].endswith('ccccc')]"; }
+check "... whose over-long annotation keeps only its present label" [ "$(big_present)" = "['true']" ]
 pod_event MODIFIED web-7d4b9c8f6-aaaaa -
 checkx "MODIFIED (annotation removed): A is no longer a target" "wait_for 20 'is_active pods $C'"
 h0=$(hits "$PA")
