@@ -806,6 +806,20 @@ int scrape_k8s_event_decode(enum scrape_k8s_role role, const char *line, size_t 
 		goto out;
 	}
 	rc = decode_json(role, obj, "object.", o, err);
+	if (rc && *type == SCRAPE_K8S_DELETED) {
+		/* A deletion needs only the key: an object that no longer decodes still goes. */
+		json_t *m = json_object_get(obj, "metadata");
+		const char *name = json_string_value(json_object_get(m, "name"));
+		const char *ns = json_string_value(json_object_get(m, "namespace"));
+
+		if (name && *name && strlen(name) <= 253 &&
+		    (role == SCRAPE_K8S_NODE || (ns && *ns && strlen(ns) <= 253))) {
+			o->key = role == SCRAPE_K8S_NODE ? xstrdup(name)
+							 : xasprintf("%s/%s", ns, name);
+			o->rv = xstrdup("");
+			rc = 0;
+		}
+	}
 out:
 	json_decref(root);
 	return rc;

@@ -121,8 +121,10 @@ enum scrape_k8s_event_type {
  * bytes, without the newline) into *@type and @o: for ADDED / MODIFIED /
  * DELETED the object as scrape_k8s_object_decode gives it; for BOOKMARK
  * only @o->rv; for ERROR *@code gets the Status' code (410 = Gone) and
- * @err its message, and the call returns 0. Errors as
- * scrape_k8s_object_decode, fields prefixed "object.".
+ * @err its message, and the call returns 0. A DELETED object that does
+ * not decode but names itself gives its key alone (no targets), so it is
+ * still removed. Errors as scrape_k8s_object_decode, fields prefixed
+ * "object.".
  */
 int scrape_k8s_event_decode(enum scrape_k8s_role role, const char *line, size_t n,
 			    enum scrape_k8s_event_type *type, long *code,

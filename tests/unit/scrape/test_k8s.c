@@ -292,6 +292,11 @@ static void test_events(void **state)
 		"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
 		"\"status\":\"Failure\",\"message\":\"too old resource version: 5 (10)\","
 		"\"reason\":\"Expired\",\"code\":410}}";
+	/* A deletion whose object no longer decodes (a bad port) still names its key. */
+	static const char deleted[] =
+		"{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\"},"
+		"\"spec\":{\"containers\":[{\"name\":\"a\",\"ports\":[{\"containerPort\":0}]}]},"
+		"\"status\":{\"podIP\":\"10.0.0.1\"}}}";
 	static const char nope[] = "{\"type\":\"NOPE\",\"object\":{}}";
 	static const char bad[] = "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":1}}}";
 	enum scrape_k8s_event_type type;
@@ -327,6 +332,14 @@ static void test_events(void **state)
 		scrape_k8s_event_decode(SCRAPE_K8S_POD, bad, strlen(bad), &type, &code, &o, &err),
 		-EINVAL);
 	assert_string_equal(err.msg, "object.metadata.name: expected a string");
+	scrape_k8s_object_release(&o);
+	prof_err_init(&err);
+	assert_int_equal(scrape_k8s_event_decode(SCRAPE_K8S_POD, deleted, strlen(deleted), &type,
+						 &code, &o, &err),
+			 0);
+	assert_int_equal(type, SCRAPE_K8S_DELETED);
+	assert_string_equal(o.key, "n/p");
+	assert_int_equal(o.ngroups, 0);
 	scrape_k8s_object_release(&o);
 	prof_err_init(&err);
 	assert_int_equal(
