@@ -829,6 +829,9 @@ out:
 
 struct watcher {
 	struct scrape_k8s *k;
+	enum scrape_k8s_role
+		role; /* what it lists: the config's, or pods/services joined to endpoints */
+	bool targets; /* its objects give targets (false: joined in only) */
 	char *url; /* the collection, with its selector query ("...?" or "...?labelSelector=..&") */
 	char *where;			    /* "namespace shop" / "all namespaces", for messages */
 	VEC(struct scrape_k8s_object) objs; /* under k->lock */
@@ -853,8 +856,8 @@ struct scrape_k8s {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop, changed; /* stop: atomic; changed: under lock */
-	struct watcher *w;
-	size_t nw;
+	struct watcher *w;  /* per namespace: nroles watchers, the targets' one first */
+	size_t nw, nroles;
 };
 
 static int64_t mono_ns(void)
@@ -977,7 +980,7 @@ static void apply_event(struct watcher *w, enum scrape_k8s_event_type type,
 static int do_list(struct watcher *w)
 {
 	struct scrape_k8s *k = w->k;
-	enum scrape_k8s_role role = k->c->role;
+	enum scrape_k8s_role role = w->role;
 	struct scrape_fetch_opts fo = { .timeout_ms = 60000,
 					.max_body = SCRAPE_K8S_MAX_LIST,
 					.stop = &k->stop,
@@ -1073,7 +1076,7 @@ static int watch_line(struct watcher *w, const char *p, size_t n)
 	if (!n)
 		return 0;
 	prof_err_init(&err);
-	rc = scrape_k8s_event_decode(k->c->role, p, n, &type, &code, &o, &err);
+	rc = scrape_k8s_event_decode(w->role, p, n, &type, &code, &o, &err);
 	if (rc) {
 		log_warn("scrape: job=%s: kubernetes %s: skipping a watch event: %s", k->job,
 			 w->where, err.msg);
@@ -1393,7 +1396,8 @@ static int credentials(struct scrape_k8s *k, char **own_ns, struct prof_err *err
 
 static const char *const collections[] = { "pods", "endpoints", "services", "nodes" };
 
-static void watcher_init(struct scrape_k8s *k, struct watcher *w, const char *ns)
+static void watcher_init(struct scrape_k8s *k, struct watcher *w, const char *ns,
+			 enum scrape_k8s_role role)
 {
 	const struct scrape_k8s_sd *c = k->c;
 	struct buf u;
@@ -1401,16 +1405,17 @@ static void watcher_init(struct scrape_k8s *k, struct watcher *w, const char *ns
 	buf_init(&u, 1 << 16);
 	memset(w, 0, sizeof(*w));
 	w->k = k;
+	w->role = role;
+	w->targets = role == c->role;
 	if (ns)
-		(void)buf_addf(&u, "%s/api/v1/namespaces/%s/%s?", k->server, ns,
-			       collections[c->role]);
+		(void)buf_addf(&u, "%s/api/v1/namespaces/%s/%s?", k->server, ns, collections[role]);
 	else
-		(void)buf_addf(&u, "%s/api/v1/%s?", k->server, collections[c->role]);
+		(void)buf_addf(&u, "%s/api/v1/%s?", k->server, collections[role]);
 	for (size_t i = 0; i < c->nselectors; i++) {
 		const struct scrape_k8s_selector *s = &c->selectors[i];
 
-		if (s->role != c->role)
-			continue; /* selectors of the roles endpoints joins: not watched yet */
+		if (s->role != role)
+			continue;
 		if (s->label) {
 			(void)buf_addstr(&u, "labelSelector=");
 			url_escape(&u, s->label);
@@ -1424,8 +1429,8 @@ static void watcher_init(struct scrape_k8s *k, struct watcher *w, const char *ns
 	}
 	w->url = xstrndup(u.p, u.len);
 	buf_release(&u);
-	w->where = ns ? xasprintf("%s in namespace %s", collections[c->role], ns)
-		      : xasprintf("%s in all namespaces", collections[c->role]);
+	w->where = ns ? xasprintf("%s in namespace %s", collections[role], ns)
+		      : xasprintf("%s in all namespaces", collections[role]);
 	w->need_list = true;
 	buf_init(&w->line, SCRAPE_K8S_MAX_EVENT);
 	w->curl = scrape_fetch_handle_new();
@@ -1469,10 +1474,17 @@ int scrape_k8s_new(const struct scrape_k8s_sd *c, const char *job, bool once,
 				nss[nns++] = own;
 		}
 	}
-	k->nw = nns ? nns : 1;
+	/* endpoints: also pods and services, whose labels join its targets (Prometheus). */
+	k->nroles = c->role == SCRAPE_K8S_ENDPOINTS ? 3 : 1;
+	k->nw = (nns ? nns : 1) * k->nroles;
 	k->w = xcalloc(k->nw, sizeof(*k->w));
-	for (size_t i = 0; i < k->nw; i++)
-		watcher_init(k, &k->w[i], nns ? nss[i] : NULL);
+	for (size_t i = 0; i < k->nw; i++) {
+		static const enum scrape_k8s_role joined[] = { SCRAPE_K8S_ENDPOINTS, SCRAPE_K8S_POD,
+							       SCRAPE_K8S_SERVICE };
+
+		watcher_init(k, &k->w[i], nns ? nss[i / k->nroles] : NULL,
+			     k->nroles > 1 ? joined[i % k->nroles] : c->role);
+	}
 	free(own);
 	for (size_t i = 0; i < k->nw; i++) {
 		if (once) {
@@ -1502,14 +1514,93 @@ bool scrape_k8s_take_changed(struct scrape_k8s *k)
 	return c;
 }
 
+/* Copy onto @dst the labels of @src starting with @prefix but not with @except (may be NULL). */
+static void copy_prefixed(struct scrape_labels *dst, const struct scrape_labels *src,
+			  const char *prefix, const char *except)
+{
+	for (size_t i = 0; i < src->l.n; i++) {
+		const struct scrape_label *l = &src->l.v[i];
+
+		if (!strncmp(l->name, prefix, strlen(prefix)) &&
+		    (!except || strncmp(l->name, except, strlen(except))))
+			scrape_labels_set(dst, l->name, l->value);
+	}
+}
+
+static const struct scrape_k8s_object *find_obj(const struct watcher *w, const char *ns,
+						const char *name)
+{
+	char key[520];
+
+	if (!ns || !name)
+		return NULL;
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	for (size_t i = 0; i < w->objs.n; i++)
+		if (!strcmp(w->objs.v[i].key, key))
+			return &w->objs.v[i];
+	return NULL;
+}
+
+/*
+ * An endpoints target with its service's labels and its pod's, as
+ * Prometheus joins them: the service named like the endpoints (its
+ * __meta_kubernetes_service_* labels but the port ones), and the pod the
+ * address points at (its __meta_kubernetes_pod_* labels; the container
+ * and port ones of the container port at the same address, if declared).
+ */
+static void join_endpoint(const struct watcher *pods, const struct watcher *svcs,
+			  const struct scrape_group *g, struct scrape_labels *out)
+{
+	const char *ns = scrape_labels_get(&g->labels, "__meta_kubernetes_namespace");
+	const struct scrape_k8s_object *svc, *pod = NULL;
+	const char *kind;
+
+	scrape_labels_copy(out, &g->labels);
+	svc = find_obj(svcs, ns, scrape_labels_get(&g->labels, "__meta_kubernetes_endpoints_name"));
+	if (svc && svc->ngroups)
+		copy_prefixed(out, &svc->groups[0].labels, "__meta_kubernetes_service_",
+			      "__meta_kubernetes_service_port_");
+	kind = scrape_labels_get(&g->labels, "__meta_kubernetes_endpoint_address_target_kind");
+	if (kind && !strcmp(kind, "Pod"))
+		pod = find_obj(pods, ns,
+			       scrape_labels_get(&g->labels,
+						 "__meta_kubernetes_endpoint_address_target_name"));
+	if (!pod || !pod->ngroups)
+		return;
+	for (size_t i = 0; i < pod->ngroups; i++)
+		if (!strcmp(pod->groups[i].targets[0], g->targets[0])) {
+			copy_prefixed(out, &pod->groups[i].labels, "__meta_kubernetes_pod_", NULL);
+			return;
+		}
+	copy_prefixed(out, &pod->groups[0].labels, "__meta_kubernetes_pod_",
+		      "__meta_kubernetes_pod_container_");
+}
+
 void scrape_k8s_foreach_group(struct scrape_k8s *k,
 			      void (*fn)(void *arg, const struct scrape_group *g), void *arg)
 {
 	pthread_mutex_lock(&k->lock);
-	for (size_t i = 0; i < k->nw; i++)
-		for (size_t j = 0; j < k->w[i].objs.n; j++)
-			for (size_t g = 0; g < k->w[i].objs.v[j].ngroups; g++)
-				fn(arg, &k->w[i].objs.v[j].groups[g]);
+	for (size_t i = 0; i < k->nw; i++) {
+		const struct watcher *w = &k->w[i];
+
+		if (!w->targets)
+			continue;
+		for (size_t j = 0; j < w->objs.n; j++)
+			for (size_t g = 0; g < w->objs.v[j].ngroups; g++) {
+				const struct scrape_group *grp = &w->objs.v[j].groups[g];
+				struct scrape_group joined;
+
+				if (w->role != SCRAPE_K8S_ENDPOINTS || k->nroles != 3) {
+					fn(arg, grp);
+					continue;
+				}
+				joined = *grp;
+				memset(&joined.labels, 0, sizeof(joined.labels));
+				join_endpoint(&k->w[i + 1], &k->w[i + 2], grp, &joined.labels);
+				fn(arg, &joined);
+				scrape_labels_release(&joined.labels);
+			}
+	}
 	pthread_mutex_unlock(&k->lock);
 }
 

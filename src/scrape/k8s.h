@@ -25,8 +25,15 @@
  *              endpoints_annotation_* / _annotationpresent_*,
  *              endpoint_hostname, endpoint_node_name, endpoint_ready,
  *              endpoint_port_name, endpoint_port_protocol,
- *              endpoint_address_target_kind/_name. (Prometheus also joins
- *              the service's and the pod's labels in; profd does not yet.)
+ *              endpoint_address_target_kind/_name; joined in, as
+ *              Prometheus does: the service_* labels (not the port ones)
+ *              of the service named like the endpoints, and the pod_*
+ *              labels of the pod the address points at (with the
+ *              container and port labels of the container port at that
+ *              address, when one is declared). The role therefore also
+ *              lists and watches pods and services (their own selectors
+ *              apply). Not done: Prometheus' extra targets for pod
+ *              ports that no endpoint names.
  *   service    one per port, __address__ = NAME.NAMESPACE.svc:port.
  *              Labels: namespace, service_name, service_label_* /
  *              _labelpresent_*, service_annotation_* /
@@ -50,7 +57,8 @@
  * A watch that ends (the server's timeout, a dropped connection) resumes
  * from RV; `410 Gone` (as the HTTP status or an ERROR event with code 410:
  * RV was compacted away) lists again. Errors back off 1 s doubling to 30 s.
- * One watcher thread per namespace (or one for all namespaces).
+ * One watcher thread per namespace (or one for all namespaces) and
+ * collection.
  *
  * Credentials: api_server with bearer_token_file and tls_config; or
  * kubeconfig_file (current-context's cluster server, certificate-authority,

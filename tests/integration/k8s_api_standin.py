@@ -11,10 +11,12 @@ or with HTTP 410), and lets the test drive it.
 
 Usage: k8s_api_standin.py SPEC.json ; prints one JSON line {"port": N}
 then serves until killed. SPEC: {"pods": [POD...], "endpoints": [EP...]}
-with the compact forms below; each becomes a full object.
+and "services": [SVC...] with the compact forms below; each becomes a
+full object.
   POD: {"name", "namespace", "port", "labels", "annotations", "ip",
         "big": N (adds a last-applied-configuration annotation of N bytes)}
   EP:  {"name", "namespace", "ip", "port", "port_name", "pod"}
+  SVC: {"name", "namespace", "port", "annotations"}
 
 Control (the test's side):
   POST /__ctl/event   {"collection": "pods", "type": "ADDED"|"MODIFIED"|"DELETED",
@@ -39,12 +41,12 @@ import urllib.parse
 import zlib
 
 lock = threading.Condition()
-state = {"pods": {}, "endpoints": {}}
-events = {"pods": [], "endpoints": []}  # (rv, type, object)
+state = {"pods": {}, "endpoints": {}, "services": {}}
+events = {"pods": [], "endpoints": [], "services": []}  # (rv, type, object)
 issued = set()  # every resourceVersion handed out
 rv_counter = [1000]
 compact = {"rv": 0, "mode": "event"}
-log = {"lists": {"pods": 0, "endpoints": 0}, "watches": [], "last_rv": {}, "bad_rv": [],
+log = {"lists": {"pods": 0, "endpoints": 0, "services": 0}, "watches": [], "last_rv": {}, "bad_rv": [],
        "auth": {}}
 generation = [0]  # bumped by /__ctl/drop
 
@@ -139,7 +141,29 @@ def endpoints_object(s):
     }
 
 
-MAKE = {"pods": pod_object, "endpoints": endpoints_object}
+def service_object(s):
+    return {
+        "metadata": {
+            "name": s["name"],
+            "namespace": s.get("namespace", "shop"),
+            "uid": "3a7c5e1f-9b2d-4f6a-8c0e-1d3f5a7b9c2e",
+            "creationTimestamp": "2024-05-01T10:00:00Z",
+            "labels": {"app.kubernetes.io/name": s["name"]},
+            "annotations": s.get("annotations", {}),
+        },
+        "spec": {
+            "type": "ClusterIP",
+            "clusterIP": "10.96.0.12",
+            "clusterIPs": ["10.96.0.12"],
+            "selector": {"app.kubernetes.io/name": s["name"]},
+            "ports": [{"name": "http-pprof", "protocol": "TCP", "port": s["port"], "targetPort": s["port"]}],
+            "sessionAffinity": "None",
+        },
+        "status": {"loadBalancer": {}},
+    }
+
+
+MAKE = {"pods": pod_object, "endpoints": endpoints_object, "services": service_object}
 
 
 def key(o):
@@ -236,7 +260,7 @@ class H(http.server.BaseHTTPRequestHandler):
                 items = [o for o in state[coll].values() if visible(o)]
                 rv = str(rv_counter[0])
                 issued.add(rv)
-            kind = {"pods": "PodList", "endpoints": "EndpointsList"}[coll]
+            kind = {"pods": "PodList", "endpoints": "EndpointsList", "services": "ServiceList"}[coll]
             return self.send_json(200, {"kind": kind, "apiVersion": "v1",
                                         "metadata": {"resourceVersion": rv}, "items": items})
         self.watch(coll, q, visible)
@@ -303,6 +327,8 @@ def main():
         apply("pods", "ADDED", p, True)
     for e in spec.get("endpoints", []):
         apply("endpoints", "ADDED", e, True)
+    for e in spec.get("services", []):
+        apply("services", "ADDED", e, True)
     srv = Server(("127.0.0.1", 0), H)
     print(json.dumps({"port": srv.server_address[1]}), flush=True)
     srv.serve_forever()

@@ -10,7 +10,8 @@
 #     Prometheus' __meta_kubernetes_pod_* with the exact values; the
 #     unannotated pod is dropped (listed, never scraped); a pod in another
 #     namespace is never seen; the selector reaches the API as labelSelector;
-#   - role endpoints: one target per address and port, with its labels;
+#   - role endpoints: one target per address and port, with its labels and
+#     its service's and pod's joined in (the stand-in serves services too);
 #   - credentials: bearer_token_file's token and a kubeconfig's user token
 #     reach the API as Authorization: Bearer (the kubeconfig's server and
 #     context namespace too);
@@ -42,7 +43,8 @@ cat >"$tmp/spec.json" <<EOF
   {"name": "web-7d4b9c8f6-bbbbb", "port": $PB, "labels": $labels},
   {"name": "web-7d4b9c8f6-ddddd", "namespace": "other", "port": 8080, "labels": $labels, "annotations": $(ann "$PD")}
  ],
- "endpoints": [{"name": "web", "port": $PE, "pod": "web-7d4b9c8f6-aaaaa"}]}
+ "endpoints": [{"name": "web", "port": $PE, "pod": "web-7d4b9c8f6-aaaaa"}],
+ "services": [{"name": "web", "port": $PE, "annotations": {"parca.dev/scrape": "true"}}]}
 EOF
 spawn python3 tests/integration/k8s_api_standin.py "$tmp/spec.json" >"$tmp/api.out" 2>"$tmp/api.err"
 for _ in $(seq 1 200); do
@@ -132,14 +134,19 @@ meta_ok() {
 check "its discovered labels are Prometheus' __meta_kubernetes_pod_* ones, relabeled to namespace/pod" meta_ok
 dropped_b() { targets_get "[x['discoveredLabels']['__meta_kubernetes_pod_name'] for x in t['data']['droppedTargets'] if x['scrapePool'] == 'pods']"; }
 check "the unannotated pod is dropped by relabeling" [ "$(dropped_b)" = "['web-7d4b9c8f6-bbbbb']" ]
-check "the API saw the label selector and the namespace" \
-	[ "$(apilog "[w['query'].get('labelSelector') for w in log['watches'] if w['collection'] == 'pods'][0]")" = "app.kubernetes.io/part-of=shop" ]
+check "the API saw the pod job's label selector (and none from the endpoints job's pod watch)" \
+	[ "$(apilog "sorted(set(str(w['query'].get('labelSelector')) for w in log['watches'] if w['collection'] == 'pods'))")" = "['None', 'app.kubernetes.io/part-of=shop']" ]
 checkx "endpoints: one target per address and port" "wait_for 20 'is_active eps 127.0.0.1:$PE'"
 ep_ok() {
-	[ "$(targets_cached "sorted((k, v) for k, v in by_job('eps')[0]['discoveredLabels'].items() if k.startswith('__meta'))")" = \
+	[ "$(targets_cached "sorted((k, v) for k, v in by_job('eps')[0]['discoveredLabels'].items() if k.startswith(('__meta_kubernetes_endpoint', '__meta_kubernetes_namespace')))")" = \
 		"[('__meta_kubernetes_endpoint_address_target_kind', 'Pod'), ('__meta_kubernetes_endpoint_address_target_name', 'web-7d4b9c8f6-aaaaa'), ('__meta_kubernetes_endpoint_node_name', 'node-a'), ('__meta_kubernetes_endpoint_port_name', 'http-pprof'), ('__meta_kubernetes_endpoint_port_protocol', 'TCP'), ('__meta_kubernetes_endpoint_ready', 'true'), ('__meta_kubernetes_endpoints_annotation_endpoints_kubernetes_io_last_change_trigger_time', '2024-05-01T10:00:03Z'), ('__meta_kubernetes_endpoints_annotationpresent_endpoints_kubernetes_io_last_change_trigger_time', 'true'), ('__meta_kubernetes_endpoints_label_app_kubernetes_io_name', 'web'), ('__meta_kubernetes_endpoints_labelpresent_app_kubernetes_io_name', 'true'), ('__meta_kubernetes_endpoints_name', 'web'), ('__meta_kubernetes_namespace', 'shop')]" ]
 }
 check "... with Prometheus' __meta_kubernetes_endpoint(s)_* labels" ep_ok
+ep_join() {
+	[ "$(targets_cached "[by_job('eps')[0]['discoveredLabels'].get('__meta_kubernetes_' + k) for k in ('service_name', 'service_cluster_ip', 'service_type', 'service_annotation_parca_dev_scrape', 'service_port_name', 'pod_name', 'pod_node_name', 'pod_controller_kind', 'pod_container_port_number')]")" = \
+		"['web', '10.96.0.12', 'ClusterIP', 'true', None, 'web-7d4b9c8f6-aaaaa', 'node-a', 'ReplicaSet', None]" ]
+}
+check "... joined with its service's labels and its pod's (no container: port not declared)" ep_join
 check "bearer_token_file's and the kubeconfig's tokens reach the API" \
 	[ "$(apilog "sorted(log['auth'])")" = "['Bearer file-token', 'Bearer kubeconfig-token']" ]
 checkx "A is scraped" "wait_for 20 '[ \$(hits $PA) -gt 0 ]'"
@@ -164,7 +171,8 @@ lists0=$(apilog "log['lists']['pods']")
 last=$(apilog "log['last_rv']['pods']")
 nw=$(apilog "len(log['watches'])")
 ctl drop '{}'
-resumed() { [ "$(apilog "[w['rv'] for w in log['watches'][$nw:] if w['collection'] == 'pods']")" = "['$last']" ]; }
+# Both jobs watch pods (the endpoints job joins pod labels): each resumes.
+resumed() { [ "$(apilog "sorted(set(w['rv'] for w in log['watches'][$nw:] if w['collection'] == 'pods')) + [len([w for w in log['watches'][$nw:] if w['collection'] == 'pods']) >= 2]")" = "['$last', True]" ]; }
 checkx "a dropped watch resumes from the last resourceVersion sent ($last)" 'wait_for 20 resumed'
 check "... without listing again" [ "$(apilog "log['lists']['pods']")" = "$lists0" ]
 pod_event ADDED web-7d4b9c8f6-ccccc "$PC"
