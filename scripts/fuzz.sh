@@ -90,7 +90,7 @@ build() {
 		objs+=("$obj")
 	done < <(
 		find "$OUT/gen" -name '*.pb-c.c'
-		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c \
+		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c src/query/change.c \
 			src/scrape/config.c src/scrape/relabel.c src/scrape/k8s.c src/scrape/fetch.c src/query/units.c src/mcp/mcp.c \
 			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c \
 			src/agent/interp.c src/agent/interp_python.c src/agent/interp_ruby.c \
