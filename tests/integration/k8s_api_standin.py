@@ -9,8 +9,10 @@ newline-delimited {"type", "object"} events, chunked; a compacted
 resourceVersion answered with an ERROR event carrying a Status of code 410
 or with HTTP 410), and lets the test drive it.
 
-Usage: k8s_api_standin.py SPEC.json ; prints one JSON line {"port": N}
-then serves until killed. SPEC: {"pods": [POD...], "endpoints": [EP...]}
+Usage: k8s_api_standin.py SPEC.json [CERT KEY CLIENT_CA] ; prints one JSON
+line {"port": N} (with "tls_port": M when a certificate is given: the same
+API over TLS, asking for a client certificate signed by CLIENT_CA) then
+serves until killed. SPEC: {"pods": [POD...], "endpoints": [EP...]}
 and "services": [SVC...] with the compact forms below; each becomes a
 full object.
   POD: {"name", "namespace", "port", "labels", "annotations", "ip",
@@ -35,6 +37,7 @@ Control (the test's side):
 import http.server
 import json
 import socketserver
+import ssl
 import sys
 import threading
 import urllib.parse
@@ -330,7 +333,17 @@ def main():
     for e in spec.get("services", []):
         apply("services", "ADDED", e, True)
     srv = Server(("127.0.0.1", 0), H)
-    print(json.dumps({"port": srv.server_address[1]}), flush=True)
+    ports = {"port": srv.server_address[1]}
+    if len(sys.argv) > 4:
+        tls = Server(("127.0.0.1", 0), H)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+        ctx.load_verify_locations(sys.argv[4])
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+        threading.Thread(target=tls.serve_forever, daemon=True).start()
+        ports["tls_port"] = tls.server_address[1]
+    print(json.dumps(ports), flush=True)
     srv.serve_forever()
 
 

@@ -13,8 +13,10 @@
 #   - role endpoints: one target per address and port, with its labels and
 #     its service's and pod's joined in (the stand-in serves services too);
 #   - credentials: bearer_token_file's token and a kubeconfig's user token
-#     reach the API as Authorization: Bearer (the kubeconfig's server and
-#     context namespace too);
+#     reach the API as Authorization: Bearer; the kubeconfig's https server
+#     is verified with its certificate-authority and asks for (and gets)
+#     its client certificate; its context namespace is own_namespace; the
+#     same server without the CA is refused (logged, no targets);
 #   - watch events apply live: ADDED starts a target (its event carries a
 #     300 kB annotation: the stream is not cut at the error-body bound),
 #     MODIFIED (annotation removed) stops one (its hit count stops),
@@ -46,13 +48,23 @@ cat >"$tmp/spec.json" <<EOF
  "endpoints": [{"name": "web", "port": $PE, "pod": "web-7d4b9c8f6-aaaaa"}],
  "services": [{"name": "web", "port": $PE, "annotations": {"parca.dev/scrape": "true"}}]}
 EOF
-spawn python3 tests/integration/k8s_api_standin.py "$tmp/spec.json" >"$tmp/api.out" 2>"$tmp/api.err"
+# TLS for the kubeconfig's cluster: a self-signed server certificate (its
+# own CA) and a self-signed client certificate the stand-in requires.
+command -v openssl >/dev/null || { echo "skip: openssl is not installed"; exit 0; }
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/api.key" -out "$tmp/api.pem" 2>/dev/null &&
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=profd" \
+		-keyout "$tmp/client.key" -out "$tmp/client.pem" 2>/dev/null ||
+	{ fail "openssl could not make the certificates"; exit 1; }
+spawn python3 tests/integration/k8s_api_standin.py "$tmp/spec.json" "$tmp/api.pem" "$tmp/api.key" \
+	"$tmp/client.pem" >"$tmp/api.out" 2>"$tmp/api.err"
 for _ in $(seq 1 200); do
-	api_port=$(sed -n 's/^{"port": \([0-9]*\)}$/\1/p' "$tmp/api.out")
-	[ -n "$api_port" ] && break
+	[ -s "$tmp/api.out" ] && break
 	sleep 0.05
 done
-[ -n "$api_port" ] || { fail "stand-in did not start: $(cat "$tmp/api.err")"; exit 1; }
+api_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$tmp/api.out" 2>/dev/null)
+tls_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tls_port"])' "$tmp/api.out" 2>/dev/null)
+[ -n "$api_port" ] && [ -n "$tls_port" ] || { fail "stand-in did not start: $(cat "$tmp/api.err")"; exit 1; }
 api="http://127.0.0.1:$api_port"
 ctl() { curl -s --noproxy '*' -X POST -d "$2" "$api/__ctl/$1" >/dev/null; }
 apilog() { curl -s --noproxy '*' "$api/__ctl/log" | python3 -c "import json,sys; log=json.load(sys.stdin); print($1)"; }
@@ -73,10 +85,10 @@ contexts:
     context: {cluster: standin, user: tester, namespace: shop}
 clusters:
   - name: standin
-    cluster: {server: "$api"}
+    cluster: {server: "https://127.0.0.1:$tls_port", certificate-authority: api.pem}
 users:
   - name: tester
-    user: {token: kubeconfig-token}
+    user: {token: kubeconfig-token, client-certificate: client.pem, client-key: client.key}
 EOF
 cat >"$tmp/scrape.yaml" <<EOF
 scrape_configs:
@@ -108,6 +120,12 @@ scrape_configs:
       - role: endpoints
         kubeconfig_file: kubeconfig
         namespaces: {own_namespace: true}
+  - job_name: untrusted
+    profiles: [heap]
+    kubernetes_sd_configs:
+      - role: pod
+        api_server: https://127.0.0.1:$tls_port
+        tls_config: {cert_file: client.pem, key_file: client.key}
 EOF
 start_server --scrape-config "$tmp/scrape.yaml"
 
@@ -149,6 +167,9 @@ ep_join() {
 check "... joined with its service's labels and its pod's (no container: port not declared)" ep_join
 check "bearer_token_file's and the kubeconfig's tokens reach the API" \
 	[ "$(apilog "sorted(log['auth'])")" = "['Bearer file-token', 'Bearer kubeconfig-token']" ]
+untrusted_logged() { grep 'job=untrusted: kubernetes pods in all namespaces: list https://127.0.0.1:[0-9]*/api/v1/pods: .*certificate' "$tmp/log.$n" >/dev/null; }
+checkx "an https API server without its CA in tls_config.ca_file is refused, and logged" 'wait_for 20 untrusted_logged'
+check "... and gives no targets" [ "$(active untrusted)" = "" ]
 checkx "A is scraped" "wait_for 20 '[ \$(hits $PA) -gt 0 ]'"
 check "the unannotated pod is never scraped" [ "$(hits "$PB")" = 0 ]
 check "the pod in another namespace is never scraped" [ "$(hits "$PD")" = 0 ]
