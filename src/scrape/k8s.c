@@ -1541,6 +1541,19 @@ static const struct scrape_k8s_object *find_obj(const struct watcher *w, const c
 	return NULL;
 }
 
+/* The service_* labels (but the port ones) of the service named like the endpoints of @g. */
+static void service_labels(const struct watcher *svcs, const struct scrape_group *g,
+			   struct scrape_labels *out)
+{
+	const struct scrape_k8s_object *svc;
+
+	svc = find_obj(svcs, scrape_labels_get(&g->labels, "__meta_kubernetes_namespace"),
+		       scrape_labels_get(&g->labels, "__meta_kubernetes_endpoints_name"));
+	if (svc && svc->ngroups)
+		copy_prefixed(out, &svc->groups[0].labels, "__meta_kubernetes_service_",
+			      "__meta_kubernetes_service_port_");
+}
+
 /*
  * An endpoints target with its service's labels and its pod's, as
  * Prometheus joins them: the service named like the endpoints (its
@@ -1552,14 +1565,11 @@ static void join_endpoint(const struct watcher *pods, const struct watcher *svcs
 			  const struct scrape_group *g, struct scrape_labels *out)
 {
 	const char *ns = scrape_labels_get(&g->labels, "__meta_kubernetes_namespace");
-	const struct scrape_k8s_object *svc, *pod = NULL;
+	const struct scrape_k8s_object *pod = NULL;
 	const char *kind;
 
 	scrape_labels_copy(out, &g->labels);
-	svc = find_obj(svcs, ns, scrape_labels_get(&g->labels, "__meta_kubernetes_endpoints_name"));
-	if (svc && svc->ngroups)
-		copy_prefixed(out, &svc->groups[0].labels, "__meta_kubernetes_service_",
-			      "__meta_kubernetes_service_port_");
+	service_labels(svcs, g, out);
 	kind = scrape_labels_get(&g->labels, "__meta_kubernetes_endpoint_address_target_kind");
 	if (kind && !strcmp(kind, "Pod"))
 		pod = find_obj(pods, ns,
@@ -1576,6 +1586,58 @@ static void join_endpoint(const struct watcher *pods, const struct watcher *svcs
 		      "__meta_kubernetes_pod_container_");
 }
 
+/*
+ * Like Prometheus, a target for each declared container port of a pod
+ * behind @eo that no endpoint address names: the endpoints', service's
+ * and pod's labels, no endpoint_* ones.
+ */
+static void endpoint_pod_extras(const struct watcher *pods, const struct watcher *svcs,
+				const struct scrape_k8s_object *eo,
+				void (*fn)(void *arg, const struct scrape_group *g), void *arg)
+{
+	const char *seen[SCRAPE_K8S_MAX_TARGETS_PER_OBJECT];
+	size_t nseen = 0;
+
+	for (size_t i = 0; i < eo->ngroups; i++) {
+		const struct scrape_group *g = &eo->groups[i];
+		const char *ns = scrape_labels_get(&g->labels, "__meta_kubernetes_namespace");
+		const char *kind, *name;
+		const struct scrape_k8s_object *pod;
+		bool dup = false;
+
+		kind = scrape_labels_get(&g->labels,
+					 "__meta_kubernetes_endpoint_address_target_kind");
+		name = scrape_labels_get(&g->labels,
+					 "__meta_kubernetes_endpoint_address_target_name");
+		if (!kind || strcmp(kind, "Pod") || !name)
+			continue;
+		for (size_t k = 0; k < nseen && !dup; k++)
+			dup = !strcmp(seen[k], name);
+		if (dup || !(pod = find_obj(pods, ns, name)))
+			continue;
+		seen[nseen++] = name; /* at most one per group: within bounds */
+		for (size_t p = 0; p < pod->ngroups; p++) {
+			const struct scrape_group *pg = &pod->groups[p];
+			struct scrape_group x = { pg->targets, 1, { { 0 } } };
+			bool covered = false;
+
+			if (!scrape_labels_get(&pg->labels,
+					       "__meta_kubernetes_pod_container_port_number"))
+				continue;
+			for (size_t e = 0; e < eo->ngroups && !covered; e++)
+				covered = !strcmp(eo->groups[e].targets[0], pg->targets[0]);
+			if (covered)
+				continue;
+			copy_prefixed(&x.labels, &g->labels, "__meta_kubernetes_endpoints_", NULL);
+			scrape_labels_set(&x.labels, "__meta_kubernetes_namespace", ns);
+			service_labels(svcs, g, &x.labels);
+			copy_prefixed(&x.labels, &pg->labels, "__meta_kubernetes_pod_", NULL);
+			fn(arg, &x);
+			scrape_labels_release(&x.labels);
+		}
+	}
+}
+
 void scrape_k8s_foreach_group(struct scrape_k8s *k,
 			      void (*fn)(void *arg, const struct scrape_group *g), void *arg)
 {
@@ -1585,7 +1647,10 @@ void scrape_k8s_foreach_group(struct scrape_k8s *k,
 
 		if (!w->targets)
 			continue;
-		for (size_t j = 0; j < w->objs.n; j++)
+		for (size_t j = 0; j < w->objs.n; j++) {
+			if (w->role == SCRAPE_K8S_ENDPOINTS && k->nroles == 3)
+				endpoint_pod_extras(&k->w[i + 1], &k->w[i + 2], &w->objs.v[j], fn,
+						    arg);
 			for (size_t g = 0; g < w->objs.v[j].ngroups; g++) {
 				const struct scrape_group *grp = &w->objs.v[j].groups[g];
 				struct scrape_group joined;
@@ -1600,6 +1665,7 @@ void scrape_k8s_foreach_group(struct scrape_k8s *k,
 				fn(arg, &joined);
 				scrape_labels_release(&joined.labels);
 			}
+		}
 	}
 	pthread_mutex_unlock(&k->lock);
 }

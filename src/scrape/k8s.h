@@ -32,8 +32,10 @@
  *              container and port labels of the container port at that
  *              address, when one is declared). The role therefore also
  *              lists and watches pods and services (their own selectors
- *              apply). Not done: Prometheus' extra targets for pod
- *              ports that no endpoint names.
+ *              apply). Also as Prometheus: a target for each declared
+ *              container port of a pod behind the endpoints that no
+ *              endpoint address names, with the endpoints', service's
+ *              and pod's labels.
  *   service    one per port, __address__ = NAME.NAMESPACE.svc:port.
  *              Labels: namespace, service_name, service_label_* /
  *              _labelpresent_*, service_annotation_* /

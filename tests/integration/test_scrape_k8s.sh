@@ -41,9 +41,9 @@ ann() { # ann PORT: the Grafana-style annotations asking for a memory scrape at 
 labels='{"app.kubernetes.io/name": "web", "app.kubernetes.io/part-of": "shop"}'
 cat >"$tmp/spec.json" <<EOF
 {"pods": [
-  {"name": "web-7d4b9c8f6-aaaaa", "port": 8080, "labels": $labels, "annotations": $(ann "$PA")},
+  {"name": "web-7d4b9c8f6-aaaaa", "port": 9, "labels": $labels, "annotations": $(ann "$PA")},
   {"name": "web-7d4b9c8f6-bbbbb", "port": $PB, "labels": $labels},
-  {"name": "web-7d4b9c8f6-ddddd", "namespace": "other", "port": 8080, "labels": $labels, "annotations": $(ann "$PD")}
+  {"name": "web-7d4b9c8f6-ddddd", "namespace": "other", "port": 9, "labels": $labels, "annotations": $(ann "$PD")}
  ],
  "endpoints": [{"name": "web", "port": $PE, "pod": "web-7d4b9c8f6-aaaaa"}],
  "services": [{"name": "web", "port": $PE, "annotations": {"parca.dev/scrape": "true"}}]}
@@ -72,7 +72,7 @@ pod_event() { # pod_event TYPE NAME PORT [silent [BIG]]: an event for a shop pod
 	# PORT (or not: PORT -), with a BIG-byte last-applied-configuration annotation
 	local a='{}'
 	[ "$3" != - ] && a=$(ann "$3")
-	ctl event "{\"collection\": \"pods\", \"type\": \"$1\", \"silent\": ${4:-false}, \"spec\": {\"name\": \"$2\", \"port\": 8080, \"big\": ${5:-0}, \"labels\": $labels, \"annotations\": $a}}"
+	ctl event "{\"collection\": \"pods\", \"type\": \"$1\", \"silent\": ${4:-false}, \"spec\": {\"name\": \"$2\", \"port\": 9, \"big\": ${5:-0}, \"labels\": $labels, \"annotations\": $a}}"
 }
 
 printf 'file-token\n' >"$tmp/token"
@@ -142,11 +142,11 @@ meta_ok() {
 		want pod_annotation_profiles_grafana_com_memory_port "$PA" &&
 		want pod_annotationpresent_profiles_grafana_com_memory_scrape true &&
 		want pod_container_name app && want pod_container_port_name http-pprof &&
-		want pod_container_port_number 8080 && want pod_container_port_protocol TCP &&
+		want pod_container_port_number 9 && want pod_container_port_protocol TCP &&
 		want pod_container_init false && want pod_container_image registry.example/shop/web-7d4b9c8f6-aaaaa:1.4.2 &&
 		want pod_ready true && want pod_phase Running && want pod_node_name node-a &&
 		want pod_host_ip 10.0.0.11 && want pod_controller_kind ReplicaSet &&
-		want pod_controller_name web-7d4b9c8f6 && [ "$(disc __address__)" = 127.0.0.1:8080 ] &&
+		want pod_controller_name web-7d4b9c8f6 && [ "$(disc __address__)" = 127.0.0.1:9 ] &&
 		[ "$(targets_cached "by_job('pods')[0]['labels']['namespace'] + '/' + by_job('pods')[0]['labels']['pod']")" = shop/web-7d4b9c8f6-aaaaa ]
 }
 check "its discovered labels are Prometheus' __meta_kubernetes_pod_* ones, relabeled to namespace/pod" meta_ok
@@ -154,14 +154,20 @@ dropped_b() { targets_get "[x['discoveredLabels']['__meta_kubernetes_pod_name'] 
 check "the unannotated pod is dropped by relabeling" [ "$(dropped_b)" = "['web-7d4b9c8f6-bbbbb']" ]
 check "the API saw the pod job's label selector (and none from the endpoints job's pod watch)" \
 	[ "$(apilog "sorted(set(str(w['query'].get('labelSelector')) for w in log['watches'] if w['collection'] == 'pods'))")" = "['None', 'app.kubernetes.io/part-of=shop']" ]
-checkx "endpoints: one target per address and port" "wait_for 20 'is_active eps 127.0.0.1:$PE'"
+checkx "endpoints: one target per address and port, and one for the pod's declared port no endpoint names" \
+	"wait_for 20 'is_active eps \"127.0.0.1:$PE 127.0.0.1:9\"'"
+extra_ok() {
+	[ "$(targets_cached "[sorted(k for k in x['discoveredLabels'] if k.startswith('__meta_kubernetes_endpoint_')) + [x['discoveredLabels'].get(k) for k in ('__meta_kubernetes_endpoints_name', '__meta_kubernetes_service_name', '__meta_kubernetes_pod_name', '__meta_kubernetes_pod_container_port_number')] for x in by_job('eps') if x['labels']['instance'] == '127.0.0.1:9']")" = \
+		"[['web', 'web', 'web-7d4b9c8f6-aaaaa', '9']]" ]
+}
+check "... that one with the endpoints', service's and pod's labels and no endpoint_* ones" extra_ok
 ep_ok() {
-	[ "$(targets_cached "sorted((k, v) for k, v in by_job('eps')[0]['discoveredLabels'].items() if k.startswith(('__meta_kubernetes_endpoint', '__meta_kubernetes_namespace')))")" = \
+	[ "$(targets_cached "sorted((k, v) for k, v in [x for x in by_job('eps') if x['labels']['instance'] == '127.0.0.1:$PE'][0]['discoveredLabels'].items() if k.startswith(('__meta_kubernetes_endpoint', '__meta_kubernetes_namespace')))")" = \
 		"[('__meta_kubernetes_endpoint_address_target_kind', 'Pod'), ('__meta_kubernetes_endpoint_address_target_name', 'web-7d4b9c8f6-aaaaa'), ('__meta_kubernetes_endpoint_node_name', 'node-a'), ('__meta_kubernetes_endpoint_port_name', 'http-pprof'), ('__meta_kubernetes_endpoint_port_protocol', 'TCP'), ('__meta_kubernetes_endpoint_ready', 'true'), ('__meta_kubernetes_endpoints_annotation_endpoints_kubernetes_io_last_change_trigger_time', '2024-05-01T10:00:03Z'), ('__meta_kubernetes_endpoints_annotationpresent_endpoints_kubernetes_io_last_change_trigger_time', 'true'), ('__meta_kubernetes_endpoints_label_app_kubernetes_io_name', 'web'), ('__meta_kubernetes_endpoints_labelpresent_app_kubernetes_io_name', 'true'), ('__meta_kubernetes_endpoints_name', 'web'), ('__meta_kubernetes_namespace', 'shop')]" ]
 }
 check "... with Prometheus' __meta_kubernetes_endpoint(s)_* labels" ep_ok
 ep_join() {
-	[ "$(targets_cached "[by_job('eps')[0]['discoveredLabels'].get('__meta_kubernetes_' + k) for k in ('service_name', 'service_cluster_ip', 'service_type', 'service_annotation_parca_dev_scrape', 'service_port_name', 'pod_name', 'pod_node_name', 'pod_controller_kind', 'pod_container_port_number')]")" = \
+	[ "$(targets_cached "[[x for x in by_job('eps') if x['labels']['instance'] == '127.0.0.1:$PE'][0]['discoveredLabels'].get('__meta_kubernetes_' + k) for k in ('service_name', 'service_cluster_ip', 'service_type', 'service_annotation_parca_dev_scrape', 'service_port_name', 'pod_name', 'pod_node_name', 'pod_controller_kind', 'pod_container_port_number')]")" = \
 		"['web', '10.96.0.12', 'ClusterIP', 'true', None, 'web-7d4b9c8f6-aaaaa', 'node-a', 'ReplicaSet', None]" ]
 }
 check "... joined with its service's labels and its pod's (no container: port not declared)" ep_join
