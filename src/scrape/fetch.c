@@ -101,6 +101,14 @@ static void snippet(const struct buf *b, char *out, size_t outsz)
 	out[j] = '\0';
 }
 
+/* Set a blob option from memory (copied by libcurl); true when libcurl refused it. */
+static bool set_blob(void *h, CURLoption opt, const char *p, size_t n)
+{
+	struct curl_blob b = { (void *)p, n, CURL_BLOB_COPY };
+
+	return p && curl_easy_setopt(h, opt, &b) != CURLE_OK;
+}
+
 int scrape_fetch(void *h, const char *url, const struct scrape_fetch_opts *o, struct buf *body,
 		 long *status, struct prof_err *err)
 {
@@ -152,6 +160,15 @@ int scrape_fetch(void *h, const char *url, const struct scrape_fetch_opts *o, st
 			curl_easy_setopt(h, CURLOPT_SSLKEY, o->tls->key_file);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, o->tls->insecure_skip_verify ? 0L : 1L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, o->tls->insecure_skip_verify ? 0L : 2L);
+	}
+	if (o->pem && (set_blob(h, CURLOPT_CAINFO_BLOB, o->pem->ca, o->pem->ca_len) ||
+		       set_blob(h, CURLOPT_SSLCERT_BLOB, o->pem->cert, o->pem->cert_len) ||
+		       set_blob(h, CURLOPT_SSLKEY_BLOB, o->pem->key, o->pem->key_len))) {
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+		curl_slist_free_all(hdrs);
+		return prof_err_set(err, -PROF_EUNSUPPORTED, -1,
+				    "this libcurl cannot take certificates from memory (a "
+				    "kubeconfig's *-data needs libcurl 7.77 or later)");
 	}
 	cc = curl_easy_perform(h);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);

@@ -853,6 +853,8 @@ struct scrape_k8s {
 	char *token_file; /* NULL = none */
 	char *token;	  /* a kubeconfig's inline token; NULL = none */
 	struct scrape_tls_conf tls;
+	struct scrape_fetch_pem pem; /* a kubeconfig's *-data, decoded; owned */
+	bool have_pem;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop, changed; /* stop: atomic; changed: under lock */
@@ -984,7 +986,8 @@ static int do_list(struct watcher *w)
 	struct scrape_fetch_opts fo = { .timeout_ms = 60000,
 					.max_body = SCRAPE_K8S_MAX_LIST,
 					.stop = &k->stop,
-					.tls = &k->tls };
+					.tls = &k->tls,
+					.pem = k->have_pem ? &k->pem : NULL };
 	VEC(struct scrape_k8s_object) objs = { 0 };
 	struct prof_err err;
 	struct buf body;
@@ -1140,6 +1143,7 @@ static int do_watch(struct watcher *w, long *status)
 					.max_body = 64 << 10,
 					.stop = &k->stop,
 					.tls = &k->tls,
+					.pem = k->have_pem ? &k->pem : NULL,
 					.on_data = watch_data,
 					.on_data_arg = w };
 	struct prof_err err;
@@ -1279,11 +1283,64 @@ static char *kc_path(const char *kc, const char *p)
 	return xasprintf("%.*s/%s", (int)(slash - kc), kc, p);
 }
 
+/* Standard base64 (RFC 4648 section 4; line breaks and blanks skipped) into *@out (owned). */
+static int b64_decode(const char *s, char **out, size_t *outlen)
+{
+	size_t n = strlen(s), o = 0;
+	uint32_t acc = 0;
+	int bits = 0;
+	char *p = xmalloc(n / 4 * 3 + 4);
+
+	for (size_t i = 0; i < n && s[i] != '='; i++) {
+		unsigned char c = (unsigned char)s[i];
+		uint32_t v;
+
+		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+			continue;
+		if (c >= 'A' && c <= 'Z')
+			v = c - 'A';
+		else if (c >= 'a' && c <= 'z')
+			v = c - 'a' + 26;
+		else if (c >= '0' && c <= '9')
+			v = c - '0' + 52;
+		else if (c == '+' || c == '/')
+			v = c == '+' ? 62 : 63;
+		else {
+			free(p);
+			return -EINVAL;
+		}
+		acc = (acc << 6) | v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			p[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	*out = p;
+	*outlen = o;
+	return 0;
+}
+
+/* A kubeconfig *-data field (base64 PEM) of @map into *@out / *@len; absent: untouched. */
+static int kc_data(struct scrape_k8s *k, const char *path, struct ywalk *y, yaml_node_t *map,
+		   const char *key, const char **out, size_t *len, struct prof_err *err)
+{
+	const char *s = ywalk_scalar(ymap_get(y, map, key));
+	char *pem;
+
+	if (!s)
+		return 0;
+	if (b64_decode(s, &pem, len) || !*len)
+		return prof_err_set(err, -EINVAL, -1, "kubeconfig_file %s: %s: not base64", path,
+				    key);
+	*out = pem;
+	k->have_pem = true;
+	return 0;
+}
+
 static int load_kubeconfig(struct scrape_k8s *k, char **ns, struct prof_err *err)
 {
-	static const char *const unsupported[] = { "certificate-authority-data",
-						   "client-certificate-data", "client-key-data",
-						   "exec", "auth-provider" };
+	static const char *const unsupported[] = { "exec", "auth-provider" };
 	const char *path = k->c->kubeconfig_file, *cur, *cname, *uname, *s;
 	yaml_node_t *root, *ctx, *cl, *user;
 	struct ywalk y = { 0 };
@@ -1318,12 +1375,19 @@ static int load_kubeconfig(struct scrape_k8s *k, char **ns, struct prof_err *err
 	k->server = xstrdup(s);
 	for (size_t i = 0; i < PROF_ARRAY_SIZE(unsupported); i++)
 		if (ymap_get(&y, cl, unsupported[i]) || ymap_get(&y, user, unsupported[i])) {
-			rc = prof_err_set(err, -EINVAL, -1,
-					  "kubeconfig_file %s: '%s' is not supported (give the "
-					  "file form, or a token)",
-					  path, unsupported[i]);
+			rc = prof_err_set(
+				err, -EINVAL, -1,
+				"kubeconfig_file %s: '%s' is not supported (give a token, "
+				"a tokenFile or a client certificate)",
+				path, unsupported[i]);
 			goto out;
 		}
+	if ((rc = kc_data(k, path, &y, cl, "certificate-authority-data", &k->pem.ca, &k->pem.ca_len,
+			  err)) ||
+	    (rc = kc_data(k, path, &y, user, "client-certificate-data", &k->pem.cert,
+			  &k->pem.cert_len, err)) ||
+	    (rc = kc_data(k, path, &y, user, "client-key-data", &k->pem.key, &k->pem.key_len, err)))
+		goto out;
 	k->tls.ca_file = kc_path(path, ywalk_scalar(ymap_get(&y, cl, "certificate-authority")));
 	s = ywalk_scalar(ymap_get(&y, cl, "insecure-skip-tls-verify"));
 	k->tls.insecure_skip_verify = s && !strcmp(s, "true");
@@ -1699,6 +1763,11 @@ void scrape_k8s_free(struct scrape_k8s *k)
 	free(k->tls.ca_file);
 	free(k->tls.cert_file);
 	free(k->tls.key_file);
+	if (k->pem.key)
+		memset((char *)k->pem.key, 0, k->pem.key_len);
+	free((char *)k->pem.ca);
+	free((char *)k->pem.cert);
+	free((char *)k->pem.key);
 	pthread_mutex_destroy(&k->lock);
 	pthread_cond_destroy(&k->cond);
 	free(k);

@@ -63,9 +63,10 @@
  * collection.
  *
  * Credentials: api_server with bearer_token_file and tls_config; or
- * kubeconfig_file (current-context's cluster server, certificate-authority,
- * insecure-skip-tls-verify, user token / tokenFile / client-certificate /
- * client-key; relative paths against the file's directory); or, with
+ * kubeconfig_file (current-context's cluster server, certificate-authority
+ * (-data), insecure-skip-tls-verify, user token / tokenFile /
+ * client-certificate (-data) / client-key (-data); relative paths against
+ * the file's directory; no exec plugins); or, with
  * neither, in-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
  * with the service account's token and ca.crt under
  * /var/run/secrets/kubernetes.io/serviceaccount (and its `namespace` for

@@ -14,8 +14,9 @@
 #     its service's and pod's joined in (the stand-in serves services too);
 #   - credentials: bearer_token_file's token and a kubeconfig's user token
 #     reach the API as Authorization: Bearer; the kubeconfig's https server
-#     is verified with its certificate-authority and asks for (and gets)
-#     its client certificate; its context namespace is own_namespace; the
+#     is verified with its certificate-authority-data and asks for (and
+#     gets) its client certificate (client-certificate-data, client-key
+#     file); its context namespace is own_namespace; the
 #     same server without the CA is refused (logged, no targets);
 #   - watch events apply live: ADDED starts a target (its event carries a
 #     300 kB annotation: the stream is not cut at the error-body bound),
@@ -85,10 +86,15 @@ contexts:
     context: {cluster: standin, user: tester, namespace: shop}
 clusters:
   - name: standin
-    cluster: {server: "https://127.0.0.1:$tls_port", certificate-authority: api.pem}
+    cluster:
+      server: "https://127.0.0.1:$tls_port"
+      certificate-authority-data: $(base64 -w0 "$tmp/api.pem")
 users:
   - name: tester
-    user: {token: kubeconfig-token, client-certificate: client.pem, client-key: client.key}
+    user:
+      token: kubeconfig-token
+      client-certificate-data: $(base64 -w0 "$tmp/client.pem")
+      client-key: client.key
 EOF
 cat >"$tmp/scrape.yaml" <<EOF
 scrape_configs:

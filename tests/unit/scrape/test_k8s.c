@@ -16,6 +16,9 @@
 #include "scrape/k8s.h"
 #include "scrape/relabel.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -557,6 +560,57 @@ static void test_docs_annotation_example(void **state)
 	buf_release(&doc);
 }
 
+/* scrape_k8s_new's refusals, before any thread or request: credentials it cannot use. */
+static void test_credentials_refused(void **state)
+{
+	static const struct {
+		const char *kubeconfig, *msg;
+	} cases[] = {
+		{ "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+		  "clusters: [{name: k, cluster: {server: 'https://10.0.0.1:6443', "
+		  "certificate-authority-data: '!!not base64!!'}}]\n",
+		  "certificate-authority-data: not base64" },
+		{ "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+		  "clusters: [{name: k, cluster: {server: 'https://10.0.0.1:6443'}}]\n"
+		  "users: [{name: u, user: {exec: {command: aws}}}]\n",
+		  "'exec' is not supported" },
+		{ "current-context: other\ncontexts: [{name: c, context: {cluster: k}}]\n",
+		  "current-context 'other' names no cluster" },
+	};
+	char path[] = "/tmp/profd-test-kubeconfig-XXXXXX";
+	struct scrape_k8s_sd sd = { .role = SCRAPE_K8S_POD };
+	struct scrape_k8s *k = NULL;
+	struct prof_err err;
+	int fd, rc;
+
+	(void)state;
+	prof_err_init(&err);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	rc = scrape_k8s_new(&sd, "j", true, &k, &err);
+	if (rc == -PROF_EUNSUPPORTED)
+		skip(); /* no libcurl on this machine */
+	assert_int_equal(rc, -EINVAL);
+	assert_null(k);
+	assert_non_null(strstr(err.msg, "not in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)"));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	sd.kubeconfig_file = path;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(cases); i++) {
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		fputs(cases[i].kubeconfig, f);
+		fclose(f);
+		prof_err_init(&err);
+		assert_int_equal(scrape_k8s_new(&sd, "j", true, &k, &err), -EINVAL);
+		assert_null(k);
+		if (!strstr(err.msg, cases[i].msg))
+			fail_msg("case %zu: error '%s' lacks '%s'", i, err.msg, cases[i].msg);
+	}
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_docs_annotation_example),
+		cmocka_unit_test(test_credentials_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
