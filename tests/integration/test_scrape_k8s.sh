@@ -16,7 +16,9 @@
 #     reach the API as Authorization: Bearer; the kubeconfig's https server
 #     is verified with its certificate-authority-data and asks for (and
 #     gets) its client certificate (client-certificate-data, client-key
-#     file); its context namespace is own_namespace; the
+#     file); its context namespace is own_namespace; in-cluster mode
+#     finds the server in KUBERNETES_SERVICE_HOST/PORT (https) and lists
+#     all namespaces; the
 #     same server without the CA is refused (logged, no targets);
 #   - watch events apply live: ADDED starts a target (its event carries a
 #     300 kB annotation: the stream is not cut at the error-body bound),
@@ -126,6 +128,16 @@ scrape_configs:
       - role: endpoints
         kubeconfig_file: kubeconfig
         namespaces: {own_namespace: true}
+  - job_name: incluster
+    profiles: [heap]
+    kubernetes_sd_configs:
+      - role: pod
+        bearer_token_file: incluster-token
+        tls_config: {ca_file: api.pem, cert_file: client.pem, key_file: client.key}
+    relabel_configs:
+      - action: drop
+        regex: ".*"
+        source_labels: [__address__]
   - job_name: untrusted
     profiles: [heap]
     kubernetes_sd_configs:
@@ -133,7 +145,11 @@ scrape_configs:
         api_server: https://127.0.0.1:$tls_port
         tls_config: {cert_file: client.pem, key_file: client.key}
 EOF
+printf 'incluster-token' >"$tmp/incluster-token"
+# In-cluster discovery takes the API server from these (as a pod's environment has them).
+export KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$tls_port
 start_server --scrape-config "$tmp/scrape.yaml"
+unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
 
 active() { targets_get "\" \".join(sorted(x[\"labels\"][\"instance\"] for x in by_job(\"$1\")))"; }
 sorted() { printf '%s\n' "$@" | LC_ALL=C sort | xargs; }
@@ -177,8 +193,10 @@ ep_join() {
 		"['web', '10.96.0.12', 'ClusterIP', 'true', None, 'web-7d4b9c8f6-aaaaa', 'node-a', 'ReplicaSet', None]" ]
 }
 check "... joined with its service's labels and its pod's (no container: port not declared)" ep_join
-check "bearer_token_file's and the kubeconfig's tokens reach the API" \
-	[ "$(apilog "sorted(log['auth'])")" = "['Bearer file-token', 'Bearer kubeconfig-token']" ]
+check "bearer_token_file's, the in-cluster job's and the kubeconfig's tokens reach the API" \
+	[ "$(apilog "sorted(log['auth'])")" = "['Bearer file-token', 'Bearer incluster-token', 'Bearer kubeconfig-token']" ]
+incluster_seen() { [ "$(targets_get "sorted(x['discoveredLabels']['__meta_kubernetes_pod_name'] for x in t['data']['droppedTargets'] if x['scrapePool'] == 'incluster')")" = "['web-7d4b9c8f6-aaaaa', 'web-7d4b9c8f6-bbbbb', 'web-7d4b9c8f6-ddddd']" ]; }
+checkx "in-cluster (KUBERNETES_SERVICE_HOST/PORT, https, token and CA overridden): all namespaces' pods seen" 'wait_for 20 incluster_seen'
 untrusted_logged() { grep 'job=untrusted: kubernetes pods in all namespaces: list https://127.0.0.1:[0-9]*/api/v1/pods: .*certificate' "$tmp/log.$n" >/dev/null; }
 checkx "an https API server without its CA in tls_config.ca_file is refused, and logged" 'wait_for 20 untrusted_logged'
 check "... and gives no targets" [ "$(active untrusted)" = "" ]
