@@ -24,6 +24,7 @@
 #include "scrape/k8s.h"
 
 #include <jansson.h>
+#include <malloc.h>
 #include <pthread.h>
 
 #define SA_DIR	       "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -1048,6 +1049,8 @@ static int do_list(struct watcher *w)
 		}
 	snprintf(w->rv, sizeof(w->rv), "%s", rv);
 	json_decref(root);
+	/* A big list's JSON tree is gone: give its pages back (lists are rare). */
+	malloc_trim(0);
 	pthread_mutex_lock(&k->lock);
 	for (i = 0; i < w->objs.n; i++)
 		scrape_k8s_object_release(&w->objs.v[i]);
