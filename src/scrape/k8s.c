@@ -1088,7 +1088,6 @@ static int watch_line(struct watcher *w, const char *p, size_t n)
 			 w->where, err.msg);
 		return 0;
 	}
-	w->events++;
 	if (type == SCRAPE_K8S_ERROR) {
 		scrape_k8s_object_release(&o);
 		if (code == 410) {
@@ -1098,6 +1097,7 @@ static int watch_line(struct watcher *w, const char *p, size_t n)
 		log_warn("scrape: job=%s: kubernetes %s: %s", k->job, w->where, err.msg);
 		return -EPROTO;
 	}
+	w->events++; /* not ERROR ones: a watch that only fails has delivered nothing */
 	if (o.rv && *o.rv)
 		snprintf(w->rv, sizeof(w->rv), "%s", o.rv);
 	if (type == SCRAPE_K8S_BOOKMARK) {
@@ -1206,13 +1206,16 @@ static void *watcher_main(void *arg)
 				 "listing again",
 				 k->job, w->where, w->rv);
 			w->need_list = true;
-			backoff = NS_PER_S;
+			if (w->events == events0 && mono_ns() - t0 < NS_PER_S) {
+				k8s_sleep(k,
+					  backoff); /* 410 at once, again and again: do not spin */
+				backoff = PROF_MIN(backoff * 2, MAX_BACKOFF_NS);
+			}
 			continue;
 		}
-		if (!rc) {
-			backoff = NS_PER_S; /* the server ended the watch: resume at once */
-			continue;
-		}
+		if (!rc && (w->events != events0 || mono_ns() - t0 >= NS_PER_S))
+			continue; /* the server ended the watch: resume at once */
+		/* Failed, or ended at once with nothing (a proxy?): do not spin. */
 		if (rc == -EPROTO && status == 200)
 			w->need_list = true; /* an ERROR event other than 410: start over */
 		k8s_sleep(k, backoff);

@@ -377,6 +377,7 @@ static struct target *target_new(struct scrape_mgr *m, const struct scrape_job_c
 	const char *iv = scrape_labels_get(ls, "__scrape_interval__");
 	const char *to = scrape_labels_get(ls, "__scrape_timeout__");
 	const char *prefix = scrape_labels_get(ls, "__path_prefix__");
+	size_t nstored = 0;
 	int64_t interval, timeout;
 	struct target *t;
 
@@ -400,11 +401,9 @@ static struct target *target_new(struct scrape_mgr *m, const struct scrape_job_c
 	if (!scrape_labels_get(ls, "instance"))
 		scrape_labels_set(ls, "instance", addr);
 	/* "__" labels are never stored; discovery bounds them (k8s.h). */
-	size_t public = 0;
-
 	for (size_t i = 0; i < ls->l.n; i++)
-	public += !(ls->l.v[i].name[0] == '_' && ls->l.v[i].name[1] == '_');
-	if (public > SCRAPE_MAX_LABELS) {
+		nstored += !(ls->l.v[i].name[0] == '_' && ls->l.v[i].name[1] == '_');
+	if (nstored > SCRAPE_MAX_LABELS) {
 		log_warn("scrape: job=%s target=%s: more than %d labels", job->name, addr,
 			 SCRAPE_MAX_LABELS);
 		return NULL;
