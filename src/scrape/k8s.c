@@ -19,6 +19,7 @@
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/parse.h"
 #include "base/yaml.h"
 #include "scrape/fetch.h"
 #include "scrape/k8s.h"
@@ -885,20 +886,6 @@ static void k8s_sleep(struct scrape_k8s *k, int64_t ns)
 	pthread_mutex_unlock(&k->lock);
 }
 
-/* Percent-encode @s (all but RFC 3986 unreserved bytes) onto @b. */
-static void url_escape(struct buf *b, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    c == '-' || c == '.' || c == '_' || c == '~')
-			(void)buf_add(b, s, 1);
-		else
-			(void)buf_addf(b, "%%%02X", c);
-	}
-}
-
 /* The bearer token for the next request, or NULL; caller frees (and wipes). */
 static char *token_get(struct scrape_k8s *k)
 {
@@ -1156,7 +1143,7 @@ static int do_watch(struct watcher *w, long *status)
 
 	buf_init(&body, 64 << 10);
 	buf_init(&rvq, 4 * MAX_RV);
-	url_escape(&rvq, w->rv);
+	(void)buf_add_url_escaped(&rvq, w->rv);
 	url = xasprintf("%swatch=1&allowWatchBookmarks=true&timeoutSeconds=%d&resourceVersion=%.*s",
 			w->url, WATCH_SECONDS, (int)rvq.len, rvq.p ? rvq.p : "");
 	buf_release(&rvq);
@@ -1289,57 +1276,22 @@ static char *kc_path(const char *kc, const char *p)
 	return xasprintf("%.*s/%s", (int)(slash - kc), kc, p);
 }
 
-/* Standard base64 (RFC 4648 section 4; line breaks and blanks skipped) into *@out (owned). */
-static int b64_decode(const char *s, char **out, size_t *outlen)
-{
-	size_t n = strlen(s), o = 0;
-	uint32_t acc = 0;
-	int bits = 0;
-	char *p = xmalloc(n / 4 * 3 + 4);
-
-	for (size_t i = 0; i < n && s[i] != '='; i++) {
-		unsigned char c = (unsigned char)s[i];
-		uint32_t v;
-
-		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-			continue;
-		if (c >= 'A' && c <= 'Z')
-			v = c - 'A';
-		else if (c >= 'a' && c <= 'z')
-			v = c - 'a' + 26;
-		else if (c >= '0' && c <= '9')
-			v = c - '0' + 52;
-		else if (c == '+' || c == '/')
-			v = c == '+' ? 62 : 63;
-		else {
-			free(p);
-			return -EINVAL;
-		}
-		acc = (acc << 6) | v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			p[o++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	*out = p;
-	*outlen = o;
-	return 0;
-}
-
 /* A kubeconfig *-data field (base64 PEM) of @map into *@out / *@len; absent: untouched. */
 static int kc_data(struct scrape_k8s *k, const char *path, struct ywalk *y, yaml_node_t *map,
 		   const char *key, const char **out, size_t *len, struct prof_err *err)
 {
 	const char *s = ywalk_scalar(ymap_get(y, map, key));
-	char *pem;
+	uint8_t *pem;
 
 	if (!s)
 		return 0;
-	if (b64_decode(s, &pem, len) || !*len)
+	pem = parse_base64(s, strlen(s), len);
+	if (!pem || !*len) {
+		free(pem);
 		return prof_err_set(err, -EINVAL, -1, "kubeconfig_file %s: %s: not base64", path,
 				    key);
-	*out = pem;
+	}
+	*out = (const char *)pem;
 	k->have_pem = true;
 	return 0;
 }
@@ -1488,12 +1440,12 @@ static void watcher_init(struct scrape_k8s *k, struct watcher *w, const char *ns
 			continue;
 		if (s->label) {
 			(void)buf_addstr(&u, "labelSelector=");
-			url_escape(&u, s->label);
+			(void)buf_add_url_escaped(&u, s->label);
 			(void)buf_addstr(&u, "&");
 		}
 		if (s->field) {
 			(void)buf_addstr(&u, "fieldSelector=");
-			url_escape(&u, s->field);
+			(void)buf_add_url_escaped(&u, s->field);
 			(void)buf_addstr(&u, "&");
 		}
 	}
