@@ -23,7 +23,7 @@
 #
 # Targets link against the decoding layers (src/base, model, format,
 # store (block decoders: fuzz_block), symbolize, query/top.c, the scrape
-# config parser, the agent's kubelet pod-list parser and ELF reader) compiled here with
+# config parser and Kubernetes object decoder, the agent's kubelet pod-list parser and ELF reader) compiled here with
 # the same sanitizers;
 # protobuf code is generated from src/format/proto into build-fuzz/gen.
 # Seeds (build-fuzz/seeds-shared/<target>/): the matching folder of the shared
@@ -71,7 +71,7 @@ LEDGER=bench/results/fuzz-ledger.tsv
 REPORT_MD=bench/results/fuzz.md
 # Decoders of network input (ingest, push, scrape): twice the time in `long`.
 NETWORK="fuzz_pprof fuzz_otlp fuzz_otlp_direct fuzz_otlp_json fuzz_jfr fuzz_push fuzz_folded
-fuzz_cpuprofile fuzz_speedscope fuzz_perfscript fuzz_pprof_legacy fuzz_detect"
+fuzz_cpuprofile fuzz_speedscope fuzz_perfscript fuzz_pprof_legacy fuzz_detect fuzz_k8s_sd"
 
 build() {
 	mkdir -p "$OUT/gen" "$OUT/obj"
@@ -90,8 +90,8 @@ build() {
 		objs+=("$obj")
 	done < <(
 		find "$OUT/gen" -name '*.pb-c.c'
-		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c \
-			src/scrape/config.c src/scrape/relabel.c src/query/units.c src/mcp/mcp.c \
+		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c src/query/change.c \
+			src/scrape/config.c src/scrape/relabel.c src/scrape/k8s.c src/scrape/fetch.c src/query/units.c src/mcp/mcp.c \
 			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c \
 			src/agent/interp.c src/agent/interp_python.c src/agent/interp_ruby.c \
 			src/agent/interp_php.c src/agent/interp_php_decode.c src/agent/jit_v8.c src/agent/jit_v8_decode.c \
@@ -171,6 +171,13 @@ seeds() {
 			esac
 			printf '{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"name":"%s","arguments":{%s}}}' "$t" "$t" "$a" >"$dir/$t.json"
 		done
+	fi
+	if [ "$name" = fuzz_k8s_sd ]; then # role byte + a pod, an endpoints, a watch event (tests/unit/scrape/test_k8s.c)
+		printf '\0%s' '{"metadata":{"name":"web-1","namespace":"shop","uid":"u1","resourceVersion":"12","labels":{"app.kubernetes.io/name":"web"},"annotations":{"profiles.grafana.com/cpu.scrape":"true"},"ownerReferences":[{"kind":"ReplicaSet","name":"web","controller":true}]},"spec":{"nodeName":"n1","containers":[{"name":"app","image":"web:1","ports":[{"name":"pprof","containerPort":6060,"protocol":"TCP"}]}],"initContainers":[{"name":"init"}]},"status":{"phase":"Running","podIP":"10.0.0.7","hostIP":"10.0.0.1","conditions":[{"type":"Ready","status":"True"}],"containerStatuses":[{"name":"app","containerID":"containerd://abc"}]}}' >"$dir/pod.json"
+		printf '\1%s' '{"metadata":{"name":"web","namespace":"shop"},"subsets":[{"addresses":[{"ip":"10.0.0.7","nodeName":"n1","targetRef":{"kind":"Pod","name":"web-1"}}],"notReadyAddresses":[{"ip":"fd00::1"}],"ports":[{"name":"pprof","port":6060}]}]}' >"$dir/endpoints.json"
+		printf '\0%s' '{"type":"MODIFIED","object":{"metadata":{"name":"web-1","namespace":"shop","resourceVersion":"13"},"status":{"podIP":"10.0.0.7"}}}' >"$dir/event.json"
+		printf '\2%s' '{"metadata":{"name":"web","namespace":"shop"},"spec":{"type":"LoadBalancer","clusterIP":"10.96.0.1","ports":[{"port":80}]},"status":{"loadBalancer":{"ingress":[{"ip":"1.2.3.4"}]}}}' >"$dir/service.json"
+		printf '\3%s' '{"metadata":{"name":"n1"},"status":{"addresses":[{"type":"InternalIP","address":"10.0.0.1"}],"daemonEndpoints":{"kubeletEndpoint":{"Port":10250}}}}' >"$dir/node.json"
 	fi
 	if [ "$name" = fuzz_k8s_pods ]; then # a kubelet /pods answer, as in tests/unit/agent/test_k8s.c
 		printf '%s' '{"kind":"PodList","items":[{"metadata":{"name":"web-5d8f7-abcde","namespace":"shop","uid":"0b4d9a3e-5c1f-4f7e-9d2a-1c3e5f7a9b0d","labels":{"app":"web"},"annotations":{"team":"a"},"ownerReferences":[{"kind":"ReplicaSet","name":"web-5d8f7"}]},"spec":{"nodeName":"n1"},"status":{"containerStatuses":[{"name":"app","containerID":"containerd://abc"}]}}]}' >"$dir/pods.json"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* parse.c - checked parsing; see parse.h. */
 #include "base/compat.h"
+#include "base/mem.h"
 #include "base/parse.h"
 
 int parse_u64(const char *s, uint64_t *out)
@@ -157,4 +158,46 @@ bool parse_build_id_ok(const char *s, size_t n)
 		if (parse_hex_digit((unsigned char)s[i]) < 0)
 			return false;
 	return true;
+}
+
+uint8_t *parse_base64(const char *s, size_t n, size_t *outn)
+{
+	uint8_t *o = xmalloc(n / 4 * 3 + 3);
+	uint32_t acc = 0;
+	size_t k = 0;
+	int bits = 0;
+
+	while (n && s[n - 1] == '=')
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		int v;
+		char c = s[i];
+
+		if (c >= 'A' && c <= 'Z')
+			v = c - 'A';
+		else if (c >= 'a' && c <= 'z')
+			v = c - 'a' + 26;
+		else if (c >= '0' && c <= '9')
+			v = c - '0' + 52;
+		else if (c == '+' || c == '-')
+			v = 62;
+		else if (c == '/' || c == '_')
+			v = 63;
+		else {
+			free(o);
+			return NULL;
+		}
+		acc = acc << 6 | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			o[k++] = (uint8_t)(acc >> bits);
+		}
+	}
+	if (n % 4 == 1) { /* one leftover character cannot encode a byte */
+		free(o);
+		return NULL;
+	}
+	*outn = k;
+	return o;
 }

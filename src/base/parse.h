@@ -53,4 +53,11 @@ bool parse_build_id_ok(const char *s, size_t n);
 /** prof_now_ns() - CLOCK_REALTIME in nanoseconds since the epoch. */
 int64_t prof_now_ns(void);
 
+/**
+ * parse_base64() - decode @n bytes of base64 (RFC 4648: the standard or
+ * the URL-safe alphabet, padding optional, no blanks) into a new buffer
+ * of *@outn bytes, owned by the caller (free); NULL when @s is not base64.
+ */
+uint8_t *parse_base64(const char *s, size_t n, size_t *outn);
+
 #endif

@@ -8,6 +8,7 @@
 #include "base/compat.h"
 #include "base/buf.h"
 #include "base/mem.h"
+#include "base/parse.h"
 #include "format/pbcheck.h"
 #include "format/push.h"
 #include "format/textutil.h"
@@ -105,49 +106,6 @@ static int decode_binary(const void *data, size_t n, struct fmt_push_req *out, s
 	return 0;
 }
 
-/* Base64 (standard or URL-safe, padding optional) of @s into a new buffer. */
-static uint8_t *b64_decode(const char *s, size_t n, size_t *outn)
-{
-	uint8_t *o = xmalloc(n / 4 * 3 + 3);
-	uint32_t acc = 0;
-	size_t k = 0;
-	int bits = 0;
-
-	while (n && s[n - 1] == '=')
-		n--;
-	for (size_t i = 0; i < n; i++) {
-		int v;
-		char c = s[i];
-
-		if (c >= 'A' && c <= 'Z')
-			v = c - 'A';
-		else if (c >= 'a' && c <= 'z')
-			v = c - 'a' + 26;
-		else if (c >= '0' && c <= '9')
-			v = c - '0' + 52;
-		else if (c == '+' || c == '-')
-			v = 62;
-		else if (c == '/' || c == '_')
-			v = 63;
-		else {
-			free(o);
-			return NULL;
-		}
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			o[k++] = (uint8_t)(acc >> bits);
-		}
-	}
-	if (n % 4 == 1) { /* one leftover character cannot encode a byte */
-		free(o);
-		return NULL;
-	}
-	*outn = k;
-	return o;
-}
-
 /* obj[camel] or obj[snake] (protobuf JSON accepts both names). */
 static json_t *field(json_t *obj, const char *camel, const char *snake)
 {
@@ -230,8 +188,8 @@ static int decode_json(const void *data, size_t n, struct fmt_push_req *out, str
 					i, k);
 				break;
 			}
-			b = b64_decode(raw ? json_string_value(raw) : "",
-				       raw ? json_string_length(raw) : 0, &bn);
+			b = parse_base64(raw ? json_string_value(raw) : "",
+					 raw ? json_string_length(raw) : 0, &bn);
 			if (!b) {
 				rc = prof_err_set(err, -PROF_ECORRUPT, -1,
 						  "push: series[%zu].samples[%zu].rawProfile: not "

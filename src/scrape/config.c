@@ -221,6 +221,255 @@ static int parse_file_sd(struct walk *w, const yaml_node_t *n, struct scrape_fil
 	return 0;
 }
 
+static const char *const k8s_roles[] = { "pod", "endpoints", "service", "node" };
+
+const char *scrape_k8s_role_name(enum scrape_k8s_role r)
+{
+	return (size_t)r < PROF_ARRAY_SIZE(k8s_roles) ? k8s_roles[r] : "?";
+}
+
+static int parse_k8s_role(struct walk *w, const yaml_node_t *v, const char *what,
+			  enum scrape_k8s_role *out)
+{
+	const char *s;
+	int rc;
+
+	if ((rc = ywalk_want_scalar(&w->y, v, what, &s)))
+		return rc;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(k8s_roles); i++)
+		if (!strcmp(s, k8s_roles[i])) {
+			*out = (enum scrape_k8s_role)i;
+			return 0;
+		}
+	return ywalk_err(&w->y, v, what, "expected pod, endpoints, service or node, got '%.60s'",
+			 s);
+}
+
+/* A scalar into *@dst (replacing it); a path is made absolute against the config's directory. */
+static int want_str(struct walk *w, const yaml_node_t *v, const char *what, bool path, char **dst)
+{
+	const char *s;
+	int rc;
+
+	if ((rc = ywalk_want_scalar(&w->y, v, what, &s)))
+		return rc;
+	if (!*s || strlen(s) > 4096)
+		return ywalk_err(&w->y, v, what, "expected 1..4096 bytes");
+	free(*dst);
+	*dst = path ? resolve_path(w->y.name, s) : xstrdup(s);
+	return 0;
+}
+
+static int parse_tls(struct walk *w, const yaml_node_t *n, struct scrape_tls_conf *t)
+{
+	int rc;
+
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, "tls_config")))
+		return rc;
+	YWALK_MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
+
+		if (!key)
+			return ywalk_err(&w->y, k, "tls_config", "expected a key");
+		if (!strcmp(key, "ca_file"))
+			rc = want_str(w, v, "tls_config.ca_file", true, &t->ca_file);
+		else if (!strcmp(key, "cert_file"))
+			rc = want_str(w, v, "tls_config.cert_file", true, &t->cert_file);
+		else if (!strcmp(key, "key_file"))
+			rc = want_str(w, v, "tls_config.key_file", true, &t->key_file);
+		else if (!strcmp(key, "insecure_skip_verify"))
+			rc = ywalk_want_bool(&w->y, v, "tls_config.insecure_skip_verify",
+					     &t->insecure_skip_verify);
+		else
+			rc = ywalk_err(&w->y, k, "tls_config",
+				       "unknown key '%.60s' (known: ca_file, cert_file, key_file, "
+				       "insecure_skip_verify)",
+				       key);
+		if (rc)
+			return rc;
+	}
+	if (!t->cert_file != !t->key_file)
+		return ywalk_err(&w->y, n, "tls_config", "cert_file and key_file go together");
+	return 0;
+}
+
+static int parse_k8s_namespaces(struct walk *w, const yaml_node_t *n, struct scrape_k8s_sd *k8)
+{
+	const char *what = "kubernetes_sd_configs.namespaces";
+	int rc;
+
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, what)))
+		return rc;
+	YWALK_MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
+
+		if (!key)
+			return ywalk_err(&w->y, k, what, "expected a key");
+		if (!strcmp(key, "names")) {
+			ywalk_strings_free(k8->namespaces, k8->nnamespaces);
+			if ((rc = ywalk_want_strings(&w->y, v, "namespaces.names", 64,
+						     &k8->namespaces, &k8->nnamespaces)))
+				return rc;
+			for (size_t i = 0; i < k8->nnamespaces; i++) {
+				const char *s = k8->namespaces[i];
+				size_t len = strlen(s);
+
+				/* A DNS label (RFC 1123), as Kubernetes names namespaces. */
+				bool ok = len && len <= 63;
+
+				for (size_t c = 0; c < len && ok; c++)
+					ok = (s[c] >= 'a' && s[c] <= 'z') ||
+					     (s[c] >= '0' && s[c] <= '9') || s[c] == '-';
+				if (!ok)
+					return ywalk_err(&w->y, v, "namespaces.names",
+							 "'%.70s' is not a namespace name "
+							 "([a-z0-9-], 1..63 bytes)",
+							 s);
+			}
+		} else if (!strcmp(key, "own_namespace")) {
+			if ((rc = ywalk_want_bool(&w->y, v, "namespaces.own_namespace",
+						  &k8->own_namespace)))
+				return rc;
+		} else {
+			return ywalk_err(&w->y, k, what,
+					 "unknown key '%.60s' (known: names, own_namespace)", key);
+		}
+	}
+	return 0;
+}
+
+static int parse_k8s_selector(struct walk *w, const yaml_node_t *n, struct scrape_k8s_selector *s)
+{
+	const char *what = "kubernetes_sd_configs.selectors";
+	bool have_role = false;
+	int rc;
+
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, what)))
+		return rc;
+	YWALK_MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
+
+		if (!key)
+			return ywalk_err(&w->y, k, what, "expected a key");
+		if (!strcmp(key, "role")) {
+			rc = parse_k8s_role(w, v, "selectors.role", &s->role);
+			have_role = true;
+		} else if (!strcmp(key, "label")) {
+			rc = want_str(w, v, "selectors.label", false, &s->label);
+		} else if (!strcmp(key, "field")) {
+			rc = want_str(w, v, "selectors.field", false, &s->field);
+		} else {
+			rc = ywalk_err(&w->y, k, what,
+				       "unknown key '%.60s' (known: role, label, field)", key);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!have_role)
+		return ywalk_err(&w->y, n, what, "missing: role");
+	return 0;
+}
+
+static int parse_k8s_sd(struct walk *w, const yaml_node_t *n, struct scrape_k8s_sd *k8)
+{
+	const char *what = "kubernetes_sd_configs";
+	bool have_role = false;
+	int rc;
+
+	if ((rc = ywalk_want_type(&w->y, n, YAML_MAPPING_NODE, what)))
+		return rc;
+	YWALK_MAP_FOREACH(n, pair)
+	{
+		yaml_node_t *k = ywalk_node(&w->y, pair->key), *v = ywalk_node(&w->y, pair->value);
+		const char *key = ywalk_scalar(k);
+
+		if (!key)
+			return ywalk_err(&w->y, k, what, "expected a key");
+		if (!strcmp(key, "role")) {
+			rc = parse_k8s_role(w, v, "kubernetes_sd_configs.role", &k8->role);
+			have_role = true;
+		} else if (!strcmp(key, "api_server")) {
+			rc = want_str(w, v, "kubernetes_sd_configs.api_server", false,
+				      &k8->api_server);
+			if (!rc && strncmp(k8->api_server, "http://", 7) &&
+			    strncmp(k8->api_server, "https://", 8))
+				rc = ywalk_err(&w->y, v, "kubernetes_sd_configs.api_server",
+					       "expected an http:// or https:// URL, got '%.60s'",
+					       k8->api_server);
+		} else if (!strcmp(key, "kubeconfig_file")) {
+			rc = want_str(w, v, "kubernetes_sd_configs.kubeconfig_file", true,
+				      &k8->kubeconfig_file);
+		} else if (!strcmp(key, "bearer_token_file")) {
+			rc = want_str(w, v, "kubernetes_sd_configs.bearer_token_file", true,
+				      &k8->bearer_token_file);
+		} else if (!strcmp(key, "tls_config")) {
+			rc = parse_tls(w, v, &k8->tls);
+		} else if (!strcmp(key, "namespaces")) {
+			rc = parse_k8s_namespaces(w, v, k8);
+		} else if (!strcmp(key, "selectors")) {
+			size_t cnt;
+
+			if (k8->selectors)
+				return ywalk_err(&w->y, k, "selectors", "given twice");
+			if ((rc = ywalk_want_type(&w->y, v, YAML_SEQUENCE_NODE, "selectors")))
+				return rc;
+			cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			if (cnt > 16)
+				return ywalk_err(&w->y, v, "selectors", "more than 16 entries");
+			k8->selectors = xcalloc(cnt ? cnt : 1, sizeof(*k8->selectors));
+			YWALK_SEQ_FOREACH(v, it)
+			{
+				if ((rc = parse_k8s_selector(w, ywalk_node(&w->y, *it),
+							     &k8->selectors[k8->nselectors++])))
+					return rc;
+			}
+		} else {
+			rc = ywalk_err(
+				&w->y, k, what,
+				"unknown key '%.60s' (known: role, namespaces, selectors, "
+				"api_server, kubeconfig_file, bearer_token_file, tls_config)",
+				key);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!have_role)
+		return ywalk_err(&w->y, n, what, "missing: role (pod, endpoints, service or node)");
+	if (k8->api_server && k8->kubeconfig_file)
+		return ywalk_err(&w->y, n, what,
+				 "api_server and kubeconfig_file exclude each other");
+	for (size_t i = 0; i < k8->nselectors; i++)
+		for (size_t j = 0; j < i; j++)
+			if (k8->selectors[i].role == k8->selectors[j].role)
+				return ywalk_err(&w->y, n, "selectors",
+						 "role '%s' is given twice (one selector per role, "
+						 "as Prometheus)",
+						 scrape_k8s_role_name(k8->selectors[i].role));
+	return 0;
+}
+
+static void k8s_sd_release(struct scrape_k8s_sd *k8)
+{
+	free(k8->api_server);
+	free(k8->kubeconfig_file);
+	free(k8->bearer_token_file);
+	free(k8->tls.ca_file);
+	free(k8->tls.cert_file);
+	free(k8->tls.key_file);
+	ywalk_strings_free(k8->namespaces, k8->nnamespaces);
+	for (size_t i = 0; i < k8->nselectors; i++) {
+		free(k8->selectors[i].label);
+		free(k8->selectors[i].field);
+	}
+	free(k8->selectors);
+}
+
 static int parse_relabel(struct walk *w, const yaml_node_t *n, struct scrape_relabel *r)
 {
 	struct prof_err rerr;
@@ -479,6 +728,9 @@ static void job_release(struct scrape_job_conf *j)
 	for (size_t i = 0; i < j->nfile_sds; i++)
 		ywalk_strings_free(j->file_sds[i].files, j->file_sds[i].nfiles);
 	free(j->file_sds);
+	for (size_t i = 0; i < j->nk8s_sds; i++)
+		k8s_sd_release(&j->k8s_sds[i]);
+	free(j->k8s_sds);
 	for (size_t i = 0; i < j->nrelabel; i++)
 		scrape_relabel_release(&j->relabel[i]);
 	free(j->relabel);
@@ -646,6 +898,25 @@ static int parse_job(struct walk *w, const yaml_node_t *n, const struct defaults
 							&j->file_sds[j->nfile_sds++])))
 					return rc;
 			}
+		} else if (!strcmp(key, "kubernetes_sd_configs")) {
+			size_t cnt;
+
+			if (j->k8s_sds)
+				return ywalk_err(&w->y, k, "kubernetes_sd_configs", "given twice");
+			if ((rc = ywalk_want_type(&w->y, v, YAML_SEQUENCE_NODE,
+						  "kubernetes_sd_configs")))
+				return rc;
+			cnt = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			if (cnt > 16)
+				return ywalk_err(&w->y, v, "kubernetes_sd_configs",
+						 "more than 16 entries");
+			j->k8s_sds = xcalloc(cnt ? cnt : 1, sizeof(*j->k8s_sds));
+			YWALK_SEQ_FOREACH(v, it)
+			{
+				if ((rc = parse_k8s_sd(w, ywalk_node(&w->y, *it),
+						       &j->k8s_sds[j->nk8s_sds++])))
+					return rc;
+			}
 		} else if (!strcmp(key, "relabel_configs")) {
 			size_t cnt;
 
@@ -669,7 +940,7 @@ static int parse_job(struct walk *w, const yaml_node_t *n, const struct defaults
 					 "unknown key '%.60s' (known: job_name, scrape_interval, "
 					 "scrape_timeout, scheme, path_prefix, body_size_limit, "
 					 "target_limit, dataset, profiles, static_configs, "
-					 "file_sd_configs, relabel_configs)",
+					 "file_sd_configs, kubernetes_sd_configs, relabel_configs)",
 					 key);
 		}
 	}

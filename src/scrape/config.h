@@ -25,6 +25,14 @@
  *       file_sd_configs:
  *         - files: ["targets/[a-z]*.json", "more.yaml"]   # globs; relative to this file
  *           refresh_interval: 5m     # re-read at least this often (also on mtime change)
+ *       kubernetes_sd_configs:       # k8s.h, docs/scrape-kubernetes.md (Prometheus' schema)
+ *         - role: pod                # endpoints, service, node
+ *           namespaces: {names: [shop], own_namespace: false}   # default: all
+ *           selectors: [{role: pod, label: "app=web", field: "spec.nodeName=n1"}]
+ *           api_server: https://10.0.0.1:6443   # default: kubeconfig_file, else in-cluster
+ *           kubeconfig_file: /etc/kube/config
+ *           bearer_token_file: /run/token
+ *           tls_config: {ca_file: ..., cert_file: ..., key_file: ..., insecure_skip_verify: false}
  *       relabel_configs:             # relabel.h
  *         - source_labels: [__address__]
  *           regex: "(.*):6060"
@@ -117,6 +125,40 @@ struct scrape_file_sd {
 	int64_t refresh_ns;
 };
 
+/** enum scrape_k8s_role - what a kubernetes_sd_configs entry lists and watches. */
+enum scrape_k8s_role {
+	SCRAPE_K8S_POD,
+	SCRAPE_K8S_ENDPOINTS,
+	SCRAPE_K8S_SERVICE,
+	SCRAPE_K8S_NODE,
+};
+
+/** struct scrape_k8s_selector - one `selectors` entry: sent as labelSelector/fieldSelector. */
+struct scrape_k8s_selector {
+	enum scrape_k8s_role role;
+	char *label, *field; /* NULL when not given; owned */
+};
+
+/** struct scrape_tls_conf - Prometheus' tls_config (paths; NULL = not given). */
+struct scrape_tls_conf {
+	char *ca_file, *cert_file, *key_file;
+	bool insecure_skip_verify;
+};
+
+/** struct scrape_k8s_sd - one kubernetes_sd_configs entry; owns its strings. */
+struct scrape_k8s_sd {
+	enum scrape_k8s_role role;
+	char *api_server;	 /* "https://host:port"; NULL: kubeconfig_file or in-cluster */
+	char *kubeconfig_file;	 /* made absolute against the config's directory */
+	char *bearer_token_file; /* re-read before each request (tokens rotate) */
+	struct scrape_tls_conf tls;
+	char **namespaces; /* namespaces.names; none (and !own_namespace) = all */
+	size_t nnamespaces;
+	bool own_namespace;
+	struct scrape_k8s_selector *selectors;
+	size_t nselectors;
+};
+
 struct scrape_job_conf {
 	char *name;
 	int64_t interval_ns, timeout_ns;
@@ -129,6 +171,8 @@ struct scrape_job_conf {
 	size_t ngroups;
 	struct scrape_file_sd *file_sds;
 	size_t nfile_sds;
+	struct scrape_k8s_sd *k8s_sds;
+	size_t nk8s_sds;
 	struct scrape_relabel *relabel;
 	size_t nrelabel;
 	struct scrape_profile_conf *profiles;
@@ -204,6 +248,9 @@ void scrape_groups_free(struct scrape_group *g, size_t n);
 
 /** scrape_target_ok() - is @s a host:port (or [v6]:port) target address? */
 bool scrape_target_ok(const char *s);
+
+/** scrape_k8s_role_name() - "pod", "endpoints", "service" or "node"; static. */
+const char *scrape_k8s_role_name(enum scrape_k8s_role r);
 
 /** scrape_kind_name() - the type name of @k ("process_cpu", "memory", ...); static. */
 const char *scrape_kind_type_name(enum scrape_kind k);

@@ -4,6 +4,7 @@
  */
 #include "base/compat.h"
 #include "base/curl_dl.h"
+#include "base/mem.h"
 #include "scrape/fetch.h"
 
 #include <pthread.h>
@@ -45,6 +46,9 @@ void scrape_fetch_handle_free(void *h)
 struct sink {
 	struct buf *body;
 	bool too_big;
+	void *h;
+	const struct scrape_fetch_opts *o;
+	int stream_rc; /* what o->on_data returned to abort */
 };
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -52,6 +56,15 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	struct sink *s = ud;
 	size_t n = size * nmemb;
 
+	if (s->o->on_data) {
+		long code = 0;
+
+		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &code);
+		if (code == 200) {
+			s->stream_rc = s->o->on_data(s->o->on_data_arg, ptr, n);
+			return s->stream_rc ? 0 : n;
+		}
+	}
 	if (buf_add(s->body, ptr, n)) {
 		s->too_big = true;
 		return 0; /* aborts with CURLE_WRITE_ERROR */
@@ -88,10 +101,19 @@ static void snippet(const struct buf *b, char *out, size_t outsz)
 	out[j] = '\0';
 }
 
+/* Set a blob option from memory (copied by libcurl); true when libcurl refused it. */
+static bool set_blob(void *h, CURLoption opt, const char *p, size_t n)
+{
+	struct curl_blob b = { (void *)p, n, CURL_BLOB_COPY };
+
+	return p && curl_easy_setopt(h, opt, &b) != CURLE_OK;
+}
+
 int scrape_fetch(void *h, const char *url, const struct scrape_fetch_opts *o, struct buf *body,
 		 long *status, struct prof_err *err)
 {
-	struct sink s = { body, false };
+	struct sink s = { body, false, h, o, 0 };
+	struct curl_slist *hdrs = NULL;
 	long code = 0;
 	CURLcode cc;
 	char msg[CURL_ERROR_SIZE] = "";
@@ -110,7 +132,10 @@ int scrape_fetch(void *h, const char *url, const struct scrape_fetch_opts *o, st
 			 PROF_MIN(o->timeout_ms > 0 ? o->timeout_ms : 1L, 10000L));
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_body);
+	/* A stream (a watch) has no total size; @max_body then bounds an error body only. */
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, o->on_data ? 0 : (curl_off_t)o->max_body);
+	/* A watch idles for minutes: keepalive finds a peer that vanished. */
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, o->on_data ? 1L : 0L);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "profd-scrape");
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
@@ -118,8 +143,37 @@ int scrape_fetch(void *h, const char *url, const struct scrape_fetch_opts *o, st
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)o->stop);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, msg);
+	if (o->bearer) {
+		char *auth = xasprintf("Authorization: Bearer %s", o->bearer);
+
+		hdrs = curl_slist_append(NULL, auth);
+		memset(auth, 0, strlen(auth));
+		free(auth);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	if (o->tls) { /* a handle always sees the same options: set once is enough */
+		if (o->tls->ca_file)
+			curl_easy_setopt(h, CURLOPT_CAINFO, o->tls->ca_file);
+		if (o->tls->cert_file)
+			curl_easy_setopt(h, CURLOPT_SSLCERT, o->tls->cert_file);
+		if (o->tls->key_file)
+			curl_easy_setopt(h, CURLOPT_SSLKEY, o->tls->key_file);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, o->tls->insecure_skip_verify ? 0L : 1L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, o->tls->insecure_skip_verify ? 0L : 2L);
+	}
+	if (o->pem && (set_blob(h, CURLOPT_CAINFO_BLOB, o->pem->ca, o->pem->ca_len) ||
+		       set_blob(h, CURLOPT_SSLCERT_BLOB, o->pem->cert, o->pem->cert_len) ||
+		       set_blob(h, CURLOPT_SSLKEY_BLOB, o->pem->key, o->pem->key_len))) {
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+		curl_slist_free_all(hdrs);
+		return prof_err_set(err, -PROF_EUNSUPPORTED, -1,
+				    "this libcurl cannot take certificates from memory (a "
+				    "kubeconfig's *-data needs libcurl 7.77 or later)");
+	}
 	cc = curl_easy_perform(h);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	if (status)
 		*status = code;
@@ -137,6 +191,8 @@ int scrape_fetch(void *h, const char *url, const struct scrape_fetch_opts *o, st
 				"says more)",
 				o->max_body);
 		case CURLE_WRITE_ERROR:
+			if (s.stream_rc)
+				return prof_err_set(err, s.stream_rc, -1, "stopped by the reader");
 			if (s.too_big)
 				return prof_err_set(err, -PROF_ETOOBIG, -1,
 						    "body exceeds body_size_limit (%zu bytes)",

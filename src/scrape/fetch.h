@@ -24,11 +24,29 @@
 #include "base/buf.h"
 #include "base/compat.h"
 #include "base/err.h"
+#include "scrape/config.h"
+
+/** struct scrape_fetch_pem - PEM held in memory (a kubeconfig's *-data); NULL members = none. */
+struct scrape_fetch_pem {
+	const char *ca, *cert, *key;
+	size_t ca_len, cert_len, key_len;
+};
 
 struct scrape_fetch_opts {
 	long timeout_ms;
 	size_t max_body;
 	const bool *stop; /* read atomically; may be NULL */
+	/* Optional, for API servers (k8s.h); zero for profile endpoints: */
+	const char *bearer;		    /* "Authorization: Bearer <bearer>"; NULL = none */
+	const struct scrape_tls_conf *tls;  /* CA, client certificate; NULL = system CAs */
+	const struct scrape_fetch_pem *pem; /* the same from memory, over @tls; NULL = none */
+	/*
+	 * Streaming: a 200 body goes to @on_data piece by piece instead of
+	 * into @body (which then only holds an error answer's body). A
+	 * non-zero return aborts the transfer: scrape_fetch returns it.
+	 */
+	int (*on_data)(void *arg, const char *p, size_t n);
+	void *on_data_arg;
 };
 
 /**
@@ -48,7 +66,8 @@ void scrape_fetch_handle_free(void *h);
  * cap is replaced by o->max_body). 0 for a 200 answer. Errors, each with
  * @err as above: -ETIMEDOUT, -PROF_ETOOBIG, -ECANCELED (stopped),
  * -ECONNREFUSED / -EHOSTUNREACH / -EIO for transport failures, -EPROTO
- * for a status other than 200. @status (may be NULL) gets the HTTP status
+ * for a status other than 200; -PROF_EUNSUPPORTED when @o->pem is given
+ * and libcurl is older than 7.77 (no certificates from memory). @status (may be NULL) gets the HTTP status
  * or 0. @h is used by one thread at a time.
  */
 int scrape_fetch(void *h, const char *url, const struct scrape_fetch_opts *o, struct buf *body,

@@ -18,6 +18,7 @@
 #include "format/pprof.h"
 #include "scrape/delta.h"
 #include "scrape/fetch.h"
+#include "scrape/k8s.h"
 #include "scrape/scrape.h"
 
 #include <glob.h>
@@ -74,6 +75,7 @@ struct sd_file {
 struct job_state {
 	const struct scrape_job_conf *conf;
 	VEC(struct sd_file) files;
+	struct scrape_k8s **k8s; /* one per kubernetes_sd_configs entry; NULL where it failed */
 };
 
 struct dropped {
@@ -375,6 +377,7 @@ static struct target *target_new(struct scrape_mgr *m, const struct scrape_job_c
 	const char *iv = scrape_labels_get(ls, "__scrape_interval__");
 	const char *to = scrape_labels_get(ls, "__scrape_timeout__");
 	const char *prefix = scrape_labels_get(ls, "__path_prefix__");
+	size_t nstored = 0;
 	int64_t interval, timeout;
 	struct target *t;
 
@@ -397,7 +400,10 @@ static struct target *target_new(struct scrape_mgr *m, const struct scrape_job_c
 	}
 	if (!scrape_labels_get(ls, "instance"))
 		scrape_labels_set(ls, "instance", addr);
-	if (ls->l.n > SCRAPE_MAX_LABELS) {
+	/* "__" labels are never stored; discovery bounds them (k8s.h). */
+	for (size_t i = 0; i < ls->l.n; i++)
+		nstored += !(ls->l.v[i].name[0] == '_' && ls->l.v[i].name[1] == '_');
+	if (nstored > SCRAPE_MAX_LABELS) {
 		log_warn("scrape: job=%s target=%s: more than %d labels", job->name, addr,
 			 SCRAPE_MAX_LABELS);
 		return NULL;
@@ -639,6 +645,19 @@ static bool poll_files(struct job_state *js, bool force)
 	return changed;
 }
 
+struct k8s_groups_arg {
+	struct scrape_mgr *m;
+	const struct scrape_job_conf *job;
+	struct desired *want;
+};
+
+static void k8s_group_cb(void *arg, const struct scrape_group *g)
+{
+	struct k8s_groups_arg *a = arg;
+
+	group_targets(a->m, a->job, g, NULL, a->want);
+}
+
 /* Make the running targets of @js's job what its groups say. */
 static void reconcile(struct scrape_mgr *m, struct job_state *js)
 {
@@ -652,6 +671,12 @@ static void reconcile(struct scrape_mgr *m, struct job_state *js)
 		for (size_t g = 0; g < js->files.v[i].ngroups; g++)
 			group_targets(m, job, &js->files.v[i].groups[g], js->files.v[i].path,
 				      &want);
+	for (size_t i = 0; i < job->nk8s_sds; i++) {
+		struct k8s_groups_arg a = { m, job, &want };
+
+		if (js->k8s[i])
+			scrape_k8s_foreach_group(js->k8s[i], k8s_group_cb, &a);
+	}
 
 	pthread_mutex_lock(&m->lock);
 	/* Dropped list: replace this job's entries. */
@@ -733,7 +758,12 @@ static void *mgr_main(void *arg)
 		for (size_t j = 0; j < m->conf->njobs; j++) {
 			struct job_state *js = &m->jobs[j];
 
-			if (js->conf->nfile_sds && poll_files(js, false))
+			bool changed = js->conf->nfile_sds && poll_files(js, false);
+
+			for (size_t i = 0; i < js->conf->nk8s_sds; i++)
+				if (js->k8s[i] && scrape_k8s_take_changed(js->k8s[i]))
+					changed = true;
+			if (changed)
 				reconcile(m, js);
 		}
 		pthread_mutex_lock(&m->lock);
@@ -760,7 +790,22 @@ int scrape_mgr_new(const struct scrape_config *c, const struct scrape_sink *sink
 	cond_init_mono(&m->cond);
 	m->jobs = xcalloc(c->njobs ? c->njobs : 1, sizeof(*m->jobs));
 	for (size_t j = 0; j < c->njobs; j++) {
-		m->jobs[j].conf = &c->jobs[j];
+		struct job_state *js = &m->jobs[j];
+
+		js->conf = &c->jobs[j];
+		js->k8s = xcalloc(js->conf->nk8s_sds ? js->conf->nk8s_sds : 1, sizeof(*js->k8s));
+		for (size_t i = 0; i < js->conf->nk8s_sds; i++) {
+			struct prof_err kerr;
+
+			prof_err_init(&kerr);
+			/* Not fatal: the other jobs scrape; the reason is logged. */
+			if (scrape_k8s_new(&js->conf->k8s_sds[i], js->conf->name, m->once,
+					   &js->k8s[i], &kerr))
+				log_error("scrape: job=%s: kubernetes_sd_configs[%zu]: %s",
+					  js->conf->name, i, kerr.msg);
+			else
+				(void)scrape_k8s_take_changed(js->k8s[i]);
+		}
 		(void)poll_files(&m->jobs[j], true);
 		reconcile(m, &m->jobs[j]);
 	}
@@ -798,6 +843,11 @@ void scrape_mgr_free(struct scrape_mgr *m)
 	pthread_mutex_unlock(&m->lock);
 	if (m->started)
 		pthread_join(m->th, NULL);
+	for (size_t j = 0; j < m->conf->njobs; j++)
+		for (size_t i = 0; m->jobs[j].k8s && i < m->conf->jobs[j].nk8s_sds; i++) {
+			scrape_k8s_free(m->jobs[j].k8s[i]);
+			m->jobs[j].k8s[i] = NULL;
+		}
 	/* Stop all at once, then join: shutdown takes one abort, not one per target. */
 	for (size_t i = 0; i < m->targets.n; i++)
 		target_signal_stop(m->targets.v[i]);
@@ -815,6 +865,7 @@ void scrape_mgr_free(struct scrape_mgr *m)
 			free(js->files.v[i].path);
 		}
 		VEC_FREE(&js->files);
+		free(js->k8s);
 	}
 	free(m->jobs);
 	pthread_mutex_destroy(&m->lock);

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scrape.h - the scrape manager: discovers targets (static_configs,
- * file_sd_configs, relabel_configs; config.h), scrapes each target's
+ * file_sd_configs, kubernetes_sd_configs (k8s.h), relabel_configs;
+ * config.h), scrapes each target's
  * profile endpoints on its job's interval, shapes the profiles (delta.h)
  * and hands them to a sink: the server's ingest path (server mode), an
  * OTLP exporter (`profd scrape --forward`), or a test.
  *
  * Threads: one manager thread re-reads target files (it polls their
  * mtime, size and inode every second, and re-reads each at least every
- * refresh_interval) and starts or stops targets when the set changes;
+ * refresh_interval), checks every second whether a Kubernetes watcher
+ * (k8s.h, its own threads) changed its objects, and starts or stops
+ * targets when the set changes;
  * one thread per target scrapes its endpoints one after the other, so a
  * hung, slow or huge target only ever delays itself (each request is
  * bounded in time and size, fetch.h). A target's first round starts at an

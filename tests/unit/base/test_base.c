@@ -276,6 +276,32 @@ static void test_parse_hex_digit_all_bytes(void **state)
 	assert_int_equal(parse_hex_digit('@'), -1); /* 0x40 | 0x20 is '`', not a digit */
 }
 
+static void test_parse_base64_alphabets_and_padding(void **state)
+{
+	static const struct {
+		const char *in, *out; /* out NULL: refused */
+	} cases[] = {
+		{ "aGVsbG8=", "hello" }, { "aGVsbG8", "hello" }, { "", "" },
+		{ "-_8=", "\xfb\xff" },	 { "+/8=", "\xfb\xff" }, { "aGVsbG8=x", NULL },
+		{ "a", NULL },		 { "aGV sbG8=", NULL },	 { "aGVs\nbG8=", NULL },
+	};
+	uint8_t *b;
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < PROF_ARRAY_SIZE(cases); i++) {
+		b = parse_base64(cases[i].in, strlen(cases[i].in), &n);
+		if (!cases[i].out) {
+			assert_null(b);
+			continue;
+		}
+		assert_non_null(b);
+		assert_int_equal(n, strlen(cases[i].out));
+		assert_memory_equal(b, cases[i].out, n);
+		free(b);
+	}
+}
+
 static void test_parse_build_id_ok_only_hex(void **state)
 {
 	static const char *const good[] = { "ab", "abc123", "0123456789ABCDEFabcdef01" };
@@ -377,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_json_str_any_bytes_valid_utf8),
 		cmocka_unit_test(test_buf_url_escaped_rfc3986),
 		cmocka_unit_test(test_parse_hex_digit_all_bytes),
+		cmocka_unit_test(test_parse_base64_alphabets_and_padding),
 		cmocka_unit_test(test_log_level_parse_names),
 		cmocka_unit_test(test_log_line_shape_and_cut),
 	};
