@@ -54,4 +54,19 @@ for f in $flags; do
 done
 checkx "every flag in the manifests is one profd takes ($(echo $flags | wc -w) flags${missing:+; missing:$missing})" \
 	'[ -z "$missing" ]'
+# The forwarder's scrape config (kubernetes_sd_configs, relabel rules) is one profd reads.
+node -e '
+const YAML = require(process.cwd() + "/tests/js/node_modules/yaml");
+const d = YAML.parse(require("fs").readFileSync("deploy/base/forwarder/configmap.yaml", "utf8"));
+process.stdout.write(d.data["scrape.yaml"]);' >"$tmp/scrape.yaml"
+timeout 30 "$PROFD" scrape --config "$tmp/scrape.yaml" --forward http://127.0.0.1:9 --once \
+	>"$tmp/scrape.out" 2>&1
+rc=$?
+checkx "the forwarder's scrape config parses (exit $rc; $(grep -c kubernetes_sd_configs "$tmp/scrape.out") discovery messages)" \
+	'[ "$rc" = 0 ]'
+sed 's/regex: ".\*true.\*"/regex: "(unclosed"/' "$tmp/scrape.yaml" >"$tmp/scrape-bad.yaml"
+timeout 30 "$PROFD" scrape --config "$tmp/scrape-bad.yaml" --forward http://127.0.0.1:9 --once \
+	>"$tmp/scrape-bad.out" 2>&1
+rc=$?
+checkx "... and a broken relabel regex in it would be refused (exit $rc)" '[ "$rc" = 2 ]'
 finish
