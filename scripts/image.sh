@@ -8,7 +8,7 @@
 # (uid 10001), the image's default user. No base image, no registry: the
 # root file system is assembled in a temporary folder and imported with
 # `podman import`. One image for both roles:
-#   podman run IMAGE server --listen 0.0.0.0:4040 --data /data
+#   podman run -v profd.yaml:/etc/profd/profd.yaml:ro IMAGE   (the server)
 #   podman run --user 0 --pid=host --privileged IMAGE agent --server URL
 # Environment: IMAGE (name, default localhost/profd:latest), PROFD_BIN
 # (default build/profd). Prints the image's size and its file list to
@@ -66,7 +66,7 @@ version=$(git describe --always --dirty 2>/dev/null || echo unknown)
 tar -C "$root" -cf "$root.tar" .
 podman import -q \
 	--change 'ENTRYPOINT ["/usr/bin/profd"]' \
-	--change 'CMD ["server", "--listen", "0.0.0.0:4040", "--data", "/data", "--ui", "/usr/share/profd/ui"]' \
+	--change 'CMD ["server", "--listen", "0.0.0.0:4040", "--data", "/data", "--ui", "/usr/share/profd/ui", "--config", "/etc/profd/profd.yaml"]' \
 	--change 'USER 10001' \
 	--change 'WORKDIR /data' \
 	--change 'VOLUME /data' \

@@ -317,8 +317,21 @@ int cmd_agent(int argc, char **argv)
 				o.k8s = true;
 			}
 		} else if (agent_opt(argc, argv, &i, "--host-name", &v, &missing)) {
-			if (!missing)
+			if (!missing) {
+				size_t hn = strlen(v);
+				bool ctl = false;
+
+				for (size_t k = 0; k < hn; k++)
+					ctl |= (unsigned char)v[k] < 0x20 || v[k] == 0x7f;
+				if (!hn || hn > 255 || ctl) {
+					fprintf(stderr,
+						"profd agent: --host-name: want 1 to 255 bytes without "
+						"control characters (got %zu bytes%s)\n",
+						hn, ctl ? " with control characters" : "");
+					return 2;
+				}
 				o.host_name = v;
+			}
 		} else if (agent_opt(argc, argv, &i, "--k8s-token-file", &v, &missing)) {
 			if (!missing)
 				o.k8s_token_file = v;

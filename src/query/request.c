@@ -340,6 +340,14 @@ static int get_hex_id(const struct req *r, const char *name, uint8_t *out, size_
 				   c, i);
 		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | d : d << 4);
 	}
+	{
+		uint8_t any = 0;
+
+		for (size_t i = 0; i < n; i++)
+			any |= out[i];
+		if (!any) /* W3C Trace Context: an all-zero trace or span id is invalid */
+			return bad(r, "parameter '%s': an all-zero id is not a valid id", name);
+	}
 	*set = true;
 	return 0;
 }

@@ -103,6 +103,7 @@ struct gconn {
 	unsigned jobs;	 /* streams on a worker */
 	uint32_t events; /* registered with epoll */
 	bool goaway;	 /* sent: close once the streams are done */
+	bool eof;	 /* the client closed its side: answer what came, then close */
 	bool dead;	 /* closed; freed when the last job is back */
 };
 
@@ -624,11 +625,11 @@ static bool conn_flush(struct gconn *c)
 
 	if (!pending && !c->jobs &&
 	    ((!nghttp2_session_want_read(c->sess) && !nghttp2_session_want_write(c->sess)) ||
-	     (c->goaway && !c->streams))) {
+	     (c->goaway && !c->streams) || c->eof)) {
 		conn_close(c);
 		return false;
 	}
-	conn_events(c, EPOLLIN | (pending ? EPOLLOUT : 0));
+	conn_events(c, (c->eof ? 0 : EPOLLIN) | (pending ? EPOLLOUT : 0));
 	return true;
 }
 
@@ -713,9 +714,15 @@ static bool conn_read(struct gconn *c)
 			if (n < 0 && errno == EAGAIN)
 				break;
 		}
-		if (n <= 0) {
-			/* what arrived whole before the end is stored all the same */
+		if (n == 0) {
+			/* The client closed its side (shutdown or close): what arrived
+			 * whole is handled and answered, then the connection closes
+			 * (conn_flush). No more reading: EOF is always readable. */
 			conn_dispatch(c);
+			c->eof = true;
+			return true;
+		}
+		if (n < 0) {
 			conn_close(c);
 			return false;
 		}
@@ -957,6 +964,13 @@ static void *loop_main(void *arg)
 				continue;
 			if (c->handshaking) {
 				(void)conn_handshake(c);
+				continue;
+			}
+			if (c->eof) { /* answering what came before the client's end */
+				if (ev[i].events & (EPOLLHUP | EPOLLERR))
+					conn_close(c); /* gone both ways: nobody to answer */
+				else
+					(void)conn_flush(c);
 				continue;
 			}
 			if ((ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !conn_read(c))

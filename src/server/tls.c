@@ -188,7 +188,10 @@ int server_tls_start(const struct server_tls *t, int fd, unsigned timeout_ms,
 	int g;
 
 	*out = NULL;
-	g = gnutls_init(&s->s, GNUTLS_SERVER | GNUTLS_NO_SIGNAL);
+	/* GNUTLS_NONBLOCK: with a handshake timeout GnuTLS would otherwise
+	 * wait in poll(2) for the rest of a record, holding up the event loop
+	 * (and every other connection's handshake) for that long. */
+	g = gnutls_init(&s->s, GNUTLS_SERVER | GNUTLS_NO_SIGNAL | GNUTLS_NONBLOCK);
 	if (g < 0) {
 		free(s);
 		return prof_err_set(err, -ENOMEM, -1, "GnuTLS: %s", gnutls_strerror(g));

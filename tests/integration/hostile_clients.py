@@ -86,13 +86,16 @@ def grpc_call(path, message=None):
     return out
 
 
-def grpc_export(port, message, timeout=1.0):
-    """One Export on a new connection: (acknowledged, seconds)."""
+def grpc_export(port, message, timeout=1.0, half_close=False):
+    """One Export on a new connection: (acknowledged, seconds); with
+    half_close the client shuts its side down right after the call."""
     t0 = time.time()
     ok = False
     try:
         s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         s.sendall(grpc_call(EXPORT, message))
+        if half_close:
+            s.shutdown(socket.SHUT_WR)
         buf, got_data = b"", False
         while True:
             s.settimeout(max(0.01, timeout - (time.time() - t0)))
@@ -108,7 +111,7 @@ def grpc_export(port, message, timeout=1.0):
                 ftype, flags = buf[3], buf[4]
                 stream = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
                 buf = buf[9 + n:]
-                if ftype == 4 and not flags & 1:
+                if ftype == 4 and not flags & 1 and not half_close:
                     s.sendall(h2_frame(4, 1, 0))  # SETTINGS ACK
                 if stream == 1 and ftype == 0 and n > 0:
                     got_data = True

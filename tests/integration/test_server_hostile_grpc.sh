@@ -78,6 +78,12 @@ import sys; sys.path.insert(0, "tests/integration")
 import hostile_clients as h
 print(h.grpc_export(int(sys.argv[1]), open(sys.argv[2], "rb").read(), 5.0)[0])' "$grpc_port" "$tmp/a.pb")
 checkx "an export after them is acknowledged ($out)" '[ "$out" = True ]'
+out=$(python3 -c '
+import sys; sys.path.insert(0, "tests/integration")
+import hostile_clients as h
+print(h.grpc_export(int(sys.argv[1]), open(sys.argv[2], "rb").read(), 5.0, True)[0])' "$grpc_port" "$tmp/a.pb")
+checkx "a client that shuts its side down right after its call still gets the answer ($out)" \
+	'[ "$out" = True ]'
 after=$(total "$CPU" "{}")
 checkx "... and stored, with what the abandoned ones left ($before -> $after)" \
 	'[ "$after" -gt "$before" ]'
