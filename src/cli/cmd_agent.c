@@ -23,6 +23,17 @@ static void agent_on_signal(int sig)
 	agent_stop = 1;
 }
 
+/* Whether @v is 1 to @max bytes without control characters. */
+static bool agent_name_ok(const char *v, size_t max)
+{
+	size_t n = strlen(v);
+
+	for (size_t k = 0; k < n; k++)
+		if ((unsigned char)v[k] < 0x20 || v[k] == 0x7f)
+			return false;
+	return n && n <= max;
+}
+
 static void agent_usage(FILE *f)
 {
 	fprintf(f,
@@ -317,21 +328,8 @@ int cmd_agent(int argc, char **argv)
 				o.k8s = true;
 			}
 		} else if (agent_opt(argc, argv, &i, "--host-name", &v, &missing)) {
-			if (!missing) {
-				size_t hn = strlen(v);
-				bool ctl = false;
-
-				for (size_t k = 0; k < hn; k++)
-					ctl |= (unsigned char)v[k] < 0x20 || v[k] == 0x7f;
-				if (!hn || hn > 255 || ctl) {
-					fprintf(stderr,
-						"profd agent: --host-name: want 1 to 255 bytes without "
-						"control characters (got %zu bytes%s)\n",
-						hn, ctl ? " with control characters" : "");
-					return 2;
-				}
+			if (!missing)
 				o.host_name = v;
-			}
 		} else if (agent_opt(argc, argv, &i, "--k8s-token-file", &v, &missing)) {
 			if (!missing)
 				o.k8s_token_file = v;
@@ -531,6 +529,28 @@ int cmd_agent(int argc, char **argv)
 		free(token);
 		return 2;
 	}
+	if (o.host_name && !agent_name_ok(o.host_name, 255)) {
+		fprintf(stderr, "profd agent: --host-name: want 1 to 255 bytes without control "
+				"characters\n");
+		free(token);
+		return 2;
+	}
+	for (size_t k = 0; k < o.n_trace_labels; k++) {
+		const char *l = o.trace_labels[k];
+
+		if (!agent_name_ok(l, 16) || !strcmp(l, "span_id") || !strcmp(l, "trace_id")) {
+			fprintf(stderr,
+				"profd agent: --trace-label '%.40s': want a goroutine label name of 1 "
+				"to 16 bytes without control characters (Go labels are read up to 16 "
+				"bytes; span_id and trace_id are always links)\n",
+				agent_name_ok(l, 4096) ? l : "?");
+			free(token);
+			return 2;
+		}
+	}
+	if (o.n_trace_labels && o.no_trace_context)
+		fprintf(stderr,
+			"profd agent: --trace-label has no effect with --no-trace-context\n");
 	if (!o.server_url && !o.dump_dir) {
 		fprintf(stderr, "profd agent: --server URL (or --dump DIR) is required\n\n");
 		agent_usage(stderr);

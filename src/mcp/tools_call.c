@@ -88,7 +88,14 @@ int tool_check_args(struct call *c)
 	const struct tool_spec *t = c->tool;
 	const char *key;
 	json_t *v;
+	void *it;
 
+	/* A null argument is an absent one (clients fill unset fields with null). */
+	json_object_foreach_safe(c->args, it, key, v)
+	{
+		if (json_is_null(v))
+			json_object_del(c->args, key);
+	}
 	json_object_foreach(c->args, key, v)
 	{
 		const struct arg_spec *a = NULL;

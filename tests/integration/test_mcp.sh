@@ -395,6 +395,9 @@ checkx "top_functions with trace_id: only that trace's function (slow_query 100 
 trace_call flamegraph_summary ',"trace_id":"'$TR2'","span_id":"'$SP2'","links":true'
 checkx "flamegraph_summary with trace_id and span_id: that span's path, and both in the query and the link" \
 	'text_has "render" && ! text_has "slow_query" && text_has "trace_id=$TR2" && text_has "span=$SP2"'
+trace_call top_functions ',"trace_id":null,"span_id":null'
+checkx "a null trace_id is an absent one (every function of the window)" \
+	'text_has "slow_query" && text_has "render" && text_has "idle_loop"'
 trace_call top_functions ',"trace_id":"not-hex"'
 checkx "a malformed trace_id is refused with the API's reason" \
 	'[ "$(py "j[\"result\"].get(\"isError\")")" = True ] && text_has "trace_id"'
