@@ -91,8 +91,8 @@ build() {
 	done < <(
 		find "$OUT/gen" -name '*.pb-c.c'
 		ls src/base/*.c src/model/*.c src/format/*.c src/store/*.c src/symbolize/*.c src/query/top.c src/query/change.c \
-			src/scrape/config.c src/scrape/relabel.c src/scrape/k8s.c src/scrape/fetch.c src/query/units.c src/mcp/mcp.c \
-			src/mcp/tools.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c \
+			src/scrape/config.c src/scrape/relabel.c src/scrape/k8s.c src/scrape/k8s_decode.c src/scrape/fetch.c src/query/units.c src/mcp/mcp.c \
+			src/mcp/tools*.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c \
 			src/agent/interp.c src/agent/interp_python.c src/agent/interp_ruby.c \
 			src/agent/interp_php.c src/agent/interp_php_decode.c src/agent/jit_v8.c src/agent/jit_v8_decode.c \
 			src/agent/jit_hotspot.c src/agent/jit_hotspot_decode.c src/agent/tracectx.c 2>/dev/null
