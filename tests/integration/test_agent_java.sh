@@ -155,7 +155,7 @@ if drive < 0.97 * under_main or unnamed > 0.01 * under_main:
     sys.exit("HotSplit.drive did not keep its name through its compilations")
 
 # The JIT's steps for drive: tier 4 (C2) before Delta, that code made not entrant after.
-at = next((i for i, l in enumerate(log) if l.startswith("delta at")), None)
+at = next((i for i, l in enumerate(log) if re.search(r"\bdelta at \d+", l)), None)  # PrintCompilation may share its line
 c2 = [i for i, l in enumerate(log) if "HotSplit::drive" in l and re.search(r"\s4\s+HotSplit::drive", l)]
 if at is None or not any(i < at for i in c2) or \
         not any(i > at and "made not entrant" in log[i] for i in c2):

@@ -6,7 +6,7 @@
 //
 //	gotrace server ADDR        serve /alpha, /beta (CPU) and /io (blocked)
 //	gotrace client URL N MS    N requests alternating /alpha and /beta,
-//	                           each MS ms of CPU; then one /io request
+//	                           each MS ms of CPU; then two /io requests
 //
 // Each request carries its own trace and span IDs (query parameters
 // trace, span). A CPU handler pins its goroutine to its thread and spins
@@ -142,6 +142,7 @@ func client(base string, n, ms int) {
 		}
 		get(base, path, ms)
 	}
+	get(base, "/io", 0)
 	get(base, "/io", 0)
 }
 
