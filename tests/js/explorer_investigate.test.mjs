@@ -189,7 +189,9 @@ async function stale(page) {
 	await shot(page, 'error-dataset');
 	await page.fill('#dataset-input', '');
 	await page.click('#run-button');
-	await settled(page, 'flame');
+	/* The flame view is still in its error state until the new answer
+	 * comes, which `settled` would take for settled: wait for ready. */
+	await page.waitForFunction(() => !document.body.dataset.failed && window.profdFlame && window.profdFlame.state === 'ready', null, { timeout: 30000 }).catch(() => {});
 	check(await page.evaluate(() => !document.body.dataset.failed && window.profdFlame.state === 'ready'), 'clearing the dataset brings the views back');
 }
 
