@@ -353,7 +353,8 @@ static void agent_render_interp_metrics(struct buf *b, struct agent_interp *ip)
 	}
 	metric_head(b, "profd_agent_interp_samples_total", "counter",
 		    "Samples of interpreter processes by result: named (every interpreter frame "
-		    "named), read_failed, stale, corrupt (native frames kept), no_event "
+		    "named), read_failed (while the process lived), exited (the process "
+		    "had exited when named), stale, corrupt (native frames kept), no_event "
 		    "(an interpreter-loop frame without interpreter frames).");
 	for (size_t i = 0; i < n; i++) {
 		const struct {
@@ -362,6 +363,7 @@ static void agent_render_interp_metrics(struct buf *b, struct agent_interp *ip)
 		} rows[] = { { "sent", st[i].samples },
 			     { "named", st[i].named },
 			     { "read_failed", st[i].read_failed },
+			     { "exited", st[i].exited },
 			     { "stale", st[i].stale },
 			     { "corrupt", st[i].corrupt },
 			     { "no_event", st[i].no_event } };
@@ -403,10 +405,11 @@ static void agent_render_jit_metrics(struct buf *b, struct agent_jit *j)
 			st[i].runtime, exe, ver, st[i].supported ? "true" : "false", why);
 		metric_u64(b, "profd_agent_jit_processes_total", lb, st[i].procs);
 	}
-	metric_head(b, "profd_agent_jit_runtime_frames_total", "counter",
-		    "Frames in JIT runtimes' code by result: stepped (unwound by the runtime), "
-		    "step_failed (frame pointer used instead), named, stale, read_failed, corrupt "
-		    "(native name kept).");
+	metric_head(
+		b, "profd_agent_jit_runtime_frames_total", "counter",
+		"Frames in JIT runtimes' code by result: stepped (unwound by the runtime), "
+		"step_failed (frame pointer used instead), named, stale, read_failed, exited, corrupt "
+		"(native name kept).");
 	for (size_t i = 0; i < n; i++) {
 		const struct {
 			const char *what;
@@ -416,6 +419,7 @@ static void agent_render_jit_metrics(struct buf *b, struct agent_jit *j)
 			     { "named", st[i].named },
 			     { "stale", st[i].stale },
 			     { "read_failed", st[i].read_failed },
+			     { "exited", st[i].exited },
 			     { "corrupt", st[i].corrupt } };
 
 		if (!st[i].supported)

@@ -6,6 +6,7 @@
 #include "base/mem.h"
 #include "agent/interp.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -35,6 +36,27 @@ int agent_procmem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	if (n < 0)
 		return errno == ESRCH ? -ESRCH : -EFAULT;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+bool agent_proc_gone(uint32_t pid)
+{
+	char path[40], buf[512];
+	const char *paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 && errno == ESRCH;
+	buf[n] = '\0';
+	/* "PID (COMM) S ...": COMM may hold ')' itself, the last one ends it. */
+	if (!(paren = strrchr(buf, ')')) || paren[1] != ' ')
+		return false;
+	return paren[2] == 'Z' || paren[2] == 'X';
 }
 
 int agent_mem_read_str(const struct agent_memreader *m, uint64_t addr, char *out, size_t max)
@@ -564,6 +586,8 @@ bool agent_interp_take(struct agent_interp *ip, const struct agent_proc *ap, uin
 					st->stale++;
 				else if (rc == -PROF_ECORRUPT)
 					st->corrupt++;
+				else if (agent_proc_gone(ap->pid))
+					st->exited++;
 				else
 					st->read_failed++;
 			}

@@ -65,6 +65,14 @@ struct agent_memreader {
 int agent_procmem_read(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /**
+ * agent_proc_gone() - whether process @pid has exited: no /proc entry, or
+ * a zombie or dead task (state Z or X in /proc/PID/stat, whose memory is
+ * gone). Used after a failed read to tell an exit race from a reader
+ * failure; reads one small file.
+ */
+bool agent_proc_gone(uint32_t pid);
+
+/**
  * agent_mem_read_str() - a NUL-terminated string of at most @max - 1
  * bytes at @addr into @out (@max >= 1), read in pieces so a string near
  * the end of a mapping is still found. 0, -EFAULT, or -E2BIG when no NUL
@@ -280,8 +288,9 @@ size_t agent_interp_merge(const uint64_t *pcs, size_t npcs, const struct agent_i
  * struct agent_interp_stats - one (runtime, executable, version) since
  * the start: @procs attached (or refused, for @supported false), and its
  * samples: @samples with interpreter frames sent, @named merged with all
- * frames named, @read_failed (memory unreadable when named: the process
- * exited or unmapped it), @stale (a frame's check value did not match),
+ * frames named, @read_failed (memory unreadable when named while the
+ * process lived: it unmapped it), @exited (unreadable because the process
+ * had exited before its samples were named), @stale (a frame's check value did not match),
  * @corrupt (fields that make no sense), @no_event (an interpreter-loop
  * frame but no interpreter stack: the thread had no state yet, or the
  * event was lost), @frames_named. @supported false: @reason says why
@@ -291,7 +300,8 @@ struct agent_interp_stats {
 	char runtime[16], exe[64], version[32];
 	bool supported;
 	char reason[96];
-	uint64_t procs, samples, named, read_failed, stale, corrupt, no_event, frames_named;
+	uint64_t procs, samples, named, read_failed, exited, stale, corrupt, no_event;
+	uint64_t frames_named;
 };
 
 /** agent_interp_get_stats() - copy up to @max entries into @out; returns how many. */

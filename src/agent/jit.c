@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "agent/jit.h"
+#include "agent/interp.h"
 
 #define JIT_DEFAULT_MAX_PROCS 4096
 #define JIT_RETRY_NS	      1000000000LL /* a runtime not ready is asked again after this */
@@ -339,6 +340,8 @@ int agent_jit_name(struct agent_jit *j, const struct agent_proc *ap,
 			st->named++;
 		else if (rc == -ESTALE)
 			st->stale++;
+		else if ((rc == -EFAULT || rc == -ESRCH) && agent_proc_gone(ap->pid))
+			st->exited++;
 		else if (rc == -EFAULT || rc == -ESRCH)
 			st->read_failed++;
 		else

@@ -220,7 +220,9 @@ int agent_jit_name(struct agent_jit *j, const struct agent_proc *ap,
  * start: @procs attached (or refused, for @supported false, @reason
  * why), @frames stepped, @step_failed (claimed but not unwound: fell
  * back to the frame pointer), and of the frames named: @named, @stale
- * (check value did not match), @read_failed, @corrupt. @samples: samples
+ * (check value did not match), @read_failed (while the process lived),
+ * @exited (unreadable because the process had exited before its samples
+ * were named), @corrupt. @samples: samples
  * with at least one frame in the runtime's code; @samples_named: those
  * whose every such frame was named (none left "[jit]").
  */
@@ -228,7 +230,7 @@ struct agent_jit_stats {
 	char runtime[16], exe[64], version[32];
 	bool supported;
 	char reason[96];
-	uint64_t procs, frames, step_failed, named, stale, read_failed, corrupt;
+	uint64_t procs, frames, step_failed, named, stale, read_failed, exited, corrupt;
 	uint64_t samples, samples_named;
 };
 
