@@ -196,15 +196,23 @@ if command -v go >/dev/null; then
 		"$SYMQ" "$tmp/gobin.stripped" "0x$hot" >"$tmp/go.out"
 		checkx "stripped Go: main.hotLoop at gomain.go:$want_line via gopclntab ($(cut -f3- "$tmp/go.out"))" \
 			'grep -qP "\tmain.hotLoop\tgomain.go:$want_line\tgopclntab" "$tmp/go.out"'
-		# Inlined Go frames: every instruction of the binary symbolized from the
-		# stripped file (pclntab + the inline trees in go:func.*) against the
-		# unstripped one (DWARF inlined subroutines, written independently by the
-		# Go compiler): the whole chain, names, files and lines.
-		objdump -d -j .text --no-show-raw-insn "$tmp/gobin" |
-			awk -F: '/^ +[0-9a-f]+:/ { gsub(/ /, "", $1); print "0x" $1 }' >"$tmp/go.addrs"
-		"$SYMQ" --bench --print "$tmp/gobin" <"$tmp/go.addrs" >"$tmp/go.dwarf" 2>/dev/null
-		"$SYMQ" --bench --print "$tmp/gobin.stripped" <"$tmp/go.addrs" >"$tmp/go.pcln" 2>/dev/null
-		python3 - "$tmp/go.dwarf" "$tmp/go.pcln" >"$tmp/go.cmp" <<'PY'
+		# Inlined Go frames, with each Go here: every instruction of the binary
+		# symbolized from the stripped file (pclntab + the inline trees in
+		# its funcdata: go.func.* in 1.19, go:func.* later) against the
+		# unstripped one (DWARF inlined subroutines, written independently by
+		# the Go compiler): the whole chain, names, files and lines.
+		for gobin in go /usr/bin/go; do
+			command -v "$gobin" >/dev/null || continue
+			gv=$("$gobin" env GOVERSION)
+			rm -f "$tmp/goinl" "$tmp/goinl.stripped"
+			(cd "$tmp" && "$gobin" build -o goinl gomain.go) 2>>"$tmp/go.log" ||
+				{ fail "$gv: go build failed: $(tail -3 "$tmp/go.log")"; continue; }
+			strip -o "$tmp/goinl.stripped" "$tmp/goinl"
+			objdump -d -j .text --no-show-raw-insn "$tmp/goinl" |
+				awk -F: '/^ +[0-9a-f]+:/ { gsub(/ /, "", $1); print "0x" $1 }' >"$tmp/go.addrs"
+			"$SYMQ" --bench --print "$tmp/goinl" <"$tmp/go.addrs" >"$tmp/go.dwarf" 2>/dev/null
+			"$SYMQ" --bench --print "$tmp/goinl.stripped" <"$tmp/go.addrs" >"$tmp/go.pcln" 2>/dev/null
+			python3 - "$tmp/go.dwarf" "$tmp/go.pcln" >"$tmp/go.cmp" <<'PY'
 import sys
 def load(f):
     d = {}
@@ -221,11 +229,12 @@ inl = sum(len(pc.get(a, [])) > 1 and dw[a] == pc.get(a) for a in dw)
 print("all", len(dw), "same", same, "main", len(main), "main_same", main_same,
       "square<mix<hotLoop", chain, "inlined_same", inl)
 PY
-		read -r _ all _ same _ nmain _ msame _ chain _ inl <"$tmp/go.cmp"
-		checkx "stripped Go, inlined frames: square<mix<hotLoop chains ($chain), main.* as DWARF ($msame/$nmain)" \
-			'[ "$chain" -gt 0 ] && [ "$msame" = "$nmain" ] && [ "$nmain" -gt 10 ]'
-		checkx "stripped Go, every instruction: >= 99.5% as DWARF ($same/$all; $inl with inlined frames)" \
-			'[ $((same * 1000)) -ge $((all * 995)) ] && [ "$inl" -gt 1000 ]'
+			read -r _ all _ same _ nmain _ msame _ chain _ inl <"$tmp/go.cmp"
+			checkx "stripped Go ($gv), inlined frames: square<mix<hotLoop chains ($chain), main.* as DWARF ($msame/$nmain)" \
+				'[ "$chain" -gt 0 ] && [ "$msame" = "$nmain" ] && [ "$nmain" -gt 10 ]'
+			checkx "stripped Go ($gv), every instruction: >= 99.5% as DWARF ($same/$all; $inl with inlined frames)" \
+				'[ $((same * 1000)) -ge $((all * 995)) ] && [ "$inl" -gt 1000 ]'
+		done
 		# Stripped PIE builds, with each Go here (Debian's 1.19 names the
 		# section .data.rel.ro.gopclntab and leaves textStart to a relocation).
 		for gobin in go /usr/bin/go; do
