@@ -10,7 +10,10 @@
  *              [--replay FILE]... [--check-type TYPE]
  *
  * With --pprof the same profile goes to Pyroscope's /ingest as pprof
- * (name=NAME{client=<i>}, format=pprof; labels service_name and client).
+ * (name=NAME{client=<i>}, format=pprof; labels service_name and client),
+ * encoded again before each send with the present time (a server that
+ * keeps one profile per series and timestamp, as Pyroscope does, would
+ * otherwise store one request per client).
  *
  * Each request is one OTLP profile of service NAME (label client=<i>)
  * with --samples samples, each of value
@@ -339,6 +342,9 @@ static void *client_main(void *arg)
 	while (prof_now_ns() < end) {
 		if (c->times.n)
 			restamp(&body, &c->times, prof_now_ns());
+		else if (o.pprof && seq)
+			build_request(c->id, seq,
+				      &body); /* pprof's time is a varint: encoded anew */
 		const struct replay *rp = replays.n ? &replays.v[(c->id + seq) % replays.n] : NULL;
 		uint64_t rows = rp ? rp->rows : o.samples;
 

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# bench_peers_server.sh - profd's server beside a Grafana Pyroscope server
+# on the same pushed data, in the same run. The peer is not built here:
+# PEER_PYROSCOPE names a `pyroscope` binary built from its public source
+# (bench/results/peers.md says how the recorded one was built); without
+# it the script prints "skip: ..." and exits 0.
+#
+# For each server in turn, on loopback with a fresh data directory:
+#   - ingest: tests/tools/ingestload --pprof (Pyroscope's /ingest with
+#     format=pprof, uncompressed pprof bodies of 200 samples over 50 stacks
+#     24 frames deep, 4 clients, keep-alive) for BENCH_SECONDS (default
+#     20); samples acknowledged per second of the server's CPU (utime +
+#     stime from /proc/PID/stat over the load);
+#   - query: the 1 h flame graph of the pushed service, 5 calls after the
+#     load, median wall time (profd: /api/v1/flamegraph; Pyroscope:
+#     /pyroscope/render), and its total checked against the acknowledged
+#     samples;
+#   - disk: bytes under the data directory after a clean stop (SIGTERM)
+#     per acknowledged sample; for profd also after `profd store compact`
+#     (its head stays in the write-ahead log until the flush point).
+# Writes the peers-server section of bench/results/peers.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PROFD=${PROFD_FAST:-build/profd}
+LOAD=${LOAD:-$(dirname "$PROFD")/tests/tools/ingestload}
+SECS=${BENCH_SECONDS:-20}
+OUTMD=bench/results/peers.md
+PEER=${PEER_PYROSCOPE:-}
+if [ -z "$PEER" ] || [ ! -x "$PEER" ]; then
+	echo "skip: PEER_PYROSCOPE does not name a pyroscope binary (built from its public source; see bench/results/peers.md)"
+	exit 0
+fi
+[ -x "$PROFD" ] && [ -x "$LOAD" ] || { echo "FAIL: $PROFD or $LOAD is not built"; exit 1; }
+tmp=$(mktemp -d /tmp/profd-bench-peers-server.XXXXXX)
+spid=
+cleanup() {
+	[ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+clk=$(getconf CLK_TCK)
+peer_ver=$("$PEER" -version 2>&1 | sed -n 's/.*version \([^ ,]*\).*/\1/p' | head -1)
+
+wait_http() { # URL: up to 180 s
+	for _ in $(seq 1 900); do curl -fs -o /dev/null "$1" && return 0; sleep 0.2; done
+	echo "FAIL: $1 never answered"
+	exit 1
+}
+
+# measure LABEL PORT DATA_DIR: ingest, query (query_LABEL), stop, disk; one row.
+measure() {
+	local label=$1 port=$2 dir=$3
+	local c0 c1 out acked
+	c0=$(cpu_ticks "$spid")
+	out=$("$LOAD" --port "$port" --pprof --clients 4 --seconds "$SECS" --samples 200 --stacks 50 \
+		--depth 24 --service benchsvc)
+	c1=$(cpu_ticks "$spid")
+	acked=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["acked_samples"])' "$out")
+	sleep 3
+	local q
+	q=$(query_"$label" "$port")
+	kill -TERM "$spid"
+	wait "$spid" || true
+	spid=
+	local bytes stopped
+	stopped=$(du -sb "$dir" | cut -f1)
+	# profd keeps the head in its write-ahead log until the head's flush
+	# point; `profd store compact` cuts it into a block as that point would.
+	[ "$label" != profd ] || "$PROFD" store compact "$dir/default" >/dev/null
+	bytes=$(du -sb "$dir" | cut -f1)
+	python3 - "$label" "$out" "$c0" "$c1" "$clk" "$q" "$bytes" "$stopped" >>"$tmp/raw" <<'PY'
+import json, sys
+label, out, c0, c1, clk, q, nbytes, stopped = sys.argv[1:]
+o = json.loads(out)
+cpu = (int(c1) - int(c0)) / int(clk)
+ms, total = q.split()
+print(json.dumps({"label": label, "acked": o["acked_samples"], "errors": o["errors"],
+                  "retries": o["retries"], "cpu": cpu, "per_cpu": o["acked_samples"] / cpu if cpu else 0,
+                  "rate": o["samples_per_s"], "p99": o["p99_ms"], "flame_ms": float(ms),
+                  "flame_total": float(total), "bytes": int(nbytes),
+                  "bytes_per_sample": int(nbytes) / o["acked_samples"] if o["acked_samples"] else 0,
+                  "stopped_per_sample": int(stopped) / o["acked_samples"] if o["acked_samples"] else 0}))
+PY
+	tail -n 1 "$tmp/raw"
+}
+
+# query_profd PORT / query_pyroscope PORT: "MEDIAN_MS TOTAL" of 5 calls.
+median_of() { # CMD...: runs it 5 times, prints "median_ms last_output"
+	python3 - "$@" <<'PY'
+import subprocess, sys, time
+ts, out = [], ""
+for _ in range(5):
+    t = time.monotonic()
+    out = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=True).stdout
+    ts.append((time.monotonic() - t) * 1000)
+print(f"{sorted(ts)[2]:.1f}", out.strip())
+PY
+}
+query_profd() {
+	median_of python3 -c '
+import json, sys, urllib.parse, urllib.request
+q = urllib.parse.urlencode({"type": "process_cpu:samples:count:cpu:nanoseconds",
+                            "query": "{service.name=\"benchsvc\"}", "from": "now-1h", "to": "now"})
+print(json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/api/v1/flamegraph?{q}"))["total"])' "$1"
+}
+query_pyroscope() {
+	median_of python3 -c '
+import json, sys, urllib.parse, urllib.request
+q = urllib.parse.urlencode({"query": "process_cpu:samples:count:cpu:nanoseconds{service_name=\"benchsvc\"}",
+                            "from": "now-1h", "until": "now", "format": "json"})
+d = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/pyroscope/render?{q}"))
+print(d["flamebearer"]["numTicks"])' "$1"
+}
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+# profd
+port=$(free_port)
+"$PROFD" server --listen "127.0.0.1:$port" --data "$tmp/profd" >"$tmp/profd.log" 2>&1 &
+spid=$!
+wait_http "http://127.0.0.1:$port/api/v1/profile-types"
+measure profd "$port" "$tmp/profd"
+# Pyroscope, single binary, local filesystem, no self-profiling or usage
+# reports, no ingestion rate limit (its default, 4 MiB/s, refuses most of the load).
+port=$(free_port)
+mkdir -p "$tmp/pyro"
+(cd "$tmp/pyro" && exec "$PEER" -target=all -server.http-listen-port="$port" \
+	-server.grpc-listen-port="$(free_port)" -memberlist.bind-port="$(free_port)" \
+	-self-profiling.disable-push=true -usage-stats.enabled=false \
+	-distributor.ingestion-rate-limit-mb=100000 -distributor.ingestion-burst-size-mb=100000 \
+	-storage.backend=filesystem -storage.filesystem.dir="$tmp/pyro/shared" \
+	-pyroscopedb.data-path="$tmp/pyro/data" >"$tmp/pyro.log" 2>&1) &
+spid=$!
+wait_http "http://127.0.0.1:$port/ready"
+measure pyroscope "$port" "$tmp/pyro"
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+table=$(python3 - "$tmp/raw" <<'PY'
+import json, sys
+rows = {r["label"]: r for r in map(json.loads, open(sys.argv[1]))}
+a, b = rows["profd"], rows["pyroscope"]
+def row(name, r):
+    return (f"| {name} | {r['acked']:,} | {r['rate']:,.0f} | {r['cpu']:.1f} s | {r['per_cpu']:,.0f} | "
+            f"{r['p99']:.1f} ms | {r['flame_ms']:.1f} ms ({r['flame_total']:,.0f}) | "
+            f"{r['bytes_per_sample']:.2f} B ({r['stopped_per_sample']:.2f} B at stop) |")
+print(row("profd", a))
+print(row("Pyroscope", b))
+def ratio(x, y):
+    return f"{x / y:.2f}x" if y else "n/a"
+print(f"| profd / Pyroscope | {ratio(a['acked'], b['acked'])} | {ratio(a['rate'], b['rate'])} | "
+      f"{ratio(a['cpu'], b['cpu'])} | {ratio(a['per_cpu'], b['per_cpu'])} | {ratio(a['p99'], b['p99'])} | "
+      f"{ratio(a['flame_ms'], b['flame_ms'])} | {ratio(a['bytes_per_sample'], b['bytes_per_sample'])} |")
+PY
+)
+echo "$table"
+section=$(
+	cat <<EOF
+<!-- peers-server: begin (written by bench/bench_peers_server.sh) -->
+## The server beside Grafana Pyroscope
+
+\`bench/bench_peers_server.sh\`, $(date -u +%Y-%m-%d), $(nproc) CPUs, load average
+$load0 at the start and $load1 at the end. profd's server, then Pyroscope
+${peer_ver:-(version not printed)} as a single binary (\`-target=all\`, filesystem
+storage, self-profiling and usage reports off, its per-tenant ingestion
+rate limit of 4 MiB/s raised out of the way), each alone on loopback with a fresh data directory,
+fed by \`tests/tools/ingestload --pprof --clients 4\` for ${SECS} s (Pyroscope's
+\`/ingest?format=pprof\`, 200 samples of 50 stacks 24 frames deep per
+request). Flame graph: median of 5 calls over the last hour after the load
+(total in brackets: it must equal the samples acknowledged). Disk: bytes
+under the data directory per acknowledged sample, for profd after \`profd
+store compact\` cut its head into a block (in brackets: after the clean
+stop, when profd still holds the head in its write-ahead log).
+
+| server | samples acked | samples/s | server CPU | samples per CPU-s | p99 request | 1 h flame graph | disk per sample |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+$table
+<!-- peers-server: end -->
+EOF
+)
+python3 - "$OUTMD" "$section" <<'PY'
+import os, re, sys
+path, section = sys.argv[1:]
+old = open(path).read() if os.path.exists(path) else "# profd beside its peers\n"
+pat = re.compile(r"<!-- peers-server: begin.*?<!-- peers-server: end -->", re.S)
+new = pat.sub(lambda _: section, old) if pat.search(old) else old.rstrip() + "\n\n" + section + "\n"
+open(path, "w").write(new)
+PY
+echo "wrote $OUTMD"
