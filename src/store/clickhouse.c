@@ -35,6 +35,10 @@
  * profd process (unlike model/stackkey.h's per-process keys). */
 #define CH_ID_SEED 0x70726f6664636831ULL /* "profdch1" */
 
+/* Sample times are kept to this resolution: the embedded store's block
+ * default (store_options.ts_resolution_ns), so both give one answer. */
+#define CH_TS_RESOLUTION_NS 1000000
+
 /* Answers above this are refused (a scan of a huge range fails clearly). */
 #define CH_MAX_ANSWER (4ULL << 30)
 
@@ -45,7 +49,8 @@ struct ch {
 	char *ds;    /* dataset, as an SQL literal ('...') */
 	char *dsraw; /* dataset as given */
 	char *user, *password;
-	char *desc; /* clickhouse://HOST:PORT/DB, no credentials */
+	char *desc;    /* clickhouse://HOST:PORT/DB, no credentials */
+	char *cluster; /* ?cluster=NAME: Replicated tables, Distributed ones over them */
 	long timeout_ms;
 };
 
@@ -304,6 +309,27 @@ static int ch_sql(struct ch *c, struct buf *sql, struct buf *out, struct prof_er
 	int rc;
 
 	PROF_ASSERT(buf_add(sql, "", 1) == 0);
+	if (c->cluster && strstr(sql->p, " IN (SELECT")) {
+		/* Subqueries over Distributed tables run once, on the node asked,
+		 * and their answer goes to the shards (distributed_product_mode
+		 * refuses a plain IN there). */
+		struct buf g = BUF_INIT;
+
+		for (const char *p = sql->p; *p;) {
+			const char *at = strstr(p, " IN (SELECT");
+
+			if (!at) {
+				PROF_ASSERT(buf_addstr(&g, p) == 0);
+				break;
+			}
+			PROF_ASSERT(buf_add(&g, p, (size_t)(at - p)) == 0);
+			PROF_ASSERT(buf_addstr(&g, " GLOBAL IN (SELECT") == 0);
+			p = at + strlen(" IN (SELECT");
+		}
+		PROF_ASSERT(buf_add(&g, "", 1) == 0);
+		buf_release(sql);
+		*sql = g;
+	}
 	rc = ch_call(c, sql->p, NULL, 0, out, err);
 	buf_release(sql);
 	return rc;
@@ -311,35 +337,56 @@ static int ch_sql(struct ch *c, struct buf *sql, struct buf *out, struct prof_er
 
 /* --- schema ------------------------------------------------------------- */
 
-/* The tables of schema 1; %1$s is the database. Partitioned by dataset and
- * day so retention drops partitions. */
-static const char *const ch_schema_v1[] = {
-	"CREATE TABLE IF NOT EXISTS %s.profd_schema (version UInt32, applied_ns UInt64) "
-	"ENGINE = MergeTree() ORDER BY version",
-	"CREATE TABLE IF NOT EXISTS %s.samples (dataset String, series_id UInt64, ts UInt64, "
-	"stack_id UInt64, attrs_id UInt64, value Int64, ingest_ns UInt64, ord UInt32) "
-	"ENGINE = MergeTree() "
-	"PARTITION BY (dataset, toDate(intDiv(ts, 1000000000))) "
-	"ORDER BY (dataset, series_id, ts, stack_id)",
-	"CREATE TABLE IF NOT EXISTS %s.series (dataset String, series_id UInt64, type String, "
-	"lnames Array(String), lvalues Array(String), first_ns UInt64, first_ord UInt32) "
-	"ENGINE = ReplacingMergeTree() ORDER BY (dataset, series_id)",
-	"CREATE TABLE IF NOT EXISTS %s.stacks (dataset String, stack_id UInt64, "
-	"locs Array(UInt64), first_ns UInt64, first_ord UInt32) "
-	"ENGINE = ReplacingMergeTree() ORDER BY (dataset, stack_id)",
-	"CREATE TABLE IF NOT EXISTS %s.locations (dataset String, loc_id UInt64, "
-	"mapping_id UInt64, address UInt64, folded UInt8, frame_type String, "
-	"fn_name Array(String), fn_system_name Array(String), fn_file Array(String), "
-	"fn_start_line Array(Int64), has_fn Array(UInt8), line Array(Int64), "
-	"col Array(Int64)) ENGINE = ReplacingMergeTree() ORDER BY (dataset, loc_id)",
-	"CREATE TABLE IF NOT EXISTS %s.mappings (dataset String, mapping_id UInt64, "
-	"mem_start UInt64, mem_limit UInt64, file_offset UInt64, filename String, "
-	"build_id String, flags UInt8) ENGINE = ReplacingMergeTree() "
-	"ORDER BY (dataset, mapping_id)",
-	"CREATE TABLE IF NOT EXISTS %s.attrs (dataset String, attrs_id UInt64, "
-	"lnames Array(String), lvalues Array(String), has_link UInt8, trace_id String, "
-	"span_id String) ENGINE = ReplacingMergeTree() ORDER BY (dataset, attrs_id)",
+/*
+ * The tables of schema 1. samples is partitioned by dataset and day so
+ * retention drops partitions; the dictionaries collapse repeated ids.
+ * With a cluster each is a Replicated* table NAME_local on every node
+ * (ZooKeeper path by the node's {shard} macro, replica by {replica}) and
+ * a Distributed table NAME over them, sharded by the id so that every
+ * copy of one id lands in one shard (and collapses there).
+ */
+struct ch_table {
+	const char *name, *columns;
+	bool replacing;
+	const char *partition; /* or NULL */
+	const char *order, *shard_key;
 };
+
+static const struct ch_table ch_tables_v1[] = {
+	{ "samples",
+	  "dataset String, series_id UInt64, ts UInt64, stack_id UInt64, attrs_id UInt64, "
+	  "value Int64, ingest_ns UInt64, ord UInt32",
+	  false, "(dataset, toDate(intDiv(ts, 1000000000)))", "(dataset, series_id, ts, stack_id)",
+	  "series_id" },
+	{ "series",
+	  "dataset String, series_id UInt64, type String, lnames Array(String), "
+	  "lvalues Array(String), first_ns UInt64, first_ord UInt32",
+	  true, NULL, "(dataset, series_id)", "series_id" },
+	{ "stacks",
+	  "dataset String, stack_id UInt64, locs Array(UInt64), first_ns UInt64, first_ord UInt32",
+	  true, NULL, "(dataset, stack_id)", "stack_id" },
+	{ "locations",
+	  "dataset String, loc_id UInt64, mapping_id UInt64, address UInt64, folded UInt8, "
+	  "frame_type String, fn_name Array(String), fn_system_name Array(String), "
+	  "fn_file Array(String), fn_start_line Array(Int64), has_fn Array(UInt8), "
+	  "line Array(Int64), col Array(Int64)",
+	  true, NULL, "(dataset, loc_id)", "loc_id" },
+	{ "mappings",
+	  "dataset String, mapping_id UInt64, mem_start UInt64, mem_limit UInt64, "
+	  "file_offset UInt64, filename String, build_id String, flags UInt8",
+	  true, NULL, "(dataset, mapping_id)", "mapping_id" },
+	{ "attrs",
+	  "dataset String, attrs_id UInt64, lnames Array(String), lvalues Array(String), "
+	  "has_link UInt8, trace_id String, span_id String",
+	  true, NULL, "(dataset, attrs_id)", "attrs_id" },
+};
+
+/* " ON CLUSTER name" or "" */
+static void on_cluster(struct buf *b, const struct ch *c)
+{
+	if (c->cluster)
+		PROF_ASSERT(buf_addf(b, " ON CLUSTER %s", c->cluster) == 0);
+}
 
 static int ch_schema(struct ch *c, struct prof_err *err)
 {
@@ -352,10 +399,55 @@ static int ch_schema(struct ch *c, struct prof_err *err)
 	at_root.base = c->root; /* the database may not exist yet */
 	buf_init(&sql, 0);
 	PROF_ASSERT(buf_addf(&sql, "CREATE DATABASE IF NOT EXISTS %s", c->db) == 0);
+	on_cluster(&sql, c);
 	rc = ch_sql(&at_root, &sql, NULL, err);
-	for (size_t i = 0; !rc && i < sizeof(ch_schema_v1) / sizeof(ch_schema_v1[0]); i++) {
+	if (!rc) {
+		/* on every node of a cluster, one replica each */
 		buf_init(&sql, 0);
-		PROF_ASSERT(buf_addf(&sql, ch_schema_v1[i], c->db) == 0);
+		PROF_ASSERT(buf_addf(&sql, "CREATE TABLE IF NOT EXISTS %s.profd_schema", c->db) ==
+			    0);
+		on_cluster(&sql, c);
+		PROF_ASSERT(buf_addstr(&sql, " (version UInt32, applied_ns UInt64) ENGINE = ") ==
+			    0);
+		if (c->cluster)
+			PROF_ASSERT(buf_addf(&sql,
+					     "ReplicatedMergeTree('/clickhouse/tables/all/%s/"
+					     "profd_schema', '{replica}')",
+					     c->db) == 0);
+		else
+			PROF_ASSERT(buf_addstr(&sql, "MergeTree()") == 0);
+		PROF_ASSERT(buf_addstr(&sql, " ORDER BY version") == 0);
+		rc = ch_sql(c, &sql, NULL, err);
+	}
+	for (size_t i = 0; !rc && i < sizeof(ch_tables_v1) / sizeof(ch_tables_v1[0]); i++) {
+		const struct ch_table *t = &ch_tables_v1[i];
+		const char *eng = t->replacing ? "ReplacingMergeTree" : "MergeTree";
+
+		buf_init(&sql, 0);
+		PROF_ASSERT(buf_addf(&sql, "CREATE TABLE IF NOT EXISTS %s.%s%s", c->db, t->name,
+				     c->cluster ? "_local" : "") == 0);
+		on_cluster(&sql, c);
+		PROF_ASSERT(buf_addf(&sql, " (%s) ENGINE = ", t->columns) == 0);
+		if (c->cluster)
+			PROF_ASSERT(buf_addf(&sql,
+					     "Replicated%s('/clickhouse/tables/{shard}/%s/%s', "
+					     "'{replica}')",
+					     eng, c->db, t->name) == 0);
+		else
+			PROF_ASSERT(buf_addf(&sql, "%s()", eng) == 0);
+		if (t->partition)
+			PROF_ASSERT(buf_addf(&sql, " PARTITION BY %s", t->partition) == 0);
+		PROF_ASSERT(buf_addf(&sql, " ORDER BY %s", t->order) == 0);
+		rc = ch_sql(c, &sql, NULL, err);
+		if (rc || !c->cluster)
+			continue;
+		buf_init(&sql, 0);
+		PROF_ASSERT(buf_addf(&sql, "CREATE TABLE IF NOT EXISTS %s.%s", c->db, t->name) ==
+			    0);
+		on_cluster(&sql, c);
+		PROF_ASSERT(
+			buf_addf(&sql, " AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local, %s)",
+				 c->db, t->name, c->cluster, c->db, t->name, t->shard_key) == 0);
 		rc = ch_sql(c, &sql, NULL, err);
 	}
 	if (rc)
@@ -647,7 +739,8 @@ static int ch_ingest(void *ctx, const struct model_profile *const *p, size_t n, 
 			b = &rows[5];
 			rb_ds(b, c);
 			rb_u64(b, id);
-			rb_u64(b, (uint64_t)r[k].ts_ns);
+			/* 1 ms, as the embedded store's blocks keep times (ts >= 0) */
+			rb_u64(b, (uint64_t)(r[k].ts_ns - r[k].ts_ns % CH_TS_RESOLUTION_NS));
 			rb_u64(b, sid[r[k].stack]);
 			rb_u64(b, aid[r[k].attrs]);
 			rb_u64(b, (uint64_t)r[k].value);
@@ -1502,12 +1595,31 @@ out:
 	return rc;
 }
 
+typedef VEC(struct store_row) row_vec;
+
+/*
+ * The rows of one series (in ingest order) into the head in the order a
+ * block keeps them, by time, then stack (first stored first), stably:
+ * what the embedded store's answers come from once its head is written.
+ */
+static void flush_run(struct scan_build *b, struct series *se, row_vec *run)
+{
+	if (se && run->n) {
+		store_rows_sort(run->v, run->n);
+		for (size_t i = 0; i < run->n; i++)
+			head_series_push(b->h, se, &run->v[i]);
+	}
+	run->n = 0;
+}
+
 /* Rows (or, for a series-only scan, each series' first and last row) into the head. */
 static int scan_fill_rows(struct ch *c, const struct scan_q *sq, struct scan_build *b,
 			  bool series_only, struct prof_err *err)
 {
 	struct buf ans = BUF_INIT;
 	struct rd r;
+	row_vec run = { 0 };
+	struct series *run_se = NULL;
 	int rc = scan_fetch(
 		c, sq,
 		series_only ? "SELECT series_id, argMin(stack_id, ts), min(ts), argMax(stack_id, "
@@ -1556,8 +1668,13 @@ static int scan_fill_rows(struct ch *c, const struct scan_q *sq, struct scan_bui
 			continue;
 		struct store_row row = { ts, val, node, set };
 
-		head_series_push(b->h, se, &row);
+		if (se != run_se)
+			flush_run(b, run_se, &run);
+		run_se = se;
+		VEC_PUSH(&run, row);
 	}
+	flush_run(b, run_se, &run);
+	VEC_FREE(&run);
 	buf_release(&ans);
 	if (r.bad)
 		return bad_answer(c, "rows", err);
@@ -1672,6 +1789,7 @@ static void ch_free(struct ch *c)
 	free(c->user);
 	free(c->password);
 	free(c->desc);
+	free(c->cluster);
 	free(c);
 }
 
@@ -1789,6 +1907,19 @@ static int parse_url(struct ch *c, const char *url, struct prof_err *err)
 		} else if (eq - k == 8 && !strncmp(k, "password", 8)) {
 			free(c->password);
 			c->password = val;
+		} else if (eq - k == 7 && !strncmp(k, "cluster", 7)) {
+			if (!*val ||
+			    strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					"0123456789_") != strlen(val)) {
+				free(val);
+				free(hostport);
+				return prof_err_set(err, -EINVAL, -1,
+						    "storage: %s: the cluster name must be "
+						    "[A-Za-z0-9_]+",
+						    url);
+			}
+			free(c->cluster);
+			c->cluster = val;
 		} else if (eq - k == 10 && !strncmp(k, "timeout_ms", 10)) {
 			uint64_t t;
 
@@ -1806,12 +1937,14 @@ static int parse_url(struct ch *c, const char *url, struct prof_err *err)
 			free(hostport);
 			return prof_err_set(err, -EINVAL, -1,
 					    "storage: %s: unknown parameter '%.*s' (known: user, "
-					    "password, timeout_ms; cluster= is not supported yet)",
+					    "password, timeout_ms, cluster)",
 					    url, (int)(eq - k), k);
 		}
 		q = amp;
 	}
-	c->base = xasprintf("http://%s/?database=%s", hostport, c->db);
+	/* a cluster's inserts return once the shards have the rows */
+	c->base = xasprintf("http://%s/?database=%s%s", hostport, c->db,
+			    c->cluster ? "&insert_distributed_sync=1" : "");
 	c->root = xasprintf("http://%s/?", hostport);
 	c->desc = xasprintf("clickhouse://%s/%s", hostport, c->db);
 	free(hostport);

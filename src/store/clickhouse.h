@@ -31,6 +31,12 @@
  * the rows read are rebuilt into a head of the query's own and visited
  * as the embedded store visits a head.
  *
+ * With ?cluster=NAME every table is a Replicated* table TABLE_local on
+ * each node (ON CLUSTER) and a Distributed table TABLE over them,
+ * sharded by the id; inserts are synchronous (insert_distributed_sync),
+ * subqueries GLOBAL IN. Sample times are kept at 1 ms, as blocks keep
+ * them.
+ *
  * Versions: SQL kept to what ClickHouse 18.16 (Debian 12) accepts; it has
  * no TTL clause (retention is left to DROP PARTITION, see docs).
  */
@@ -52,7 +58,8 @@ bool store_ch_is_url(const char *s);
 /**
  * store_open_clickhouse() - a store for dataset @dataset in the ClickHouse
  * database that @url names:
- *   clickhouse://[USER[:PASSWORD]@]HOST:PORT/DB[?user=U&password=P&timeout_ms=N]
+ *   clickhouse://[USER[:PASSWORD]@]HOST:PORT/DB[?user=U&password=P&timeout_ms=N
+ *   &cluster=NAME]
  * (HTTP interface, usually port 8123; DB of [A-Za-z0-9_]). Connects,
  * creates the database and tables when missing and checks the schema
  * version. *@out is closed with store_close. Errors, with @err saying

@@ -9,7 +9,7 @@
 # belong to another profile type (a head and a block of the same rows
 # differ there too). So: folded text compares as sorted lines; pprof
 # through `PROFD convert` to folded; JSON with flame chart stack indexes
-# resolved to frame names, frame type indexes to their names, the
+# resolved to frame names and spans summed per stack, frame type indexes to their names, the
 # table's representative "line" dropped, the diff's appeared and
 # disappeared stacks (a cut among equal values) by their values only,
 # every list sorted. Prints "same" or where they differ; exit 0 / 1.
@@ -43,9 +43,18 @@ def norm(o):
             names = o["names"]
             stacks = [[names[i] for i in s] for s in o["stacks"]]
             o["stacks"] = stacks
+            # spans: [start, duration, stack, value, samples]; how samples of
+            # one time split into spans follows the rows' order among equal
+            # times, which is the store's (a head's and a block's differ)
             for lane in o.get("lanes", []):
+                per = {}
                 for sp in lane.get("spans", []):
-                    sp[2] = stacks[sp[2]]
+                    k = ";".join(stacks[sp[2]])
+                    v = per.setdefault(k, [0, 0])
+                    v[0] += sp[3]
+                    v[1] += sp[4]
+                lane["spans"] = sorted(per.items())
+            o.pop("spans_total", None)
             o.pop("names")
         if "rows" in o and isinstance(o["rows"], list):
             o["rows"] = [{k: v for k, v in r.items() if k != "line"} for r in o["rows"]]

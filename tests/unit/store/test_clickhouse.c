@@ -3,8 +3,8 @@
  * test_clickhouse.c - what the ClickHouse backend decides before any
  * ClickHouse answers (store/clickhouse.h): URLs it cannot read are
  * refused with -EINVAL and a message naming the part (no host, bad
- * database name, bad %-escape, unknown parameter, timeout_ms out of
- * range); a port where nothing accepts gives -ECONNREFUSED naming the
+ * database name, bad %-escape, unknown parameter, bad cluster name,
+ * timeout_ms out of range); a port where nothing accepts gives -ECONNREFUSED naming the
  * server, which the server turns into 503. Queries and ingest against a
  * real clickhouse-server: tests/integration/test_clickhouse.sh.
  */
@@ -52,8 +52,9 @@ static void test_ch_bad_urls_are_refused_with_the_reason(void **state)
 	open_fails("clickhouse://ho st:8123/db", -EINVAL, "bad host");
 	open_fails("clickhouse://u%zz@127.0.0.1:8123/db", -EINVAL, "%-escape");
 	open_fails("clickhouse://u:p%4@127.0.0.1:8123/db", -EINVAL, "%-escape");
-	open_fails("clickhouse://127.0.0.1:8123/db?cluster=c", -EINVAL,
-		   "unknown parameter 'cluster'");
+	open_fails("clickhouse://127.0.0.1:8123/db?bogus=c", -EINVAL, "unknown parameter 'bogus'");
+	open_fails("clickhouse://127.0.0.1:8123/db?cluster=", -EINVAL, "cluster name");
+	open_fails("clickhouse://127.0.0.1:8123/db?cluster=a-b", -EINVAL, "cluster name");
 	open_fails("clickhouse://127.0.0.1:8123/db?user", -EINVAL, "without '='");
 	open_fails("clickhouse://127.0.0.1:8123/db?timeout_ms=0", -EINVAL, "timeout_ms");
 	open_fails("clickhouse://127.0.0.1:8123/db?timeout_ms=12x", -EINVAL, "timeout_ms");
