@@ -10,7 +10,7 @@ PKGS=(build-essential pkg-config clang llvm libbpf-dev bpftool libelf-dev libdw-
 	libnghttp2-dev libcurl4-openssl-dev libjansson-dev libyaml-dev libpcre2-dev
 	libxxhash-dev libiberty-dev libdebuginfod-dev elfutils libcmocka-dev libclang-rt-14-dev golang-go nodejs npm chromium
 	linux-perf curl ca-certificates openssl python3 python3.11 ruby3.1 php8.2-cli clang-format strace
-	libcurl3-gnutls podman runc)
+	libcurl3-gnutls podman runc clickhouse-server clickhouse-client zookeeper)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -19,6 +19,7 @@
 #include "server/config.h"
 #include "mcp/endpoint.h"
 #include "server/http.h"
+#include "store/clickhouse.h"
 #include "symbolize/debuginfo.h"
 #include "symbolize/symbolizer.h"
 
@@ -38,7 +39,7 @@ static void usage(FILE *f)
 		"                    [--header-timeout DUR] [--idle-timeout DUR]\n"
 		"                    [--min-upload-rate BYTES] [--upload-window DUR]\n"
 		"                    [--http-threads N] [--query-workers N]\n"
-		"                    [--replay-query-wait DUR]\n"
+		"                    [--replay-query-wait DUR] [--storage URL]\n"
 		"                    [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
 		"\n"
 		"  --config FILE       datasets, tokens, signal control, limits (YAML); without\n"
@@ -50,6 +51,10 @@ static void usage(FILE *f)
 		"                                there (OTLP's port: 4317)\n"
 		"  --data DIR          data directory, one store per dataset in DIR/<name>/\n"
 		"                      (default ./data)\n"
+		"  --storage URL       keep the datasets' profiles in ClickHouse instead:\n"
+		"                      clickhouse://[USER[:PASSWORD]@]HOST:PORT/DB[?user=U&\n"
+		"                      password=P&timeout_ms=N] (HTTP port; docs/clickhouse.md);\n"
+		"                      --data still holds usage and debuginfo\n"
 		"  --ui DIR            explorer files (default ui)\n"
 		"  --max-body BYTES    request body limit, also after gzip (default 64 MiB)\n"
 		"  --log-level LEVEL   debug, info, warn or error (default info)\n"
@@ -152,6 +157,7 @@ int cmd_server(int argc, char **argv)
 		{ "tls-cert", required_argument, NULL, 1009 },
 		{ "tls-key", required_argument, NULL, 1010 },
 		{ "tls-client-ca", required_argument, NULL, 1011 },
+		{ "storage", required_argument, NULL, 1012 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -268,6 +274,16 @@ int cmd_server(int argc, char **argv)
 			break;
 		case 1011:
 			cfg.tls_client_ca = optarg;
+			break;
+		case 1012:
+			if (!store_ch_is_url(optarg)) {
+				fprintf(stderr,
+					"profd server: --storage wants clickhouse://HOST:PORT/DB, "
+					"got '%s'\n",
+					optarg);
+				return 2;
+			}
+			cfg.storage = optarg;
 			break;
 		case 1004:
 			if (parse_size_bytes(optarg, &v) || v == 0) {

@@ -21,6 +21,7 @@
 #include "base/strtab.h"
 #include "cli/cli.h"
 #include "cli/termtext.h"
+#include "store/clickhouse.h"
 #include "store/store.h"
 
 #include <getopt.h>
@@ -364,6 +365,16 @@ int cmd_store(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	for (int i = 2; i < argc; i++) {
+		if (store_ch_is_url(argv[i])) {
+			fprintf(stderr,
+				"profd store %s: %s is a ClickHouse store; these commands read an "
+				"embedded store's directory (ClickHouse checks and merges its own "
+				"tables: CHECK TABLE, system.parts; docs/clickhouse.md)\n",
+				cli_term_name(argv[1]), cli_term_name(argv[i]));
+			return 2;
+		}
 	}
 	if (!strcmp(argv[1], "check"))
 		return store_check(argc - 1, argv + 1);

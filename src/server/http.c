@@ -1166,7 +1166,7 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 	if (rc)
 		goto fail;
 	rc = server_tenants_open(&srv->tenants, srv->conf, cfg->data_dir ? cfg->data_dir : "data",
-				 err);
+				 cfg->storage, err);
 	if (rc)
 		goto fail;
 	if (!srv->conf->ntokens && srv->conf->from_file)

@@ -80,6 +80,9 @@ struct server_config {
 	const char *tls_cert, *tls_key, *tls_client_ca;
 	const char *ui_dir;   /* explorer files; may be missing (then 404 with a hint) */
 	const char *data_dir; /* one store per dataset in DATA_DIR/<name>/; NULL = "data" */
+	/* the datasets' rows in ClickHouse (store/clickhouse.h URL) instead of
+	 * DATA_DIR/<name>/, or NULL; DATA_DIR still holds usage and debuginfo */
+	const char *storage;
 	const struct server_conf *conf; /* lent, outlives the server; NULL = no file */
 	size_t max_body;		/* bytes of request body as sent; 0 = config / default */
 	size_t max_inflated;		/* bytes after gzip inflation; 0 = config / default */

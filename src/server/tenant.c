@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "server/route.h"
+#include "store/clickhouse.h"
 #include "server/tenant.h"
 
 #include <strings.h>
@@ -249,7 +250,7 @@ struct server_dataset *server_tenants_find(const struct server_tenants *t, const
 }
 
 int server_tenants_open(struct server_tenants *t, const struct server_conf *conf,
-			const char *data_dir, struct prof_err *err)
+			const char *data_dir, const char *storage, struct prof_err *err)
 {
 	struct stat sb;
 	char *path;
@@ -290,9 +291,14 @@ int server_tenants_open(struct server_tenants *t, const struct server_conf *conf
 			so.head_max_bytes = d->conf->head_max_bytes;
 		if (d->conf->block_duration_ns)
 			so.block_duration_ns = d->conf->block_duration_ns;
-		path = xasprintf("%s/%s", data_dir, d->name);
-		rc = store_open_opts(path, &so, &d->st, err);
-		free(path);
+		if (storage) {
+			/* retention and head sizes are the embedded store's knobs */
+			rc = store_open_clickhouse(storage, d->name, &d->st, err);
+		} else {
+			path = xasprintf("%s/%s", data_dir, d->name);
+			rc = store_open_opts(path, &so, &d->st, err);
+			free(path);
+		}
 		if (rc)
 			break;
 		path = xasprintf("%s/%s.usage.json", data_dir, d->name);

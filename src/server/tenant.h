@@ -70,12 +70,14 @@ struct server_auth {
  * per configured dataset in DATA_DIR/<name>/ (store_open_opts with the
  * dataset's retention, other options the store's defaults), with its usage counters
  * (DATA_DIR/<name>.usage.json). @conf is lent and must outlive @t.
- * Errors: those of store_open (-EBUSY when another process holds a
+ * With @storage (a clickhouse:// URL, store/clickhouse.h) the stores are
+ * the datasets of that ClickHouse database instead of DATA_DIR/<name>/.
+ * Errors: those of store_open or store_open_clickhouse (-EBUSY when another process holds a
  * dataset), -errno for the directory; @err names the dataset. On error
  * nothing stays open.
  */
 int server_tenants_open(struct server_tenants *t, const struct server_conf *conf,
-			const char *data_dir, struct prof_err *err);
+			const char *data_dir, const char *storage, struct prof_err *err);
 
 /** server_tenants_close() - flush usage, close every store; NULL ok. */
 void server_tenants_close(struct server_tenants *t);

@@ -258,6 +258,17 @@ struct stack_slot *head_stack_slot(struct store_head *h, struct model_key key);
 uint32_t head_stack_node(struct store_head *h, struct xlate *x, const uint32_t *locs, uint32_t n,
 			 struct locpath *path, const struct model_key *given);
 
+/*
+ * The series (@type, @labels[@n], sorted by name, names distinct), made
+ * if new (write lock held, or a head no other thread sees yet). For
+ * backends that rebuild a head from rows they read (store/clickhouse.c).
+ */
+struct series *head_series_labels(struct store_head *h, const char *type,
+				  const struct store_label *labels, size_t n);
+
+/* Append row @r to series @se, as ingest does (same locking). */
+void head_series_push(struct store_head *h, struct series *se, const struct store_row *r);
+
 bool head_series_selected(const struct series *s, const char *type, const struct store_matcher *m,
 			  size_t nm, int64_t from_ns, int64_t to_ns);
 

@@ -108,6 +108,49 @@ static struct series *series_get(struct store_head *h, const char *type,
 	return s;
 }
 
+struct series *head_series_labels(struct store_head *h, const char *type,
+				  const struct store_label *labels, size_t nlabels)
+{
+	struct attr_ref *a = xcalloc(nlabels + 1, sizeof(*a));
+	struct series *s;
+
+	for (size_t i = 0; i < nlabels; i++) {
+		a[i].key = labels[i].name;
+		a[i].val = labels[i].value;
+		a[i].pos = i;
+	}
+	s = series_get(h, type, a, nlabels);
+	free(a);
+	return s;
+}
+
+void head_series_push(struct store_head *h, struct series *se, const struct store_row *r)
+{
+	size_t cap = se->rows.cap;
+	int64_t ts = r->ts_ns;
+
+	VEC_PUSH(&se->rows, *r);
+	h->row_bytes += (se->rows.cap - cap) * sizeof(*r);
+	if ((se->rows.n - 1) % SPAN_ROWS == 0) {
+		struct span sp = { ts, ts };
+
+		cap = se->spans.cap;
+		VEC_PUSH(&se->spans, sp);
+		h->row_bytes += (se->spans.cap - cap) * sizeof(sp);
+	} else {
+		struct span *sp = &se->spans.v[se->spans.n - 1];
+
+		sp->min_ts = PROF_MIN(sp->min_ts, ts);
+		sp->max_ts = PROF_MAX(sp->max_ts, ts);
+	}
+	se->pub.nrows = se->rows.n;
+	se->pub.min_ts_ns = PROF_MIN(se->pub.min_ts_ns, ts);
+	se->pub.max_ts_ns = PROF_MAX(se->pub.max_ts_ns, ts);
+	h->min_ts = PROF_MIN(h->min_ts, ts);
+	h->max_ts = PROF_MAX(h->max_ts, ts);
+	h->rows++;
+}
+
 /* --- attribute sets ------------------------------------------------------ */
 
 /*
@@ -563,27 +606,8 @@ static void add_profile(struct store_head *h, struct add_ctx *c, const struct mo
 			if (v == 0)
 				continue; /* adds nothing to any sum; pprof often has zero columns */
 			struct store_row r = { ts, v, node, set };
-			size_t cap = se->rows.cap;
-			VEC_PUSH(&se->rows, r);
-			h->row_bytes += (se->rows.cap - cap) * sizeof(r);
-			if ((se->rows.n - 1) % SPAN_ROWS == 0) {
-				struct span sp = { ts, ts };
 
-				cap = se->spans.cap;
-				VEC_PUSH(&se->spans, sp);
-				h->row_bytes += (se->spans.cap - cap) * sizeof(sp);
-			} else {
-				struct span *sp = &se->spans.v[se->spans.n - 1];
-
-				sp->min_ts = PROF_MIN(sp->min_ts, ts);
-				sp->max_ts = PROF_MAX(sp->max_ts, ts);
-			}
-			se->pub.nrows = se->rows.n;
-			se->pub.min_ts_ns = PROF_MIN(se->pub.min_ts_ns, ts);
-			se->pub.max_ts_ns = PROF_MAX(se->pub.max_ts_ns, ts);
-			h->min_ts = PROF_MIN(h->min_ts, ts);
-			h->max_ts = PROF_MAX(h->max_ts, ts);
-			h->rows++;
+			head_series_push(h, se, &r);
 		}
 	}
 	h->profiles++;

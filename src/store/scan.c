@@ -778,6 +778,8 @@ int store_scan_ex(struct store *s, const struct store_query *q, const struct sto
 	if (!v || (v->rows && v->totals))
 		return prof_err_set(err, -EINVAL, -1,
 				    "store_scan: set at most one of rows and totals");
+	if (s->be)
+		return s->be->scan(s->be_ctx, q, lf, v, st, err);
 	if (!st)
 		st = &dummy;
 	memset(st, 0, sizeof(*st));
@@ -824,6 +826,8 @@ int store_types(struct store *s, int64_t from_ns, int64_t to_ns,
 	struct view vw;
 	int rc = 0;
 
+	if (s->be)
+		return s->be->types(s->be_ctx, from_ns, to_ns, fn, arg);
 	strtab_init(&t);
 	view_get(s, from_ns, to_ns, &vw);
 	for (size_t i = 0; i < vw.nblocks; i++) {

@@ -674,6 +674,20 @@ int store_open_head(struct store_head *h, struct store **out)
 	return 0;
 }
 
+int store_open_backend(const struct store_backend *be, void *ctx, const char *desc,
+		       struct store **out)
+{
+	struct store *s;
+
+	store_open_mem(&s);
+	free(s->dir);
+	s->dir = xstrdup(desc);
+	s->be = be;
+	s->be_ctx = ctx;
+	*out = s;
+	return 0;
+}
+
 int store_open(const char *dir, struct store **out, struct prof_err *err)
 {
 	return store_open_opts(dir, NULL, out, err);
@@ -688,6 +702,8 @@ void store_close(struct store *s)
 		pthread_join(s->replay_thread, NULL);
 	}
 	store_maint_stop(s);
+	if (s->be)
+		s->be->close(s->be_ctx);
 	store_wal_close(s->wal);
 	store_hold_put(s, s->frozen);
 	store_hold_put(s, s->active);
@@ -761,6 +777,8 @@ static int commit(struct store *s, const struct model_profile *const *p, size_t 
 
 	if (s->opt.read_only)
 		return prof_err_set(err, -EROFS, -1, "store %s: opened read-only", s->dir);
+	if (s->be)
+		return s->be->ingest(s->be_ctx, p, n, now, err);
 	rc = make_room(s, err);
 	if (rc)
 		return rc;

