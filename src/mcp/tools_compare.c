@@ -570,6 +570,7 @@ int tool_run_explain_change(struct call *c)
 	tool_url_time(&u, "b_from", b.from);
 	tool_url_time(&u, "b_to", b.to);
 	(void)mcp_url_arg(&u, "hide", tool_sarg(c, "hide"));
+	tool_url_fold(c, &u);
 	(void)mcp_url_arg(&u, "max_nodes", mn);
 	diff = tool_api(c, u.p);
 	buf_release(&u);
@@ -579,6 +580,7 @@ int tool_run_explain_change(struct call *c)
 	mcp_text_line(
 		&c->out, "What changed from A (baseline) to B; profile type %s (values in %s)%s",
 		c->type, tool_unit_words(c->unit), c->type_defaulted ? ", chosen by default" : "");
+	tool_fold_note(c);
 	side_line(c, "A", &a, &t);
 	side_line(c, "B", &b, &t);
 	if (a.total)
