@@ -278,6 +278,54 @@ walk(json.load(open(sys.argv[1]))["root"], [])'
 }
 fold_part
 
+# --- build differences between A and B ---------------------------------------------------------
+# Service app runs one build of a program for a minute, then another (a rebuilt binary:
+# another build ID); compare names the binary and both builds; the same build on both sides
+# says so instead.
+builds_part() {
+	for t in gcc readelf nm; do
+		command -v $t >/dev/null || { echo "skip: builds part ($t not installed)"; return; }
+	done
+	# Two builds of one program (another constant: another build ID), under the symbol path.
+	local v bid=() addr=() t4=$((T0 + 14400000))
+	mkdir -p "$tmp/b1" "$tmp/b2"
+	printf '%s\n' 'volatile long sink;' \
+		'__attribute__((noinline)) long work(long n) { long x = VER; for (long i = 0; i < n; i++) x = x * 31 + i; return x; }' \
+		'int main(void) { sink = work(1000); return 0; }' >"$tmp/app.c"
+	for v in 1 2; do
+		gcc -O0 -g -DVER=$v -o "$tmp/b$v/app" "$tmp/app.c" || { fail "cannot build app.c"; return; }
+		bid[v]=$(readelf -n "$tmp/b$v/app" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+		addr[v]=$(printf '%x' $((0x$(nm "$tmp/b$v/app" | awk '$3 == "work" { print $1 }') + 4)))
+	done
+	[ "${bid[1]}" != "${bid[2]}" ] || { fail "the two builds have one build ID"; return; }
+	"$MKOTLP" --attr service.name=app --time-ms $t4 --count 10 --every-ms 1000 \
+		--stack "main;@$tmp/b1/app@${bid[1]}@0x${addr[1]}=10000000" "$tmp/ba.pb" &&
+		"$MKOTLP" --attr service.name=app --time-ms $((t4 + 60000)) --count 10 --every-ms 1000 \
+			--stack "main;@$tmp/b2/app@${bid[2]}@0x${addr[2]}=20000000" "$tmp/bb.pb" &&
+		"$MKOTLP" --attr service.name=app --time-ms $((t4 + 120000)) --count 10 --every-ms 1000 \
+			--stack "main;@$tmp/b2/app@${bid[2]}@0x${addr[2]}=20000000" "$tmp/bc.pb" || { fail "mkotlp builds"; return; }
+	local f
+	for f in ba bb bc; do
+		code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $WRITER" \
+			-H 'Content-Type: application/x-protobuf' --data-binary "@$tmp/$f.pb" "$base/v1development/profiles")
+		[ "$code" = 200 ] || { fail "ingest $f.pb: HTTP $code"; return; }
+	done
+	local Q='{service.name=\"app\"}'
+	printf '%s\n' \
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"compare\",\"arguments\":{\"query\":\"$Q\",\"a_from\":$t4,\"a_to\":$((t4 + 59999)),\"b_from\":$((t4 + 60000)),\"b_to\":$((t4 + 119999))}}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"explain_change\",\"arguments\":{\"query\":\"$Q\",\"a_from\":$((t4 + 60000)),\"a_to\":$((t4 + 119999)),\"b_from\":$((t4 + 120000)),\"b_to\":$((t4 + 179999))}}}" |
+		"$PROFD" mcp --server "$base" --token "$READER" >"$tmp/builds.mcp" 2>>"$tmp/mcp.err"
+	python3 -c 'import json,sys
+for l in open(sys.argv[1]): print(json.loads(l)["result"]["content"][0]["text"]); print("====")' \
+		"$tmp/builds.mcp" >"$tmp/builds.text" 2>&1
+	checkx "compare across two builds names the binary and both build IDs" \
+		'grep -qx "Build differs: $tmp/b2/app is build ${bid[1]:0:16} in A, ${bid[2]:0:16} in B (B runs another build: a change may be in the code)" "$tmp/builds.text" || { cat "$tmp/builds.text"; false; }'
+	checkx "explain_change within one build says the builds are the same" \
+		'sed -n "/^====/,\$p" "$tmp/builds.text" | grep -qx "Builds: the same in A and B (1 binary, by build ID)" &&
+		 [ "$(grep -c "^Build differs" "$tmp/builds.text")" = 1 ] || { cat "$tmp/builds.text"; false; }'
+}
+builds_part
+
 # --- changes tested in absolute terms ----------------------------------------------------------
 # Two builds of service sorter, 60 s each at 100 Hz (one profile per second): sort 25 -> 2
 # samples a second (-92 %), search 42 -> 41 (unchanged within noise: 420 -> 410 ms/s), main 10.
