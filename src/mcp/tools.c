@@ -53,6 +53,9 @@ const char mcp_tools_shared_args[] =
 	"(default the last hour, to inclusive, at most 31 days). "
 	"hide = comma list of runtime frame presets whose cost goes to the caller (go, jvm, "
 	"libc, kernel, python, ruby, php, node). "
+	"fold (flamegraph_summary, callers_callees, explain_change) = recursion (default: a function calling itself is one frame), "
+	"library (a run of one shared library's frames is its entry frame), "
+	"recursion,library or none. "
 	"max_tokens = output budget, about 4 characters each (default 2000; a longer output is "
 	"cut and says so). "
 	"function = a frame name exactly as the profiles show it (top_functions, find_function). "
@@ -95,6 +98,10 @@ const char mcp_tools_shared_args[] =
 #define ARG_HIDE                                       \
 	{                                              \
 		"hide", A_STR, false, 0, 0, NULL, NULL \
+	}
+#define ARG_FOLD                                       \
+	{                                              \
+		"fold", A_STR, false, 0, 0, NULL, NULL \
 	}
 #define ARG_AB                                                 \
 	{ "a_query", A_STR, false, 0, 0, NULL, NULL },         \
@@ -141,6 +148,7 @@ static const struct arg_spec args_flame[] = {
 	{ "invert", A_BOOL, false, 0, 0, NULL, "Leaves first, callers below." },
 	{ "stack_filter", A_STR, false, 0, 0, NULL, NULL },
 	ARG_HIDE,
+	ARG_FOLD,
 	ARG_TOKENS,
 };
 static const struct arg_spec args_sandwich[] = {
@@ -152,6 +160,7 @@ static const struct arg_spec args_sandwich[] = {
 	{ "min_share", A_NUM, false, 0, 1, NULL, "Default 0.005." },
 	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL, "Default 8." },
 	ARG_HIDE,
+	ARG_FOLD,
 	ARG_TOKENS,
 };
 static const struct arg_spec args_compare[] = {
@@ -176,6 +185,7 @@ static const struct arg_spec args_explain[] = {
 	{ "limit", A_INT, false, 1, 50, NULL, "Default 8." },
 	{ "paths", A_INT, false, 0, 10, NULL, "Paths per function (default 3)." },
 	ARG_HIDE,
+	ARG_FOLD,
 	ARG_TOKENS,
 };
 static const struct arg_spec args_series[] = {

@@ -266,6 +266,14 @@ void tool_url_time(struct buf *u, const char *key, int64_t ms)
 	(void)mcp_url_arg(u, key, v);
 }
 
+void tool_url_fold(struct call *c, struct buf *u)
+{
+	const char *f = tool_sarg(c, "fold");
+
+	c->fold = f && *f ? f : "recursion";
+	(void)mcp_url_arg(u, "fold", c->fold);
+}
+
 /* "/api/v1/VIEW" with type, query, from, to (and hide when given). */
 void tool_url_common(struct call *c, struct buf *u, const char *path, bool with_type)
 {
@@ -484,6 +492,24 @@ void tool_header(struct call *c)
 	mcp_text_line(&c->out, "Selection: %s, %s .. %s (%s)", c->query[0] ? c->query : "{}",
 		      mcp_fmt_time(c->from, a, sizeof(a)), mcp_fmt_time(c->to, b, sizeof(b)),
 		      mcp_fmt_span(c->to - c->from + 1, s, sizeof(s)));
+	tool_fold_note(c);
+}
+
+void tool_fold_note(struct call *c)
+{
+	if (!c->fold)
+		return;
+	if (!strcmp(c->fold, "none"))
+		mcp_text_line(&c->out, "Frames: not folded (fold=none).");
+	else
+		mcp_text_line(&c->out,
+			      "Frames: fold=%s (consecutive frames of one %s are one frame; "
+			      "fold=none keeps every frame).",
+			      c->fold,
+			      strstr(c->fold, "library")
+				      ? (strstr(c->fold, "recursion") ? "function or library"
+								      : "shared library")
+				      : "function");
 }
 
 /* The explorer link for the common selection (ui/js/state.js: type, query, range, search). */

@@ -361,6 +361,109 @@ static void side_line(struct call *c, const char *label, const struct side *s,
 			      : "");
 }
 
+/* Binaries and their build IDs named by a side's table rows (each pair once, at most 16). */
+struct builds {
+	const char *mapping[16], *build_id[16];
+	size_t n;
+};
+
+static void side_builds(const struct side *s, struct builds *o)
+{
+	json_t *rows = json_object_get(s->table, "rows");
+
+	o->n = 0;
+	for (size_t i = 0; i < json_array_size(rows) && o->n < PROF_ARRAY_SIZE(o->mapping); i++) {
+		json_t *r = json_array_get(rows, i);
+		const char *m = tool_jstr(r, "mapping"), *b = tool_jstr(r, "build_id");
+		size_t j;
+
+		if (!m || !*m || !b || !*b)
+			continue;
+		for (j = 0; j < o->n; j++)
+			if (!strcmp(o->mapping[j], m) && !strcmp(o->build_id[j], b))
+				break;
+		if (j == o->n) {
+			o->mapping[o->n] = m;
+			o->build_id[o->n++] = b;
+		}
+	}
+}
+
+/* One binary by its file name: a rebuilt binary may sit in another (versioned) directory. */
+static bool same_binary(const char *x, const char *y)
+{
+	const char *bx = strrchr(x, '/'), *by = strrchr(y, '/');
+
+	return !strcmp(bx ? bx + 1 : x, by ? by + 1 : y);
+}
+
+static bool builds_has(const struct builds *x, const char *m, const char *b)
+{
+	for (size_t i = 0; i < x->n; i++)
+		if (same_binary(x->mapping[i], m) && (!b || !strcmp(x->build_id[i], b)))
+			return true;
+	return false;
+}
+
+/* The build IDs (first 16 digits) @x has for binary @m, joined by ", ", into @out. */
+static void builds_of(const struct builds *x, const char *m, char *out, size_t n)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < x->n && at < n; i++)
+		if (same_binary(x->mapping[i], m))
+			at += (size_t)snprintf(out + at, n - at, "%s%.16s", at ? ", " : "",
+					       x->build_id[i]);
+}
+
+/*
+ * Say which binaries (of the functions the side tables list; one binary
+ * by its file name) run another build in B than in A, by build ID: a change between two builds is the
+ * first thing an agent should know. Silent when no row has a build ID.
+ */
+static void builds_line(struct call *c, const struct side *a, const struct side *b)
+{
+	struct builds x, y;
+	size_t ndiff = 0, nsame = 0;
+	char ba[160], bb[160];
+
+	side_builds(a, &x);
+	side_builds(b, &y);
+	for (size_t i = 0; i < y.n; i++) {
+		size_t k;
+
+		for (k = 0; k < i && !same_binary(y.mapping[k], y.mapping[i]); k++)
+			;
+		if (k < i || !builds_has(&x, y.mapping[i], NULL))
+			continue; /* seen, or the binary is not in A's rows */
+		bool same = true;
+
+		for (size_t j = 0; j < y.n; j++)
+			if (same_binary(y.mapping[j], y.mapping[i]) &&
+			    !builds_has(&x, y.mapping[j], y.build_id[j]))
+				same = false;
+		for (size_t j = 0; j < x.n; j++)
+			if (same_binary(x.mapping[j], y.mapping[i]) &&
+			    !builds_has(&y, x.mapping[j], x.build_id[j]))
+				same = false;
+		if (same) {
+			nsame++;
+			continue;
+		}
+		builds_of(&x, y.mapping[i], ba, sizeof(ba));
+		builds_of(&y, y.mapping[i], bb, sizeof(bb));
+		mcp_text_line(&c->out,
+			      "Build differs: %s is build %s in A, %s in B (B runs another "
+			      "build: a change may be in the code)",
+			      y.mapping[i], ba, bb);
+		ndiff++;
+	}
+	if (!ndiff && nsame)
+		mcp_text_line(&c->out, "Builds: the same in A and B (%zu binar%s, by build ID)",
+			      nsame, nsame == 1 ? "y" : "ies");
+}
+
 static void row_line(struct call *c, const struct tested *t, const struct fnrow *r,
 		     const char *metric, size_t idx)
 {
@@ -426,6 +529,7 @@ int tool_run_compare(struct call *c)
 		      tool_unit_words(c->unit), c->type_defaulted ? "; chosen by default" : "");
 	side_line(c, "A", &a, &t);
 	side_line(c, "B", &b, &t);
+	builds_line(c, &a, &b);
 	if (a.total)
 		mcp_text_line(&c->out, "Total change: %s -> %s (%+.1f%%)%s%s%s%s",
 			      tool_val(c, a.total, tv, sizeof(tv)),
@@ -570,6 +674,7 @@ int tool_run_explain_change(struct call *c)
 	tool_url_time(&u, "b_from", b.from);
 	tool_url_time(&u, "b_to", b.to);
 	(void)mcp_url_arg(&u, "hide", tool_sarg(c, "hide"));
+	tool_url_fold(c, &u);
 	(void)mcp_url_arg(&u, "max_nodes", mn);
 	diff = tool_api(c, u.p);
 	buf_release(&u);
@@ -579,8 +684,10 @@ int tool_run_explain_change(struct call *c)
 	mcp_text_line(
 		&c->out, "What changed from A (baseline) to B; profile type %s (values in %s)%s",
 		c->type, tool_unit_words(c->unit), c->type_defaulted ? ", chosen by default" : "");
+	tool_fold_note(c);
 	side_line(c, "A", &a, &t);
 	side_line(c, "B", &b, &t);
+	builds_line(c, &a, &b);
 	if (a.total)
 		mcp_text_line(&c->out, "Total: %s -> %s (%+.1f%%)",
 			      tool_val(c, a.total, tv, sizeof(tv)),

@@ -68,6 +68,7 @@ struct call {
 	char query[MCP_MAX_ARG_LEN + 1];
 	int64_t from, to; /* ms, inclusive */
 	char range_preset[8];
+	const char *fold; /* the fold= a stack view was asked for (tool_url_fold), or NULL */
 };
 
 struct tree_opts {
@@ -123,6 +124,16 @@ int tool_resolve_range(struct call *c, const char *fk, const char *tk, const int
 int tool_common_range(struct call *c);
 
 void tool_url_time(struct buf *u, const char *key, int64_t ms);
+
+/*
+ * Add fold= to a stack view's URL @u: the tool's 'fold' argument, else
+ * "recursion" (MCP answers fold direct recursion by default); noted in
+ * c->fold so tool_header says so.
+ */
+void tool_url_fold(struct call *c, struct buf *u);
+
+/* The "Frames: fold=..." line when c->fold is set (tool_header prints it). */
+void tool_fold_note(struct call *c);
 
 /* "/api/v1/VIEW" with type, query, from, to (and hide when given). */
 void tool_url_common(struct call *c, struct buf *u, const char *path, bool with_type);

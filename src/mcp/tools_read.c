@@ -263,6 +263,7 @@ static void folded_paths(struct call *c, size_t k)
 
 	k = PROF_MIN(k, PROF_ARRAY_SIZE(top));
 	tool_url_common(c, &u, "/api/v1/export/folded", true);
+	tool_url_fold(c, &u);
 	(void)mcp_url_arg(&u, "stack_filter", tool_sarg(c, "stack_filter"));
 	if (tool_api_body(c, u.p, &body)) {
 		buf_release(&u);
@@ -336,6 +337,7 @@ int tool_run_flamegraph(struct call *c)
 		return rc;
 	snprintf(mn, sizeof(mn), "%d", TREE_MAX_NODES);
 	tool_url_common(c, &u, "/api/v1/flamegraph", true);
+	tool_url_fold(c, &u);
 	(void)mcp_url_arg(&u, "max_nodes", mn);
 	if (invert)
 		(void)mcp_url_arg(&u, "invert", "true");
@@ -453,6 +455,7 @@ int tool_run_callers_callees(struct call *c)
 		return rc;
 	snprintf(mn, sizeof(mn), "%d", TREE_MAX_NODES);
 	tool_url_common(c, &u, "/api/v1/sandwich", true);
+	tool_url_fold(c, &u);
 	(void)mcp_url_arg(&u, "function", fn);
 	(void)mcp_url_arg(&u, "max_nodes", mn);
 	sw = tool_api(c, u.p);

@@ -416,13 +416,20 @@ static int common_collect(const struct req *r, struct common *c, struct query_st
 	int rc = get_selection(r, "query", "type", "from", "to", NULL, NULL, NULL, NULL, true,
 			       &c->s);
 
+	unsigned fold = 0;
+
 	if (!rc)
 		rc = get_filter(r, &c->f);
+	if (!rc)
+		rc = query_fold_parse(arg(r, "fold"), &fold, r->err);
 	if (rc)
 		return rc;
 	p->filter = &c->f;
 	c->have_ss = true;
-	return collect(r, &c->s, p, &c->ss);
+	rc = collect(r, &c->s, p, &c->ss);
+	if (!rc)
+		query_stackset_fold(&c->ss, fold);
+	return rc;
 }
 
 static int get_max_nodes(const struct req *r, size_t *out)
@@ -582,6 +589,7 @@ static int view_diff(const struct req *r, struct buf *out)
 	struct query_diff d;
 	struct query_stackset_params pa = { 0 }, pb = { 0 };
 	uint64_t max_stacks;
+	unsigned fold = 0;
 	int mode, rc;
 	const char *q = arg(r, "query"), *type = arg(r, "type"), *from = arg(r, "from"),
 		   *to = arg(r, "to");
@@ -603,6 +611,8 @@ static int view_diff(const struct req *r, struct buf *out)
 				   true, &b);
 	if (!rc)
 		rc = get_filter(r, &f);
+	if (!rc)
+		rc = query_fold_parse(arg(r, "fold"), &fold, r->err);
 	if (rc)
 		goto out;
 	o.mode = mode ? QUERY_DIFF_ABSOLUTE : QUERY_DIFF_NORMALIZED;
@@ -620,6 +630,8 @@ static int view_diff(const struct req *r, struct buf *out)
 		rc = query_stackset_collect_pair(r->env->store, &pa, &pb, &ss, r->err);
 		if (!rc && !ss.series)
 			rc = check_type_known(r, a.type);
+		if (!rc)
+			query_stackset_fold(&ss, fold);
 	}
 	if (!rc) {
 		query_diff_build(&ss, &o, &d);
@@ -820,7 +832,7 @@ int query_request_run(const struct query_env *env, const char *view, query_arg_f
 /* Selection, range, trace correlation and the server's dataset: every view. */
 static const char *const P_SELECT[] = { "type",	   "query",    "from",	  "to",
 					"dataset", "trace_id", "span_id", NULL };
-static const char *const P_FILTER[] = { "stack_filter", "frame_filter", "hide", NULL };
+static const char *const P_FILTER[] = { "stack_filter", "frame_filter", "hide", "fold", NULL };
 
 static const struct view_params {
 	const char *view;

@@ -8,7 +8,8 @@
  *
  *   common     type, query (selector, may carry the type), from, to
  *              (unix ms, "now", "now-15m"; default the last hour),
- *              stack_filter, frame_filter, hide (query/filter.h)
+ *              stack_filter, frame_filter, hide (query/filter.h), fold
+ *              (recursion|library|none, query_stackset_fold)
  *   flamegraph max_nodes (default 2048, at most 200000), min_share (0..1),
  *              invert (true/false)
  *   table      search, search_regex, sort (self|total|name), limit,

@@ -329,3 +329,97 @@ void query_stackset_node_sums(const struct query_stackset *ss, int64_t **self, u
 	if (count)
 		*count = c;
 }
+
+/* --- folding ---------------------------------------------------------------------------- */
+
+/* The library frame @name is in: a names id of its binary, UINT32_MAX for the kernel, 0 = none. */
+static uint32_t fold_library(const struct query_stackset *ss, uint32_t name)
+{
+	const struct query_ss_srcloc *l = query_stackset_srcloc(ss, name);
+
+	if (!l)
+		return 0;
+	if (l->frame_type && !strcmp(strtab_get(&ss->names, l->frame_type), "kernel"))
+		return UINT32_MAX;
+	if (!l->mapping)
+		return 0;
+	const char *path = strtab_get(&ss->names, l->mapping), *base = strrchr(path, '/');
+
+	return strstr(base ? base + 1 : path, ".so") ? l->mapping : 0;
+}
+
+void query_stackset_fold(struct query_stackset *ss, unsigned how)
+{
+	size_t n = ss->nodes.n;
+
+	if (!how || n <= 1)
+		return;
+	struct query_ss_node *old = ss->nodes.v;
+	uint32_t *map = xmalloc(n * sizeof(*map)), *lib = NULL;
+	struct query_ss_node root = { 0, 0, 0 };
+
+	if (how & QUERY_FOLD_LIBRARY) {
+		lib = xmalloc(n * sizeof(*lib));
+		lib[0] = 0;
+		for (size_t i = 1; i < n; i++)
+			lib[i] = fold_library(ss, old[i].name);
+	}
+	memset(&ss->nodes, 0, sizeof(ss->nodes));
+	VEC_PUSH(&ss->nodes, root);
+	qmap_release(&ss->child_idx);
+	ss->child_idx_stale = false;
+	map[0] = 0;
+	for (size_t i = 1; i < n; i++) {
+		uint32_t p = old[i].parent;
+
+		if (p && (((how & QUERY_FOLD_RECURSION) && old[p].name == old[i].name) ||
+			  (lib && lib[i] && lib[i] == lib[p])))
+			map[i] = map[p];
+		else
+			map[i] = query_stackset_child(ss, map[p], old[i].name);
+	}
+	query_scratch_give(old);
+	free(lib);
+
+	/* Entries again, merged per (new node, group, bucket). */
+	struct query_ss_entry *ev = ss->entries.v;
+	size_t en = ss->entries.n, cap = ss->max_entries;
+
+	memset(&ss->entries, 0, sizeof(ss->entries));
+	free(ss->entry_slots);
+	ss->entry_slots = NULL;
+	ss->entry_nslots = 0;
+	ss->total = 0;
+	ss->rows = 0;
+	ss->max_entries = 0;
+	for (size_t i = 0; i < en; i++)
+		(void)query_stackset_add(ss, map[ev[i].node], ev[i].group, ev[i].bucket,
+					 ev[i].value, ev[i].count, ev[i].gauge);
+	ss->max_entries = cap;
+	query_scratch_give(ev);
+	for (size_t i = 0; i < ss->samples.n; i++)
+		ss->samples.v[i].node = map[ss->samples.v[i].node];
+	free(map);
+}
+
+int query_fold_parse(const char *s, unsigned *how, struct prof_err *err)
+{
+	*how = 0;
+	if (!s || !*s || !strcmp(s, "none"))
+		return 0;
+	for (const char *p = s; *p;) {
+		size_t k = strcspn(p, ",");
+
+		if (k == 9 && !strncmp(p, "recursion", 9))
+			*how |= QUERY_FOLD_RECURSION;
+		else if (k == 7 && !strncmp(p, "library", 7))
+			*how |= QUERY_FOLD_LIBRARY;
+		else
+			return prof_err_set(err, -EINVAL, -1,
+					    "parameter 'fold': unknown value '%.*s' (known: "
+					    "recursion, library, recursion,library, none)",
+					    (int)PROF_MIN(k, 64), p);
+		p += k + (p[k] == ',');
+	}
+	return 0;
+}

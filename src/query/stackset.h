@@ -282,6 +282,36 @@ void query_stackset_path(const struct query_stackset *ss, uint32_t node, struct 
  */
 void query_stackset_node_sums(const struct query_stackset *ss, int64_t **self, uint64_t **count);
 
+/** What query_stackset_fold collapses (bits). */
+enum query_fold {
+	QUERY_FOLD_RECURSION = 1 << 0, /* a frame with its parent's name */
+	QUERY_FOLD_LIBRARY = 1 << 1,   /* a frame in its parent's shared library */
+};
+
+/**
+ * query_stackset_fold() - collapse runs of consecutive frames into their
+ * outermost frame, in place: with QUERY_FOLD_RECURSION a frame whose name
+ * is its parent's (direct recursion: msort_with_tmp -> msort_with_tmp),
+ * with QUERY_FOLD_LIBRARY a frame in the same shared library as its parent
+ * (the binary named by the frame's source location, query_stackset_srcloc,
+ * whose file name contains ".so"; kernel frames count as one library), so
+ * qsort -> msort_with_tmp -> ... -> msort_with_tmp is one "qsort" frame.
+ * A collapsed frame's value becomes its outermost frame's self; totals,
+ * rows, groups, buckets and kept samples are unchanged, entries that land
+ * on one node are summed (the set's entry cap is not applied: folding only
+ * merges). Node ids change (parents still before children). @how 0 does
+ * nothing. Folding happens after the stack filter, and hidden frames
+ * (query/filter.h) are already gone, so A -> hidden -> A folds too.
+ */
+void query_stackset_fold(struct query_stackset *ss, unsigned how);
+
+/**
+ * query_fold_parse() - @s ("recursion", "library", "recursion,library",
+ * "none" or NULL/"") into enum query_fold bits in *@how. -EINVAL with
+ * @err naming the parameter 'fold' and the known values otherwise.
+ */
+int query_fold_parse(const char *s, unsigned *how, struct prof_err *err);
+
 /* --- from the store and from a profile -------------------------------------------- */
 
 /**

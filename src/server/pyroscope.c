@@ -42,8 +42,11 @@
  *
  * Times: from/until take Pyroscope's attime forms: digits = seconds, or
  * 13/16/19 digits = ms/us/ns, 8 digits = YYYYMMDD; "now", "now-1h".
- * pprof time_nanos that is 0 or in 1970 is replaced by from; text
- * profiles get from as their time.
+ * A pprof's time is from and its duration until - from when the request
+ * gives from (Pyroscope stores a push at from/until whatever the pprof's
+ * own time_nanos; per-sample timestamps move by the same shift); without
+ * from, a time_nanos that is 0 or in 1970 becomes now. Text profiles get
+ * from as their time.
  *
  * Answers: 200 with an empty body, or with one line "skipped N WHAT
  * (first: REASON)" when the decoder left unreadable parts out and stored
@@ -88,6 +91,7 @@ struct pyro_req {
 	struct pyro_label labels[PYRO_MAX_LABELS];
 	size_t nlabels;
 	int64_t from_ns, until_ns;
+	bool has_from; /* the request gave 'from' */
 	uint64_t sample_rate;
 	const char *spy, *units;
 	json_t *stc; /* sample_type_config, or NULL */
@@ -298,6 +302,7 @@ static bool parse_common(struct server_req *rq, struct pyro_req *r, char *msg, s
 			 u);
 		return false;
 	}
+	r->has_from = f && *f;
 	if (!(u && *u) && f && *f)
 		r->until_ns = PROF_MAX(r->from_ns, r->until_ns);
 	if (r->until_ns < r->from_ns) {
@@ -520,10 +525,22 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 					  "limit max_samples (%zu) exceeded: the profile has %zu "
 					  "samples",
 					  srv->limits.max_samples, p->samples.n);
-	/* Old pyspy/rbspy/pyroscope-rs send 0 or microseconds: use from. */
-	if (p->time_ns < 365LL * 86400 * 1000000000LL)
+	/*
+	 * from/until are the profile's time, as Pyroscope stores a push (the
+	 * pprof's own time_nanos is not used then); per-sample timestamps move
+	 * with it. Without from: old pyspy/rbspy/pyroscope-rs send 0 or
+	 * microseconds, so now replaces those.
+	 */
+	if (r->has_from || p->time_ns < 365LL * 86400 * 1000000000LL) {
+		int64_t shift =
+			p->time_ns >= 365LL * 86400 * 1000000000LL ? r->from_ns - p->time_ns : 0;
+
 		p->time_ns = r->from_ns;
-	if (!p->duration_ns && r->until_ns > r->from_ns)
+		for (size_t i = 0; shift && i < p->samples.n; i++)
+			if (p->samples.v[i].timestamp_ns)
+				p->samples.v[i].timestamp_ns += shift;
+	}
+	if (r->until_ns > r->from_ns && (r->has_from || !p->duration_ns))
 		p->duration_ns = r->until_ns - r->from_ns;
 	const char *metric = pprof_metric(p, r->stc);
 

@@ -69,6 +69,12 @@ if [ -f "$HEAP" ] && [ -f "$CORPUS/facts/gen-go-heap.json" ]; then
 		[ "$(total 'memory:inuse_space:bytes:space:bytes' '{service_name="goapp",pod="p1",pyroscope_spy="gospy"}')" = "$t_is" ]
 	check "pprof raw: alloc_objects total = corpus fact $t_ao" \
 		[ "$(total 'memory:alloc_objects:count:space:bytes' '{service_name="goapp"}')" = "$t_ao" ]
+	# from/until are the profile's time (Pyroscope's), not the pprof's own time_nanos.
+	curl -s --noproxy '*' -G -o "$tmp/win.json" --data-urlencode 'type=memory:inuse_space:bytes:space:bytes' \
+		--data-urlencode 'query={service_name="goapp"}' --data-urlencode from=1700000000000 \
+		--data-urlencode to=1700000010000 "$base/api/v1/flamegraph"
+	check "pprof raw: stored at from (1700000000 s), the pprof's own time replaced" \
+		[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"])' "$tmp/win.json")" = "$t_is" ]
 	echo '{"alloc_space":{"units":"bytes","aggregation":"sum","cumulative":false}}' >"$tmp/stc.json"
 	ingest 'name=gomulti%7Bpod%3Dp2%7D&spyName=gospy&from=1700000000000000000&until=1700000010000000000' \
 		-F "profile=@$HEAP;filename=profile.pprof" -F "sample_type_config=@$tmp/stc.json"

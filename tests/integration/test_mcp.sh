@@ -220,6 +220,112 @@ srcloc_part() {
 }
 srcloc_part
 
+# --- recursion folded ------------------------------------------------------------------------
+# A library sort recursing three levels deep (msort under msort) above its comparator: with
+# fold=recursion the API's flame graph has one msort frame (cmp right under it, msort's own
+# cost its self), callers_callees over MCP folds by default and says so, fold=none keeps the
+# three levels.
+fold_part() {
+	local t1=$((T0 + 5400000)) fs=()
+	for _ in 1 2 3 4 5 6 7; do fs+=(--stack 'main;qsort;msort;msort;msort;cmp=10000000'); done
+	fs+=(--stack 'main;qsort;msort;msort=10000000' --stack 'main;qsort;msort=10000000' --stack 'main;work=10000000')
+	"$MKOTLP" --attr service.name=recur --time-ms $t1 "${fs[@]}" "$tmp/recur.pb" || { fail "mkotlp recur"; return; }
+	code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $WRITER" \
+		-H 'Content-Type: application/x-protobuf' --data-binary "@$tmp/recur.pb" "$base/v1development/profiles")
+	[ "$code" = 200 ] || { fail "ingest recur.pb: HTTP $code"; return; }
+	local f
+	for f in recursion none bogus; do
+		curl -s --noproxy '*' -G -H "Authorization: Bearer $READER" --data-urlencode "type=$CPU" \
+			--data-urlencode 'query={service.name="recur"}' --data-urlencode "from=$t1" \
+			--data-urlencode "to=$((t1 + 999))" --data-urlencode "fold=$f" \
+			"$base/api/v1/flamegraph" >"$tmp/fold.$f"
+	done
+	# Paths "name;name;..." with their self, from the flame graph's nested nodes.
+	local paths='import json,sys
+def walk(n, p):
+    for c in n.get("children", []):
+        q = p + [c["name"]]
+        print(";".join(q), c["self"])
+        walk(c, q)
+walk(json.load(open(sys.argv[1]))["root"], [])'
+	python3 -c "$paths" "$tmp/fold.recursion" >"$tmp/fold.recursion.paths" 2>&1
+	python3 -c "$paths" "$tmp/fold.none" >"$tmp/fold.none.paths" 2>&1
+	checkx "flamegraph fold=recursion: one msort frame (self 20 ms), cmp 70 ms right under it" \
+		'grep -qx "main;qsort;msort 20000000" "$tmp/fold.recursion.paths" &&
+		 grep -qx "main;qsort;msort;cmp 70000000" "$tmp/fold.recursion.paths" &&
+		 ! grep -q "msort;msort" "$tmp/fold.recursion.paths" || { cat "$tmp/fold.recursion.paths"; false; }'
+	checkx "flamegraph fold=none: the three msort levels stay" \
+		'grep -qx "main;qsort;msort;msort;msort;cmp 70000000" "$tmp/fold.none.paths" &&
+		 grep -qx "main;qsort;msort;msort 10000000" "$tmp/fold.none.paths" || { cat "$tmp/fold.none.paths"; false; }'
+	checkx "flamegraph fold=bogus: 400 naming the parameter and its values" \
+		'grep -q "parameter '"'"'fold'"'"': unknown value '"'"'bogus'"'"' (known: recursion, library" "$tmp/fold.bogus" || { cat "$tmp/fold.bogus"; false; }'
+	for f in default none; do
+		local extra=''
+		[ $f = none ] && extra=',"fold":"none"'
+		printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"callers_callees","arguments":{"function":"msort","query":"{service.name=\\"recur\\"}","from":%s,"to":%s%s}}}\n' \
+			"$t1" "$((t1 + 999))" "$extra" | "$PROFD" mcp --server "$base" --token "$READER" >"$tmp/fold.mcp.$f" 2>>"$tmp/mcp.err"
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["content"][0]["text"])' \
+			"$tmp/fold.mcp.$f" >"$tmp/fold.text.$f" 2>&1
+	done
+	checkx "MCP callers_callees folds recursion by default and says so; msort is not its own caller" \
+		'grep -q "^Frames: fold=recursion (consecutive frames of one function are one frame" "$tmp/fold.text.default" &&
+		 grep -q "^Function msort: total 90.00ms (90.00% of all), self 20.00ms" "$tmp/fold.text.default" &&
+		 grep -q "^cmp  total 70.00ms" "$tmp/fold.text.default" && ! grep -q "^ *msort " "$tmp/fold.text.default" || { cat "$tmp/fold.text.default"; false; }'
+	checkx "MCP callers_callees with fold=none: not folded, msort calls itself" \
+		'grep -qx "Frames: not folded (fold=none)." "$tmp/fold.text.none" &&
+		 grep -q "^msort  total 80.00ms (80.00% of all, 88.89% of msort), self 10.00ms" "$tmp/fold.text.none" &&
+		 grep -q "^    cmp  total 70.00ms" "$tmp/fold.text.none" || { cat "$tmp/fold.text.none"; false; }'
+}
+fold_part
+
+# --- build differences between A and B ---------------------------------------------------------
+# Service app runs one build of a program for a minute, then another (a rebuilt binary:
+# another build ID); compare names the binary and both builds; the same build on both sides
+# says so instead.
+builds_part() {
+	for t in gcc readelf nm; do
+		command -v $t >/dev/null || { echo "skip: builds part ($t not installed)"; return; }
+	done
+	# Two builds of one program (another constant: another build ID), under the symbol path.
+	local v bid=() addr=() t4=$((T0 + 14400000))
+	mkdir -p "$tmp/b1" "$tmp/b2"
+	printf '%s\n' 'volatile long sink;' \
+		'__attribute__((noinline)) long work(long n) { long x = VER; for (long i = 0; i < n; i++) x = x * 31 + i; return x; }' \
+		'int main(void) { sink = work(1000); return 0; }' >"$tmp/app.c"
+	for v in 1 2; do
+		gcc -O0 -g -DVER=$v -o "$tmp/b$v/app" "$tmp/app.c" || { fail "cannot build app.c"; return; }
+		bid[v]=$(readelf -n "$tmp/b$v/app" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+		addr[v]=$(printf '%x' $((0x$(nm "$tmp/b$v/app" | awk '$3 == "work" { print $1 }') + 4)))
+	done
+	[ "${bid[1]}" != "${bid[2]}" ] || { fail "the two builds have one build ID"; return; }
+	"$MKOTLP" --attr service.name=app --time-ms $t4 --count 10 --every-ms 1000 \
+		--stack "main;@$tmp/b1/app@${bid[1]}@0x${addr[1]}=10000000" "$tmp/ba.pb" &&
+		"$MKOTLP" --attr service.name=app --time-ms $((t4 + 60000)) --count 10 --every-ms 1000 \
+			--stack "main;@$tmp/b2/app@${bid[2]}@0x${addr[2]}=20000000" "$tmp/bb.pb" &&
+		"$MKOTLP" --attr service.name=app --time-ms $((t4 + 120000)) --count 10 --every-ms 1000 \
+			--stack "main;@$tmp/b2/app@${bid[2]}@0x${addr[2]}=20000000" "$tmp/bc.pb" || { fail "mkotlp builds"; return; }
+	local f
+	for f in ba bb bc; do
+		code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $WRITER" \
+			-H 'Content-Type: application/x-protobuf' --data-binary "@$tmp/$f.pb" "$base/v1development/profiles")
+		[ "$code" = 200 ] || { fail "ingest $f.pb: HTTP $code"; return; }
+	done
+	local Q='{service.name=\"app\"}'
+	printf '%s\n' \
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"compare\",\"arguments\":{\"query\":\"$Q\",\"a_from\":$t4,\"a_to\":$((t4 + 59999)),\"b_from\":$((t4 + 60000)),\"b_to\":$((t4 + 119999))}}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"explain_change\",\"arguments\":{\"query\":\"$Q\",\"a_from\":$((t4 + 60000)),\"a_to\":$((t4 + 119999)),\"b_from\":$((t4 + 120000)),\"b_to\":$((t4 + 179999))}}}" |
+		"$PROFD" mcp --server "$base" --token "$READER" >"$tmp/builds.mcp" 2>>"$tmp/mcp.err"
+	python3 -c 'import json,sys
+for l in open(sys.argv[1]): print(json.loads(l)["result"]["content"][0]["text"]); print("====")' \
+		"$tmp/builds.mcp" >"$tmp/builds.text" 2>&1
+	checkx "compare across two builds names the binary and both build IDs" \
+		'grep -qx "Build differs: $tmp/b2/app is build ${bid[1]:0:16} in A, ${bid[2]:0:16} in B (B runs another build: a change may be in the code)" "$tmp/builds.text" || { cat "$tmp/builds.text"; false; }'
+	checkx "explain_change within one build says the builds are the same" \
+		'sed -n "/^====/,\$p" "$tmp/builds.text" | grep -qx "Builds: the same in A and B (1 binary, by build ID)" &&
+		 [ "$(grep -c "^Build differs" "$tmp/builds.text")" = 1 ] || { cat "$tmp/builds.text"; false; }'
+}
+builds_part
+
 # --- changes tested in absolute terms ----------------------------------------------------------
 # Two builds of service sorter, 60 s each at 100 Hz (one profile per second): sort 25 -> 2
 # samples a second (-92 %), search 42 -> 41 (unchanged within noise: 420 -> 410 ms/s), main 10.

@@ -16,6 +16,7 @@
 #include "query/export.h"
 #include "query/filter.h"
 #include "query/flamegraph.h"
+#include "query/stackset_int.h"
 #include "query/sandwich.h"
 #include "query/selector.h"
 #include "query/table.h"
@@ -670,6 +671,120 @@ static void test_flamegraph_inverted_and_sandwich(void **state)
 	query_sandwich_release(&sw);
 	query_stackset_release(&ss);
 	store_head_free(h);
+}
+
+/* --- folding ---------------------------------------------------------------------------------- */
+
+/* Node for @path (";"-separated, root first) in @ss, created. */
+static uint32_t fold_path(struct query_stackset *ss, const char *path)
+{
+	uint32_t at = 0;
+
+	for (const char *s = path; *s;) {
+		size_t k = strcspn(s, ";");
+
+		at = query_stackset_child(ss, at, query_stackset_name(ss, s, k));
+		s += k + (s[k] == ';');
+	}
+	return at;
+}
+
+static void fold_expect(struct query_stackset *ss, const char *path, int64_t self)
+{
+	struct query_flamegraph fg;
+	struct query_flame_opts o = { 0 };
+
+	query_flamegraph_from_stackset(ss, &o, &fg);
+	uint32_t id = fg_find(&fg, path);
+
+	if (id == UINT32_MAX)
+		fail_msg("no node %s", path);
+	if (fg.nodes.v[id].self != self)
+		fail_msg("%s: self %lld, want %lld", path, (long long)fg.nodes.v[id].self,
+			 (long long)self);
+	query_flamegraph_release(&fg);
+}
+
+static void fold_build(struct query_stackset *ss)
+{
+	query_stackset_init(ss);
+	ss->nbuckets = 2;
+	/* main -> qsort -> msort x3 -> cmp (cmp in the executable, the rest in libc) */
+	assert_int_equal(query_stackset_add(ss, fold_path(ss, "main;qsort;msort;msort;msort;cmp"),
+					    0, 0, 70, 7, 70),
+			 0);
+	assert_int_equal(
+		query_stackset_add(ss, fold_path(ss, "main;qsort;msort;msort"), 0, 1, 20, 2, 20),
+		0);
+	assert_int_equal(query_stackset_add(ss, fold_path(ss, "main;qsort;msort"), 0, 0, 5, 1, 5),
+			 0);
+	assert_int_equal(query_stackset_add(ss, fold_path(ss, "main;main;work"), 0, 0, 3, 1, 3), 0);
+	assert_int_equal(
+		query_stackset_add(ss, fold_path(ss, "main;read;sys_read;vfs_read"), 0, 0, 2, 1, 2),
+		0);
+	ss_srcloc_note(ss, query_stackset_name(ss, "main", 4), "a.c", 1, "", "/bin/app", "");
+	ss_srcloc_note(ss, query_stackset_name(ss, "cmp", 3), "a.c", 9, "", "/bin/app", "");
+	ss_srcloc_note(ss, query_stackset_name(ss, "qsort", 5), "", 0, "", "/lib/libc.so.6", "");
+	ss_srcloc_note(ss, query_stackset_name(ss, "msort", 5), "", 0, "", "/lib/libc.so.6", "");
+	ss_srcloc_note(ss, query_stackset_name(ss, "read", 4), "", 0, "", "/lib/libc.so.6", "");
+	ss_srcloc_note(ss, query_stackset_name(ss, "sys_read", 8), "", 0, "", "", "kernel");
+	ss_srcloc_note(ss, query_stackset_name(ss, "vfs_read", 8), "", 0, "", "", "kernel");
+}
+
+static void test_stackset_fold_recursion_and_library(void **state)
+{
+	struct query_stackset ss;
+	struct prof_err err;
+	unsigned how;
+	int64_t self_a = 0, self_b = 0;
+
+	(void)state;
+	fold_build(&ss);
+	size_t before = ss.nodes.n;
+	query_stackset_fold(&ss, 0);
+	assert_int_equal(ss.nodes.n, before);
+
+	query_stackset_fold(&ss, QUERY_FOLD_RECURSION);
+	assert_int_equal(ss.total, 100);
+	assert_int_equal(ss.rows, 12);
+	fold_expect(&ss, "main;qsort;msort;cmp", 70);
+	fold_expect(&ss, "main;qsort;msort", 25); /* 20 (B) + 5 (A): one node, two buckets */
+	fold_expect(&ss, "main;work", 3);
+	{
+		struct query_flamegraph fg;
+		struct query_flame_opts fo = { 0 };
+
+		query_flamegraph_from_stackset(&ss, &fo, &fg);
+		assert_int_equal(fg_find(&fg, "main;qsort;msort;msort"), UINT32_MAX);
+		query_flamegraph_release(&fg);
+	}
+	assert_int_equal(ss.entries.n, 5); /* msort: one entry per bucket */
+	for (size_t i = 0; i < ss.entries.n; i++)
+		*(ss.entries.v[i].bucket ? &self_b : &self_a) += ss.entries.v[i].value;
+	assert_int_equal(self_a, 80);
+	assert_int_equal(self_b, 20);
+	for (size_t i = 1; i < ss.nodes.n; i++)
+		assert_true(ss.nodes.v[i].parent < i);
+	query_stackset_release(&ss);
+
+	/* The library: qsort's run of libc frames is qsort; cmp (the executable) stays. */
+	fold_build(&ss);
+	query_stackset_fold(&ss, QUERY_FOLD_LIBRARY);
+	assert_int_equal(ss.total, 100);
+	fold_expect(&ss, "main;qsort;cmp", 70);
+	fold_expect(&ss, "main;qsort", 25);
+	fold_expect(&ss, "main;main;work", 3);	   /* the executable is no library */
+	fold_expect(&ss, "main;read;sys_read", 2); /* libc then the kernel: two libraries */
+	query_stackset_release(&ss);
+
+	prof_err_init(&err);
+	assert_int_equal(query_fold_parse("recursion,library", &how, &err), 0);
+	assert_int_equal(how, QUERY_FOLD_RECURSION | QUERY_FOLD_LIBRARY);
+	assert_int_equal(query_fold_parse("none", &how, &err), 0);
+	assert_int_equal(how, 0);
+	assert_int_equal(query_fold_parse("recursion,x", &how, &err), -EINVAL);
+	assert_string_equal(err.msg, "parameter 'fold': unknown value 'x' (known: recursion, "
+				     "library, recursion,library, none)");
 }
 
 static void test_truncated_stacks_stay_their_own_roots(void **state)
@@ -1444,6 +1559,7 @@ int main(void)
 		cmocka_unit_test(test_stackset_interpreter_presets),
 		cmocka_unit_test(test_table_recursion_counted_once),
 		cmocka_unit_test(test_flamegraph_inverted_and_sandwich),
+		cmocka_unit_test(test_stackset_fold_recursion_and_library),
 		cmocka_unit_test(test_truncated_stacks_stay_their_own_roots),
 		cmocka_unit_test(test_exports_folded_pprof_svg),
 		cmocka_unit_test(test_unsymbolized_frames_granularity_and_export),
