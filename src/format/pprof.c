@@ -7,7 +7,12 @@
  * accept both") and inflated under a cap; the bytes are checked by
  * fmt_pb_check (exact byte offset and field path of the first malformed
  * byte, nesting and allocation bounds), unpacked by protobuf-c from our
- * src/format/proto/profile.proto, then translated into the model:
+ * src/format/proto/profile.proto, then translated into the model.
+ * The usual shapes (every field known, with its declared wire type) skip
+ * both: pw_unpack checks them in one pass and fills protobuf-c's structs
+ * from one arena, pointing into the input for strings, so the translation
+ * below reads the same structs either way (fmt_pprof_decode_pbc keeps the
+ * protobuf-c path for the differential test). Translation:
  * pprof ids (any non-zero uint64, addresses included) become dense model
  * indexes through an id map that is the identity when ids are 1..n, as Go
  * writes them. Every id and string index is checked; a reference to
@@ -475,6 +480,337 @@ out:
 	return rc;
 }
 
+/* ---- direct unpack ---------------------------------------------------------- */
+
+/*
+ * The pprof schema as the direct unpacker reads it: per message kind, per
+ * field number, the field's type, whether it repeats, the kind of a
+ * message field and where it lives in the protobuf-c struct (its value or
+ * array, and its count). The structs are protobuf-c's, so pp_to_model
+ * reads what this fills exactly as it reads what protobuf-c unpacks.
+ */
+enum pw_type { PW_NONE, PW_U64, PW_I64, PW_BOOL, PW_BYTES, PW_MSG };
+enum pw_kind {
+	PW_PROFILE,
+	PW_VT,
+	PW_SAMPLE,
+	PW_LABEL,
+	PW_MAPPING,
+	PW_LOCATION,
+	PW_LINE,
+	PW_FUNCTION,
+	PW_NKINDS
+};
+
+struct pw_field {
+	uint8_t type, rep, kind;
+	uint16_t off, noff; /* offsetof the value / array; of its n_ count */
+};
+
+#define PW_MAX_NUM	    15
+
+#define PW_S(k, t, s, f)    [k] = { t, 0, 0, offsetof(s, f), 0 }
+#define PW_R(k, t, s, f)    [k] = { t, 1, 0, offsetof(s, f), offsetof(s, n_##f) }
+#define PW_M(k, sub, s, f)  [k] = { PW_MSG, 0, sub, offsetof(s, f), 0 }
+#define PW_RM(k, sub, s, f) [k] = { PW_MSG, 1, sub, offsetof(s, f), offsetof(s, n_##f) }
+
+static const struct pw_field pw_schema[PW_NKINDS][PW_MAX_NUM + 1] = {
+	[PW_PROFILE] = {
+		PW_RM(1, PW_VT, PbProfile, sample_type),
+		PW_RM(2, PW_SAMPLE, PbProfile, sample),
+		PW_RM(3, PW_MAPPING, PbProfile, mapping),
+		PW_RM(4, PW_LOCATION, PbProfile, location),
+		PW_RM(5, PW_FUNCTION, PbProfile, function),
+		PW_R(6, PW_BYTES, PbProfile, string_table),
+		PW_S(7, PW_I64, PbProfile, drop_frames),
+		PW_S(8, PW_I64, PbProfile, keep_frames),
+		PW_S(9, PW_I64, PbProfile, time_nanos),
+		PW_S(10, PW_I64, PbProfile, duration_nanos),
+		PW_M(11, PW_VT, PbProfile, period_type),
+		PW_S(12, PW_I64, PbProfile, period),
+		PW_R(13, PW_I64, PbProfile, comment),
+		PW_S(14, PW_I64, PbProfile, default_sample_type),
+		PW_S(15, PW_I64, PbProfile, doc_url),
+	},
+	[PW_VT] = {
+		PW_S(1, PW_I64, PbValueType, type),
+		PW_S(2, PW_I64, PbValueType, unit),
+	},
+	[PW_SAMPLE] = {
+		PW_R(1, PW_U64, PbSample, location_id),
+		PW_R(2, PW_I64, PbSample, value),
+		PW_RM(3, PW_LABEL, PbSample, label),
+	},
+	[PW_LABEL] = {
+		PW_S(1, PW_I64, PbLabel, key),
+		PW_S(2, PW_I64, PbLabel, str),
+		PW_S(3, PW_I64, PbLabel, num),
+		PW_S(4, PW_I64, PbLabel, num_unit),
+	},
+	[PW_MAPPING] = {
+		PW_S(1, PW_U64, PbMapping, id),
+		PW_S(2, PW_U64, PbMapping, memory_start),
+		PW_S(3, PW_U64, PbMapping, memory_limit),
+		PW_S(4, PW_U64, PbMapping, file_offset),
+		PW_S(5, PW_I64, PbMapping, filename),
+		PW_S(6, PW_I64, PbMapping, build_id),
+		PW_S(7, PW_BOOL, PbMapping, has_functions),
+		PW_S(8, PW_BOOL, PbMapping, has_filenames),
+		PW_S(9, PW_BOOL, PbMapping, has_line_numbers),
+		PW_S(10, PW_BOOL, PbMapping, has_inline_frames),
+	},
+	[PW_LOCATION] = {
+		PW_S(1, PW_U64, PbLocation, id),
+		PW_S(2, PW_U64, PbLocation, mapping_id),
+		PW_S(3, PW_U64, PbLocation, address),
+		PW_RM(4, PW_LINE, PbLocation, line),
+		PW_S(5, PW_BOOL, PbLocation, is_folded),
+	},
+	[PW_LINE] = {
+		PW_S(1, PW_U64, PbLine, function_id),
+		PW_S(2, PW_I64, PbLine, line),
+		PW_S(3, PW_I64, PbLine, column),
+	},
+	[PW_FUNCTION] = {
+		PW_S(1, PW_U64, PbFunction, id),
+		PW_S(2, PW_I64, PbFunction, name),
+		PW_S(3, PW_I64, PbFunction, system_name),
+		PW_S(4, PW_I64, PbFunction, filename),
+		PW_S(5, PW_I64, PbFunction, start_line),
+	},
+};
+
+static const ProtobufCMessageDescriptor *const pw_desc[PW_NKINDS] = {
+	[PW_PROFILE] = &perftools__profiles__profile__descriptor,
+	[PW_VT] = &perftools__profiles__value_type__descriptor,
+	[PW_SAMPLE] = &perftools__profiles__sample__descriptor,
+	[PW_LABEL] = &perftools__profiles__label__descriptor,
+	[PW_MAPPING] = &perftools__profiles__mapping__descriptor,
+	[PW_LOCATION] = &perftools__profiles__location__descriptor,
+	[PW_LINE] = &perftools__profiles__line__descriptor,
+	[PW_FUNCTION] = &perftools__profiles__function__descriptor,
+};
+
+/* The highest repeated field number of each kind (0: none repeats). */
+static const uint8_t pw_last_rep[PW_NKINDS] = {
+	[PW_PROFILE] = 13,
+	[PW_SAMPLE] = 3,
+	[PW_LOCATION] = 4,
+};
+
+/* What one pass over the bytes found: pbcheck's estimate and our own need. */
+struct pw_sizes {
+	size_t alloc; /* fmt_pb_check's estimate of protobuf-c's allocation */
+	size_t need;  /* bytes the fill pass takes from its arena */
+};
+
+/*
+ * Checks message @kind in [p, e): every field known, with its declared
+ * wire type (or packed, for repeated scalars), lengths in bounds, a
+ * singular message field at most once, bools one byte. Those are shapes
+ * fmt_pb_check accepts and protobuf-c unpacks to exactly what the fill
+ * pass builds; anything else returns false and the caller takes the
+ * protobuf-c path (which words the error). Adds to @sz as fmt_pb_check
+ * (pbcheck.c: sizeof_message + 16 per message, 8 per 64-bit scalar, 4
+ * per bool, length + 24 per bytes field) and as the fill pass needs.
+ */
+static bool pw_check(enum pw_kind kind, const uint8_t *p, const uint8_t *e, struct pw_sizes *sz)
+{
+	const struct pw_field *sc = pw_schema[kind];
+	bool seen_msg[PW_MAX_NUM + 1] = { false };
+	struct pbwire_field f;
+
+	while (p < e) {
+		const struct pw_field *d;
+
+		if (!pbwire_field_next(&p, e, &f) || f.num > PW_MAX_NUM)
+			return false;
+		d = &sc[f.num];
+		switch (d->type) {
+		case PW_U64:
+		case PW_I64:
+		case PW_BOOL:
+			if (f.wt == PBWIRE_VARINT) {
+				if (d->type == PW_BOOL && f.v > 1)
+					return false;
+				sz->alloc += d->type == PW_BOOL ? 4 : 8;
+				sz->need += d->rep ? 8 : 0;
+				break;
+			}
+			if (f.wt != PBWIRE_LEN || !d->rep)
+				return false;
+			for (const uint8_t *q = f.body; q < f.bend;) {
+				uint64_t v;
+
+				if (!pbwire_varint(&q, f.bend, 10, &v))
+					return false;
+				sz->alloc += 8;
+				sz->need += 8;
+			}
+			break;
+		case PW_BYTES:
+			if (f.wt != PBWIRE_LEN)
+				return false;
+			sz->alloc += (size_t)(f.bend - f.body) + 24;
+			sz->need += sizeof(ProtobufCBinaryData);
+			break;
+		case PW_MSG:
+			if (f.wt != PBWIRE_LEN || (!d->rep && seen_msg[f.num]))
+				return false;
+			seen_msg[f.num] = true;
+			sz->alloc += pw_desc[d->kind]->sizeof_message + 16;
+			sz->need +=
+				pw_desc[d->kind]->sizeof_message + (d->rep ? sizeof(void *) : 0);
+			if (!pw_check(d->kind, f.body, f.bend, sz))
+				return false;
+			break;
+		default:
+			return false; /* unknown field: protobuf-c keeps it, we do not */
+		}
+	}
+	return true;
+}
+
+struct pw_arena {
+	uint8_t *p, *e;
+};
+
+static void *pw_take(struct pw_arena *a, size_t n)
+{
+	void *r = a->p;
+
+	/* pw_check counted every byte the fill takes: running out is a bug */
+	PROF_ASSERT(n <= (size_t)(a->e - a->p));
+	a->p += n;
+	return r;
+}
+
+/*
+ * Fills message @kind at @dst from [p, e), bytes pw_check accepted:
+ * repeated fields are counted first so each array is taken once, then
+ * every field is stored as protobuf-c stores it (last value of a
+ * singular scalar wins; packed and unpacked runs append in order; bytes
+ * point into the input).
+ */
+static void pw_fill(enum pw_kind kind, const uint8_t *p, const uint8_t *e, void *dst,
+		    struct pw_arena *a)
+{
+	const struct pw_field *sc = pw_schema[kind];
+	size_t count[PW_MAX_NUM + 1];
+	uint8_t *base = dst;
+	struct pbwire_field f = { 0 };
+
+	memset(count, 0, (pw_last_rep[kind] + 1u) * sizeof(count[0]));
+	memset(dst, 0, pw_desc[kind]->sizeof_message);
+	((ProtobufCMessage *)dst)->descriptor = pw_desc[kind];
+	for (const uint8_t *q = pw_last_rep[kind] ? p : e; q < e;) {
+		(void)pbwire_field_next(&q, e, &f);
+		if (!sc[f.num].rep)
+			continue;
+		if (f.wt == PBWIRE_LEN && sc[f.num].type != PW_MSG && sc[f.num].type != PW_BYTES)
+			for (const uint8_t *r = f.body; r < f.bend; r++)
+				count[f.num] += !(*r & 0x80);
+		else
+			count[f.num]++;
+	}
+	for (uint32_t k = 1; k <= pw_last_rep[kind]; k++) {
+		const struct pw_field *d = &sc[k];
+		size_t w;
+
+		if (!count[k])
+			continue;
+		w = d->type == PW_MSG	  ? sizeof(void *)
+		    : d->type == PW_BYTES ? sizeof(ProtobufCBinaryData)
+					  : sizeof(uint64_t);
+		*(void **)(base + d->off) = pw_take(a, count[k] * w);
+	}
+	while (p < e) {
+		const struct pw_field *d;
+		size_t *n;
+		uint8_t *arr;
+
+		(void)pbwire_field_next(&p, e, &f);
+		d = &sc[f.num];
+		n = (size_t *)(base + d->noff);
+		arr = d->rep ? *(uint8_t **)(base + d->off) : NULL;
+		switch (d->type) {
+		case PW_U64:
+		case PW_I64:
+			if (!d->rep) {
+				*(uint64_t *)(base + d->off) = f.v;
+			} else if (f.wt == PBWIRE_VARINT) {
+				((uint64_t *)arr)[(*n)++] = f.v;
+			} else {
+				for (const uint8_t *q = f.body; q < f.bend;) {
+					uint64_t v = 0;
+
+					(void)pbwire_varint(&q, f.bend, 10, &v);
+					((uint64_t *)arr)[(*n)++] = v;
+				}
+			}
+			break;
+		case PW_BOOL:
+			*(protobuf_c_boolean *)(base + d->off) = f.v != 0;
+			break;
+		case PW_BYTES: {
+			ProtobufCBinaryData *bd = &((ProtobufCBinaryData *)arr)[(*n)++];
+
+			bd->len = (size_t)(f.bend - f.body);
+			bd->data = (uint8_t *)f.body;
+			break;
+		}
+		case PW_MSG: {
+			void *sub = pw_take(a, pw_desc[d->kind]->sizeof_message);
+
+			pw_fill(d->kind, f.body, f.bend, sub, a);
+			if (d->rep)
+				((void **)arr)[(*n)++] = sub;
+			else
+				*(void **)(base + d->off) = sub;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+}
+
+/*
+ * The Profile message in @n bytes at @data as protobuf-c would unpack it,
+ * without its per-field allocations: one arena, returned in *@arena (free
+ * it after the profile; the profile's bytes fields point into @data).
+ * NULL when the bytes are not in the shapes pw_check reads, or when
+ * fmt_pb_check would refuse them as over @max_alloc: the caller then
+ * takes the protobuf-c path.
+ */
+static PbProfile *pw_unpack(const void *data, size_t n, size_t max_alloc, void **arena)
+{
+	struct pw_sizes sz = { sizeof(PbProfile), sizeof(PbProfile) };
+	struct pw_arena a;
+	PbProfile *pb;
+
+	*arena = NULL;
+	if (!pw_check(PW_PROFILE, data, (const uint8_t *)data + n, &sz) ||
+	    (max_alloc && sz.alloc > max_alloc))
+		return NULL;
+	a.p = *arena = xmalloc(sz.need);
+	a.e = a.p + sz.need;
+	pb = pw_take(&a, sizeof(*pb));
+	pw_fill(PW_PROFILE, data, (const uint8_t *)data + n, pb, &a);
+	return pb;
+}
+
+bool fmt_pprof_direct_shape(const void *data, size_t n)
+{
+	struct pw_sizes sz = { sizeof(PbProfile), sizeof(PbProfile) };
+
+	return pw_check(PW_PROFILE, data, (const uint8_t *)data + n, &sz) &&
+	       sz.alloc <= 24 * n + (1u << 20);
+}
+
+/* Set by fmt_pprof_decode_pbc on its thread: no direct unpack. */
+static __thread bool pp_pbc_only;
+
 /*
  * Decodes one Profile message; *structural is set when the bytes are
  * well-formed protobuf (so a failure is about what they say).
@@ -483,9 +819,18 @@ static int pp_decode_one(const void *data, size_t n, const char *what, struct mo
 			 struct prof_err *err, bool *structural)
 {
 	PbProfile *pb;
+	void *arena;
 	int rc;
 
 	*structural = false;
+	/* The usual shapes without protobuf-c's allocations (pw_unpack). */
+	pb = pp_pbc_only ? NULL : pw_unpack(data, n, 24 * n + (1u << 20), &arena);
+	if (pb) {
+		*structural = true;
+		rc = pp_to_model(pb, out, err);
+		free(arena);
+		return rc;
+	}
 	/* Realistic profiles unpack to under ~16x their size; see pbcheck.h. */
 	rc = fmt_pb_check(&perftools__profiles__profile__descriptor, data, n, what,
 			  24 * n + (1u << 20), NULL, err);
@@ -710,6 +1055,17 @@ int fmt_pprof_decode(const void *data, size_t n, size_t max_decoded, struct mode
 	}
 out:
 	buf_release(&raw);
+	return rc;
+}
+
+int fmt_pprof_decode_pbc(const void *data, size_t n, size_t max_decoded, struct model_profile *out,
+			 struct prof_err *err)
+{
+	int rc;
+
+	pp_pbc_only = true;
+	rc = fmt_pprof_decode(data, n, max_decoded, out, err);
+	pp_pbc_only = false;
 	return rc;
 }
 

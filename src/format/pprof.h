@@ -52,6 +52,23 @@ int fmt_pprof_decode(const void *data, size_t n, size_t max_decoded, struct mode
 		     struct prof_err *err);
 
 /**
+ * fmt_pprof_decode_pbc() - fmt_pprof_decode without the direct unpack:
+ * every message goes through fmt_pb_check and protobuf-c. The same
+ * answer, code and message as fmt_pprof_decode for every input; kept for
+ * the differential test (tests/unit/format/test_pprof_direct.c).
+ */
+int fmt_pprof_decode_pbc(const void *data, size_t n, size_t max_decoded, struct model_profile *out,
+			 struct prof_err *err);
+
+/**
+ * fmt_pprof_direct_shape() - whether fmt_pprof_decode reads the raw
+ * (not gzipped) Profile message of @n bytes at @data without protobuf-c:
+ * every field known and in its declared wire type, each singular message
+ * once, within the allocation bound. For tests and benchmarks.
+ */
+bool fmt_pprof_direct_shape(const void *data, size_t n);
+
+/**
  * fmt_pprof_encode() - encode @p (which must pass model_profile_validate)
  * as pprof protobuf, gzipped when @gzip, appended to @out. Model index i
  * of mappings, functions and locations becomes pprof id i; model string
