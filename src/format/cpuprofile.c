@@ -322,16 +322,16 @@ static int cp_from_head(json_t *root, struct prof_err *err)
 	static const char *const frame_keys[] = { "functionName", "url", "scriptId" };
 	json_t *head = json_object_get(root, "head"), *ts = json_object_get(root, "timestamps");
 	struct cp_ctx c = { .err = err };
-	VEC(json_t *) todo = { 0 };
+	VEC(json_t *) pending = { 0 };
 	json_t *nodes = NULL;
 	int64_t max = 0, prev = 0, id;
 	double sec;
 	int rc = 0;
 
 	/* Pass 1: the shape, and the largest id. */
-	VEC_PUSH(&todo, head);
-	for (size_t seen = 0; todo.n; seen++) {
-		json_t *old = todo.v[--todo.n], *ch = json_object_get(old, "children");
+	VEC_PUSH(&pending, head);
+	for (size_t seen = 0; pending.n; seen++) {
+		json_t *old = pending.v[--pending.n], *ch = json_object_get(old, "children");
 
 		if (!json_is_object(old) || (ch && !json_is_array(ch))) {
 			rc = CP_ERR(&c,
@@ -343,14 +343,14 @@ static int cp_from_head(json_t *root, struct prof_err *err)
 		if (fmt_json_i64(json_object_get(old, "id"), false, &id) && id > max)
 			max = id;
 		for (size_t i = 0; i < json_array_size(ch); i++)
-			VEC_PUSH(&todo, json_array_get(ch, i));
+			VEC_PUSH(&pending, json_array_get(ch, i));
 	}
 	/* Pass 2: the flat nodes, parents before children, children in order. */
 	nodes = json_array();
 	cp_head_id(head, &max);
-	VEC_PUSH(&todo, head);
-	while (todo.n) {
-		json_t *old = todo.v[--todo.n], *ch = json_object_get(old, "children");
+	VEC_PUSH(&pending, head);
+	while (pending.n) {
+		json_t *old = pending.v[--pending.n], *ch = json_object_get(old, "children");
 		json_t *node = json_object(), *cf = json_object(), *ids = json_array(), *v;
 
 		json_object_set(node, "id", json_object_get(old, "id"));
@@ -371,7 +371,7 @@ static int cp_from_head(json_t *root, struct prof_err *err)
 		json_object_set_new(node, "children", ids);
 		json_array_append_new(nodes, node);
 		for (size_t i = json_array_size(ch); i-- > 0;)
-			VEC_PUSH(&todo, json_array_get(ch, i));
+			VEC_PUSH(&pending, json_array_get(ch, i));
 	}
 	/* Times: seconds to microseconds; absolute timestamps to deltas. */
 	if (fmt_json_num(json_object_get(root, "startTime"), &sec) && sec > 0 && sec < 9e12) {
@@ -401,7 +401,7 @@ static int cp_from_head(json_t *root, struct prof_err *err)
 	json_object_set(root, "nodes", nodes);
 out:
 	json_decref(nodes);
-	VEC_FREE(&todo);
+	VEC_FREE(&pending);
 	return rc;
 }
 
