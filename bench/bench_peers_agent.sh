@@ -28,6 +28,10 @@
 # "skip: <why>" otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/results_lib.sh
+PEERS_HEAD="# profd beside its peers
+
+Figures from \`make bench\` runs, each peer built and configured as described in its section."
 PROFD=${PROFD_FAST:-build/profd}
 SECS=${BENCH_SECONDS:-20}
 OUTMD=bench/results/peers.md
@@ -195,12 +199,4 @@ print("| profd / peer | " + " | ".join(r[:4]) + " | " + " | ".join(r[4:]) + " |"
 <!-- peers-agent: end -->
 EOF
 )
-python3 - "$OUTMD" "$section" <<'PY'
-import os, re, sys
-path, section = sys.argv[1:]
-old = open(path).read() if os.path.exists(path) else "# profd beside its peers\n\nFigures from `make bench` runs, each peer built and configured as described in its section.\n"
-pat = re.compile(r"<!-- peers-agent: begin.*?<!-- peers-agent: end -->", re.S)
-new = pat.sub(lambda _: section, old) if pat.search(old) else old.rstrip() + "\n\n" + section + "\n"
-open(path, "w").write(new)
-PY
-echo "wrote $OUTMD"
+write_section "$OUTMD" peers-agent "$section" "$PEERS_HEAD"

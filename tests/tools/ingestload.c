@@ -7,13 +7,26 @@
  *   ingestload --port P [--host 127.0.0.1] [--clients 8] [--seconds 10]
  *              [--samples 200] [--stacks 50] [--depth 24] [--token T]
  *              [--dataset D] [--service NAME] [--acked-file F] [--pprof]
- *              [--replay FILE]... [--check-type TYPE]
+ *              [--parca] [--spread SECONDS] [--replay FILE]...
+ *              [--check-type TYPE]
  *
  * With --pprof the same profile goes to Pyroscope's /ingest as pprof
  * (name=NAME{client=<i>}, format=pprof; labels service_name and client),
  * encoded again before each send with the present time (a server that
  * keeps one profile per series and timestamp, as Pyroscope does, would
  * otherwise store one request per client).
+ *
+ * With --spread S (--pprof or --parca) each request is stamped at a time
+ * in the last S seconds instead of the present, spread evenly by client
+ * and sequence number, and the Pyroscope push says so with from/until
+ * (unix seconds, 10 s apart): a backfill of S seconds of data for
+ * queries over long ranges.
+ *
+ * With --parca the same pprof goes to a Parca server's HTTP gateway of
+ * ProfileStoreService.WriteRaw (POST /api/profiles/writeraw, JSON: series
+ * with labels __name__=process_cpu, service_name=NAME, client=<i>, one
+ * raw sample holding the pprof in base64, normalized=true; message
+ * shapes from parca's proto/parca/profilestore/v1alpha1/profilestore.proto).
  *
  * Each request is one OTLP profile of service NAME (label client=<i>)
  * with --samples samples, each of value
@@ -66,8 +79,8 @@
 
 struct opts {
 	const char *host, *token, *dataset, *service, *acked_file, *check_type;
-	unsigned port, clients, seconds, samples, stacks, depth;
-	bool pprof;
+	unsigned port, clients, seconds, samples, stacks, depth, spread;
+	bool pprof, parca;
 };
 
 static struct opts o = { .host = "127.0.0.1",
@@ -106,13 +119,63 @@ struct client {
 };
 
 /* Encodes one request into @out; returns its time (unix ns). */
+/* With --spread: how far in the past request @seq of @client lies, in ns. */
+static int64_t request_age_ns(unsigned client, uint64_t seq)
+{
+	if (!o.spread)
+		return 0;
+	/* Weyl sequence over the clients' interleaved requests: even cover */
+	uint64_t k = seq * o.clients + client;
+
+	return (int64_t)((k * 40503u) % (o.spread * 10u)) * 100000000LL;
+}
+
+/* Base64 (RFC 4648, standard alphabet, padded) of @n bytes at @p onto @out. */
+static void base64_put(struct buf *out, const uint8_t *p, size_t n)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+		char q[4];
+
+		if (i + 1 < n)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		q[0] = al[v >> 18 & 63];
+		q[1] = al[v >> 12 & 63];
+		q[2] = i + 1 < n ? al[v >> 6 & 63] : '=';
+		q[3] = i + 2 < n ? al[v & 63] : '=';
+		(void)buf_add(out, q, 4);
+	}
+}
+
+/* Parca's WriteRawRequest as the gateway's JSON around the pprof @pb. */
+static void parca_wrap(const struct buf *pb, unsigned client, struct buf *out)
+{
+	char head[512];
+	int n = snprintf(head, sizeof(head),
+			 "{\"normalized\":true,\"series\":[{\"labels\":{\"labels\":["
+			 "{\"name\":\"__name__\",\"value\":\"process_cpu\"},"
+			 "{\"name\":\"service_name\",\"value\":\"%s\"},"
+			 "{\"name\":\"client\",\"value\":\"%u\"}]},"
+			 "\"samples\":[{\"rawProfile\":\"",
+			 o.service, client);
+
+	buf_reset(out);
+	(void)buf_add(out, head, (size_t)n);
+	base64_put(out, (const uint8_t *)pb->p, pb->len);
+	(void)buf_add(out, "\"}]}]}", 6);
+}
+
 static int64_t build_request(unsigned client, uint64_t seq, struct buf *out)
 {
 	struct model_profile p;
 	const struct model_profile *pp = &p;
 	uint32_t locs[64], depth = PROF_MIN(o.depth, 64);
 	char name[64];
-	int64_t now = prof_now_ns();
+	int64_t now = prof_now_ns() - request_age_ns(client, seq);
 
 	model_profile_init(&p);
 	model_sample_type_add(&p, "samples", "count");
@@ -144,7 +207,14 @@ static int64_t build_request(unsigned client, uint64_t seq, struct buf *out)
 	model_attr_add_num(&p, "client", client);
 	(void)seq;
 	buf_reset(out);
-	if (o.pprof)
+	if (o.parca) {
+		struct buf pb;
+
+		buf_init(&pb, 0);
+		PROF_ASSERT(fmt_pprof_encode(&p, true, &pb) == 0);
+		parca_wrap(&pb, client, out);
+		buf_release(&pb);
+	} else if (o.pprof)
 		PROF_ASSERT(fmt_pprof_encode(&p, true, out) == 0);
 	else
 		PROF_ASSERT(fmt_otlp_encode(&pp, 1, out) == 0);
@@ -184,7 +254,7 @@ static bool write_all(int fd, const char *p, size_t n)
 }
 
 /* POST one request; returns the HTTP status, 0 on a connection error. */
-static unsigned post(int *fd, const struct buf *body, unsigned client)
+static unsigned post(int *fd, const struct buf *body, unsigned client, int64_t t_ns)
 {
 	char hdr[768], resp[8192], path[256];
 	size_t have = 0, need = 0;
@@ -193,7 +263,14 @@ static unsigned post(int *fd, const struct buf *body, unsigned client)
 
 	if (*fd < 0 && (*fd = dial()) < 0)
 		return 0;
-	if (o.pprof)
+	if (o.parca)
+		snprintf(path, sizeof(path), "/api/profiles/writeraw");
+	else if (o.pprof && o.spread)
+		snprintf(path, sizeof(path),
+			 "/ingest?name=%s%%7Bclient%%3D%u%%7D&format=pprof&spyName=ingestload"
+			 "&from=%" PRId64 "&until=%" PRId64,
+			 o.service, client, t_ns / 1000000000, t_ns / 1000000000 + 10);
+	else if (o.pprof)
 		snprintf(path, sizeof(path),
 			 "/ingest?name=%s%%7Bclient%%3D%u%%7D&format=pprof&spyName=ingestload",
 			 o.service, client);
@@ -203,8 +280,10 @@ static unsigned post(int *fd, const struct buf *body, unsigned client)
 		     "POST %s HTTP/1.1\r\nHost: %s:%u\r\n"
 		     "Content-Type: %s\r\nContent-Length: %zu\r\n%s%s%s%s%s%s%s\r\n",
 		     path, o.host, o.port,
-		     o.pprof ? "application/octet-stream" : "application/x-protobuf", body->len,
-		     replays.n ? "Content-Encoding: gzip\r\n" : "",
+		     o.parca   ? "application/json"
+		     : o.pprof ? "application/octet-stream"
+			       : "application/x-protobuf",
+		     body->len, replays.n ? "Content-Encoding: gzip\r\n" : "",
 		     o.token ? "Authorization: Bearer " : "", o.token ? o.token : "",
 		     o.token ? "\r\n" : "", o.dataset ? "X-Profd-Dataset: " : "",
 		     o.dataset ? o.dataset : "", o.dataset ? "\r\n" : "");
@@ -327,6 +406,7 @@ static void *client_main(void *arg)
 	struct buf body;
 	int fd = -1;
 	uint64_t seq = 0;
+	int64_t req_t = 0; /* the request's time (pprof) */
 
 	buf_init(&body, 0);
 	/* One request per client, sent again and again: the client's CPU goes
@@ -336,6 +416,7 @@ static void *client_main(void *arg)
 	if (!replays.n) {
 		int64_t t0 = build_request(c->id, seq, &body);
 
+		req_t = t0;
 		if (!o.pprof)
 			find_times(&body, t0, &c->times);
 	}
@@ -343,14 +424,14 @@ static void *client_main(void *arg)
 		if (c->times.n)
 			restamp(&body, &c->times, prof_now_ns());
 		else if (o.pprof && seq)
-			build_request(c->id, seq,
-				      &body); /* pprof's time is a varint: encoded anew */
+			req_t = build_request(c->id, seq,
+					      &body); /* pprof's time is a varint: encoded anew */
 		const struct replay *rp = replays.n ? &replays.v[(c->id + seq) % replays.n] : NULL;
 		uint64_t rows = rp ? rp->rows : o.samples;
 
 		for (;;) {
 			int64_t t0 = prof_now_ns();
-			unsigned st = post(&fd, rp ? &rp->body : &body, c->id);
+			unsigned st = post(&fd, rp ? &rp->body : &body, c->id, req_t);
 			double ms = (double)(prof_now_ns() - t0) / 1e6;
 
 			c->requests++;
@@ -454,6 +535,8 @@ int main(int argc, char **argv)
 		{ "service", required_argument, NULL, 'S' },
 		{ "acked-file", required_argument, NULL, 'a' },
 		{ "pprof", no_argument, NULL, 'P' },
+		{ "parca", no_argument, NULL, 'Q' },
+		{ "spread", required_argument, NULL, 'A' },
 		{ "replay", required_argument, NULL, 'R' },
 		{ "check-type", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
@@ -499,6 +582,12 @@ int main(int argc, char **argv)
 		case 'P':
 			o.pprof = true;
 			break;
+		case 'Q':
+			o.pprof = o.parca = true;
+			break;
+		case 'A':
+			o.spread = uopt("spread", optarg, 1, 30 * 86400);
+			break;
 		case 'R':
 			VEC_PUSH(&replay_paths, optarg);
 			break;
@@ -512,6 +601,10 @@ int main(int argc, char **argv)
 	}
 	if (!o.port) {
 		fprintf(stderr, "ingestload: --port is required\n");
+		return 2;
+	}
+	if (o.spread && !o.pprof) {
+		fprintf(stderr, "ingestload: --spread goes with --pprof or --parca\n");
 		return 2;
 	}
 	if (replay_paths.n && o.pprof) {
