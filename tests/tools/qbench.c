@@ -225,7 +225,7 @@ static void run_view(struct store *st, const char *label, const char *view, stru
 		a->kv[k + 1] = "^$"; /* hides nothing: names are never empty */
 		a->kv[k + 2] = NULL;
 	}
-	struct query_env env = { st, NULL, T0_MS };
+	struct query_env env = { st, NULL, T0_MS, NULL };
 	double t[16], cpu[16];
 	size_t bytes = 0;
 	uint64_t hash = 0;
