@@ -60,7 +60,7 @@ const char mcp_tools_shared_args[] =
 	"cut and says so). "
 	"function = a frame name exactly as the profiles show it (top_functions, find_function). "
 	"stack_filter = PCRE2 regex: only samples with a matching frame. "
-	"limit = rows listed (default 20; compare 10 per direction). "
+	"limit = rows listed (default 20; compare 10 per direction; source_location 5 lines). "
 	"min_share / max_depth = tree nodes below the share (0..1) or deeper are summarized. "
 	"links = true to end with the query API requests made and an explorer link (default "
 	"false). "
@@ -210,50 +210,49 @@ static const struct arg_spec args_find[] = {
 	ARG_TOKENS,
 };
 static const struct arg_spec args_source[] = {
-	ARG_FUNCTION, ARG_TYPE, ARG_QUERY, ARG_FROM, ARG_TO, ARG_TOKENS,
+	ARG_FUNCTION, ARG_TYPE,	  ARG_QUERY,
+	ARG_FROM,     ARG_TO,	  { "limit", A_INT, false, 1, 50, NULL, NULL },
+	ARG_HIDE,     ARG_TOKENS,
 };
 
-#define TOOL(n, t, d, a, r)                       \
-	{                                         \
-		n, t, d, a, PROF_ARRAY_SIZE(a), r \
+#define TOOL(n, d, a, r)                       \
+	{                                      \
+		n, d, a, PROF_ARRAY_SIZE(a), r \
 	}
 
 static const struct tool_spec tools[] = {
-	TOOL("list_profile_types", "List profile types",
+	TOOL("list_profile_types",
 	     "Profile types with data (CPU, allocations, heap, ...), unit, cumulative or gauge. "
 	     "Start here.",
 	     args_types, tool_run_profile_types),
-	TOOL("list_labels", "List label names",
+	TOOL("list_labels",
 	     "Label names of a selection (service.name, k8s.pod.name, thread.name, ...).",
 	     args_labels, tool_run_list_labels),
-	TOOL("label_values", "List label values",
-	     "Values of one label in a selection, to build selectors.", args_label_values,
-	     tool_run_label_values),
-	TOOL("top_functions", "Top functions",
-	     "Functions by self and total cost, values and shares (pprof -top).", args_top,
-	     tool_run_top_functions),
-	TOOL("flamegraph_summary", "Flame graph summary",
+	TOOL("label_values", "Values of one label in a selection, to build selectors.",
+	     args_label_values, tool_run_label_values),
+	TOOL("top_functions", "Functions by self and total cost, values and shares (pprof -top).",
+	     args_top, tool_run_top_functions),
+	TOOL("flamegraph_summary",
 	     "Hottest root-to-leaf paths, then the call tree pruned to min_share.", args_flame,
 	     tool_run_flamegraph),
-	TOOL("callers_callees", "Callers and callees",
+	TOOL("callers_callees",
 	     "Callers tree and callees tree of one function, over all its call paths.",
 	     args_sandwich, tool_run_callers_callees),
-	TOOL("compare", "Compare A and B",
+	TOOL("compare",
 	     "Functions whose cost per second grew / shrank most between sides A and B, with "
 	     "absolute (Poisson, window as exposure) and share tests, Benjamini-Hochberg "
 	     "adjusted.",
 	     args_compare, tool_run_compare),
-	TOOL("function_timeseries", "Function time series",
+	TOOL("function_timeseries",
 	     "One function's cost per step beside the selection's: when did it get hot?",
 	     args_series, tool_run_timeseries),
-	TOOL("find_function", "Find functions",
-	     "Function names matching a substring or regex, with self and total.", args_find,
-	     tool_run_find_function),
-	TOOL("source_location", "Source location of a function",
-	     "Source file:line, binary and build ID of a function when known; the selection's "
-	     "binaries and symbol status.",
+	TOOL("find_function", "Function names matching a substring or regex, with self and total.",
+	     args_find, tool_run_find_function),
+	TOOL("source_location",
+	     "Where a function's cost is: its hottest source lines (self, total, per build) with "
+	     "their text when the server has the source, its binary and build ID.",
 	     args_source, tool_run_source_location),
-	TOOL("explain_change", "Explain a change",
+	TOOL("explain_change",
 	     "What changed from A to B (deploy, canary): functions whose self cost per second "
 	     "changed significantly (tests as compare), with the call paths that changed most; "
 	     "share-only moves named apart.",
@@ -321,10 +320,9 @@ json_t *mcp_tools_list(void)
 		else
 			json_decref(req);
 		/* read-only implies idempotent and no side effects: one hint says it */
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:o, s:{s:b}}", "name",
-						     t->name, "title", t->title, "description",
-						     t->desc, "inputSchema", schema, "annotations",
-						     "readOnlyHint", 1));
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:o, s:{s:b}}", "name", t->name,
+						     "description", t->desc, "inputSchema", schema,
+						     "annotations", "readOnlyHint", 1));
 	}
 	return arr;
 }

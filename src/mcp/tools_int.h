@@ -41,7 +41,7 @@ struct arg_spec {
 struct call;
 
 struct tool_spec {
-	const char *name, *title, *desc;
+	const char *name, *desc;
 	const struct arg_spec *args;
 	size_t nargs;
 	int (*run)(struct call *c);

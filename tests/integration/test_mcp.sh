@@ -19,6 +19,10 @@
 #     sees no data through MCP, 405 for GET, 202 for notifications, 415,
 #     400 for an unknown MCP-Protocol-Version, 403 for a foreign Origin,
 #     malformed JSON answered with -32700 and the server goes on;
+#   - source_location's hottest lines of the slow comparator of
+#     tests/workloads/sortline.c (sortline_lib.sh), with the line's text
+#     from --source-path and without it, over stdio and the SDK client;
+#     the tool list under 8 000 characters;
 #   - with root and kernel BTF (else "skip"): spin.c under `profd agent`,
 #     top_functions / callers_callees name hot_a (~70 %) and its caller main.
 # No sanitizer report from the server or `profd mcp` (ASan+UBSan build).
@@ -38,6 +42,7 @@ need_bin "$MKOTLP"
 
 # $tmp, ok/fail/checkx (counting $npass, $nfail), start_server, stop_server.
 source tests/integration/server_lib.sh
+source tests/integration/sortline_lib.sh
 agent_pid= spin_pid=
 at_exit() { for p in $spin_pid $agent_pid; do kill -9 "$p" 2>/dev/null; done; }
 
@@ -55,7 +60,10 @@ tokens:
 EOF
 export PROFD_TEST_WRITER=$WRITER PROFD_TEST_READER=$READER PROFD_TEST_OTHER=$OTHER
 
-start_server --config "$tmp/profd.yaml" --symbol-path "$tmp" # srcloc_part's binary
+mkdir -p "$tmp/src"
+# srcloc_part's and sourceline_part's binaries are under the symbol path, sortline.c under the
+# source path.
+start_server --config "$tmp/profd.yaml" --symbol-path "$tmp" --source-path "$tmp/src"
 
 # --- data --------------------------------------------------------------------------------
 A=() B=()
@@ -136,8 +144,8 @@ mcp_post "$READER" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
 ntl=$(py 'len(json.dumps(j["result"]["tools"], separators=(",", ":")))')
 mcp_post "$READER" "$INIT"
 nin=$(py 'len(j["result"]["instructions"])')
-checkx "tools/list is lean: $ntl characters (< 8500; the shared arguments once in the $nin-character instructions)" \
-	'[ "$ntl" -lt 8500 ] && [ "$nin" -lt 4000 ] && py "j[\"result\"][\"instructions\"]" | grep -c "trace_id (32 hex digits)" >/dev/null && py "j[\"result\"][\"instructions\"]" | grep -c "links = true" >/dev/null'
+checkx "tools/list is lean: $ntl characters (< 8000; the shared arguments once in the $nin-character instructions)" \
+	'[ "$ntl" -lt 8000 ] && [ "$nin" -lt 4000 ] && py "j[\"result\"][\"instructions\"]" | grep -c "trace_id (32 hex digits)" >/dev/null && py "j[\"result\"][\"instructions\"]" | grep -c "links = true" >/dev/null'
 echo "figures: tools/list $ntl characters, instructions $nin, top_functions answer $short (links: $long)"
 mcp_post "$READER" "[$PING,{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"frob\"}]"
 checkx "a batch: two answers, method not found -32601" \
@@ -326,6 +334,59 @@ for l in open(sys.argv[1]): print(json.loads(l)["result"]["content"][0]["text"])
 }
 builds_part
 
+# --- the hottest line of a slow comparator -----------------------------------------------------
+# sortline.c's comparator cmp_slow spends its time in the one-line loop marked HOT (sortline_lib.sh:
+# its -O0 -g build, samples at addresses addr2line maps to its lines, 20 on HOT, 3 on CMP, 1 on its
+# first line calling memcpy): the source view (DWARF at query time) and source_location over MCP
+# name the HOT line hottest (200 ms self), with its text from --source-path; a copy built from a
+# file outside the source path gets the same lines and the reason for no text.
+sourceline_part() {
+	sortline_have_tools || { echo "skip: source lines part (gcc, readelf, nm or addr2line missing)"; return; }
+	local t5=$((T0 + 16200000)) svc hot cmpl first
+	mkdir -p "$tmp/nosrc"
+	cp tests/workloads/sortline.c "$tmp/src/sortline.c"
+	cp tests/workloads/sortline.c "$tmp/nosrc/sortline_ns.c"
+	sortline_ingest "$tmp/src/sortline.c" "$tmp/sortline" sortline $t5 -H "Authorization: Bearer $WRITER" || return
+	sortline_ingest "$tmp/nosrc/sortline_ns.c" "$tmp/sortline_ns" sortline_ns $t5 -H "Authorization: Bearer $WRITER" || return
+	hot=$SL_HOT cmpl=$SL_CMP first=$SL_FIRST
+	curl -s --noproxy '*' -G -H "Authorization: Bearer $READER" --data-urlencode "type=$CPU" \
+		--data-urlencode 'query={service.name="sortline"}' --data-urlencode "from=$t5" \
+		--data-urlencode "to=$((t5 + 9999))" --data-urlencode function=cmp_slow \
+		"$base/api/v1/source" >"$tmp/sourceline.json"
+	checkx "API source view: cmp_slow's hottest line is the HOT line $hot (200 ms self), then CMP $cmpl, with their text" \
+		'python3 - "$tmp/sourceline.json" $hot $cmpl $first "$tmp/src/sortline.c" <<"PY" || { cat "$tmp/sourceline.json"; false; }
+import json, sys
+j = json.load(open(sys.argv[1])); hot, cmpl, first = map(int, sys.argv[2:5])
+l = j["lines"]
+assert (j["self"], j["total"]) == (230000000, 240000000), j
+assert [(x["line"], x["self"], x["total"]) for x in l] == [(hot, 200000000, 200000000), (cmpl, 30000000, 30000000), (first, 0, 10000000)], l
+assert all(x["file"] == sys.argv[5] for x in l) and l[0]["text"].strip().endswith("/* HOT */"), l
+assert j["files"][0]["source"] == "available", j["files"]
+PY'
+	for svc in sortline sortline_ns; do
+		printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"source_location","arguments":{"function":"cmp_slow","query":"{service.name=\\"%s\\"}","from":%s,"to":%s,"limit":2}}}\n' \
+			"$svc" "$t5" "$((t5 + 9999))" | "$PROFD" mcp --server "$base" --token "$READER" >"$tmp/$svc.mcp" 2>>"$tmp/mcp.err"
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["content"][0]["text"])' \
+			"$tmp/$svc.mcp" >"$tmp/$svc.text" 2>&1
+	done
+	echo "figures: source_location answer $(wc -c <"$tmp/sortline.text") characters (2 lines with text)"
+	# For the MCP SDK client part: range start, HOT line, CMP line.
+	export PROFD_SORTLINE="$t5 $hot $cmpl"
+	checkx "MCP source_location: the HOT line first with its share and text, then CMP; 2 of 3 lines" \
+		'grep -qx "Source: $tmp/src/sortline.c:$hot" "$tmp/sortline.text" &&
+		 grep -A1 -x "Hottest lines (2 of 3; % of the function.s total):" "$tmp/sortline.text" | tail -n 1 |
+			grep -qx "sortline.c:$hot  self 200.00ms (83.33%)  total 200.00ms (83.33%)" &&
+		 grep -A1 -x "sortline.c:$hot .*" "$tmp/sortline.text" | tail -n 1 | grep -q "^    | for (long i = 0; .*/\* HOT \*/$" &&
+		 grep -qx "sortline.c:$cmpl  self 30.00ms (12.50%)  total 30.00ms (12.50%)" "$tmp/sortline.text" &&
+		 ! grep -q "No source text" "$tmp/sortline.text" || { cat "$tmp/sortline.text"; false; }'
+	checkx "MCP source_location outside the source path: the same hottest line, no text, and why" \
+		'grep -qx "sortline_ns.c:$hot  self 200.00ms (83.33%)  total 200.00ms (83.33%)" "$tmp/sortline_ns.text" &&
+		 ! grep -q "^    | " "$tmp/sortline_ns.text" &&
+		 grep -qx "No source text: $tmp/nosrc/sortline_ns.c is not under the source path." "$tmp/sortline_ns.text" ||
+		 { cat "$tmp/sortline_ns.text"; false; }'
+}
+sourceline_part
+
 # --- changes tested in absolute terms ----------------------------------------------------------
 # Two builds of service sorter, 60 s each at 100 Hz (one profile per second): sort 25 -> 2
 # samples a second (-92 %), search 42 -> 41 (unchanged within noise: 420 -> 410 ms/s), main 10.
@@ -427,6 +488,8 @@ if command -v node >/dev/null && [ -f tests/js/node_modules/@modelcontextprotoco
 			fail "MCP SDK client over $mode (exit $rc):"
 			grep -v '^ok - ' "$tmp/js.$mode" | head -n 40
 		fi
+		[ -z "${PROFD_SORTLINE:-}" ] || checkx "MCP SDK client over $mode: source_location names the HOT line of the slow comparator" \
+			'grep -q "^ok - \[$mode\] source_location: the HOT line" "$tmp/js.$mode"'
 	done
 else
 	echo "skip: MCP SDK client part (node or tests/js/node_modules missing; run npm ci in tests/js)"

@@ -9,6 +9,10 @@
 //   (each 10 ms per sample, 200 samples per side, service.name=api;
 //    one sample of main;db_scan in service.name=db at T0)
 //
+//   (with PROFD_SORTLINE="T5 HOT CMP" also service.name=sortline at T5:
+//    cmp_slow of tests/workloads/sortline.c, 20 samples on line HOT, 3 on
+//    line CMP, 1 on its first line, with the source under --source-path)
+//
 //   node mcp_client.mjs stdio PROFD SERVER_URL TOKEN
 //   node mcp_client.mjs http MCP_URL TOKEN
 //
@@ -153,6 +157,15 @@ try {
 	r = await call(client, 'source_location', { function: 'hot_loop', ...ALL });
 	check('source_location: says plainly that the location is unknown',
 		!r.isError && has(r.text, 'Source location: unknown'), r.text);
+
+	if (process.env.PROFD_SORTLINE) {
+		const [t5, hot, cmp] = process.env.PROFD_SORTLINE.split(' ').map(Number);
+		r = await call(client, 'source_location',
+			{ function: 'cmp_slow', query: '{service.name="sortline"}', from: t5, to: t5 + 9999, limit: 2 });
+		check('source_location: the HOT line of the slow comparator first, with its text, then CMP',
+			!r.isError && has(r.text, `Hottest lines (2 of 3; % of the function's total):\nsortline.c:${hot}  self 200.00ms (83.33%)  total 200.00ms (83.33%)\n    | for (long i = 0;`,
+				'/* HOT */\n', `sortline.c:${cmp}  self 30.00ms (12.50%)`), r.text);
+	}
 
 	r = await call(client, 'top_functions', { query: API, ...A, max_tokens: 200, limit: 200 });
 	check('max_tokens bounds the output', r.text.length < 200 * 4 + 1200, `${r.text.length} bytes`);
