@@ -249,14 +249,14 @@ static void files_collect(const struct query_source *s, enum query_source_text t
 			snprintf(f[k].reason, sizeof(f[k].reason), "no text was asked for");
 			continue;
 		}
-		if (!root) {
-			snprintf(f[k].reason, sizeof(f[k].reason),
-				 "the server has no source path (profd server --source-path DIR)");
-			continue;
-		}
 		if (!f[k].first->file_len) {
 			snprintf(f[k].reason, sizeof(f[k].reason),
 				 "the profile and the symbolizer name no source file");
+			continue;
+		}
+		if (!root) {
+			snprintf(f[k].reason, sizeof(f[k].reason),
+				 "the server has no source path (profd server --source-path DIR)");
 			continue;
 		}
 		if (f[k].first->file_len >= sizeof(name)) {

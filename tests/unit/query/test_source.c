@@ -262,6 +262,14 @@ static void test_source_text_from_root(void **state)
 			    "string.c is not under the source path");
 	assert_null(json_object_get(json_array_get(json_object_get(j, "lines"), 0), "text"));
 	json_decref(j);
+	/* main is known by name only: no file to look for, whatever the root. */
+	struct qh_args mn = { { "type", CPU, "query", "{}", "function", "main", NULL } };
+	j = source_ok(h, &mn, root);
+	f0 = json_array_get(json_object_get(j, "files"), 0);
+	assert_string_equal(json_string_value(json_object_get(f0, "reason")),
+			    "the profile and the symbolizer name no source file");
+	assert_int_equal(qh_int(json_array_get(json_object_get(j, "lines"), 0), "line"), 0);
+	json_decref(j);
 	sym_srcroot_free(root);
 	store_head_free(h);
 	tl_rmdir(dir);
