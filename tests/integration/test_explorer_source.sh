@@ -5,7 +5,8 @@
 # --symbol-path and --source-path: the slow comparator of tests/workloads/sortline.c
 # (sortline_lib.sh: samples on its HOT, CMP and first lines), built from a file under the
 # source path (service sortline: the file's lines with cost bars) and from one outside it
-# (sortline_ns: the per-line table and the reason).
+# (sortline_ns: the per-line table and the reason); and the filter bar's fold control on a
+# library sort recursing three levels deep above its comparator (service recur).
 # Needs $PROFD and mkotlp built next to it, node + tests/js/node_modules, gcc and binutils.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,6 +31,13 @@ cp tests/workloads/sortline.c "$tmp/nosrc/sortline_ns.c"
 SERVER_UI=ui start_server --symbol-path "$tmp" --source-path "$tmp/src"
 sortline_ingest "$tmp/src/sortline.c" "$tmp/sortline" sortline $T || die "sortline data"
 sortline_ingest "$tmp/nosrc/sortline_ns.c" "$tmp/sortline_ns" sortline_ns $T || die "sortline_ns data"
+fs=()
+for _ in 1 2 3 4 5 6 7; do fs+=(--stack 'main;qsort;msort;msort;msort;cmp=10000000'); done
+fs+=(--stack 'main;qsort;msort;msort=10000000' --stack 'main;qsort;msort=10000000' --stack 'main;work=10000000')
+"$MKOTLP" --attr service.name=recur --time-ms $T "${fs[@]}" "$tmp/recur.pb" || die "mkotlp recur"
+code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/x-protobuf' \
+	--data-binary "@$tmp/recur.pb" "$base/v1development/profiles")
+[ "$code" = 200 ] || die "ingest recur: HTTP $code"
 
 mkdir -p tests/artifacts/ui
 PROFD_URL="$base/" PROFD_T=$T PROFD_HOT=$SL_HOT PROFD_CMP=$SL_CMP PROFD_FIRST=$SL_FIRST \

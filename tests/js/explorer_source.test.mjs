@@ -9,7 +9,11 @@
  * Right click on cmp_slow in the flame graph -> "Show source": the
  * file's lines with cost bars, the HOT line marked hottest with the
  * API's share; for sortline_ns the per-line table and the server's
- * reason. Escape closes the view. Screenshots go to $PROFD_ARTIFACTS.
+ * reason. Escape closes the view. The filter bar's fold control on
+ * service recur (main;qsort;msort;msort;msort;cmp 70 ms of 100): with
+ * "recursion" one msort frame with cmp 70 ms right under it, the API's
+ * fold=recursion flame graph, and fold in the URL; "none" brings the three
+ * levels back. Screenshots go to $PROFD_ARTIFACTS.
  *
  * Environment: PROFD_URL, PROFD_T (ms: the samples' time), PROFD_HOT,
  * PROFD_CMP, PROFD_FIRST (line numbers), CHROMIUM.
@@ -67,6 +71,42 @@ async function openFromMenu(page, svc) {
 	return page.evaluate(() => ({ ...window.profd.views.source, words: window.profd.views.menu.source }));
 }
 
+/*
+ * The paths of the page's flame graph, "a;b;c total", from its drawn
+ * nodes: a node's parent is the node one level up whose span holds it.
+ */
+async function paths(page) {
+	return page.evaluate(() => {
+		const ns = window.profdFlame.nodes;
+		const up = (n) => ns.find((m) => m.depth === n.depth - 1 && m.x <= n.x + 0.5 && n.x + n.w <= m.x + m.w + 0.5);
+		return ns.filter((n) => n.depth > 0).map((n) => {
+			const p = [];
+			for (let x = n; x && x.depth > 0; x = up(x)) p.unshift(x.name);
+			return `${p.join(';')} ${n.total}`;
+		});
+	});
+}
+
+async function foldControl(page) {
+	const q = '{service.name="recur"}';
+	await page.goto(pageUrl({ type: CPU, query: q, from: T - 60000, to: T + 60000, view: 'flame' }));
+	await page.waitForFunction(() => window.profd?.views?.flame?.state === 'ready', null, { timeout: 30000 });
+	const before = await paths(page);
+	check(before.includes('main;qsort;msort;msort;msort;cmp 70000000'), 'fold none (default): the three msort levels', before);
+	await page.selectOption('#fold-select', 'recursion');
+	await page.waitForFunction(() => new URL(location.href).searchParams.get('fold') === 'recursion' && window.profd.views.flame.state === 'ready', null, { timeout: 30000 });
+	await page.waitForFunction(() => window.profdFlame.nodes.filter((n) => n.name === 'msort').length === 1, null, { timeout: 30000 });
+	const folded = await paths(page);
+	const api = await apiGet('api/v1/flamegraph', { type: CPU, query: q, from: T - 60000, to: T + 60000, fold: 'recursion' });
+	const msort = api.root.children.find((c) => c.name === 'main').children.find((c) => c.name === 'qsort').children.find((c) => c.name === 'msort');
+	check(folded.includes('main;qsort;msort;cmp 70000000') && folded.includes('main;qsort;msort 90000000') && msort.self === 20000000,
+		"fold recursion: one msort frame (90 ms, the API's self 20 ms), cmp 70 ms right under it", folded);
+	await page.screenshot({ path: path.join(artifacts, 'fold-recursion.png') });
+	await page.selectOption('#fold-select', '');
+	await page.waitForFunction(() => !new URL(location.href).searchParams.has('fold') && window.profdFlame.nodes.filter((n) => n.name === 'msort').length === 3, null, { timeout: 30000 });
+	check((await paths(page)).includes('main;qsort;msort;msort;msort;cmp 70000000'), 'fold none again: the three msort levels, no fold in the URL');
+}
+
 async function main() {
 	fs.mkdirSync(artifacts, { recursive: true });
 	const browser = await chromium.launch({
@@ -104,6 +144,8 @@ async function main() {
 		const trows = await page.$$eval('#source-body tr[data-line]', (t) => t.map((r) => +r.dataset.line));
 		check(JSON.stringify(trows) === JSON.stringify([FIRST, HOT, CMP]), `the table lists the 3 sampled lines: ${trows.join(', ')}`);
 		await page.screenshot({ path: path.join(artifacts, 'source-view-table.png') });
+		await page.keyboard.press('Escape');
+		await foldControl(page);
 	} finally {
 		check(errors.length === 0, 'no script errors on the page', errors.join(' | '));
 		await browser.close();
