@@ -230,4 +230,7 @@ int tool_run_timeseries(struct call *c);
 
 int tool_run_source_location(struct call *c);
 
+/* optimization_candidates (tools_optimize.c). */
+int tool_run_optimization_candidates(struct call *c);
+
 #endif

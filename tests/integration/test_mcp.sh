@@ -22,6 +22,7 @@
 #   - source_location's hottest lines of the slow comparator of
 #     tests/workloads/sortline.c (sortline_lib.sh), with the line's text
 #     from --source-path and without it, over stdio and the SDK client;
+#     optimization_candidates naming the comparator with that line;
 #     the tool list under 8 000 characters;
 #   - with root and kernel BTF (else "skip"): spin.c under `profd agent`,
 #     top_functions / callers_callees name hot_a (~70 %) and its caller main.
@@ -347,6 +348,7 @@ sourceline_part() {
 	cp tests/workloads/sortline.c "$tmp/src/sortline.c"
 	cp tests/workloads/sortline.c "$tmp/nosrc/sortline_ns.c"
 	sortline_ingest "$tmp/src/sortline.c" "$tmp/sortline" sortline $t5 -H "Authorization: Bearer $WRITER" || return
+	local bid=$SL_BID
 	sortline_ingest "$tmp/nosrc/sortline_ns.c" "$tmp/sortline_ns" sortline_ns $t5 -H "Authorization: Bearer $WRITER" || return
 	hot=$SL_HOT cmpl=$SL_CMP first=$SL_FIRST
 	curl -s --noproxy '*' -G -H "Authorization: Bearer $READER" --data-urlencode "type=$CPU" \
@@ -369,7 +371,19 @@ PY'
 		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["content"][0]["text"])' \
 			"$tmp/$svc.mcp" >"$tmp/$svc.text" 2>&1
 	done
-	echo "figures: source_location answer $(wc -c <"$tmp/sortline.text") characters (2 lines with text)"
+	printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"optimization_candidates","arguments":{"query":"{service.name=\\"sortline\\"}","from":%s,"to":%s}}}\n' \
+		"$t5" "$((t5 + 9999))" | "$PROFD" mcp --server "$base" --token "$READER" >"$tmp/optcand.mcp" 2>>"$tmp/mcp.err"
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["content"][0]["text"])' \
+		"$tmp/optcand.mcp" >"$tmp/optcand.text" 2>&1
+	checkx "MCP optimization_candidates: cmp_slow first (230 ms self, 0.023 cores over 10 s), its HOT line with text, caller qsort, binary" \
+		'grep -A4 -x "1. cmp_slow: self 230.00ms (95.83% of all, 0.023 cores on average), total 240.00ms (100.00%)" "$tmp/optcand.text" >"$tmp/optcand.1" &&
+		 sed -n 2p "$tmp/optcand.1" | grep -q "^   line sortline.c:$hot  self 200.00ms (86.96% of its self)  | for (long i = 0; .*/\* HOT \*/$" &&
+		 sed -n 3p "$tmp/optcand.1" | grep -qx "   line sortline.c:$cmpl  self 30.00ms (13.04% of its self)  | return (x > y) - (x < y); /\* CMP \*/" &&
+		 sed -n 4p "$tmp/optcand.1" | grep -qx "   called from: qsort 100.00%" &&
+		 sed -n 5p "$tmp/optcand.1" | grep -qx "   binary: $tmp/sortline build ${bid:0:16}" &&
+		 grep -qx "2. memcpy: self 10.00ms (4.17% of all, 0.001 cores on average), total 10.00ms (4.17%)" "$tmp/optcand.text" ||
+		 { cat "$tmp/optcand.text"; false; }'
+	echo "figures: source_location answer $(wc -c <"$tmp/sortline.text") characters (2 lines with text), optimization_candidates $(wc -c <"$tmp/optcand.text")"
 	# For the MCP SDK client part: range start, HOT line, CMP line.
 	export PROFD_SORTLINE="$t5 $hot $cmpl"
 	checkx "MCP source_location: the HOT line first with its share and text, then CMP; 2 of 3 lines" \

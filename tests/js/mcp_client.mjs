@@ -92,8 +92,8 @@ try {
 	const { tools } = await client.listTools();
 	const names = tools.map((t) => t.name).sort();
 	const want = ['callers_callees', 'compare', 'explain_change', 'find_function', 'flamegraph_summary',
-		'function_timeseries', 'label_values', 'list_labels', 'list_profile_types', 'source_location',
-		'top_functions'];
+		'function_timeseries', 'label_values', 'list_labels', 'list_profile_types', 'optimization_candidates',
+		'source_location', 'top_functions'];
 	check('tools/list: the eleven tools', JSON.stringify(names) === JSON.stringify(want), names.join(','));
 	check('tools/list: every tool has an object input schema',
 		tools.every((t) => t.inputSchema?.type === 'object' && t.inputSchema.additionalProperties === false));
@@ -165,6 +165,11 @@ try {
 		check('source_location: the HOT line of the slow comparator first, with its text, then CMP',
 			!r.isError && has(r.text, `Hottest lines (2 of 3; % of the function's total):\nsortline.c:${hot}  self 200.00ms (83.33%)  total 200.00ms (83.33%)\n    | for (long i = 0;`,
 				'/* HOT */\n', `sortline.c:${cmp}  self 30.00ms (12.50%)`), r.text);
+		r = await call(client, 'optimization_candidates', { query: '{service.name="sortline"}', from: t5, to: t5 + 9999, limit: 1 });
+		check('optimization_candidates: the slow comparator, its HOT line and its caller',
+			!r.isError && has(r.text, '1. cmp_slow: self 230.00ms (95.83% of all, 0.023 cores on average)',
+				`   line sortline.c:${hot}  self 200.00ms (86.96% of its self)  | for (long i = 0;`, '   called from: qsort 100.00%')
+				&& !r.text.includes('2. memcpy'), r.text);
 	}
 
 	r = await call(client, 'top_functions', { query: API, ...A, max_tokens: 200, limit: 200 });
