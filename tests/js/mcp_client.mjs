@@ -175,6 +175,22 @@ try {
 	r = await call(client, 'top_functions', { query: API, ...A, max_tokens: 200, limit: 200 });
 	check('max_tokens bounds the output', r.text.length < 200 * 4 + 1200, `${r.text.length} bytes`);
 
+	/* The budget holds for every tool: 200 tokens is about 800 characters, plus the cut note. */
+	const minimal = {
+		callers_callees: { function: 'hot_loop' }, function_timeseries: { function: 'hot_loop' },
+		source_location: { function: 'hot_loop' }, label_values: { name: 'service.name' }, find_function: { search: 'o' },
+	};
+	const sizes = [];
+	for (const t of tools) {
+		const args = { ...(minimal[t.name] || {}), max_tokens: 200 };
+		if (t.inputSchema.properties.from) Object.assign(args, ALL);
+		if (t.inputSchema.properties.a_from) Object.assign(args, { a_from: A.from, a_to: A.to, b_from: B.from, b_to: B.to });
+		r = await call(client, t.name, args);
+		sizes.push(`${t.name} ${r.text.length}`);
+		check(`max_tokens 200 bounds ${t.name}'s answer (${r.text.length} characters)`, !r.isError && r.text.length <= 200 * 4 + 200, r.text);
+	}
+	console.log(`# answers at max_tokens 200: ${sizes.join(', ')}`);
+
 	r = await call(client, 'top_functions', { query: '{service.name=', ...A, type: 'process_cpu:cpu:nanoseconds:cpu:nanoseconds' });
 	check('a selector the API refuses is an isError result with its reason',
 		r.isError && has(r.text, 'HTTP 400'), r.text);
