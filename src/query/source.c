@@ -144,7 +144,6 @@ void query_source_build(const struct query_stackset *ss, const char *function,
 		if (outer_f)
 			out->total = prof_add_sat(out->total, sub[i]);
 	}
-	out->found = true;
 	/* Keys met only under hidden or filtered stacks have no value: drop them. */
 	size_t k = 0;
 	for (size_t i = 0; i < out->lines.n; i++)
@@ -179,6 +178,7 @@ struct src_file {
 	size_t nlines;
 	bool have;					  /* text read */
 	struct buf text;				  /* the file */
+	VEC(uint32_t) starts;				  /* offset of each line in @text */
 	char reason[sizeof(((struct prof_err *)0)->msg)]; /* why there is no text */
 };
 
@@ -189,23 +189,32 @@ static bool same_file(const struct query_source_line *a, const struct query_sour
 	       !memcmp(a->build_id, b->build_id, a->build_id_len);
 }
 
-/* Line @line (1-based) of @text: its start and length (0 when past the end). */
-static const char *text_line(const struct buf *text, int64_t line, size_t *len)
+/* Index the lines of @f's text: starts.v[i] is where line i + 1 begins. */
+static void index_lines(struct src_file *f)
 {
-	const char *p = text->p, *end = text->p + text->len;
+	const char *p = f->text.p, *end = f->text.p + f->text.len;
 
-	*len = 0;
-	if (!p || line < 1)
-		return NULL;
-	for (int64_t i = 1; i < line; i++) {
+	while (p && p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 
-		if (!nl)
-			return NULL;
-		p = nl + 1;
+		VEC_PUSH(&f->starts, (uint32_t)(p - f->text.p));
+		p = nl ? nl + 1 : end;
 	}
-	const char *nl = memchr(p, '\n', (size_t)(end - p));
-	*len = (size_t)((nl ? nl : end) - p);
+}
+
+/* Line @line (1-based) of @f's text: its start and length, NULL past the end. */
+static const char *text_line(const struct src_file *f, int64_t line, size_t *len)
+{
+	*len = 0;
+	if (line < 1 || (uint64_t)line > f->starts.n)
+		return NULL;
+	const char *p = f->text.p + f->starts.v[line - 1];
+	const char *end = (uint64_t)line < f->starts.n ? f->text.p + f->starts.v[line] - 1
+						       : f->text.p + f->text.len;
+
+	*len = (size_t)(end - p);
+	if (*len && p[*len - 1] == '\n') /* the last line's own newline */
+		(*len)--;
 	if (*len && p[*len - 1] == '\r')
 		(*len)--;
 	return p;
@@ -273,6 +282,8 @@ static void files_collect(const struct query_source *s, enum query_source_text t
 			snprintf(f[k].reason, sizeof(f[k].reason), "%s", err.msg);
 		else
 			f[k].have = true;
+		if (f[k].have)
+			index_lines(&f[k]);
 	}
 	*out = f;
 	*nout = n;
@@ -280,20 +291,16 @@ static void files_collect(const struct query_source *s, enum query_source_text t
 
 static int write_file_text(const struct src_file *f, struct buf *out)
 {
-	const char *p = f->text.p, *end = f->text.p + f->text.len;
 	int rc = buf_addstr(out, ",\"text\":[");
 
-	for (size_t i = 0; !rc && p && p < end && i < QUERY_SOURCE_MAX_FILE_LINES; i++) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = (size_t)((nl ? nl : end) - p);
+	for (size_t i = 0; !rc && i < f->starts.n && i < QUERY_SOURCE_MAX_FILE_LINES; i++) {
+		size_t n;
+		const char *p = text_line(f, (int64_t)i + 1, &n);
 
-		if (n && p[n - 1] == '\r')
-			n--;
 		if (i)
 			rc = buf_add(out, ",", 1);
 		if (!rc)
 			rc = add_text(out, p, n);
-		p = nl ? nl + 1 : end;
 	}
 	return rc ? rc : buf_add(out, "]", 1);
 }
@@ -360,7 +367,7 @@ int query_source_write_json(const struct query_source *s, const struct query_sta
 
 			if (!files[k].have || !same_file(files[k].first, l))
 				continue;
-			t = text_line(&files[k].text, l->line, &n);
+			t = text_line(&files[k], l->line, &n);
 			if (t) {
 				rc = buf_addstr(out, ",\"text\":");
 				if (!rc)
@@ -395,8 +402,10 @@ int query_source_write_json(const struct query_source *s, const struct query_sta
 		if (!rc)
 			rc = buf_add(out, "}", 1);
 	}
-	for (size_t k = 0; k < nf; k++)
+	for (size_t k = 0; k < nf; k++) {
 		buf_release(&files[k].text);
+		VEC_FREE(&files[k].starts);
+	}
 	free(files);
 	return rc ? rc : buf_add(out, "]}", 2);
 }

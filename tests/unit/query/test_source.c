@@ -230,7 +230,10 @@ static void test_source_text_from_root(void **state)
 	f = fopen(path, "w");
 	assert_non_null(f);
 	for (int i = 1; i <= 12; i++)
-		fprintf(f, "line %d%s\n", i, i == 10 ? " hot" : "");
+		if (i == 11) /* longer than a listed line's text may be */
+			fprintf(f, "%0300d\n", 11);
+		else
+			fprintf(f, "line %d%s\n", i, i == 10 ? " hot" : "");
 	fclose(f);
 	prof_err_init(&err);
 	assert_int_equal(sym_srcroot_new(dir, &root, &err), 0);
@@ -239,6 +242,10 @@ static void test_source_text_from_root(void **state)
 	struct qh_args a = { { "type", CPU, "query", "{}", "function", "cmp", NULL } };
 	json_t *j = source_ok(h, &a, root), *l0 = json_array_get(json_object_get(j, "lines"), 0);
 	assert_string_equal(json_string_value(json_object_get(l0, "text")), "line 10 hot");
+	json_t *l2 = json_array_get(json_object_get(j, "lines"), 2);
+	assert_int_equal(qh_int(l2, "line"), 11);
+	assert_int_equal(strlen(json_string_value(json_object_get(l2, "text"))),
+			 QUERY_SOURCE_MAX_LINE_TEXT);
 	json_t *f0 = json_array_get(json_object_get(j, "files"), 0);
 	assert_string_equal(json_string_value(json_object_get(f0, "source")), "available");
 	assert_null(json_object_get(f0, "text"));
