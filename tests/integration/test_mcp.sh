@@ -365,6 +365,12 @@ assert [(x["line"], x["self"], x["total"]) for x in l] == [(hot, 200000000, 2000
 assert all(x["file"] == sys.argv[5] for x in l) and l[0]["text"].strip().endswith("/* HOT */"), l
 assert j["files"][0]["source"] == "available", j["files"]
 PY'
+	"$PROFD" query source --server "$base" --token "$READER" --type "$CPU" --query '{service.name="sortline"}' \
+		--from $t5 --to $((t5 + 9999)) --function cmp_slow --limit 2 >"$tmp/sourceline.cli" 2>&1
+	checkx "profd query source: cmp_slow's HOT line first with its text, then CMP" \
+		'sed -n 2p "$tmp/sourceline.cli" | grep -qx "Function cmp_slow: self 230.00ms, total 240.00ms; 3 lines (first ones shown)" &&
+		 sed -n 3p "$tmp/sourceline.cli" | grep -q "^$tmp/src/sortline.c:$hot  self 200.00ms (83.33%)  total 200.00ms (83.33%)  | for (long i = 0; .*/\* HOT \*/$" &&
+		 sed -n 4p "$tmp/sourceline.cli" | grep -q "^$tmp/src/sortline.c:$cmpl  self 30.00ms (12.50%)" || { cat "$tmp/sourceline.cli"; false; }'
 	for svc in sortline sortline_ns; do
 		printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"source_location","arguments":{"function":"cmp_slow","query":"{service.name=\\"%s\\"}","from":%s,"to":%s,"limit":2}}}\n' \
 			"$svc" "$t5" "$((t5 + 9999))" | "$PROFD" mcp --server "$base" --token "$READER" >"$tmp/$svc.mcp" 2>>"$tmp/mcp.err"
