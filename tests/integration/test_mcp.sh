@@ -25,7 +25,9 @@
 #     optimization_candidates naming the comparator with that line;
 #     the tool list under 8 000 characters;
 #   - with root and kernel BTF (else "skip"): spin.c under `profd agent`,
-#     top_functions / callers_callees name hot_a (~70 %) and its caller main.
+#     top_functions / callers_callees name hot_a (~70 %) and its caller main;
+#     sortline.c under the agent for 4 s, source_location names the HOT line
+#     of its comparator hottest (real samples, DWARF at query time).
 # No sanitizer report from the server or `profd mcp` (ASan+UBSan build).
 # Environment: PROFD (sanitized), PROFD_FAST (optimized; runs the agent).
 set -uo pipefail
@@ -525,7 +527,7 @@ agent_part() {
 	${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
 		-fno-inline -o "$tmp/spin" tests/workloads/spin.c || { fail "cannot build spin.c"; return; }
 	"$PROFD_FAST" agent --server "$base" --bearer-token "$WRITER" --interval 1s --frequency 49 \
-		--include-exe spin >"$tmp/agent.log" 2>&1 &
+		--include-exe spin --include-exe sortline >"$tmp/agent.log" 2>&1 &
 	agent_pid=$!
 	# Up to 30 s on a loaded machine.
 	wait_for -p "$agent_pid" 30 'grep -q "agent started" "$tmp/agent.log"' || true
@@ -542,6 +544,13 @@ agent_part() {
 	spin_pid=$!
 	wait "$spin_pid"
 	spin_pid=
+	# sourceline_part's build of sortline.c for 4 s: its comparator's time is in the HOT line.
+	if [ -x "$tmp/sortline" ]; then
+		"$tmp/sortline" 4 &
+		spin_pid=$!
+		wait "$spin_pid"
+		spin_pid=
+	fi
 	kill -INT "$agent_pid"
 	wait "$agent_pid"
 	agent_pid=
@@ -561,6 +570,16 @@ print(f"agent ok: hot_a {share}% self, called from main")
 PY
 	checkx "agent data (spin.c): top_functions names hot_a at ~70 %, callers_callees its caller main" \
 		'grep -q "^agent ok" "$tmp/agent.check" && cat "$tmp/agent.check" || { cat "$tmp/agent.check"; false; }'
+	[ -x "$tmp/sortline" ] || return
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"source_location","arguments":{"function":"cmp_slow","query":"{process.executable.name=\"sortline\"}","from":"now-5m","limit":3}}}' |
+		"$PROFD" mcp --server "$base" --token "$READER" >"$tmp/agent.sl.mcp" 2>>"$tmp/mcp.err"
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["content"][0]["text"])' \
+		"$tmp/agent.sl.mcp" >"$tmp/agent.sl.text" 2>&1
+	# At -O0 the loop's compare, multiply, xor and increment are all on the HOT line: nearly all
+	# of cmp_slow's own time (at least 80 % of its total is required).
+	checkx "agent data (sortline.c): source_location names cmp_slow's HOT line $SL_HOT hottest, with its text" \
+		'grep -A1 "^Hottest lines" "$tmp/agent.sl.text" | tail -n 1 | grep -q "^sortline.c:$SL_HOT  self .* total .*(\(8[0-9]\|9[0-9]\|100\)\.[0-9][0-9]%)$" &&
+		 grep -q "^    | for (long i = 0; .*/\* HOT \*/$" "$tmp/agent.sl.text" && cat "$tmp/agent.sl.text" || { cat "$tmp/agent.sl.text"; false; }'
 }
 agent_part
 
