@@ -334,6 +334,18 @@ for l in open(sys.argv[1]): print(json.loads(l)["result"]["content"][0]["text"])
 	checkx "explain_change within one build says the builds are the same" \
 		'sed -n "/^====/,\$p" "$tmp/builds.text" | grep -qx "Builds: the same in A and B (1 binary, by build ID)" &&
 		 [ "$(grep -c "^Build differs" "$tmp/builds.text")" = 1 ] || { cat "$tmp/builds.text"; false; }'
+	# source_location over both builds: each build's line, the builds listed (issue 26: one
+	# build ID was shown and nothing said B ran another build).
+	printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"source_location\",\"arguments\":{\"function\":\"work\",\"query\":\"$Q\",\"from\":$t4,\"to\":$((t4 + 179999))}}}" |
+		"$PROFD" mcp --server "$base" --token "$READER" >"$tmp/builds.sl.mcp" 2>>"$tmp/mcp.err"
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["content"][0]["text"])' \
+		"$tmp/builds.sl.mcp" >"$tmp/builds.sl.text" 2>&1
+	checkx "source_location across two builds lists both build IDs and each build's line" \
+		'grep -A2 -x "Builds: 2 build IDs in this range, each with its own lines (another build may run other code):" "$tmp/builds.sl.text" |
+			tr "\n" " " | grep -qx "Builds: .* - ${bid[2]} - ${bid[1]} " &&
+		 grep -qx "app.c:2  self 400.00ms (80.00%)  total 400.00ms (80.00%)  build ${bid[2]}" "$tmp/builds.sl.text" &&
+		 grep -qx "app.c:2  self 100.00ms (20.00%)  total 100.00ms (20.00%)  build ${bid[1]}" "$tmp/builds.sl.text" ||
+		 { cat "$tmp/builds.sl.text"; false; }'
 }
 builds_part
 
