@@ -7,7 +7,9 @@
 #   sortline_have_tools          0 when gcc, readelf, nm and addr2line are installed
 #   sortline_lines               sets $SL_HOT and $SL_CMP, the HOT and CMP line numbers
 #   sortline_ingest SRC BIN SERVICE TIME_MS [CURL ARGS...]
-#                                builds SRC (-O0 -g) into BIN and POSTs to $base, as service
+#                                builds SRC (-O0 -g, $tmp named /build in the DWARF, as
+#                                on a build machine: the source path finds the file by its
+#                                trailing components) into BIN and POSTs to $base, as service
 #                                SERVICE at TIME_MS, 20 samples of 10 ms on the HOT line, 3 on
 #                                the CMP line and 1 on cmp_slow's first line calling memcpy,
 #                                each under main;qsort; sets $SL_FIRST (that first line) and
@@ -28,7 +30,8 @@ sortline_ingest() {
 	local src=$1 bin=$2 svc=$3 at=$4 start size ah ac ae fs=() code
 	shift 4
 	sortline_lines
-	gcc -O0 -g -fno-omit-frame-pointer -o "$bin" "$src" || { fail "cannot build $src"; return 1; }
+	gcc -O0 -g -fno-omit-frame-pointer -fdebug-prefix-map="$tmp"=/build -o "$bin" "$src" ||
+		{ fail "cannot build $src"; return 1; }
 	SL_BID=$(readelf -n "$bin" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
 	read -r start size < <(nm -S "$bin" | awk '$4 == "cmp_slow" { print $1, $2 }')
 	# The first address addr2line puts on each line of cmp_slow: "LINE 0xADDR".

@@ -352,9 +352,10 @@ builds_part
 # --- the hottest line of a slow comparator -----------------------------------------------------
 # sortline.c's comparator cmp_slow spends its time in the one-line loop marked HOT (sortline_lib.sh:
 # its -O0 -g build, samples at addresses addr2line maps to its lines, 20 on HOT, 3 on CMP, 1 on its
-# first line calling memcpy): the source view (DWARF at query time) and source_location over MCP
-# name the HOT line hottest (200 ms self), with its text from --source-path; a copy built from a
-# file outside the source path gets the same lines and the reason for no text.
+# first line calling memcpy; the DWARF names the file /build/src/sortline.c): the source view
+# (DWARF at query time) and source_location over MCP name the HOT line hottest (200 ms self), with
+# its text from --source-path (found there as sortline.c); a copy built from a file outside the
+# source path gets the same lines and the reason for no text.
 sourceline_part() {
 	sortline_have_tools || { echo "skip: source lines part (gcc, readelf, nm or addr2line missing)"; return; }
 	local t5=$((T0 + 16200000)) svc hot cmpl first
@@ -370,7 +371,7 @@ sourceline_part() {
 		--data-urlencode "to=$((t5 + 9999))" --data-urlencode function=cmp_slow \
 		"$base/api/v1/source" >"$tmp/sourceline.json"
 	checkx "API source view: cmp_slow's hottest line is the HOT line $hot (200 ms self), then CMP $cmpl, with their text" \
-		'python3 - "$tmp/sourceline.json" $hot $cmpl $first "$tmp/src/sortline.c" <<"PY" || { cat "$tmp/sourceline.json"; false; }
+		'python3 - "$tmp/sourceline.json" $hot $cmpl $first /build/src/sortline.c <<"PY" || { cat "$tmp/sourceline.json"; false; }
 import json, sys
 j = json.load(open(sys.argv[1])); hot, cmpl, first = map(int, sys.argv[2:5])
 l = j["lines"]
@@ -383,8 +384,8 @@ PY'
 		--from $t5 --to $((t5 + 9999)) --function cmp_slow --limit 2 >"$tmp/sourceline.cli" 2>&1
 	checkx "profd query source: cmp_slow's HOT line first with its text, then CMP" \
 		'sed -n 2p "$tmp/sourceline.cli" | grep -qx "Function cmp_slow: self 230.00ms, total 240.00ms; 3 lines (first ones shown)" &&
-		 sed -n 3p "$tmp/sourceline.cli" | grep -q "^$tmp/src/sortline.c:$hot  self 200.00ms (83.33%)  total 200.00ms (83.33%)  | for (long i = 0; .*/\* HOT \*/$" &&
-		 sed -n 4p "$tmp/sourceline.cli" | grep -q "^$tmp/src/sortline.c:$cmpl  self 30.00ms (12.50%)" || { cat "$tmp/sourceline.cli"; false; }'
+		 sed -n 3p "$tmp/sourceline.cli" | grep -q "^/build/src/sortline.c:$hot  self 200.00ms (83.33%)  total 200.00ms (83.33%)  | for (long i = 0; .*/\* HOT \*/$" &&
+		 sed -n 4p "$tmp/sourceline.cli" | grep -q "^/build/src/sortline.c:$cmpl  self 30.00ms (12.50%)" || { cat "$tmp/sourceline.cli"; false; }'
 	for svc in sortline sortline_ns; do
 		printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"source_location","arguments":{"function":"cmp_slow","query":"{service.name=\\"%s\\"}","from":%s,"to":%s,"limit":2}}}\n' \
 			"$svc" "$t5" "$((t5 + 9999))" | "$PROFD" mcp --server "$base" --token "$READER" >"$tmp/$svc.mcp" 2>>"$tmp/mcp.err"
@@ -407,7 +408,7 @@ PY'
 	# For the MCP SDK client part: range start, HOT line, CMP line.
 	export PROFD_SORTLINE="$t5 $hot $cmpl"
 	checkx "MCP source_location: the HOT line first with its share and text, then CMP; 2 of 3 lines" \
-		'grep -qx "Source: $tmp/src/sortline.c:$hot" "$tmp/sortline.text" &&
+		'grep -qx "Source: /build/src/sortline.c:$hot" "$tmp/sortline.text" &&
 		 grep -A1 -x "Hottest lines (2 of 3; % of the function.s total):" "$tmp/sortline.text" | tail -n 1 |
 			grep -qx "sortline.c:$hot  self 200.00ms (83.33%)  total 200.00ms (83.33%)" &&
 		 grep -A1 -x "sortline.c:$hot .*" "$tmp/sortline.text" | tail -n 1 | grep -q "^    | for (long i = 0; .*/\* HOT \*/$" &&
@@ -416,7 +417,7 @@ PY'
 	checkx "MCP source_location outside the source path: the same hottest line, no text, and why" \
 		'grep -qx "sortline_ns.c:$hot  self 200.00ms (83.33%)  total 200.00ms (83.33%)" "$tmp/sortline_ns.text" &&
 		 ! grep -q "^    | " "$tmp/sortline_ns.text" &&
-		 grep -qx "No source text: $tmp/nosrc/sortline_ns.c is not under the source path." "$tmp/sortline_ns.text" ||
+		 grep -qx "No source text: /build/nosrc/sortline_ns.c is not under the source path." "$tmp/sortline_ns.text" ||
 		 { cat "$tmp/sortline_ns.text"; false; }'
 }
 sourceline_part
