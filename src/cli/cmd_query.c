@@ -39,6 +39,7 @@ static const struct {
 	{ "series", "series" },
 	{ "diff", "diff" },
 	{ "sandwich", "sandwich" },
+	{ "source", "source" },
 	{ "flamechart", "flamechart" },
 	{ "labels", "labels" },
 	{ "label-values", NULL },
@@ -53,8 +54,9 @@ static void query_usage(FILE *f)
 		   "                        [--PARAM VALUE]...\n"
 		   "\n"
 		   "Ask a profd server. VIEW is one of: flamegraph, table, series, diff,\n"
-		   "sandwich, flamechart, labels, label-values (--name NAME), export-pprof,\n"
-		   "export-folded, export-svg. Parameters are the API's (docs/api.md), e.g.\n"
+		   "sandwich, source (--function NAME: cost per line), flamechart, labels,\n"
+		   "label-values (--name NAME), export-pprof, export-folded, export-svg.\n"
+		   "Parameters are the API's (docs/api.md), e.g.\n"
 		   "\n"
 		   "  profd query table --type process_cpu:cpu:nanoseconds:cpu:nanoseconds \\\n"
 		   "      --query '{service.name=\"api\"}' --from now-1h --limit 20\n"
@@ -184,6 +186,42 @@ static void print_tree(json_t *root, const char *unit, double total, bool diff, 
 	buf_release(&name);
 }
 
+/* The source view: the function's lines, hottest first, with their text when the server has it. */
+static void print_source(json_t *j)
+{
+	const char *unit = jstr(j, "unit");
+	double ftot = jnum(j, "total");
+	json_t *l, *f;
+	struct buf t = BUF_INIT, fn = BUF_INIT, tx = BUF_INIT;
+	char a[64], b[64];
+	size_t i;
+
+	printf("Type: %s\nFunction %s: self %s, total %s; %.0f lines%s\n", jtext(&t, j, "type"),
+	       jtext(&fn, j, "function"), fmt(unit, jnum(j, "self"), a, sizeof(a)),
+	       fmt(unit, ftot, b, sizeof(b)), jnum(j, "nlines"),
+	       json_is_true(json_object_get(j, "truncated")) ? " (first ones shown)" : "");
+	json_array_foreach(json_object_get(j, "lines"), i, l)
+	{
+		const char *text = jstr(l, "text");
+
+		text += strspn(text, " \t"); /* the indentation says nothing here */
+		printf("%s:%.0f  self %s (%.2f%%)  total %s (%.2f%%)%s%s\n", jtext(&t, l, "file"),
+		       jnum(l, "line"), fmt(unit, jnum(l, "self"), a, sizeof(a)),
+		       pct(jnum(l, "self"), ftot), fmt(unit, jnum(l, "total"), b, sizeof(b)),
+		       pct(jnum(l, "total"), ftot), *text ? "  | " : "",
+		       cli_term_str(&tx, text, strlen(text)));
+	}
+	json_array_foreach(json_object_get(j, "files"), i, f)
+	{
+		if (strcmp(jstr(f, "source"), "available"))
+			printf("No source text for %s: %s\n", jtext(&t, f, "file"),
+			       jtext(&tx, f, "reason"));
+	}
+	buf_release(&t);
+	buf_release(&fn);
+	buf_release(&tx);
+}
+
 static void print_series(json_t *j)
 {
 	const char *unit = jstr(j, "unit");
@@ -283,6 +321,8 @@ static int print_human(const char *view, const struct buf *body)
 		       jnum(json_object_get(j, "disappeared"), "count"));
 	} else if (!strcmp(view, "series")) {
 		print_series(j);
+	} else if (!strcmp(view, "source")) {
+		print_source(j);
 	} else {
 		char *s = json_dumps(j, JSON_INDENT(2));
 

@@ -21,6 +21,7 @@
 #include "server/http.h"
 #include "store/clickhouse.h"
 #include "symbolize/debuginfo.h"
+#include "symbolize/srcroot.h"
 #include "symbolize/symbolizer.h"
 
 #include <getopt.h>
@@ -35,6 +36,7 @@ static void usage(FILE *f)
 		"                    [--otlp-http-listen HOST:PORT] [--grpc-listen HOST:PORT]\n"
 		"                    [--max-body BYTES] [--log-level LEVEL]\n"
 		"                    [--scrape-config FILE] [--self-profile] [--symbol-path DIR]...\n"
+		"                    [--source-path DIR]\n"
 		"                    [--max-connections N] [--max-connections-per-client N]\n"
 		"                    [--header-timeout DUR] [--idle-timeout DUR]\n"
 		"                    [--min-upload-rate BYTES] [--upload-window DUR]\n"
@@ -71,6 +73,9 @@ static void usage(FILE *f)
 		"                      (the mapping paths the data names, DIR/.build-id/xx/\n"
 		"                      rest.debug); may repeat. Default: none, only uploaded\n"
 		"                      debug info (and DEBUGINFOD_URLS) is used\n"
+		"  --source-path DIR   the source view (/api/v1/source) may show the text of\n"
+		"                      source files the profiles name, read from under DIR\n"
+		"                      only. Default: none, per-line costs without text\n"
 		"connections (HTTP and gRPC listeners together; docs/ingest.md):\n"
 		"  --max-connections N             open connections in all (default 8192,\n"
 		"                                  at most the descriptor limit less 512)\n"
@@ -158,6 +163,7 @@ int cmd_server(int argc, char **argv)
 		{ "tls-key", required_argument, NULL, 1010 },
 		{ "tls-client-ca", required_argument, NULL, 1011 },
 		{ "storage", required_argument, NULL, 1012 },
+		{ "source-path", required_argument, NULL, 1013 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -169,6 +175,8 @@ int cmd_server(int argc, char **argv)
 	struct sym_debuginfo *di = NULL;
 	const char *symbol_paths[16];
 	size_t nsymbol_paths = 0;
+	const char *source_path = NULL;
+	struct sym_srcroot *src_root = NULL;
 	struct server *srv = NULL;
 	struct prof_err err;
 	sigset_t sigs;
@@ -197,6 +205,9 @@ int cmd_server(int argc, char **argv)
 				return 2;
 			}
 			symbol_paths[nsymbol_paths++] = optarg;
+			break;
+		case 1013:
+			source_path = optarg;
 			break;
 		case 'o':
 			cfg.otlp_listen = optarg;
@@ -394,9 +405,19 @@ int cmd_server(int argc, char **argv)
 	if (!getenv("MALLOC_ARENA_MAX"))
 		mallopt(M_ARENA_MAX, (int)PROF_MAX(2L, sysconf(_SC_NPROCESSORS_ONLN)));
 	prof_err_init(&err);
-	rc = server_start(&cfg, sym, &srv, &err);
+	rc = source_path ? sym_srcroot_new(source_path, &src_root, &err) : 0;
+	if (rc)
+		fprintf(stderr, "profd server: --source-path: %s\n", err.msg);
+	cfg.src_root = src_root;
+	if (!rc) {
+		prof_err_init(&err);
+		rc = server_start(&cfg, sym, &srv, &err);
+		if (rc)
+			fprintf(stderr, "profd server: %s\n",
+				err.msg[0] ? err.msg : prof_strerror(rc));
+	}
 	if (rc) {
-		fprintf(stderr, "profd server: %s\n", err.msg[0] ? err.msg : prof_strerror(rc));
+		sym_srcroot_free(src_root);
 		symbolizer_free(sym);
 		sym_debuginfo_free(di);
 		server_conf_release(&conf);
@@ -435,6 +456,7 @@ int cmd_server(int argc, char **argv)
 	} while (rc == EINTR);
 	log_info("server: %s received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	server_stop(srv);
+	sym_srcroot_free(src_root);
 	symbolizer_free(sym);
 	sym_debuginfo_free(di);
 	server_conf_release(&conf);

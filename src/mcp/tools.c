@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * tools.c - the MCP tools (tools.h): argument schemas, the tool table
- * and dispatch. The tools themselves are in tools_read.c and
- * tools_compare.c, what a call shares in tools_call.c and tools_text.c.
+ * and dispatch. The tools themselves are in tools_read.c,
+ * tools_compare.c and tools_optimize.c, what a call shares in
+ * tools_call.c and tools_text.c.
  *
  * A call goes: check the arguments against the tool's schema (-EINVAL,
  * a JSON-RPC -32602, naming the argument) -> resolve the time range
@@ -53,14 +54,14 @@ const char mcp_tools_shared_args[] =
 	"(default the last hour, to inclusive, at most 31 days). "
 	"hide = comma list of runtime frame presets whose cost goes to the caller (go, jvm, "
 	"libc, kernel, python, ruby, php, node). "
-	"fold (flamegraph_summary, callers_callees, explain_change) = recursion (default: a function calling itself is one frame), "
+	"fold (flamegraph_summary, callers_callees, explain_change, optimization_candidates) = recursion (default: a function calling itself is one frame), "
 	"library (a run of one shared library's frames is its entry frame), "
 	"recursion,library or none. "
 	"max_tokens = output budget, about 4 characters each (default 2000; a longer output is "
 	"cut and says so). "
 	"function = a frame name exactly as the profiles show it (top_functions, find_function). "
 	"stack_filter = PCRE2 regex: only samples with a matching frame. "
-	"limit = rows listed (default 20; compare 10 per direction). "
+	"limit = rows listed (default 20; compare 10 per direction; source_location 5 lines, optimization_candidates 5). "
 	"min_share / max_depth = tree nodes below the share (0..1) or deeper are summarized. "
 	"links = true to end with the query API requests made and an explorer link (default "
 	"false). "
@@ -130,7 +131,7 @@ static const struct arg_spec args_top[] = {
 	ARG_QUERY,
 	ARG_FROM,
 	ARG_TO,
-	{ "sort", A_STR, false, 0, 0, sorts, "self (default) or total (with callees)." },
+	{ "sort", A_STR, false, 0, 0, sorts, "Default self." },
 	{ "limit", A_INT, false, 1, 200, NULL, NULL },
 	{ "search", A_STR, false, 0, 0, NULL, "Name substring." },
 	{ "stack_filter", A_STR, false, 0, 0, NULL, NULL },
@@ -144,8 +145,8 @@ static const struct arg_spec args_flame[] = {
 	ARG_TO,
 	{ "min_share", A_NUM, false, 0, 1, NULL, "Default 0.01." },
 	{ "max_depth", A_INT, false, 1, MAX_DEPTH, NULL, "Default 16." },
-	{ "hot_paths", A_INT, false, 0, 50, NULL, "Paths listed first (default 10)." },
-	{ "invert", A_BOOL, false, 0, 0, NULL, "Leaves first, callers below." },
+	{ "hot_paths", A_INT, false, 0, 50, NULL, "Default 10." },
+	{ "invert", A_BOOL, false, 0, 0, NULL, "Leaves first." },
 	{ "stack_filter", A_STR, false, 0, 0, NULL, NULL },
 	ARG_HIDE,
 	ARG_FOLD,
@@ -169,7 +170,7 @@ static const struct arg_spec args_compare[] = {
 	ARG_FROM,
 	ARG_TO,
 	ARG_AB,
-	{ "sort", A_STR, false, 0, 0, sorts, "Metric: self (default) or total." },
+	{ "sort", A_STR, false, 0, 0, sorts, "Default self." },
 	{ "limit", A_INT, false, 1, 200, NULL, NULL },
 	ARG_HIDE,
 	ARG_TOKENS,
@@ -180,18 +181,18 @@ static const struct arg_spec args_explain[] = {
 	ARG_FROM,
 	ARG_TO,
 	ARG_AB,
-	{ "z", A_NUM, false, 0, 100, NULL, "Level as a |z| (default 1.96: q < 0.05)." },
-	{ "min_delta", A_NUM, false, 0, 100, NULL, "Smallest change, % of A's total (0.5)." },
+	{ "z", A_NUM, false, 0, 100, NULL, "|z| level (1.96: q < 0.05)." },
+	{ "min_delta", A_NUM, false, 0, 100, NULL, "% of A's total (0.5)." },
 	{ "limit", A_INT, false, 1, 50, NULL, "Default 8." },
-	{ "paths", A_INT, false, 0, 10, NULL, "Paths per function (default 3)." },
+	{ "paths", A_INT, false, 0, 10, NULL, "Default 3." },
 	ARG_HIDE,
 	ARG_FOLD,
 	ARG_TOKENS,
 };
 static const struct arg_spec args_series[] = {
 	ARG_FUNCTION,
-	{ "mode", A_STR, false, 0, 0, modes, "total (default) or self (as leaf)." },
-	{ "step", A_STR, false, 0, 0, NULL, "10s, 1m, ... (default range / 60)." },
+	{ "mode", A_STR, false, 0, 0, modes, "Default total." },
+	{ "step", A_STR, false, 0, 0, NULL, "Default range / 60." },
 	ARG_TYPE,
 	ARG_QUERY,
 	ARG_FROM,
@@ -210,54 +211,54 @@ static const struct arg_spec args_find[] = {
 	ARG_TOKENS,
 };
 static const struct arg_spec args_source[] = {
-	ARG_FUNCTION, ARG_TYPE, ARG_QUERY, ARG_FROM, ARG_TO, ARG_TOKENS,
+	ARG_FUNCTION, ARG_TYPE,	  ARG_QUERY,
+	ARG_FROM,     ARG_TO,	  { "limit", A_INT, false, 1, 50, NULL, NULL },
+	ARG_HIDE,     ARG_TOKENS,
 };
 
-#define TOOL(n, t, d, a, r)                       \
-	{                                         \
-		n, t, d, a, PROF_ARRAY_SIZE(a), r \
+static const struct arg_spec args_optimize[] = {
+	ARG_TYPE, ARG_QUERY, ARG_FROM,	 ARG_TO, { "limit", A_INT, false, 1, 20, NULL, NULL },
+	ARG_HIDE, ARG_FOLD,  ARG_TOKENS,
+};
+
+#define TOOL(n, d, a, r)                       \
+	{                                      \
+		n, d, a, PROF_ARRAY_SIZE(a), r \
 	}
 
 static const struct tool_spec tools[] = {
-	TOOL("list_profile_types", "List profile types",
-	     "Profile types with data (CPU, allocations, heap, ...), unit, cumulative or gauge. "
-	     "Start here.",
-	     args_types, tool_run_profile_types),
-	TOOL("list_labels", "List label names",
-	     "Label names of a selection (service.name, k8s.pod.name, thread.name, ...).",
+	TOOL("list_profile_types",
+	     "Profile types with data, their unit, cumulative or gauge. Start here.", args_types,
+	     tool_run_profile_types),
+	TOOL("list_labels", "Label names of a selection (service.name, thread.name, ...).",
 	     args_labels, tool_run_list_labels),
-	TOOL("label_values", "List label values",
-	     "Values of one label in a selection, to build selectors.", args_label_values,
-	     tool_run_label_values),
-	TOOL("top_functions", "Top functions",
-	     "Functions by self and total cost, values and shares (pprof -top).", args_top,
+	TOOL("label_values", "Values of one label in a selection, for selectors.",
+	     args_label_values, tool_run_label_values),
+	TOOL("top_functions", "Functions by self and total cost (pprof -top).", args_top,
 	     tool_run_top_functions),
-	TOOL("flamegraph_summary", "Flame graph summary",
-	     "Hottest root-to-leaf paths, then the call tree pruned to min_share.", args_flame,
-	     tool_run_flamegraph),
-	TOOL("callers_callees", "Callers and callees",
-	     "Callers tree and callees tree of one function, over all its call paths.",
-	     args_sandwich, tool_run_callers_callees),
-	TOOL("compare", "Compare A and B",
-	     "Functions whose cost per second grew / shrank most between sides A and B, with "
-	     "absolute (Poisson, window as exposure) and share tests, Benjamini-Hochberg "
-	     "adjusted.",
+	TOOL("flamegraph_summary", "Hottest paths, then the call tree pruned to min_share.",
+	     args_flame, tool_run_flamegraph),
+	TOOL("callers_callees", "Callers and callees trees of one function.", args_sandwich,
+	     tool_run_callers_callees),
+	TOOL("compare",
+	     "Functions whose cost per second grew or shrank most from A to B, absolute and share "
+	     "tests (BH-adjusted).",
 	     args_compare, tool_run_compare),
-	TOOL("function_timeseries", "Function time series",
-	     "One function's cost per step beside the selection's: when did it get hot?",
+	TOOL("function_timeseries", "A function's cost per step beside the selection's.",
 	     args_series, tool_run_timeseries),
-	TOOL("find_function", "Find functions",
-	     "Function names matching a substring or regex, with self and total.", args_find,
+	TOOL("find_function", "Function names matching a substring or regex.", args_find,
 	     tool_run_find_function),
-	TOOL("source_location", "Source location of a function",
-	     "Source file:line, binary and build ID of a function when known; the selection's "
-	     "binaries and symbol status.",
+	TOOL("source_location",
+	     "A function's hottest source lines (self, total, per build) with their text when the "
+	     "server has it; binary, build ID.",
 	     args_source, tool_run_source_location),
-	TOOL("explain_change", "Explain a change",
-	     "What changed from A to B (deploy, canary): functions whose self cost per second "
-	     "changed significantly (tests as compare), with the call paths that changed most; "
-	     "share-only moves named apart.",
+	TOOL("explain_change",
+	     "What changed from A to B (deploy, canary): functions whose self rate changed "
+	     "significantly, with the call paths that changed most.",
 	     args_explain, tool_run_explain_change),
+	TOOL("optimization_candidates",
+	     "Where a code change pays: functions by self cost, hottest lines, callers.",
+	     args_optimize, tool_run_optimization_candidates),
 };
 
 /* --- schemas and dispatch ------------------------------------------------------------------- */
@@ -321,10 +322,9 @@ json_t *mcp_tools_list(void)
 		else
 			json_decref(req);
 		/* read-only implies idempotent and no side effects: one hint says it */
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:o, s:{s:b}}", "name",
-						     t->name, "title", t->title, "description",
-						     t->desc, "inputSchema", schema, "annotations",
-						     "readOnlyHint", 1));
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:o, s:{s:b}}", "name", t->name,
+						     "description", t->desc, "inputSchema", schema,
+						     "annotations", "readOnlyHint", 1));
 	}
 	return arr;
 }

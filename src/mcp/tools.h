@@ -13,8 +13,9 @@
  *   compare              A/B: functions whose share grew or shrank most
  *   function_timeseries  one function's cost over time, with its share
  *   find_function        function names matching a substring or regex
- *   source_location      what the API knows of where a function lives
+ *   source_location      a function's hottest source lines, binary, build ID
  *   explain_change       significant share changes with their call paths
+ *   optimization_candidates  functions by self cost with hottest lines and callers
  *
  * Every output states the profile type and its unit, the selection and
  * time range in UTC, values in their units with shares, the exact API

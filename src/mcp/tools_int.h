@@ -41,7 +41,7 @@ struct arg_spec {
 struct call;
 
 struct tool_spec {
-	const char *name, *title, *desc;
+	const char *name, *desc;
 	const struct arg_spec *args;
 	size_t nargs;
 	int (*run)(struct call *c);
@@ -229,5 +229,8 @@ int tool_run_explain_change(struct call *c);
 int tool_run_timeseries(struct call *c);
 
 int tool_run_source_location(struct call *c);
+
+/* optimization_candidates (tools_optimize.c). */
+int tool_run_optimization_candidates(struct call *c);
 
 #endif

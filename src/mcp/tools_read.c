@@ -641,12 +641,73 @@ out:
 
 /* --- source_location ------------------------------------------------------------------------ */
 
+/* The snippet of a source line: its text without leading blanks, at most SNIPPET_MAX bytes. */
+#define SNIPPET_MAX 100
+
+/*
+ * The hottest lines of @fn from the source view @s (/api/v1/source):
+ * file:line with self and total (shares of the function's total), the
+ * line's text when the server has the source, else once why not. The
+ * first line's place was printed as "Source:" by the caller.
+ */
+static void source_lines_text(struct call *c, json_t *s)
+{
+	json_t *lines = json_object_get(s, "lines"), *files = json_object_get(s, "files");
+	json_t *builds = json_object_get(s, "builds"), *l, *f;
+	double ftot = tool_jnum(s, "total");
+	char tv[48], tv2[48], p1[16], p2[16];
+	size_t i;
+
+	if (json_array_size(builds) > 1) {
+		mcp_text_line(&c->out,
+			      "Builds: %zu build IDs in this range, each with its own lines "
+			      "(another build may run other code):",
+			      json_array_size(builds));
+		json_array_foreach(builds, i, l)
+			mcp_text_line(&c->out, "- %s", json_string_value(l));
+	}
+	if (!json_array_size(lines) ||
+	    (json_array_size(lines) == 1 && tool_jnum(json_array_get(lines, 0), "line") <= 0)) {
+		mcp_text_line(&c->out, "Lines: unknown (the profile and the symbolizer give no "
+				       "source line for its frames).");
+		return;
+	}
+	mcp_text_line(&c->out, "Hottest lines (%zu of %.0f; %% of the function's total):",
+		      json_array_size(lines), tool_jnum(s, "nlines"));
+	json_array_foreach(lines, i, l)
+	{
+		const char *file = tool_jstr(l, "file"), *base = strrchr(file, '/');
+		const char *text = tool_jstr(l, "text");
+		double self = tool_jnum(l, "self"), tot = tool_jnum(l, "total");
+
+		if (!mcp_text_line(&c->out, "%s:%.0f  self %s (%s)  total %s (%s)%s%s",
+				   base ? base + 1 : file, tool_jnum(l, "line"),
+				   tool_val(c, self, tv, sizeof(tv)),
+				   mcp_fmt_pct(self, ftot, p1, sizeof(p1)),
+				   tool_val(c, tot, tv2, sizeof(tv2)),
+				   mcp_fmt_pct(tot, ftot, p2, sizeof(p2)),
+				   json_array_size(builds) > 1 ? "  build " : "",
+				   json_array_size(builds) > 1 ? tool_jstr(l, "build_id") : ""))
+			return;
+		while (*text == ' ' || *text == '\t')
+			text++;
+		if (*text && !mcp_text_line(&c->out, "    | %.*s%s", SNIPPET_MAX, text,
+					    strlen(text) > SNIPPET_MAX ? " ..." : ""))
+			return;
+	}
+	json_array_foreach(files, i, f) if (strcmp(tool_jstr(f, "source"), "available"))
+	{
+		mcp_text_line(&c->out, "No source text: %s.", tool_jstr(f, "reason"));
+		break;
+	}
+}
+
 int tool_run_source_location(struct call *c)
 {
 	const char *fn = tool_sarg(c, "function");
 	struct buf u = BUF_INIT, re = BUF_INIT;
-	json_t *t = NULL, *h = NULL, *row = NULL, *r;
-	char tv[48], tp[16];
+	json_t *t = NULL, *h = NULL, *s = NULL, *row = NULL, *r;
+	char tv[48], tv2[48], tp[16], lim[24];
 	size_t i;
 	int rc;
 
@@ -670,16 +731,34 @@ int tool_run_source_location(struct call *c)
 		tool_suggest(c, fn);
 		goto out;
 	}
-	mcp_text_line(&c->out, "Function %s: total %s (%s of all)", fn,
+	mcp_text_line(&c->out, "Function %s: total %s (%s of all), self %s", fn,
 		      tool_val(c, tool_jnum(row, "total"), tv, sizeof(tv)),
-		      mcp_fmt_pct(tool_jnum(row, "total"), tool_jnum(t, "total"), tp, sizeof(tp)));
+		      mcp_fmt_pct(tool_jnum(row, "total"), tool_jnum(t, "total"), tp, sizeof(tp)),
+		      tool_val(c, tool_jnum(row, "self"), tv2, sizeof(tv2)));
 
-	/* Where the table says the code is (symbolized frames: file, line, build ID, binary). */
+	/* Its lines (the source view: DWARF or the profile's lines, per build). */
+	tool_url_common(c, &u, "/api/v1/source", true);
+	(void)mcp_url_arg(&u, "function", fn);
+	snprintf(lim, sizeof(lim), "%" PRId64, tool_iarg(c, "limit", 5));
+	(void)mcp_url_arg(&u, "limit", lim);
+	s = tool_api(c, u.p);
+	if (!s) {
+		c->failed = false; /* the table part stands on its own */
+		c->msg[0] = '\0';
+	}
+	json_t *hot = s ? json_array_get(json_object_get(s, "lines"), 0) : NULL;
+
+	/* Where the code is: the hottest line, else what the table knows (file, build ID, binary). */
 	const char *file = tool_jstr(row, "file"), *bid = tool_jstr(row, "build_id");
 	const char *mapping = tool_jstr(row, "mapping");
 	double line = tool_jnum(row, "line");
 	bool known = *file || *bid || *mapping;
 
+	if (hot && *tool_jstr(hot, "file")) {
+		file = tool_jstr(hot, "file");
+		line = tool_jnum(hot, "line");
+		known = true;
+	}
 	if (*file && line > 0)
 		mcp_text_line(&c->out, "Source: %s:%.0f", file, line);
 	else if (*file)
@@ -688,6 +767,8 @@ int tool_run_source_location(struct call *c)
 		mcp_text_line(&c->out, "Binary: %s", mapping);
 	if (*bid)
 		mcp_text_line(&c->out, "Build ID: %s", bid);
+	if (s && known)
+		source_lines_text(c, s);
 
 	/* What the name itself says: unsymbolized frames are "module+0xaddr" or "[module]". */
 	const char *plus = strstr(fn, "+0x");
@@ -757,5 +838,6 @@ out:
 	buf_release(&re);
 	json_decref(t);
 	json_decref(h);
+	json_decref(s);
 	return 0;
 }

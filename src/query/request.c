@@ -11,6 +11,7 @@
 #include "query/labels.h"
 #include "query/request.h"
 #include "query/sandwich.h"
+#include "query/source.h"
 #include "query/selector.h"
 #include "query/series.h"
 #include "query/stackset.h"
@@ -578,6 +579,39 @@ static int view_sandwich(const struct req *r, struct buf *out)
 	return rc;
 }
 
+static int view_source(const struct req *r, struct buf *out)
+{
+	static const char *const sorts[] = { "self", "total", "line", NULL };
+	static const char *const texts[] = { "lines", "file", "none", NULL };
+	struct common c = { 0 };
+	struct query_stackset_params p = { 0 };
+	struct query_source src = { 0 };
+	const char *fn = arg(r, "function");
+	uint64_t limit;
+	int sort, text, rc;
+
+	if (!fn)
+		return bad(r, "parameter 'function' is required: the exact frame name, as the "
+			      "table lists it");
+	rc = get_enum(r, "sort", sorts, 0, &sort);
+	if (!rc)
+		rc = get_enum(r, "text", texts, 0, &text);
+	if (!rc)
+		rc = get_u64(r, "limit", 50, 0, UINT32_MAX, &limit);
+	p.line_fn = fn;
+	if (!rc)
+		rc = common_collect(r, &c, &p);
+	if (!rc) {
+		query_source_build(&c.ss, fn, (enum query_source_sort)sort, &src);
+		rc = query_source_write_json(&src, &c.ss, fn, (enum query_source_sort)sort,
+					     (size_t)limit, (enum query_source_text)text,
+					     r->env->src_root, out);
+	}
+	query_source_release(&src);
+	common_release(&c);
+	return rc;
+}
+
 static int view_diff(const struct req *r, struct buf *out)
 {
 	static const char *const modes[] = { "normalized", "absolute", NULL };
@@ -779,6 +813,8 @@ int query_request_run(const struct query_env *env, const char *view, query_arg_f
 		rc = view_series(&r, out);
 	else if (!strcmp(view, "sandwich"))
 		rc = view_sandwich(&r, out);
+	else if (!strcmp(view, "source"))
+		rc = view_source(&r, out);
 	else if (!strcmp(view, "diff"))
 		rc = view_diff(&r, out);
 	else if (!strcmp(view, "flamechart"))
@@ -843,6 +879,7 @@ static const struct view_params {
 	{ "table", true, { "search", "search_regex", "sort", "limit", "granularity" } },
 	{ "series", true, { "step", "group_by", "limit", "function", "mode" } },
 	{ "sandwich", true, { "function", "max_nodes" } },
+	{ "source", true, { "function", "sort", "limit", "text" } },
 	{ "diff",
 	  true,
 	  { "mode", "max_nodes", "min_share", "z", "max_stacks", "a_query", "a_type", "a_from",

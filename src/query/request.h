@@ -18,6 +18,8 @@
  *              second), group_by (comma list), limit (groups, default
  *              10), function, mode (self|total)
  *   sandwich   function (required), max_nodes
+ *   source     function (required), sort (self|total|line), limit (lines,
+ *              default 50, 0 = all), text (lines|file|none)
  *   diff       a_query, a_from, a_to, a_type, b_query, b_from, b_to,
  *              b_type (each defaulting to query/from/to/type), mode
  *              (normalized|absolute), max_nodes, min_share, z, max_stacks
@@ -41,6 +43,7 @@
 #include "base/err.h"
 #include "store/head.h"
 #include "store/store.h"
+#include "symbolize/srcroot.h"
 #include "symbolize/symbolizer.h"
 
 #define QUERY_DEFAULT_MAX_NODES 2048
@@ -53,13 +56,14 @@ typedef const char *(*query_arg_fn)(void *ctx, const char *name);
 /** struct query_env - what a request runs against. */
 struct query_env {
 	struct store *store;
-	struct symbolizer *sym; /* may be NULL */
-	int64_t now_ms;		/* for "now-15m"; 0 = the clock */
+	struct symbolizer *sym;		    /* may be NULL */
+	int64_t now_ms;			    /* for "now-15m"; 0 = the clock */
+	const struct sym_srcroot *src_root; /* source files the source view may read, or NULL */
 };
 
 /**
  * query_request_run() - run view @view ("flamegraph", "table", "series",
- * "sandwich", "diff", "flamechart", "labels", "label_values",
+ * "sandwich", "source", "diff", "flamechart", "labels", "label_values",
  * "export_pprof", "export_folded", "export_svg") with the parameters
  * @arg(@ctx, name) gives, appending the answer to @out (whose cap, if
  * any, bounds the answer) and setting *@content_type to a static MIME

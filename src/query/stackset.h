@@ -197,11 +197,24 @@ struct query_stackset_params {
 	bool merge_stacks; /* with group_by or a step: every row counts at the root (a series
 			    * that needs no stacks: cells are (group, step) only) */
 	const struct query_filter *filter; /* may be NULL; used by this thread only */
-	const uint8_t *trace_id;	 /* 16 bytes: only rows linked to this trace (NULL = any) */
-	const uint8_t *span_id;		 /* 8 bytes: only rows linked to this span (NULL = any) */
-	struct symbolizer *sym;		 /* may be NULL: no query-time symbolization */
+	const uint8_t *trace_id; /* 16 bytes: only rows linked to this trace (NULL = any) */
+	const uint8_t *span_id;	 /* 8 bytes: only rows linked to this span (NULL = any) */
+	struct symbolizer *sym;	 /* may be NULL: no query-time symbolization */
+	const char *line_fn; /* frames of this name are named by their line key (below), or NULL */
 	size_t max_entries, max_samples; /* 0 = the QUERY_SS_MAX_* defaults */
 };
+
+/*
+ * Line keys (params.line_fn): with line_fn set, each frame of that
+ * function is named "NAME\x1fLINE\x1fFILE\x1fBUILD_ID" instead of NAME,
+ * LINE the source line of the frame's address (the call site for the
+ * outer part of an inline chain, as pprof's Line and DWARF's inline
+ * records give it; 0 when unknown), FILE its source file and BUILD_ID its
+ * binary's ("" when unknown), so the set keeps the function's frames apart
+ * per line and per build (query/source.h sums them). Filters still see
+ * NAME. Such a set does not use the translation cache.
+ */
+#define QUERY_SS_LINE_SEP '\x1f'
 
 /* --- building by hand (views that derive a stack set, tests) -------------------- */
 

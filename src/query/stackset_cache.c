@@ -28,6 +28,8 @@ void ss_xlator_init(struct xlator *x, struct query_stackset *ss, const struct mo
 	x->dict = dict;
 	x->sym = p->sym;
 	x->filter = p->filter;
+	x->line_fn = p->line_fn;
+	x->line_fn_len = p->line_fn ? strlen(p->line_fn) : 0;
 }
 
 void ss_xlator_release(struct xlator *x)
@@ -54,6 +56,31 @@ static uint32_t push_frame(struct xlator *x, const char *name, size_t n, const c
 		flags |= FR_MATCH;
 	VEC_PUSH(&x->frames, id);
 	VEC_PUSH(&x->frames, flags);
+	return id;
+}
+
+/*
+ * A frame of @name at @file:@line of build @build_id: push_frame, but a
+ * frame of the function the set keeps apart per line (params.line_fn) is
+ * named by its line key (query_stackset_line_key); filters still see
+ * @name.
+ */
+static uint32_t push_frame_at(struct xlator *x, const char *name, size_t n, const char *ftype,
+			      const char *module, const char *file, int64_t line,
+			      const char *build_id)
+{
+	if (!x->line_fn || n != x->line_fn_len || memcmp(name, x->line_fn, n))
+		return push_frame(x, name, n, ftype, module);
+	struct buf key = BUF_INIT;
+	uint32_t id;
+
+	(void)buf_add(&key, name, n);
+	(void)buf_addf(&key, "%c%" PRId64 "%c%s%c%s", QUERY_SS_LINE_SEP, line > 0 ? line : 0,
+		       QUERY_SS_LINE_SEP, file, QUERY_SS_LINE_SEP, build_id);
+	(void)push_frame(x, name, n, ftype, module);
+	id = query_stackset_name(x->ss, key.p, key.len);
+	x->frames.v[x->frames.n - 2] = id;
+	buf_release(&key);
 	return id;
 }
 
@@ -120,7 +147,9 @@ uint32_t ss_xlator_location(struct xlator *x, uint32_t loc)
 			const struct model_line *ln = &d->lines.v[l->line_off + j];
 			const struct model_function *f = &d->functions.v[ln->function];
 			const char *nm = line_name(d, l, j, tmp, sizeof(tmp), &len);
-			uint32_t id = push_frame(x, nm, len, ftype, module);
+			uint32_t id = push_frame_at(x, nm, len, ftype, module,
+						    ln->function ? model_str(d, f->filename) : "",
+						    ln->line, bid);
 
 			frame_srcloc(x, id, ln->function ? model_str(d, f->filename) : "",
 				     ln->function && f->start_line > 0 ? f->start_line : ln->line,
@@ -141,7 +170,9 @@ uint32_t ss_xlator_location(struct xlator *x, uint32_t loc)
 			for (int j = nf; j-- > 0;) {
 				const char *nm =
 					x->symbuf[j].name[0] ? x->symbuf[j].name : "<unknown>";
-				uint32_t id = push_frame(x, nm, strlen(nm), ftype, module);
+				uint32_t id =
+					push_frame_at(x, nm, strlen(nm), ftype, module,
+						      x->symbuf[j].file, x->symbuf[j].line, bid);
 
 				frame_srcloc(x, id, x->symbuf[j].file, x->symbuf[j].line, bid, path,
 					     ftype);

@@ -843,7 +843,7 @@ static bool cacheable(const struct query_stackset_params *p)
 {
 	const struct query_filter *f = p->filter;
 
-	return !p->ngroup_by && !p->step_ns && !p->keep_samples &&
+	return !p->ngroup_by && !p->step_ns && !p->keep_samples && !p->line_fn &&
 	       !(f && (f->frame_re || f->hide)) && query_type_is_cumulative(p->type);
 }
 

@@ -55,10 +55,12 @@ struct xlator {
 	const struct model_profile *dict;
 	struct symbolizer *sym;
 	const struct query_filter *filter;
-	bool used_sym;	   /* a location was looked up in the symbolizer */
-	uint32_t *loc_off; /* [dict locations]: offset in frames + 1, 0 = not yet */
-	bool once;	   /* the caller asks once per location (xc_location): no memo */
-	bool trie;	   /* translating for the cache's trie (ss_xc_source): see frames */
+	bool used_sym;	     /* a location was looked up in the symbolizer */
+	uint32_t *loc_off;   /* [dict locations]: offset in frames + 1, 0 = not yet */
+	bool once;	     /* the caller asks once per location (xc_location): no memo */
+	bool trie;	     /* translating for the cache's trie (ss_xc_source): see frames */
+	const char *line_fn; /* params.line_fn, or NULL */
+	size_t line_fn_len;
 	/*
 	 * Per location: n, then n x (name id, FR_* flags), outer first. For
 	 * the trie (no filter: the flags would be 0) the second word is the

@@ -149,6 +149,7 @@ static const struct {
 	{ "/api/v1/table", "table" },
 	{ "/api/v1/series", "series" },
 	{ "/api/v1/sandwich", "sandwich" },
+	{ "/api/v1/source", "source" },
 	{ "/api/v1/diff", "diff" },
 	{ "/api/v1/flamechart", "flamechart" },
 	{ "/api/v1/labels", "labels" },
@@ -275,7 +276,7 @@ void server_handle_query(struct server_req *rq, struct server_reply *rp)
 		memcpy(ctx.trace, tid, tn);
 		ctx.trace[tn] = '\0';
 	}
-	struct query_env env = { st, rq->srv->sym, 0 };
+	struct query_env env = { st, rq->srv->sym, 0, rq->srv->src_root };
 	prof_err_init(&err);
 	/* A misspelt or a repeated single parameter is an error, not a silent default. */
 	struct arg_check ac = { view, &ctx.args, &err, 0, ctx.trace[0] != '\0' };

@@ -1126,6 +1126,7 @@ int server_start(const struct server_config *cfg, struct symbolizer *sym, struct
 		srv->limits.max_samples = cfg->max_samples;
 	server_limits_fill_defaults(&srv->limits, SERVER_DEFAULT_MAX_BODY);
 	srv->sym = sym;
+	srv->src_root = cfg->src_root;
 	srv->replay_wait_ns =
 		cfg->replay_wait_ns > 0 ? cfg->replay_wait_ns : SERVER_DEFAULT_REPLAY_WAIT_NS;
 	srv->hooks = cfg->hooks;

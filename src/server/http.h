@@ -58,6 +58,7 @@
 #include "base/err.h"
 #include "server/conns.h"
 #include "store/store.h"
+#include "symbolize/srcroot.h"
 #include "symbolize/symbolizer.h"
 
 #define SERVER_DEFAULT_LISTEN	      "127.0.0.1:4040"
@@ -98,6 +99,8 @@ struct server_config {
 	const struct scrape_config *scrape;
 	bool self_profile;
 	unsigned self_profile_hz; /* 0 = default */
+	/* Source files the source view may show (lent, outlives the server; NULL = none). */
+	const struct sym_srcroot *src_root;
 	/* Routes served by a higher layer (lent, outlive the server; see server_hook). */
 	const struct server_hook *hooks;
 	size_t nhooks;

@@ -45,6 +45,7 @@ struct server {
 	struct server_limits limits;	       /* conf->limits with the defaults filled in */
 	struct server_metrics *metrics;
 	struct symbolizer *sym;
+	const struct sym_srcroot *src_root; /* cfg->src_root */
 	char *ui_dir;
 	char *host;
 	unsigned port, otlp_port, grpc_port;

@@ -9,6 +9,10 @@
 //   (each 10 ms per sample, 200 samples per side, service.name=api;
 //    one sample of main;db_scan in service.name=db at T0)
 //
+//   (with PROFD_SORTLINE="T5 HOT CMP" also service.name=sortline at T5:
+//    cmp_slow of tests/workloads/sortline.c, 20 samples on line HOT, 3 on
+//    line CMP, 1 on its first line, with the source under --source-path)
+//
 //   node mcp_client.mjs stdio PROFD SERVER_URL TOKEN
 //   node mcp_client.mjs http MCP_URL TOKEN
 //
@@ -88,8 +92,8 @@ try {
 	const { tools } = await client.listTools();
 	const names = tools.map((t) => t.name).sort();
 	const want = ['callers_callees', 'compare', 'explain_change', 'find_function', 'flamegraph_summary',
-		'function_timeseries', 'label_values', 'list_labels', 'list_profile_types', 'source_location',
-		'top_functions'];
+		'function_timeseries', 'label_values', 'list_labels', 'list_profile_types', 'optimization_candidates',
+		'source_location', 'top_functions'];
 	check('tools/list: the eleven tools', JSON.stringify(names) === JSON.stringify(want), names.join(','));
 	check('tools/list: every tool has an object input schema',
 		tools.every((t) => t.inputSchema?.type === 'object' && t.inputSchema.additionalProperties === false));
@@ -154,8 +158,38 @@ try {
 	check('source_location: says plainly that the location is unknown',
 		!r.isError && has(r.text, 'Source location: unknown'), r.text);
 
+	if (process.env.PROFD_SORTLINE) {
+		const [t5, hot, cmp] = process.env.PROFD_SORTLINE.split(' ').map(Number);
+		r = await call(client, 'source_location',
+			{ function: 'cmp_slow', query: '{service.name="sortline"}', from: t5, to: t5 + 9999, limit: 2 });
+		check('source_location: the HOT line of the slow comparator first, with its text, then CMP',
+			!r.isError && has(r.text, `Hottest lines (2 of 3; % of the function's total):\nsortline.c:${hot}  self 200.00ms (83.33%)  total 200.00ms (83.33%)\n    | for (long i = 0;`,
+				'/* HOT */\n', `sortline.c:${cmp}  self 30.00ms (12.50%)`), r.text);
+		r = await call(client, 'optimization_candidates', { query: '{service.name="sortline"}', from: t5, to: t5 + 9999, limit: 1 });
+		check('optimization_candidates: the slow comparator, its HOT line and its caller',
+			!r.isError && has(r.text, '1. cmp_slow: self 230.00ms (95.83% of all, 0.023 cores on average)',
+				`   line sortline.c:${hot}  self 200.00ms (86.96% of its self)  | for (long i = 0;`, '   called from: qsort 100.00%')
+				&& !r.text.includes('2. memcpy'), r.text);
+	}
+
 	r = await call(client, 'top_functions', { query: API, ...A, max_tokens: 200, limit: 200 });
 	check('max_tokens bounds the output', r.text.length < 200 * 4 + 1200, `${r.text.length} bytes`);
+
+	/* The budget holds for every tool: 200 tokens is about 800 characters, plus the cut note. */
+	const minimal = {
+		callers_callees: { function: 'hot_loop' }, function_timeseries: { function: 'hot_loop' },
+		source_location: { function: 'hot_loop' }, label_values: { name: 'service.name' }, find_function: { search: 'o' },
+	};
+	const sizes = [];
+	for (const t of tools) {
+		const args = { ...(minimal[t.name] || {}), max_tokens: 200 };
+		if (t.inputSchema.properties.from) Object.assign(args, ALL);
+		if (t.inputSchema.properties.a_from) Object.assign(args, { a_from: A.from, a_to: A.to, b_from: B.from, b_to: B.to });
+		r = await call(client, t.name, args);
+		sizes.push(`${t.name} ${r.text.length}`);
+		check(`max_tokens 200 bounds ${t.name}'s answer (${r.text.length} characters)`, !r.isError && r.text.length <= 200 * 4 + 200, r.text);
+	}
+	console.log(`# answers at max_tokens 200: ${sizes.join(', ')}`);
 
 	r = await call(client, 'top_functions', { query: '{service.name=', ...A, type: 'process_cpu:cpu:nanoseconds:cpu:nanoseconds' });
 	check('a selector the API refuses is an isError result with its reason',

@@ -31,7 +31,8 @@
  * Then each view runs --repeat times through query_request_run over the
  * whole range and over its first 5 minutes: flame graph, table (limit
  * 100), series (step 60 s, sum by process.executable.name), diff (first
- * half vs second half). Flame graph, table and diff run three ways: with
+ * half vs second half), the source view of pkg1.func1 (warm only: it
+ * never uses the cache). Flame graph, table and diff run three ways: with
  * the translation cache warm (the steady state of a server: the first of
  * the runs fills it), cold (the cache emptied before each run), and
  * without it (a frame filter that hides nothing forces the per-query
@@ -225,7 +226,7 @@ static void run_view(struct store *st, const char *label, const char *view, stru
 		a->kv[k + 1] = "^$"; /* hides nothing: names are never empty */
 		a->kv[k + 2] = NULL;
 	}
-	struct query_env env = { st, NULL, T0_MS };
+	struct query_env env = { st, NULL, T0_MS, NULL };
 	double t[16], cpu[16];
 	size_t bytes = 0;
 	uint64_t hash = 0;
@@ -445,6 +446,8 @@ int main(int argc, char **argv)
 		struct args tb = { { "type", CPU, "from", from, "to", t, "limit", "100", NULL } };
 		struct args se = { { "type", CPU, "from", from, "to", t, "step", "60s", "group_by",
 				     "process.executable.name", NULL } };
+		struct args so = { { "type", CPU, "from", from, "to", t, "function", "pkg1.func1",
+				     NULL } };
 		struct args df = { { "type", CPU, "a_from", from, "a_to", r ? "1700000149999" : mid,
 				     "b_from", r ? "1700000150000" : mid, "b_to", t, NULL } };
 
@@ -456,6 +459,9 @@ int main(int argc, char **argv)
 			if (m == WARM) {
 				snprintf(label, sizeof(label), "series 60s by process %s", range);
 				run_view(st, label, "series", &se, (int)repeat, n, &json, m);
+				/* never cached (its frames are named by line): pair it with the table's */
+				snprintf(label, sizeof(label), "source pkg1.func1 %s", range);
+				run_view(st, label, "source", &so, (int)repeat, n, &json, m);
 			}
 			snprintf(label, sizeof(label), "diff halves %s", range);
 			run_view(st, label, "diff", &df, (int)repeat, n, &json, m);

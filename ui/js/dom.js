@@ -40,6 +40,7 @@ export const el = {
 	chipInput: $('chip-input'),
 	chipAdd: $('chip-add'),
 	hidePresets: $('hide-presets'),
+	fold: $('fold-select'),
 	tabs: $('tabs'),
 	tooltip: $('tooltip'),
 	toast: $('toast'),

@@ -23,6 +23,8 @@ export const PRESETS = {
 export const VIEWS = ['overview', 'flame', 'table', 'sandwich', 'flamechart', 'compare', 'health'];
 /* The hide presets the API knows (query/filter.h), as hide= takes them. */
 export const HIDE_PRESETS = ['go', 'jvm', 'libc', 'kernel', 'python', 'ruby', 'php', 'node'];
+/* What fold= collapses (query_stackset_fold); '' = none, the API's default. */
+export const FOLDS = ['recursion', 'library', 'recursion,library'];
 const COLORS = ['hot', 'package', 'frametype'];
 const SORTS = ['self', 'total', 'name', 'samples', 'file', 'binary'];
 
@@ -44,6 +46,7 @@ export function blankState() {
 		sf: [], /* stack filter regexes (OR'ed: a stack with a frame matching any) */
 		ff: [], /* frame filter regexes */
 		hide: [],
+		fold: '', /* one of FOLDS, or '' */
 		invert: false,
 		icicle: true,
 		color: 'hot',
@@ -89,6 +92,7 @@ export function stateFromSearch(search, s = state) {
 	s.sf = p.getAll('sf').filter(Boolean);
 	s.ff = p.getAll('ff').filter(Boolean);
 	s.hide = (p.get('hide') || '').split(',').filter((x) => HIDE_PRESETS.includes(x));
+	s.fold = FOLDS.includes(p.get('fold')) ? p.get('fold') : '';
 	s.invert = p.get('invert') === '1';
 	s.icicle = p.get('flame') !== '1';
 	s.color = COLORS.includes(p.get('color')) ? p.get('color') : 'hot';
@@ -132,6 +136,7 @@ export function searchFromState(s = state) {
 	for (const x of s.sf) p.append('sf', x);
 	for (const x of s.ff) p.append('ff', x);
 	if (s.hide.length) p.set('hide', s.hide.join(','));
+	if (s.fold) p.set('fold', s.fold);
 	if (s.invert) p.set('invert', '1');
 	if (!s.icicle) p.set('flame', '1');
 	if (s.color !== 'hot') p.set('color', s.color);
@@ -176,7 +181,7 @@ export function rangeMs(s = state, now = Date.now()) {
  * would let one chip's \Q or group numbers reach into the next.
  */
 export function filterParams(s = state) {
-	return { stack_filter: s.sf.slice(), frame_filter: s.ff.slice(), hide: s.hide.join(',') };
+	return { stack_filter: s.sf.slice(), frame_filter: s.ff.slice(), hide: s.hide.join(','), fold: s.fold };
 }
 
 /*

@@ -10,7 +10,7 @@ test('a state survives the URL both ways', () => {
 		dataset: 'prod', type: 'process_cpu:cpu:nanoseconds:cpu:nanoseconds', query: '{service.name="shop"}', range: 'abs', from: 1000, to: 5000,
 		trace: '4bf92f3577b34da6a3ce929d0e0e4736', span: '00f067aa0ba902b7',
 		groupBy: 'service.name', view: 'table', search: 'json', focusPath: ['main', 'serve'], fn: 'computePrice', sf: ['a', 'b'], ff: ['^c$'],
-		hide: ['go', 'libc'], invert: true, icicle: false, color: 'package', sort: 'total', tableSearch: 'x', lanes: 'thread.name', fcTop: 0,
+		hide: ['go', 'libc'], fold: 'recursion,library', invert: true, icicle: false, color: 'package', sort: 'total', tableSearch: 'x', lanes: 'thread.name', fcTop: 0,
 	});
 	Object.assign(s.cmp, { aType: 't', bType: 't', aQuery: '{a="1"}', bQuery: '', aFrom: 1, aTo: 2, bFrom: 3, bTo: 4, mode: 'absolute' });
 	const back = stateFromSearch(searchFromState(s), blankState());
@@ -18,9 +18,10 @@ test('a state survives the URL both ways', () => {
 });
 
 test('defaults and bad values fall back', () => {
-	const s = stateFromSearch('?view=nope&hide=go,bogus&color=pink&sort=x&from=5&to=2&fctop=7', blankState());
+	const s = stateFromSearch('?view=nope&hide=go,bogus&fold=everything&color=pink&sort=x&from=5&to=2&fctop=7', blankState());
 	assert.equal(s.view, 'flame');
 	assert.deepEqual(s.hide, ['go']);
+	assert.equal(s.fold, '', 'an unknown fold is no fold');
 	assert.equal(s.color, 'hot');
 	assert.equal(s.sort, 'self');
 	assert.equal(s.range, '1h', 'to before from is no absolute range');
@@ -36,8 +37,9 @@ test('the selection as API parameters', () => {
 	s.sf = ['x', 'y'];
 	s.hide = ['go'];
 	assert.deepEqual(timeParams(s), { from: 'now-1h', to: 'now' });
-	assert.deepEqual(filterParams(s), { stack_filter: ['x', 'y'], frame_filter: [], hide: 'go' });
-	assert.deepEqual(selection({ limit: 3 }, s), { dataset: '', type: 'T', query: '', from: 'now-1h', to: 'now', stack_filter: ['x', 'y'], frame_filter: [], hide: 'go', limit: 3 });
+	assert.deepEqual(filterParams(s), { stack_filter: ['x', 'y'], frame_filter: [], hide: 'go', fold: '' });
+	s.fold = 'recursion';
+	assert.deepEqual(selection({ limit: 3 }, s), { dataset: '', type: 'T', query: '', from: 'now-1h', to: 'now', stack_filter: ['x', 'y'], frame_filter: [], hide: 'go', fold: 'recursion', limit: 3 });
 	s.range = 'abs';
 	s.from = 10;
 	s.to = 20;

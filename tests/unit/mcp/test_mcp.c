@@ -145,9 +145,9 @@ static void test_initialize_negotiates_version(void **state)
 static void test_tools_list_has_schemas(void **state)
 {
 	static const char *names[] = {
-		"list_profile_types", "list_labels",	 "label_values",  "top_functions",
-		"flamegraph_summary", "callers_callees", "compare",	  "function_timeseries",
-		"find_function",      "source_location", "explain_change"
+		"list_profile_types", "list_labels",	 "label_values",   "top_functions",
+		"flamegraph_summary", "callers_callees", "compare",	   "function_timeseries",
+		"find_function",      "source_location", "explain_change", "optimization_candidates"
 	};
 	struct mcp_server *s = mcp_server_new(&stub);
 	json_t *r = rpc(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");

@@ -73,7 +73,7 @@ static inline int qh_run(struct store_head *h, const char *view, struct qh_args 
 	json_error_t jerr;
 
 	store_open_head(h, &st); /* the query layer reads a store */
-	struct query_env env = { st, NULL, T0MS + 3600 * 1000 };
+	struct query_env env = { st, NULL, T0MS + 3600 * 1000, NULL };
 	buf_reset(out);
 	prof_err_init(err);
 	int rc = query_request_run(&env, view, qh_arg, a, out, &ct, err);

@@ -1308,7 +1308,7 @@ static char *table_text(struct store *st, const char *selector, const char *fram
 	struct qh_args a = { { "type", CPU, "query", selector, "from", "1699999999000", "to",
 			       "1700000001000", frame_filter ? "frame_filter" : NULL, frame_filter,
 			       NULL } };
-	struct query_env env = { st, NULL, T0MS + 3600 * 1000 };
+	struct query_env env = { st, NULL, T0MS + 3600 * 1000, NULL };
 	struct buf out;
 	struct prof_err err;
 	const char *ct;
@@ -1441,7 +1441,7 @@ static char *labels_text(struct store *st, const char *name, const char *selecto
 {
 	struct qh_args a = { { "from", "1699999999000", "to", "1700000001000", "query", selector,
 			       name ? "name" : NULL, name, NULL } };
-	struct query_env env = { st, NULL, T0MS + 3600 * 1000 };
+	struct query_env env = { st, NULL, T0MS + 3600 * 1000, NULL };
 	struct buf out;
 	struct prof_err err;
 	const char *ct;
@@ -1520,7 +1520,7 @@ static void test_service_name_and_service_dot_name_are_one_label(void **state)
 		struct qh_args a = { { "type", CPU, "from", "1699999999000", "to", "1700000001000",
 				       "group_by", k ? "service_name" : "service.name", "limit",
 				       "0", NULL } };
-		struct query_env env = { st, NULL, T0MS + 3600 * 1000 };
+		struct query_env env = { st, NULL, T0MS + 3600 * 1000, NULL };
 		struct buf out;
 		const char *ct;
 

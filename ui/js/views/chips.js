@@ -2,7 +2,7 @@
 /*
  * chips.js - the view filters: "keep stacks with" chips (OR'ed: a stack
  * with a frame matching any of them stays, and the bar says so), "hide
- * frames matching" chips, and the runtime presets.
+ * frames matching" chips, the runtime presets and the fold control.
  */
 import { actions } from '../ctx.js';
 import { el, toast } from '../dom.js';
@@ -21,6 +21,7 @@ export function renderChips() {
 	state.ff.forEach((s, i) => chips.push(`<span class="chip frame" data-kind="ff" data-i="${i}" title="Frames matching this regex are hidden; their cost goes to the caller">hide <code>${escapeHtml(s)}</code><button type="button" aria-label="Remove">×</button></span>`));
 	el.chips.innerHTML = chips.length ? chips.join('') : '<span class="chips-none">none</span>';
 	for (const cb of el.hidePresets.querySelectorAll('input')) cb.checked = state.hide.includes(cb.value);
+	el.fold.value = state.fold;
 }
 
 function addChip() {
@@ -48,6 +49,10 @@ el.chips.addEventListener('click', (ev) => {
 	if (!b) return;
 	const chip = b.closest('.chip');
 	state[chip.dataset.kind].splice(+chip.dataset.i, 1);
+	actions.filtersChanged();
+});
+el.fold.addEventListener('change', () => {
+	state.fold = el.fold.value;
 	actions.filtersChanged();
 });
 el.hidePresets.addEventListener('change', () => {

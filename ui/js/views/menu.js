@@ -3,15 +3,15 @@
  * menu.js - the frame menu: right click on a frame of the flame graph,
  * the sandwich or the diff: open in sandwich, focus (zoom), hide this
  * frame, keep stacks through it, copy name, copy stack, show source
- * location (the table's file:line, binary and build ID for the name).
+ * (the source view: the function's cost per line, views/source.js).
  * Keyboard: arrows move, Enter picks, Escape closes.
  */
 import { actions, pub } from '../ctx.js';
 import { el, toast } from '../dom.js';
 import { escapeHtml } from '../format.js';
-import { selection, state } from '../state.js';
+import { state } from '../state.js';
 import { exactRegex, pathOf } from '../tree.js';
-import { api } from '../api.js';
+import { openSource } from './source.js';
 
 const ITEMS = [
 	['sandwich', 'Open in sandwich'],
@@ -20,7 +20,7 @@ const ITEMS = [
 	['keep', 'Keep only stacks through it'],
 	['copy-name', 'Copy name'],
 	['copy-stack', 'Copy stack'],
-	['source', 'Show source location'],
+	['source', 'Show source (cost per line)'],
 ];
 
 let current = null; /* {node, graph, opts} */
@@ -72,17 +72,6 @@ export function openFrameMenu(node, ev, graph, opts) {
 	m.querySelector('button').focus();
 }
 
-async function sourceLocation(name) {
-	const data = await api('api/v1/table', selection({ search: exactRegex(name), search_regex: 'true', limit: 1 }));
-	const row = (data.rows || []).find((r) => r.name === name);
-	if (!row) return `${name}: not in this selection`;
-	const parts = [];
-	parts.push(row.file ? `${row.file}${row.line ? `:${row.line}` : ''}` : 'no source file known');
-	if (row.mapping) parts.push(`in ${row.mapping}`);
-	if (row.build_id) parts.push(`build ID ${row.build_id}`);
-	return parts.join(' · ');
-}
-
 async function pick(act) {
 	const c = current;
 	closeFrameMenu();
@@ -114,17 +103,9 @@ async function pick(act) {
 		await copyText(lines.join('\n'), `the stack (${lines.length} frames, root first)`);
 		break;
 	}
-	case 'source': {
-		let words;
-		try {
-			words = await sourceLocation(name);
-		} catch (e) {
-			words = e.message;
-		}
-		model.source = words;
-		toast(words);
+	case 'source':
+		model.source = await openSource(name);
 		break;
-	}
 	default:
 		break;
 	}
