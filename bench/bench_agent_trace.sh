@@ -14,8 +14,8 @@
 # stime) and its BPF programs' CPU in the kernel (bpf_stats), both as % of
 # one core, RSS; then each server's store compacted into one block
 # (`profd store compact`) and its bytes per sample (`profd store stats`).
-# Writes bench/results/agent-trace.md and appends the store figures to
-# bench/results/store.md. Needs root, kernel BTF and go.
+# Writes bench/results/agent-trace.md and the store figures into their
+# section of bench/results/store.md (replaced on each run). Needs root, kernel BTF and go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFD=${PROFD_FAST:-build/profd}
@@ -143,6 +143,10 @@ echo "$srows"
 	echo "links and attributes (own CPU). On a shared host rows of one run compare; runs"
 	echo "do not."
 } >"$OUTMD"
+# This bench's section of store.md replaces the one an earlier run wrote.
+awk '/^## Links and trace attributes \(bench\/bench_agent_trace\.sh/ { skip = 1; next }
+	/^## / { skip = 0 } !skip' "$STOREMD" >"$tmp/store.md"
+sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$tmp/store.md" >"$STOREMD"
 {
 	echo
 	echo "## Links and trace attributes (bench/bench_agent_trace.sh, $(date -u +%F))"
@@ -163,4 +167,4 @@ echo "$srows"
 	echo "agent's link cache), so long spans cost far less per sample. Trace and span"
 	echo "IDs are never series labels, so they add no series."
 } >>"$STOREMD"
-echo "wrote $OUTMD, appended to $STOREMD"
+echo "wrote $OUTMD and its section of $STOREMD"

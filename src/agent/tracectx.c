@@ -50,6 +50,41 @@ static bool ctx_nonzero(const uint8_t *b, size_t n)
 	return false;
 }
 
+/* Label @l of an event into @out: the link's IDs, or an attribute when @allow has it. */
+static void ctx_decode_label(const struct profile_ctx_label *l, const char *const *allow,
+			     size_t nallow, struct agent_tracectx_sample *out, bool *have_trace,
+			     bool *have_span)
+{
+	size_t kl = l->klen, vl = PROF_MIN((size_t)l->vlen, (size_t)PROFILE_CTX_VAL);
+	char key[PROFILE_CTX_KEY + 1];
+
+	if (kl == 0 || kl > PROFILE_CTX_KEY || memchr(l->key, 0, kl) || memchr(l->val, 0, vl))
+		return;
+	memcpy(key, l->key, kl);
+	key[kl] = '\0';
+	if (!strcmp(key, "trace_id")) {
+		if (l->vlen == 32 && ctx_hex(l->val, 32, out->trace_id))
+			*have_trace = true;
+		return;
+	}
+	if (!strcmp(key, "span_id")) {
+		if (l->vlen == 16 && ctx_hex(l->val, 16, out->span_id))
+			*have_span = true;
+		return;
+	}
+	if (strcmp(key, "span_name") && !ctx_allowed(key, allow, nallow))
+		return;
+	/* A value cut inside a UTF-8 sequence loses that sequence's head too. */
+	while (vl > 0 && !utf8_valid(l->val, vl))
+		vl--;
+	if (!utf8_valid(key, kl) || out->nattrs >= AGENT_TRACECTX_ATTRS)
+		return;
+	memcpy(out->attrs[out->nattrs].key, key, kl + 1);
+	memcpy(out->attrs[out->nattrs].val, l->val, vl);
+	out->attrs[out->nattrs].val[vl] = '\0';
+	out->nattrs++;
+}
+
 bool agent_tracectx_decode(const struct profile_ctx_event *e, const char *const *allow,
 			   size_t nallow, struct agent_tracectx_sample *out)
 {
@@ -57,37 +92,17 @@ bool agent_tracectx_decode(const struct profile_ctx_event *e, const char *const 
 	uint32_t n = PROF_MIN(e->n, (uint32_t)PROFILE_CTX_LABELS);
 
 	memset(out, 0, sizeof(*out));
-	for (uint32_t i = 0; i < n; i++) {
-		const struct profile_ctx_label *l = &e->labels[i];
-		size_t kl = l->klen, vl = PROF_MIN((size_t)l->vlen, (size_t)PROFILE_CTX_VAL);
-		char key[PROFILE_CTX_KEY + 1];
+	for (uint32_t i = 0; i < n; i++)
+		ctx_decode_label(&e->labels[i], allow, nallow, out, &have_trace, &have_span);
+	if (e->flags & PROFILE_CTXF_GO_IDS) {
+		/* Found past the labels read in order; only the link's two are taken there. */
+		for (size_t i = 0; i < PROF_ARRAY_SIZE(e->ids); i++) {
+			const struct profile_ctx_label *l = &e->ids[i];
 
-		if (kl == 0 || kl > PROFILE_CTX_KEY || memchr(l->key, 0, kl) ||
-		    memchr(l->val, 0, vl))
-			continue;
-		memcpy(key, l->key, kl);
-		key[kl] = '\0';
-		if (!strcmp(key, "trace_id")) {
-			if (l->vlen == 32 && ctx_hex(l->val, 32, out->trace_id))
-				have_trace = true;
-			continue;
+			if ((l->klen == 8 && !memcmp(l->key, "trace_id", 8)) ||
+			    (l->klen == 7 && !memcmp(l->key, "span_id", 7)))
+				ctx_decode_label(l, allow, nallow, out, &have_trace, &have_span);
 		}
-		if (!strcmp(key, "span_id")) {
-			if (l->vlen == 16 && ctx_hex(l->val, 16, out->span_id))
-				have_span = true;
-			continue;
-		}
-		if (strcmp(key, "span_name") && !ctx_allowed(key, allow, nallow))
-			continue;
-		/* A value cut inside a UTF-8 sequence loses that sequence's head too. */
-		while (vl > 0 && !utf8_valid(l->val, vl))
-			vl--;
-		if (!utf8_valid(key, kl) || out->nattrs >= AGENT_TRACECTX_ATTRS)
-			continue;
-		memcpy(out->attrs[out->nattrs].key, key, kl + 1);
-		memcpy(out->attrs[out->nattrs].val, l->val, vl);
-		out->attrs[out->nattrs].val[vl] = '\0';
-		out->nattrs++;
 	}
 	if ((e->flags & PROFILE_CTXF_OTEL) && ctx_nonzero(e->trace_id, sizeof(e->trace_id))) {
 		/* The record is the one a tracer keeps current: it wins over labels. */

@@ -33,7 +33,10 @@
  * attribute of the same name, when the allow-list (NULL = all) has it.
  * Keys longer than PROFILE_CTX_KEY bytes are dropped (they would be cut
  * into another key), values are cut at PROFILE_CTX_VAL bytes; labels
- * that are not UTF-8 are dropped. At most PROFILE_CTX_LABELS labels.
+ * that are not UTF-8 are dropped. At most PROFILE_CTX_LABELS labels, in
+ * the order Go keeps them; trace_id and span_id are also looked for past
+ * those (PROFILE_CTXF_GO_IDS: the event's ids), so more labels than are
+ * read never lose the link.
  *
  * Not thread-safe: the collector's thread calls everything.
  */

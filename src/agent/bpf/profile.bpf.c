@@ -464,16 +464,11 @@ struct go_label {
 #define GO_TOPHASH_MIN	   5 /* tophash below this: an empty or evacuated slot */
 #define GO_MAP_MAX_BUCKETS 2 /* B <= 1: up to 16 slots read */
 
-/* Copy one label (its key and value heads) into slot @i of @e; 0 or -1. */
-static __always_inline int ctx_label_put(struct profile_ctx_event *e, __u32 i,
-					 const struct go_label *gl)
+/* Copy one label (its key and value heads) into @l; 0 or -1. */
+static __always_inline int ctx_label_copy(struct profile_ctx_label *l, const struct go_label *gl)
 {
-	struct profile_ctx_label *l;
 	__u32 kl, vl;
 
-	if (i >= PROFILE_CTX_LABELS)
-		return -1;
-	l = &e->labels[i];
 	l->klen = gl->key.len > 255 ? 255 : (__u8)gl->key.len;
 	l->vlen = gl->val.len > 255 ? 255 : (__u8)gl->val.len;
 	kl = gl->key.len > PROFILE_CTX_KEY ? PROFILE_CTX_KEY : (__u32)gl->key.len;
@@ -488,14 +483,115 @@ static __always_inline int ctx_label_put(struct profile_ctx_event *e, __u32 i,
 	return 0;
 }
 
+/* Copy one label into slot @i of @e; 0 or -1. */
+static __always_inline int ctx_label_put(struct profile_ctx_event *e, __u32 i,
+					 const struct go_label *gl)
+{
+	if (i >= PROFILE_CTX_LABELS)
+		return -1;
+	return ctx_label_copy(&e->labels[i], gl);
+}
+
+/*
+ * The search for the labels trace_id and span_id among all of a
+ * goroutine's labels (ctx_id_step), when there are more than the first
+ * PROFILE_CTX_LABELS read in order: a slice is sorted by key, so a few
+ * labels named before "span_id" would push the link out; a map spreads
+ * its labels over its buckets by hash.
+ */
+struct ctx_id_scan {
+	__u64 list;		   /* slice: the label array; map: its buckets */
+	__u64 len;		   /* slice: labels in it */
+	__u64 old;		   /* map: its old buckets while it grows, 0 = none */
+	__u32 nb, nold;		   /* map: buckets and old buckets searched */
+	bool map;		   /* a map (Go <= 1.23), else a slice */
+	__u8 found;		   /* bit 0: @trace, bit 1: @span */
+	__u8 top[GO_BUCKET_SLOTS]; /* the tophash bytes of the bucket being searched */
+	struct go_label trace, span;
+};
+
+#define GO_HMAP_FLAGS	       8
+#define GO_HMAP_OLDBUCKETS     24
+#define GO_HMAP_SAME_SIZE_GROW 8 /* hmap.flags: oldbuckets has as many buckets as buckets */
+#define GO_ID_SCAN_BUCKETS     8 /* buckets (and old buckets) searched: B <= 3 whole */
+#define GO_KEY_TRACE_ID	       0x64695f6563617274ull /* "trace_id", little-endian */
+#define GO_KEY_SPAN_ID	       0x0064695f6e617073ull /* "span_id" */
+
+/* One bpf_loop step: label @i of the search @ctx; 1 stops it (both found, or the end). */
+static long ctx_id_step(__u64 i, void *ctx)
+{
+	struct ctx_id_scan *w = ctx;
+	struct go_label gl;
+	__u64 key = 0;
+	bool span;
+
+	if (!w->map) {
+		if (i >= w->len ||
+		    bpf_probe_read_user(&gl, sizeof(gl), (void *)(w->list + i * sizeof(gl))))
+			return 1;
+	} else {
+		__u64 b = i / GO_BUCKET_SLOTS, j = i % GO_BUCKET_SLOTS, bk;
+
+		if (b < w->nb)
+			bk = w->list + b * GO_BUCKET_SIZE;
+		else if (b - w->nb < w->nold)
+			bk = w->old + (b - w->nb) * GO_BUCKET_SIZE;
+		else
+			return 1;
+		if (j == 0 && bpf_probe_read_user(w->top, sizeof(w->top), (void *)bk))
+			return 1;
+		/* Below GO_TOPHASH_MIN: empty, or evacuated to the new buckets. */
+		if (w->top[j & (GO_BUCKET_SLOTS - 1)] < GO_TOPHASH_MIN)
+			return 0;
+		if (bpf_probe_read_user(&gl.key, sizeof(gl.key),
+					(void *)(bk + GO_BUCKET_KEYS + j * 16)) ||
+		    bpf_probe_read_user(&gl.val, sizeof(gl.val),
+					(void *)(bk + GO_BUCKET_VALS + j * 16)))
+			return 1;
+	}
+	if (gl.key.len != 7 && gl.key.len != 8)
+		return 0;
+	span = gl.key.len == 7;
+	if (bpf_probe_read_user(&key, span ? 7 : 8, (void *)gl.key.ptr))
+		return 0;
+	if (span && key == GO_KEY_SPAN_ID) {
+		w->span = gl;
+		w->found |= 2;
+	} else if (!span && key == GO_KEY_TRACE_ID) {
+		w->trace = gl;
+		w->found |= 1;
+	}
+	return w->found == 3;
+}
+
+/* Search the labels of @w for trace_id and span_id into @e->ids. */
+static __always_inline void ctx_go_ids(struct profile_ctx_event *e, struct ctx_id_scan *w)
+{
+	w->found = 0;
+	bpf_loop(w->map ? GO_ID_SCAN_BUCKETS * GO_BUCKET_SLOTS * 2 : PROFILE_CTX_ID_SCAN,
+		 ctx_id_step, w, 0);
+	e->ids[0].klen = 0;
+	e->ids[1].klen = 0;
+	if (((w->found & 1) && ctx_label_copy(&e->ids[0], &w->trace)) ||
+	    ((w->found & 2) && ctx_label_copy(&e->ids[1], &w->span))) {
+		stat_inc(PROFILE_STAT_CTX_READ_ERR);
+		return;
+	}
+	e->flags |= PROFILE_CTXF_GO_IDS;
+}
+
 /* The labels of the slice (Go 1.24+) at @list: {ptr, len, cap} of label pairs. */
-static __always_inline int ctx_go_slice(struct profile_ctx_event *e, __u64 list)
+static __always_inline int ctx_go_slice(struct profile_ctx_event *e, __u64 list,
+					struct ctx_id_scan *w)
 {
 	struct go_str sl;
 	__u32 n = 0;
 
 	if (bpf_probe_read_user(&sl, sizeof(sl), (void *)list))
 		return -1;
+	w->map = false;
+	w->list = sl.ptr;
+	w->len = sl.len;
 	for (int i = 0; i < PROFILE_CTX_LABELS; i++) {
 		struct go_label gl;
 
@@ -508,8 +604,10 @@ static __always_inline int ctx_go_slice(struct profile_ctx_event *e, __u64 list)
 		n++;
 	}
 	e->n = n;
-	if (sl.len > PROFILE_CTX_LABELS)
+	if (sl.len > PROFILE_CTX_LABELS) {
 		e->flags |= PROFILE_CTXF_GO_MORE;
+		ctx_go_ids(e, w);
+	}
 	return 0;
 }
 
@@ -521,18 +619,25 @@ static __always_inline int ctx_go_slice(struct profile_ctx_event *e, __u64 list)
  * to check). Bucket 0 whole and the first two slots of bucket 1 (B = 1,
  * 9 to 16 labels): PROFILE_CTX_LABELS slots in all.
  */
-static __always_inline int ctx_go_map(struct profile_ctx_event *e, __u64 mp)
+static __always_inline int ctx_go_map(struct profile_ctx_event *e, __u64 mp, struct ctx_id_scan *w)
 {
-	__u64 hmap = 0, buckets = 0, count = 0;
-	__u8 b = 0, top[GO_BUCKET_SLOTS * GO_MAP_MAX_BUCKETS];
+	__u64 hmap = 0, buckets = 0, count = 0, old = 0;
+	__u8 b = 0, flags = 0, top[GO_BUCKET_SLOTS * GO_MAP_MAX_BUCKETS];
 
 	if (bpf_probe_read_user(&hmap, sizeof(hmap), (void *)mp) || !hmap ||
 	    bpf_probe_read_user(&count, sizeof(count), (void *)hmap) ||
+	    bpf_probe_read_user(&flags, sizeof(flags), (void *)(hmap + GO_HMAP_FLAGS)) ||
 	    bpf_probe_read_user(&b, sizeof(b), (void *)(hmap + GO_HMAP_B)) ||
-	    bpf_probe_read_user(&buckets, sizeof(buckets), (void *)(hmap + GO_HMAP_BUCKETS)))
+	    bpf_probe_read_user(&buckets, sizeof(buckets), (void *)(hmap + GO_HMAP_BUCKETS)) ||
+	    bpf_probe_read_user(&old, sizeof(old), (void *)(hmap + GO_HMAP_OLDBUCKETS)))
 		return -1;
 	if (!buckets || !count)
 		return 0;
+	w->map = true;
+	w->list = buckets;
+	w->nb = b >= 3 ? GO_ID_SCAN_BUCKETS : 1u << b;
+	w->old = old;
+	w->nold = !old ? 0 : (flags & GO_HMAP_SAME_SIZE_GROW) ? w->nb : b ? w->nb / 2 : 0;
 	__builtin_memset(top, 0, sizeof(top));
 	if (bpf_probe_read_user(top, GO_BUCKET_SLOTS, (void *)buckets) ||
 	    (b >= 1 && bpf_probe_read_user(top + GO_BUCKET_SLOTS, GO_BUCKET_SLOTS,
@@ -556,6 +661,9 @@ static __always_inline int ctx_go_map(struct profile_ctx_event *e, __u64 mp)
 	e->n = PROFILE_CTX_LABELS;
 	if (b > 1 || count > PROFILE_CTX_LABELS)
 		e->flags |= PROFILE_CTXF_GO_MORE;
+	/* Beyond bucket 0 whole and two slots of bucket 1 the link may be anywhere. */
+	if (b >= 1 || old)
+		ctx_go_ids(e, w);
 	return 0;
 }
 
@@ -576,6 +684,7 @@ static __always_inline void ctx_send(__u32 tgid, __u32 tid, __u64 now)
 	struct task_struct *task;
 	struct profile_ctx_event *e;
 	__u64 fs, p = 0, g = 0, m = 0;
+	struct ctx_id_scan w = {};
 	bool any = false;
 
 	if (!cp)
@@ -612,7 +721,8 @@ static __always_inline void ctx_send(__u32 tgid, __u32 tid, __u64 now)
 	    !bpf_probe_read_user(&m, sizeof(m), (void *)(g + cp->go_m)) && m &&
 	    !bpf_probe_read_user(&g, sizeof(g), (void *)(m + cp->go_curg)) && g &&
 	    !bpf_probe_read_user(&p, sizeof(p), (void *)(g + cp->go_labels)) && p) {
-		int rc = (cp->flags & PROFILE_CTX_GO_MAP) ? ctx_go_map(e, p) : ctx_go_slice(e, p);
+		int rc = (cp->flags & PROFILE_CTX_GO_MAP) ? ctx_go_map(e, p, &w)
+							  : ctx_go_slice(e, p, &w);
 
 		if (rc)
 			stat_inc(PROFILE_STAT_CTX_READ_ERR);

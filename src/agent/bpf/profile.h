@@ -254,6 +254,14 @@ struct profile_ctx_label {
 #define PROFILE_CTXF_OTEL      (1u << 0) /* @trace_id/@span_id from a valid OTel record */
 #define PROFILE_CTXF_GO_MORE   (1u << 1) /* the goroutine had more labels than were read */
 #define PROFILE_CTXF_GO_LABELS (1u << 2) /* the goroutine had labels (@n of them read) */
+#define PROFILE_CTXF_GO_IDS    (1u << 3) /* @ids: trace_id / span_id looked for past @labels */
+
+/*
+ * Labels past the PROFILE_CTX_LABELS read in order are searched (up to
+ * PROFILE_CTX_ID_SCAN of them) for the two that make the link, which go
+ * to @ids (klen 0: not found).
+ */
+#define PROFILE_CTX_ID_SCAN 64
 
 struct profile_ctx_event {
 	__u32 kind; /* PROFILE_EV_CTX */
@@ -263,6 +271,7 @@ struct profile_ctx_event {
 	__u32 n;		       /* labels used in @labels */
 	__u8 trace_id[16], span_id[8]; /* big-endian, as the record holds them */
 	struct profile_ctx_label labels[PROFILE_CTX_LABELS];
+	struct profile_ctx_label ids[2]; /* with PROFILE_CTXF_GO_IDS: trace_id, span_id */
 };
 
 #define PROFILE_MAX_LIBS 32

@@ -62,6 +62,48 @@ static void test_decode_go(void **state)
 	assert_int_equal(s.nattrs, 1);
 }
 
+/* The link's labels found past the ten read in order (PROFILE_CTXF_GO_IDS). */
+static void test_decode_ids(void **state)
+{
+	static const uint8_t trace[16] = { 0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6,
+					   0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36 };
+	static const uint8_t span[8] = { 0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7 };
+	struct profile_ctx_event e = { .kind = PROFILE_EV_CTX,
+				       .flags = PROFILE_CTXF_GO_LABELS | PROFILE_CTXF_GO_MORE };
+	struct profile_ctx_event ids = { 0 };
+	struct agent_tracectx_sample s;
+	char k[16];
+
+	(void)state;
+	for (int i = 0; i < PROFILE_CTX_LABELS; i++) {
+		snprintf(k, sizeof(k), "a%02d", i);
+		put_label(&e, k, "v");
+	}
+	put_label(&ids, "trace_id", "4bf92f3577b34da6a3ce929d0e0e4736");
+	put_label(&ids, "span_id", "00f067aa0ba902b7");
+	memcpy(e.ids, ids.labels, sizeof(e.ids));
+	/* Without the flag the ids slots are not read. */
+	assert_true(agent_tracectx_decode(&e, NULL, 0, &s));
+	assert_false(s.has_link);
+	assert_int_equal(s.nattrs, PROFILE_CTX_LABELS);
+	e.flags |= PROFILE_CTXF_GO_IDS;
+	assert_true(agent_tracectx_decode(&e, NULL, 0, &s));
+	assert_true(s.has_link);
+	assert_memory_equal(s.trace_id, trace, 16);
+	assert_memory_equal(s.span_id, span, 8);
+	assert_int_equal(s.nattrs, PROFILE_CTX_LABELS);
+	/* Only trace_id and span_id are taken from there: nothing else becomes an attribute. */
+	ids.n = 0;
+	put_label(&ids, "tenant", "acme");
+	put_label(&ids, "span_id", "00f067aa0ba902b7");
+	memcpy(e.ids, ids.labels, sizeof(e.ids));
+	assert_true(agent_tracectx_decode(&e, NULL, 0, &s));
+	assert_int_equal(s.nattrs, PROFILE_CTX_LABELS);
+	assert_true(s.has_link);
+	assert_memory_equal(s.span_id, span, 8);
+	assert_memory_equal(s.trace_id, (uint8_t[16]){ 0 }, 16);
+}
+
 static void test_decode_bad(void **state)
 {
 	struct profile_ctx_event e = { .kind = PROFILE_EV_CTX };
@@ -190,9 +232,10 @@ static void test_inspect_self(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decode_go),   cmocka_unit_test(test_decode_bad),
-		cmocka_unit_test(test_decode_otel), cmocka_unit_test(test_go_version),
-		cmocka_unit_test(test_go_table),    cmocka_unit_test(test_inspect_self),
+		cmocka_unit_test(test_decode_go),    cmocka_unit_test(test_decode_ids),
+		cmocka_unit_test(test_decode_bad),   cmocka_unit_test(test_decode_otel),
+		cmocka_unit_test(test_go_version),   cmocka_unit_test(test_go_table),
+		cmocka_unit_test(test_inspect_self),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

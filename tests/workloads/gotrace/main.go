@@ -6,7 +6,9 @@
 //
 //	gotrace server ADDR        serve /alpha, /beta (CPU) and /io (blocked)
 //	gotrace client URL N MS    N requests alternating /alpha and /beta,
-//	                           each MS ms of CPU; then two /io requests
+//	                           each MS ms of CPU (the third with 24 more
+//	                           labels, "/alpha+24labels"); then two /io
+//	                           requests
 //
 // Each request carries its own trace and span IDs (query parameters
 // trace, span). A CPU handler pins its goroutine to its thread and spins
@@ -84,8 +86,15 @@ func blockOnPipe() {
 
 func traced(w http.ResponseWriter, r *http.Request, work func() int64) {
 	q := r.URL.Query()
-	labels := pprof.Labels("trace_id", q.Get("trace"), "span_id", q.Get("span"),
-		"span_name", r.URL.Path, "http.route", r.URL.Path)
+	kv := []string{"trace_id", q.Get("trace"), "span_id", q.Get("span"),
+		"span_name", r.URL.Path, "http.route", r.URL.Path}
+	// Labels named before span_id and trace_id (a slice of labels is
+	// sorted by key) and more than a map's first bucket holds.
+	extra, _ := strconv.Atoi(q.Get("labels"))
+	for i := 0; i < extra; i++ {
+		kv = append(kv, fmt.Sprintf("a%02d", i), fmt.Sprintf("v%d", i))
+	}
+	labels := pprof.Labels(kv...)
 	pprof.Do(r.Context(), labels, func(context.Context) {
 		runtime.LockOSThread()
 		ns := work()
@@ -122,15 +131,19 @@ func id(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func get(base, path string, ms int) {
+func get(base, path string, ms, labels int) {
 	trace, span := id(16), id(8)
-	resp, err := http.Get(fmt.Sprintf("%s%s?trace=%s&span=%s&ms=%d", base, path, trace, span, ms))
+	resp, err := http.Get(fmt.Sprintf("%s%s?trace=%s&span=%s&ms=%d&labels=%d", base, path, trace,
+		span, ms, labels))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	if labels > 0 {
+		path = fmt.Sprintf("%s+%dlabels", path, labels)
+	}
 	fmt.Printf("%s %s %s %s\n", path, trace, span, resp.Header.Get("X-Cpu-Ns"))
 }
 
@@ -140,10 +153,14 @@ func client(base string, n, ms int) {
 		if i%2 == 1 {
 			path = "/beta"
 		}
-		get(base, path, ms)
+		labels := 0
+		if i == 2 {
+			labels = 24
+		}
+		get(base, path, ms, labels)
 	}
-	get(base, "/io", 0)
-	get(base, "/io", 0)
+	get(base, "/io", 0, 0)
+	get(base, "/io", 0, 0)
 }
 
 func main() {
