@@ -61,7 +61,10 @@ clk=$(getconf CLK_TCK)
 peer_ver=
 [ -z "$PEER" ] || peer_ver=$("$PEER" -version 2>&1 | sed -n 's/.*version \([^ ,]*\).*/\1/p' | head -1)
 parca_ver=
-[ -z "$PARCA" ] || parca_ver=$("$PARCA" --version 2>&1 | head -1)
+[ -z "$PARCA" ] || parca_ver=$("$PARCA" --version 2>&1 | sed -n 's/.*version \([^ ,]*\).*/\1/p' | head -1)
+# a build from a source tree may print no version: the prose names what was built
+[ -z "$PEER" ] || peer_ver=${peer_ver:-"(its version line names none)"}
+[ -z "$PARCA" ] || parca_ver=${parca_ver:-"(its version line names none)"}
 
 wait_http() { # URL: up to 180 s
 	for _ in $(seq 1 900); do curl -fs -o /dev/null "$1" && return 0; sleep 0.2; done
