@@ -187,6 +187,12 @@ def apply(coll, typ, spec, silent):
         lock.notify_all()
 
 
+def field_value(o, path):
+    for part in path.split("."):
+        o = o.get(part, {}) if isinstance(o, dict) else {}
+    return o if isinstance(o, str) else ""
+
+
 def selector_match(o, query):
     for sel in query.get("labelSelector", []):
         for term in sel.split(","):
@@ -194,6 +200,19 @@ def selector_match(o, query):
             labels = o["metadata"].get("labels", {})
             if k not in labels or (v and labels[k] != v):
                 return False
+    # Field selectors as the API takes them: terms joined by ",", each
+    # "path=value", "path==value" or "path!=value" over the object's fields
+    # (metadata.name, metadata.namespace, spec.nodeName, status.phase).
+    for sel in query.get("fieldSelector", []):
+        for term in sel.split(","):
+            if "!=" in term:
+                k, v = term.split("!=", 1)
+                if field_value(o, k) == v:
+                    return False
+            else:
+                k, v = term.replace("==", "=").split("=", 1)
+                if field_value(o, k) != v:
+                    return False
     return True
 
 

@@ -9,7 +9,9 @@
 #     port its .port annotation names; its discovered labels are
 #     Prometheus' __meta_kubernetes_pod_* with the exact values; the
 #     unannotated pod is dropped (listed, never scraped); a pod in another
-#     namespace is never seen; the selector reaches the API as labelSelector;
+#     namespace is never seen; the selectors reach the API as labelSelector
+#     and fieldSelector, and an annotated shop pod the field selector
+#     excludes is never listed nor scraped;
 #   - role endpoints: one target per address and port, with its labels and
 #     its service's and pod's joined in (the stand-in serves services too);
 #   - credentials: bearer_token_file's token and a kubeconfig's user token
@@ -30,8 +32,8 @@
 source "$(dirname "$0")/scrape_lib.sh"
 
 printf 'main;work 7\n' >"$tmp/p.folded"
-"$PROFD" convert "$tmp/p.folded" "$tmp/p.pb.gz" >/dev/null 2>&1 || { fail "convert"; exit 1; }
-for x in A B C D E; do
+"$PROFD" convert "$tmp/p.folded" "$tmp/p.pb.gz" >/dev/null 2>&1 || die "convert"
+for x in A B C D E F; do
 	start_fake "ok:$tmp/p.pb.gz"
 	declare "P$x=${fake_port[ok]}"
 done
@@ -46,28 +48,26 @@ cat >"$tmp/spec.json" <<EOF
 {"pods": [
   {"name": "web-7d4b9c8f6-aaaaa", "port": 9, "labels": $labels, "annotations": $(ann "$PA")},
   {"name": "web-7d4b9c8f6-bbbbb", "port": $PB, "labels": $labels},
-  {"name": "web-7d4b9c8f6-ddddd", "namespace": "other", "port": 9, "labels": $labels, "annotations": $(ann "$PD")}
+  {"name": "web-7d4b9c8f6-ddddd", "namespace": "other", "port": 9, "labels": $labels, "annotations": $(ann "$PD")},
+  {"name": "web-7d4b9c8f6-fffff", "port": 9, "labels": $labels, "annotations": $(ann "$PF")}
  ],
  "endpoints": [{"name": "web", "port": $PE, "pod": "web-7d4b9c8f6-aaaaa"}],
  "services": [{"name": "web", "port": $PE, "annotations": {"parca.dev/scrape": "true"}}]}
 EOF
 # TLS for the kubeconfig's cluster: a self-signed server certificate (its
 # own CA) and a self-signed client certificate the stand-in requires.
-command -v openssl >/dev/null || { echo "skip: openssl is not installed"; exit 0; }
+command -v openssl >/dev/null || skip "openssl is not installed"
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" \
 	-addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/api.key" -out "$tmp/api.pem" 2>/dev/null &&
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=profd" \
 		-keyout "$tmp/client.key" -out "$tmp/client.pem" 2>/dev/null ||
-	{ fail "openssl could not make the certificates"; exit 1; }
+	die "openssl could not make the certificates"
 spawn python3 tests/integration/k8s_api_standin.py "$tmp/spec.json" "$tmp/api.pem" "$tmp/api.key" \
 	"$tmp/client.pem" >"$tmp/api.out" 2>"$tmp/api.err"
-for _ in $(seq 1 200); do
-	[ -s "$tmp/api.out" ] && break
-	sleep 0.05
-done
+wait_for 10 '[ -s "$tmp/api.out" ]'
 api_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$tmp/api.out" 2>/dev/null)
 tls_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tls_port"])' "$tmp/api.out" 2>/dev/null)
-[ -n "$api_port" ] && [ -n "$tls_port" ] || { fail "stand-in did not start: $(cat "$tmp/api.err")"; exit 1; }
+[ -n "$api_port" ] && [ -n "$tls_port" ] || die "stand-in did not start: $(cat "$tmp/api.err")"
 api="http://127.0.0.1:$api_port"
 ctl() { curl -s --noproxy '*' -X POST -d "$2" "$api/__ctl/$1" >/dev/null; }
 apilog() { curl -s --noproxy '*' "$api/__ctl/log" | python3 -c "import json,sys; log=json.load(sys.stdin); print($1)"; }
@@ -108,7 +108,7 @@ scrape_configs:
         api_server: $api
         bearer_token_file: token
         namespaces: {names: [shop]}
-        selectors: [{role: pod, label: "app.kubernetes.io/part-of=shop"}]
+        selectors: [{role: pod, label: "app.kubernetes.io/part-of=shop", field: "metadata.name!=web-7d4b9c8f6-fffff"}]
     relabel_configs:
       - source_labels: [__meta_kubernetes_pod_annotation_profiles_grafana_com_memory_scrape]
         regex: "true"
@@ -176,6 +176,8 @@ dropped_b() { targets_get "[x['discoveredLabels']['__meta_kubernetes_pod_name'] 
 check "the unannotated pod is dropped by relabeling" [ "$(dropped_b)" = "['web-7d4b9c8f6-bbbbb']" ]
 check "the API saw the pod job's label selector (and none from the endpoints job's pod watch)" \
 	[ "$(apilog "sorted(set(str(w['query'].get('labelSelector')) for w in log['watches'] if w['collection'] == 'pods'))")" = "['None', 'app.kubernetes.io/part-of=shop']" ]
+check "... and its field selector" \
+	[ "$(apilog "sorted(set(str(w['query'].get('fieldSelector')) for w in log['watches'] if w['collection'] == 'pods'))")" = "['None', 'metadata.name!=web-7d4b9c8f6-fffff']" ]
 checkx "endpoints: one target per address and port, and one for the pod's declared port no endpoint names" \
 	"wait_for 20 'is_active eps \"127.0.0.1:$PE 127.0.0.1:9\"'"
 extra_ok() {
@@ -195,7 +197,7 @@ ep_join() {
 check "... joined with its service's labels and its pod's (no container: port not declared)" ep_join
 check "bearer_token_file's, the in-cluster job's and the kubeconfig's tokens reach the API" \
 	[ "$(apilog "sorted(log['auth'])")" = "['Bearer file-token', 'Bearer incluster-token', 'Bearer kubeconfig-token']" ]
-incluster_seen() { [ "$(targets_get "sorted(x['discoveredLabels']['__meta_kubernetes_pod_name'] for x in t['data']['droppedTargets'] if x['scrapePool'] == 'incluster')")" = "['web-7d4b9c8f6-aaaaa', 'web-7d4b9c8f6-bbbbb', 'web-7d4b9c8f6-ddddd']" ]; }
+incluster_seen() { [ "$(targets_get "sorted(x['discoveredLabels']['__meta_kubernetes_pod_name'] for x in t['data']['droppedTargets'] if x['scrapePool'] == 'incluster')")" = "['web-7d4b9c8f6-aaaaa', 'web-7d4b9c8f6-bbbbb', 'web-7d4b9c8f6-ddddd', 'web-7d4b9c8f6-fffff']" ]; }
 checkx "in-cluster (KUBERNETES_SERVICE_HOST/PORT, https, token and CA overridden): all namespaces' pods seen" 'wait_for 20 incluster_seen'
 untrusted_logged() { grep 'job=untrusted: kubernetes pods in all namespaces: list https://127.0.0.1:[0-9]*/api/v1/pods: .*certificate' "$tmp/log.$n" >/dev/null; }
 checkx "an https API server without its CA in tls_config.ca_file is refused, and logged" 'wait_for 20 untrusted_logged'
@@ -203,6 +205,7 @@ check "... and gives no targets" [ "$(active untrusted)" = "" ]
 checkx "A is scraped" "wait_for 20 '[ \$(hits $PA) -gt 0 ]'"
 check "the unannotated pod is never scraped" [ "$(hits "$PB")" = 0 ]
 check "the pod in another namespace is never scraped" [ "$(hits "$PD")" = 0 ]
+check "the annotated pod the field selector excludes is never scraped" [ "$(hits "$PF")" = 0 ]
 
 pod_event ADDED web-7d4b9c8f6-ccccc "$PC" false 300000
 checkx "ADDED (with a 300 kB annotation): the new annotated pod becomes a target" "wait_for 20 'is_active pods \"$A $C\"'"
