@@ -14,6 +14,9 @@
 #     excludes is never listed nor scraped;
 #   - role endpoints: one target per address and port, with its labels and
 #     its service's and pod's joined in (the stand-in serves services too);
+#   - role service: one target per service port at NAME.NAMESPACE.svc:PORT;
+#     role node (cluster-scoped): one per node at InternalIP:kubelet port;
+#     each with its __meta_kubernetes_service_* / _node_* labels;
 #   - credentials: bearer_token_file's token and a kubeconfig's user token
 #     reach the API as Authorization: Bearer; the kubeconfig's https server
 #     is verified with its certificate-authority-data and asks for (and
@@ -52,7 +55,8 @@ cat >"$tmp/spec.json" <<EOF
   {"name": "web-7d4b9c8f6-fffff", "port": 9, "labels": $labels, "annotations": $(ann "$PF")}
  ],
  "endpoints": [{"name": "web", "port": $PE, "pod": "web-7d4b9c8f6-aaaaa"}],
- "services": [{"name": "web", "port": $PE, "annotations": {"parca.dev/scrape": "true"}}]}
+ "services": [{"name": "web", "port": $PE, "annotations": {"parca.dev/scrape": "true"}}],
+ "nodes": [{"name": "node-a", "ip": "10.0.0.11"}, {"name": "node-b", "ip": "10.0.0.12"}]}
 EOF
 # TLS for the kubeconfig's cluster: a self-signed server certificate (its
 # own CA) and a self-signed client certificate the stand-in requires.
@@ -128,6 +132,25 @@ scrape_configs:
       - role: endpoints
         kubeconfig_file: kubeconfig
         namespaces: {own_namespace: true}
+  - job_name: svcs
+    profiles: [heap]
+    kubernetes_sd_configs:
+      - role: service
+        api_server: $api
+        bearer_token_file: token
+        namespaces: {names: [shop]}
+    relabel_configs:
+      - {source_labels: [__address__], target_label: discovered_address}
+      - {target_label: __address__, replacement: "127.0.0.1:9"}
+  - job_name: nodes
+    profiles: [heap]
+    kubernetes_sd_configs:
+      - role: node
+        api_server: $api
+        bearer_token_file: token
+    relabel_configs:
+      - {source_labels: [__address__], target_label: discovered_address}
+      - {target_label: __address__, replacement: "127.0.0.1:9"}
   - job_name: incluster
     profiles: [heap]
     kubernetes_sd_configs:
@@ -195,6 +218,16 @@ ep_join() {
 		"['web', '10.96.0.12', 'ClusterIP', 'true', None, 'web-7d4b9c8f6-aaaaa', 'node-a', 'ReplicaSet', None]" ]
 }
 check "... joined with its service's labels and its pod's (no container: port not declared)" ep_join
+svc_ok() {
+	[ "$(targets_get "[(x['labels']['discovered_address'], x['discoveredLabels'].get('__meta_kubernetes_service_name'), x['discoveredLabels'].get('__meta_kubernetes_service_port_name'), x['discoveredLabels'].get('__meta_kubernetes_service_cluster_ip'), x['discoveredLabels'].get('__meta_kubernetes_service_annotation_parca_dev_scrape')) for x in by_job('svcs')]")" = \
+		"[('web.shop.svc:$PE', 'web', 'http-pprof', '10.96.0.12', 'true')]" ]
+}
+checkx "role service: one target per service port, at its DNS name, with __meta_kubernetes_service_*" 'wait_for 20 svc_ok'
+nodes_ok() {
+	[ "$(targets_get "sorted((x['labels']['discovered_address'], x['discoveredLabels'].get('__meta_kubernetes_node_name'), x['discoveredLabels'].get('__meta_kubernetes_node_address_InternalIP'), x['discoveredLabels'].get('__meta_kubernetes_node_label_kubernetes_io_arch')) for x in by_job('nodes'))")" = \
+		"[('10.0.0.11:10250', 'node-a', '10.0.0.11', 'amd64'), ('10.0.0.12:10250', 'node-b', '10.0.0.12', 'amd64')]" ]
+}
+checkx "role node: one target per node, InternalIP and kubelet port, with __meta_kubernetes_node_*" 'wait_for 20 nodes_ok'
 check "bearer_token_file's, the in-cluster job's and the kubeconfig's tokens reach the API" \
 	[ "$(apilog "sorted(log['auth'])")" = "['Bearer file-token', 'Bearer incluster-token', 'Bearer kubeconfig-token']" ]
 incluster_seen() { [ "$(targets_get "sorted(x['discoveredLabels']['__meta_kubernetes_pod_name'] for x in t['data']['droppedTargets'] if x['scrapePool'] == 'incluster')")" = "['web-7d4b9c8f6-aaaaa', 'web-7d4b9c8f6-bbbbb', 'web-7d4b9c8f6-ddddd', 'web-7d4b9c8f6-fffff']" ]; }
