@@ -14,6 +14,8 @@
 #     one of them something is lost: BPF or PERFMON, the agent cannot
 #     start; SYS_PTRACE, the workload's functions are not named; SYSLOG,
 #     the kernel's symbols are hidden (so none is asked for in vain);
+#   - an agent on the host (not in a container) sends to the server's
+#     container, and its workload's share is right;
 #   - the data survives the server container's restart with the volume.
 # Skips (with the reason) without root, BTF, podman or a container
 # runtime podman can drive here.
@@ -195,6 +197,22 @@ for c in $caps; do
 	esac
 	stop_agent "no-$c"
 done
+
+# --- an agent on the host, outside any container, sends to the server's container ----------------
+"$BIN" agent --server "$base" --bearer-token-file "$tmp/agent-token" --host-name hostagent \
+	--interval 2s --include-exe spin-outside --debuginfo-rate 64MiB >"$tmp/hostagent.log" 2>&1 &
+hostagent=$!
+if wait_for -p "$hostagent" 30 'grep -q "agent started" "$tmp/hostagent.log"' \
+	"the host's agent starts ($(tail -1 "$tmp/hostagent.log"))"; then
+	workload spin-outside
+	read -r share total named < <(shares spin-outside)
+	checkx "an agent outside the containers sends to the server's: hot_a $share % (want 70 +- 12)" \
+		'[ "$named" = 1 ] && python3 -c "import sys; sys.exit(not 58 <= $share <= 82)"'
+	hosts=$(q "/api/v1/labels/host.name/values?from=now-10m&to=now&query=%7Bprocess.executable.name%3D%22spin-outside%22%7D")
+	check "... and those samples are the host agent's (host.name $hosts)" [ "$hosts" != "${hosts/\"hostagent\"/}" ]
+fi
+kill "$hostagent" 2>/dev/null
+wait "$hostagent" 2>/dev/null
 
 # --- the data survives the server container's restart -------------------------------------------
 before=$(shares spin-host)
