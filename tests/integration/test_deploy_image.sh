@@ -31,7 +31,7 @@ IMAGE=localhost/profd-test:$$
 VOL=profd-test-$$
 NAMES=()
 at_exit() {
-	for c in "${NAMES[@]}"; do podman rm -f -t 2 "$c" >/dev/null 2>&1; done
+	for c in "${NAMES[@]}"; do podman rm -f -v -t 2 "$c" >/dev/null 2>&1; done
 	podman volume rm -f "$VOL" >/dev/null 2>&1
 	podman rmi -f "$IMAGE" >/dev/null 2>&1
 }
@@ -128,7 +128,7 @@ workload() {
 	SPIN_CPU_SECONDS=3 "$tmp/$1" 8 >"$tmp/$1.out"
 	sleep 5 # the last interval and the debug info upload
 }
-stop_agent() { podman rm -f -t 5 "profd-agent-$$-$1" >/dev/null 2>&1; }
+stop_agent() { podman rm -f -v -t 5 "profd-agent-$$-$1" >/dev/null 2>&1; }
 
 # --- privileged agent: the host's workload, a container's ---------------------------------------
 agent priv --privileged
@@ -217,7 +217,7 @@ wait "$hostagent" 2>/dev/null
 # --- the data survives the server container's restart -------------------------------------------
 before=$(shares spin-host)
 podman stop -t 10 "profd-srv-$$-1" >/dev/null
-podman rm "profd-srv-$$-1" >/dev/null
+podman rm -v "profd-srv-$$-1" >/dev/null
 start_srv 2 || fail "the server container starts again on the volume"
 after=$(shares spin-host)
 checkx "after a restart on the volume the data is all there ($before -> $after)" \
