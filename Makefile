@@ -58,7 +58,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRC))
 
-.PHONY: all build run test unit check-format check-layers check-js check-commits hooks fuzz fuzz-long bench clean deps ui image
+.PHONY: all build run test unit check-format check-layers check-refs check-js check-commits hooks fuzz fuzz-long bench clean deps ui image
 
 all build: $(O)/profd $(TOOL_BIN) ui
 
@@ -114,7 +114,7 @@ unit: $(UNIT_BIN)
 
 # Everything a contributor or CI needs: dependencies, a sanitized build, all tests.
 test: deps
-	$(Q)$(MAKE) --no-print-directory check-format check-layers check-js check-commits
+	$(Q)$(MAKE) --no-print-directory check-format check-layers check-refs check-js check-commits
 	$(Q)$(MAKE) --no-print-directory O=build-san SANITIZE=address,undefined build unit
 	$(Q)$(MAKE) --no-print-directory build
 	$(Q)PROFD=build-san/profd PROFD_FAST=build/profd bash tests/run.sh
@@ -124,6 +124,10 @@ check-format:
 
 check-layers:
 	$(Q)bash scripts/check-layers.sh
+
+# Every reference to docs/ in code, tests and docs resolves in a clone.
+check-refs:
+	$(Q)python3 scripts/check-doc-refs.py
 
 # The commit message convention (CONTRIBUTING.md) over the commits after
 # the one in scripts/commit-msg-base; says "skip:" in a shallow clone.

@@ -5,7 +5,7 @@
  * need, naming the raw frames BPF sends from the process's memory, and
  * putting them in place among the native frames.
  *
- * Design (after the OpenTelemetry eBPF profiler and py-spy; docs/agent.md
+ * Design (after the OpenTelemetry eBPF profiler and py-spy; docs/design.md
  * "Interpreter frames" and docs/runtimes.md have the facts):
  *   - Detection. When the collector first handles a sample of a process,
  *     and again whenever the process's mappings were re-read, each mapped

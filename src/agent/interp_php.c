@@ -41,8 +41,8 @@
  * (spin 12, work_a 21: the lines of their "function" keyword), opline
  * lineno @24 (16: spin's loop), zend_string len @16 and val @24; call
  * info 0x13 << 16 (CODE | TOP) on the script's frame, TOP on a closure
- * array_map called, none on nested calls. The research sheet these
- * offsets came from: the OpenTelemetry eBPF profiler's PHP unwinder
+ * array_map called, none on nested calls. Where these offsets come
+ * from: the OpenTelemetry eBPF profiler's PHP unwinder
  * (facts only); PHP 8.2 Zend/zend_compile.h, zend_globals.h.
  */
 #include "base/compat.h"

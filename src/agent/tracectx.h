@@ -6,7 +6,7 @@
  * turns the raw contexts BPF sends (PROFILE_EV_CTX) into a sample's OTLP
  * link and attributes.
  *
- * Two publishers (docs/runtimes.md "Trace context"; shared runtimes.md 8):
+ * Two publishers (docs/runtimes.md "Trace context" has the facts and sources):
  *   - Go: the current goroutine's pprof labels, which tracing
  *     integrations set with pprof.Do (span_id, trace_id, span_name). BPF
  *     follows TLS g -> g.m -> m.curg -> curg.labels; the labels are a

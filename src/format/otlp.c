@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * otlp.c - OTLP profiles (v1development, v1.10/v1.11 wire layout; shared
- * docs/formats.md "OTLP profiles messages", "OTLP attributes") protobuf decoder (the encoder is otlp_encode.c).
+ * otlp.c - OTLP profiles (v1development, v1.10/v1.11 wire layout;
+ * docs/formats.md "OTLP profiles messages", "OTLP attributes") protobuf
+ * decoder (the encoder is otlp_encode.c).
  *
  * Decoding: otlp_direct.c decodes the wire bytes straight into the model
  * and leaves anything unusual to the path here (fmt_otlp_decode_pbc):

@@ -6,8 +6,8 @@
  * Both passes walk the same five levels of the request: the request,
  * ResourceProfiles (request field 1), ScopeProfiles (field 2), Profile
  * (field 2) and Sample (Profile field 2). Field numbers and wire types
- * are from opentelemetry-proto v1.7.0 .. v1.10.0 profiles.proto (shared
- * formats.md 1.6, "Field lists of older layouts"). The rewrite changes
+ * are from opentelemetry-proto v1.7.0 .. v1.10.0 profiles.proto
+ * (docs/formats.md, "Field lists of older layouts"). The rewrite changes
  * tags and the length prefixes of the messages that contain a renumbered
  * one; payloads are copied as they are, so the current decoder checks
  * them as it checks any request.

@@ -6,7 +6,7 @@
  *
  * OTLP profiles is an alpha signal: its messages were renumbered between
  * releases under one package name, with no version marker on the wire
- * (shared formats.md 1.6). Producers users run still send older layouts:
+ * (docs/formats.md, "OTLP layout history"). Producers users run still send older layouts:
  * async-profiler 4.3/4.4 and the OpenTelemetry eBPF profiler write v1.9
  * (Sample{1 stack_index; 2 values; 3 attribute_indices; 4 link_index}),
  * where v1.10 reads field 2 as attribute indices; async-profiler 4.2 and

@@ -68,7 +68,7 @@ struct model_line {
 
 struct model_location {
 	uint32_t mapping;	   /* index into mappings, 0 = unknown */
-	uint64_t address;	   /* address as the producer gave it (see docs/model.md) */
+	uint64_t address;	   /* as the producer gave it (docs/design.md) */
 	uint32_t line_off, nlines; /* range of lines; lines[line_off] innermost */
 	bool is_folded;
 	uint32_t frame_type; /* string id of profile.frame.type ("native", "kernel", ...) or 0 */

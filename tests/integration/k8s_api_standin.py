@@ -13,12 +13,13 @@ Usage: k8s_api_standin.py SPEC.json [CERT KEY CLIENT_CA] ; prints one JSON
 line {"port": N} (with "tls_port": M when a certificate is given: the same
 API over TLS, asking for a client certificate signed by CLIENT_CA) then
 serves until killed. SPEC: {"pods": [POD...], "endpoints": [EP...]}
-and "services": [SVC...] with the compact forms below; each becomes a
-full object.
+"services": [SVC...] and "nodes": [NODE...] with the compact forms below;
+each becomes a full object.
   POD: {"name", "namespace", "port", "labels", "annotations", "ip",
         "big": N (adds a last-applied-configuration annotation of N bytes)}
   EP:  {"name", "namespace", "ip", "port", "port_name", "pod"}
   SVC: {"name", "namespace", "port", "annotations"}
+  NODE: {"name", "ip"} (cluster-scoped, InternalIP ip, kubelet port 10250)
 
 Control (the test's side):
   POST /__ctl/event   {"collection": "pods", "type": "ADDED"|"MODIFIED"|"DELETED",
@@ -44,12 +45,12 @@ import urllib.parse
 import zlib
 
 lock = threading.Condition()
-state = {"pods": {}, "endpoints": {}, "services": {}}
-events = {"pods": [], "endpoints": [], "services": []}  # (rv, type, object)
+state = {"pods": {}, "endpoints": {}, "services": {}, "nodes": {}}
+events = {"pods": [], "endpoints": [], "services": [], "nodes": []}  # (rv, type, object)
 issued = set()  # every resourceVersion handed out
 rv_counter = [1000]
 compact = {"rv": 0, "mode": "event"}
-log = {"lists": {"pods": 0, "endpoints": 0, "services": 0}, "watches": [], "last_rv": {}, "bad_rv": [],
+log = {"lists": {"pods": 0, "endpoints": 0, "services": 0, "nodes": 0}, "watches": [], "last_rv": {}, "bad_rv": [],
        "auth": {}}
 generation = [0]  # bumped by /__ctl/drop
 
@@ -166,11 +167,30 @@ def service_object(s):
     }
 
 
-MAKE = {"pods": pod_object, "endpoints": endpoints_object, "services": service_object}
+def node_object(s):
+    # Nodes are cluster-scoped: no namespace.
+    return {
+        "metadata": {
+            "name": s["name"],
+            "uid": "5d2b7f1a-3c9e-4a8d-b6f0-%012x" % zlib.crc32(s["name"].encode()),
+            "creationTimestamp": "2024-04-01T08:00:00Z",
+            "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": s["name"]},
+        },
+        "spec": {"providerID": "aws:///eu-west-1a/i-0abc%s" % s["name"][-1]},
+        "status": {
+            "addresses": [{"type": "InternalIP", "address": s["ip"]},
+                          {"type": "Hostname", "address": s["name"]}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        },
+    }
+
+
+MAKE = {"pods": pod_object, "endpoints": endpoints_object, "services": service_object,
+        "nodes": node_object}
 
 
 def key(o):
-    return o["metadata"]["namespace"] + "/" + o["metadata"]["name"]
+    return o["metadata"].get("namespace", "") + "/" + o["metadata"]["name"]
 
 
 def apply(coll, typ, spec, silent):
@@ -187,6 +207,12 @@ def apply(coll, typ, spec, silent):
         lock.notify_all()
 
 
+def field_value(o, path):
+    for part in path.split("."):
+        o = o.get(part, {}) if isinstance(o, dict) else {}
+    return o if isinstance(o, str) else ""
+
+
 def selector_match(o, query):
     for sel in query.get("labelSelector", []):
         for term in sel.split(","):
@@ -194,6 +220,19 @@ def selector_match(o, query):
             labels = o["metadata"].get("labels", {})
             if k not in labels or (v and labels[k] != v):
                 return False
+    # Field selectors as the API takes them: terms joined by ",", each
+    # "path=value", "path==value" or "path!=value" over the object's fields
+    # (metadata.name, metadata.namespace, spec.nodeName, status.phase).
+    for sel in query.get("fieldSelector", []):
+        for term in sel.split(","):
+            if "!=" in term:
+                k, v = term.split("!=", 1)
+                if field_value(o, k) == v:
+                    return False
+            else:
+                k, v = term.replace("==", "=").split("=", 1)
+                if field_value(o, k) != v:
+                    return False
     return True
 
 
@@ -263,7 +302,8 @@ class H(http.server.BaseHTTPRequestHandler):
                 items = [o for o in state[coll].values() if visible(o)]
                 rv = str(rv_counter[0])
                 issued.add(rv)
-            kind = {"pods": "PodList", "endpoints": "EndpointsList", "services": "ServiceList"}[coll]
+            kind = {"pods": "PodList", "endpoints": "EndpointsList", "services": "ServiceList",
+                    "nodes": "NodeList"}[coll]
             return self.send_json(200, {"kind": kind, "apiVersion": "v1",
                                         "metadata": {"resourceVersion": rv}, "items": items})
         self.watch(coll, q, visible)
@@ -332,6 +372,8 @@ def main():
         apply("endpoints", "ADDED", e, True)
     for e in spec.get("services", []):
         apply("services", "ADDED", e, True)
+    for e in spec.get("nodes", []):
+        apply("nodes", "ADDED", e, True)
     srv = Server(("127.0.0.1", 0), H)
     ports = {"port": srv.server_address[1]}
     if len(sys.argv) > 4:

@@ -15,7 +15,11 @@ here (nothing taken from elsewhere) so the test knows what it holds:
   utf16le.folded   folded text in UTF-16 with a BOM, CRLF line ends
   old.cpuprofile   a pre-2016 V8 profile (nested "head", seconds, timestamps)
 
-Formats: shared formats.md sections 2 (pprof), 3 (JFR), 5.1 and 5.3.
+Formats: docs/formats.md, "pprof profile.proto", "JFR layout", "Folded stacks"
+and "V8 cpuprofile"; the cases of its first half ("A setting that cannot be
+read", "async-profiler's native memory events", "Id 0 on a mapping,
+location or function", "Text encodings", "V8 `.cpuprofile`: the pre-2016
+layout").
 """
 import json
 import os

@@ -106,10 +106,8 @@ for v in new old; do
 	"$tmp/gotrace-$v" server "127.0.0.1:$port" >"$tmp/gotrace-$v.log" 2>&1 &
 	eval "pid_$v=$!"
 	extra_pids="$extra_pids $!"
-	for _ in $(seq 1 100); do
-		curl -fs "http://127.0.0.1:$port/alpha?ms=1" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	wait_for 10 'curl -fs "http://127.0.0.1:$port/alpha?ms=1" >/dev/null 2>&1' ||
+		die "gotrace-$v server does not answer: $(tail -3 "$tmp/gotrace-$v.log")"
 	ports+=("$port")
 	# A first request the agent sees the process by (it registers it at its first sample).
 	"$tmp/gotrace-$v" client "http://127.0.0.1:$port" 1 300 >/dev/null || die "gotrace-$v client failed"

@@ -14,28 +14,29 @@
 #     one of them something is lost: BPF or PERFMON, the agent cannot
 #     start; SYS_PTRACE, the workload's functions are not named; SYSLOG,
 #     the kernel's symbols are hidden (so none is asked for in vain);
+#   - an agent on the host (not in a container) sends to the server's
+#     container, and its workload's share is right;
 #   - the data survives the server container's restart with the volume.
 # Skips (with the reason) without root, BTF, podman or a container
 # runtime podman can drive here.
 source "$(dirname "$0")/server_lib.sh"
-finish() { echo "# $npass passed, $nfail failed"; [ "$nfail" = 0 ]; }
 
-[ "$(id -u)" = 0 ] || { echo "skip: needs root (the agent's eBPF)"; exit 0; }
-[ -r /sys/kernel/btf/vmlinux ] || { echo "skip: no kernel BTF"; exit 0; }
-command -v podman >/dev/null || { echo "skip: podman is not installed (make deps)"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "needs root (the agent's eBPF)"
+[ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF"
+command -v podman >/dev/null || skip "podman is not installed (make deps)"
 command -v node >/dev/null && [ -d tests/js/node_modules/yaml ] ||
-	{ echo "skip: node or tests/js/node_modules is missing"; exit 0; }
+	skip "node or tests/js/node_modules is missing"
 BIN=${PROFD_FAST:-build/profd}
 IMAGE=localhost/profd-test:$$
 VOL=profd-test-$$
 NAMES=()
 at_exit() {
-	for c in "${NAMES[@]}"; do podman rm -f -t 2 "$c" >/dev/null 2>&1; done
+	for c in "${NAMES[@]}"; do podman rm -f -v -t 2 "$c" >/dev/null 2>&1; done
 	podman volume rm -f "$VOL" >/dev/null 2>&1
 	podman rmi -f "$IMAGE" >/dev/null 2>&1
 }
 IMAGE=$IMAGE PROFD_BIN=$BIN bash scripts/image.sh >"$tmp/image.out" 2>&1 ||
-	{ cat "$tmp/image.out"; fail "make image"; finish; exit 1; }
+	{ cat "$tmp/image.out"; die "make image"; }
 ok "$(cat "$tmp/image.out")"
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
 checkx "the image is small ($((size / 1024 / 1024)) MiB)" '[ "$size" -lt 100000000 ]'
@@ -55,8 +56,7 @@ for rt in "" "--runtime runc"; do
 	fi
 done
 if [ -z "$RUN" ]; then
-	echo "skip: podman cannot run a container here: $(tail -1 "$tmp/rt.out")"
-	exit 0
+	skip "podman cannot run a container here: $(tail -1 "$tmp/rt.out")"
 fi
 ok "podman runs the image ($(cat "$tmp/rt.out"); ${RUN#podman run })"
 
@@ -83,15 +83,12 @@ start_srv() {
 		-e PROFD_AGENT_TOKEN="$AT" -e PROFD_QUERY_TOKEN="$QT" -e PROFD_FORWARDER_TOKEN=unused \
 		"$IMAGE" server --listen "127.0.0.1:$port" --data /data --ui /usr/share/profd/ui \
 		--config /etc/profd/profd.yaml >/dev/null || return 1
-	for _ in $(seq 100); do
-		curl -fs --noproxy '*' "$base/healthz" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
+	wait_for 30 'curl -fs --noproxy "*" "$base/healthz" >/dev/null 2>&1' && return 0
 	podman logs "profd-srv-$$-$1" 2>&1 | tail -5
 	return 1
 }
 podman volume create "$VOL" >/dev/null
-start_srv 1 || { fail "the server container starts"; finish; exit 1; }
+start_srv 1 || die "the server container starts"
 user=$(podman top "profd-srv-$$-1" user | awk 'NR == 2 { print $1 }')
 check "the server runs from the image as its unprivileged user ($user)" [ "$user" = profd ]
 
@@ -113,7 +110,7 @@ a, b = acc.get("hot_a", 0), acc.get("hot_b", 0)
 print(round(100 * a / (a + b), 1) if a + b else 0, d["total"], int(a + b > 0))'
 }
 cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
-	-fno-inline -o "$tmp/spin" tests/workloads/spin.c || { fail "build spin"; finish; exit 1; }
+	-fno-inline -o "$tmp/spin" tests/workloads/spin.c || die "build spin"
 # agent NAME [podman args...]: an agent container sending to the server
 agent() {
 	local name=profd-agent-$$-$1
@@ -131,7 +128,7 @@ workload() {
 	SPIN_CPU_SECONDS=3 "$tmp/$1" 8 >"$tmp/$1.out"
 	sleep 5 # the last interval and the debug info upload
 }
-stop_agent() { podman rm -f -t 5 "profd-agent-$$-$1" >/dev/null 2>&1; }
+stop_agent() { podman rm -f -v -t 5 "profd-agent-$$-$1" >/dev/null 2>&1; }
 
 # --- privileged agent: the host's workload, a container's ---------------------------------------
 agent priv --privileged
@@ -201,12 +198,28 @@ for c in $caps; do
 	stop_agent "no-$c"
 done
 
+# --- an agent on the host, outside any container, sends to the server's container ----------------
+"$BIN" agent --server "$base" --bearer-token-file "$tmp/agent-token" --host-name hostagent \
+	--interval 2s --include-exe spin-outside --debuginfo-rate 64MiB >"$tmp/hostagent.log" 2>&1 &
+hostagent=$!
+if wait_for -p "$hostagent" 30 'grep -q "agent started" "$tmp/hostagent.log"' \
+	"the host's agent starts ($(tail -1 "$tmp/hostagent.log"))"; then
+	workload spin-outside
+	read -r share total named < <(shares spin-outside)
+	checkx "an agent outside the containers sends to the server's: hot_a $share % (want 70 +- 12)" \
+		'[ "$named" = 1 ] && python3 -c "import sys; sys.exit(not 58 <= $share <= 82)"'
+	hosts=$(q "/api/v1/labels/host.name/values?from=now-10m&to=now&query=%7Bprocess.executable.name%3D%22spin-outside%22%7D")
+	check "... and those samples are the host agent's (host.name $hosts)" [ "$hosts" != "${hosts/\"hostagent\"/}" ]
+fi
+kill "$hostagent" 2>/dev/null
+wait "$hostagent" 2>/dev/null
+
 # --- the data survives the server container's restart -------------------------------------------
 before=$(shares spin-host)
 podman stop -t 10 "profd-srv-$$-1" >/dev/null
-podman rm "profd-srv-$$-1" >/dev/null
+podman rm -v "profd-srv-$$-1" >/dev/null
 start_srv 2 || fail "the server container starts again on the volume"
 after=$(shares spin-host)
 checkx "after a restart on the volume the data is all there ($before -> $after)" \
 	'[ "$before" = "$after" ] && [ "${after#* }" != "0 0" ]'
-finish
+finish_counts

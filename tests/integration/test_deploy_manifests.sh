@@ -10,11 +10,9 @@
 # capability, a privileged container, a server running as root. The
 # flags the manifests pass are ones `profd` takes.
 source "$(dirname "$0")/server_lib.sh"
-finish() { echo "# $npass passed, $nfail failed"; [ "$nfail" = 0 ]; }
 
 if ! command -v node >/dev/null || [ ! -d tests/js/node_modules/kubernetes-models ]; then
-	echo "skip: node or tests/js/node_modules (npm ci in tests/js) is missing"
-	exit 0
+	skip "node or tests/js/node_modules (npm ci in tests/js) is missing"
 fi
 V="node tests/js/validate_manifests.mjs"
 $V deploy >"$tmp/ok.out" 2>&1
@@ -69,4 +67,4 @@ timeout 30 "$PROFD" scrape --config "$tmp/scrape-bad.yaml" --forward http://127.
 	>"$tmp/scrape-bad.out" 2>&1
 rc=$?
 checkx "... and a broken relabel regex in it would be refused (exit $rc)" '[ "$rc" = 2 ]'
-finish
+finish_counts

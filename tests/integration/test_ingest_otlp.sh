@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # test_ingest_otlp.sh - OTLP ingest beyond protobuf over HTTP:
-#   - OTLP/HTTP JSON from curl (formats.md 1.3: camelCase, 64-bit ints as
+#   - OTLP/HTTP JSON from curl (docs/formats.md "OTLP/JSON": camelCase, 64-bit ints as
 #     strings, snake_case accepted too) -> 200 with "{}" as JSON; stored
 #     totals; malformed JSON -> 400 with a JSON google.rpc.Status naming
 #     the line and column; gzip JSON; the second OTLP/HTTP port

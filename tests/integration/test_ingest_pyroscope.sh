@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # test_ingest_pyroscope.sh - the Pyroscope-compatible ingest
-# (server/pyroscope.c, shared formats.md section 4) with curl:
+# (server/pyroscope.c, docs/formats.md "Pyroscope ingest") with curl:
 #   - folded ("groups", the default) and lines: the app name's suffix
 #     picks the type, sampleRate scales cpu to nanoseconds, labels of
 #     name={...} are queryable, service_name is the app name without the

@@ -65,11 +65,7 @@ start_server --grpc-listen 127.0.0.1:0
 "$prof" -collection-agent "127.0.0.1:$grpc_port" -disable-tls -reporter-interval 2s \
 	-samples-per-second 50 >"$tmp/ebpf.log" 2>&1 &
 prof_pid=$!
-for _ in $(seq 1 600); do
-	grep -q 'Attached sched monitor' "$tmp/ebpf.log" && break
-	kill -0 "$prof_pid" 2>/dev/null || break
-	sleep 0.1
-done
+wait_for -p "$prof_pid" 60 'grep -q "Attached sched monitor" "$tmp/ebpf.log"'
 if ! grep -q 'Attached sched monitor' "$tmp/ebpf.log"; then
 	echo "skip: the eBPF profiler did not start here: $(grep -m1 -i 'error\|fail' "$tmp/ebpf.log" | cut -c1-300)"
 	exit 0

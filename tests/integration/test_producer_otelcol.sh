@@ -49,11 +49,7 @@ service:
 EOF
 "$col" --config "$tmp/otelcol.yaml" --feature-gates=service.profilesSupport >"$tmp/otelcol.log" 2>&1 &
 col_pid=$!
-for _ in $(seq 1 300); do
-	grep -q 'Everything is ready' "$tmp/otelcol.log" && break
-	kill -0 "$col_pid" 2>/dev/null || break
-	sleep 0.1
-done
+wait_for -p "$col_pid" 30 'grep -q "Everything is ready" "$tmp/otelcol.log"'
 check "the Collector started ($(grep -m1 -i 'error' "$tmp/otelcol.log" | cut -c1-200))" \
 	grep -q 'Everything is ready' "$tmp/otelcol.log"
 
@@ -102,12 +98,8 @@ PY
 }
 # arrived NAME TYPE: poll (10 s) until profd has TYPE for service.name=NAME; print its total
 arrived() {
-	local t
-	for _ in $(seq 1 100); do
-		t=$(total "$2" "{service.name=\"$1\"}")
-		[ "${t%% *}" != error ] && [ "$t" != 0 ] && break
-		sleep 0.1
-	done
+	local svc=$1 typ=$2 t
+	wait_for 10 't=$(total "$typ" "{service.name=\"$svc\"}"); [ "${t%% *}" != error ] && [ "$t" != 0 ]'
 	echo "$t"
 }
 

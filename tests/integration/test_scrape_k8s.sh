@@ -9,9 +9,14 @@
 #     port its .port annotation names; its discovered labels are
 #     Prometheus' __meta_kubernetes_pod_* with the exact values; the
 #     unannotated pod is dropped (listed, never scraped); a pod in another
-#     namespace is never seen; the selector reaches the API as labelSelector;
+#     namespace is never seen; the selectors reach the API as labelSelector
+#     and fieldSelector, and an annotated shop pod the field selector
+#     excludes is never listed nor scraped;
 #   - role endpoints: one target per address and port, with its labels and
 #     its service's and pod's joined in (the stand-in serves services too);
+#   - role service: one target per service port at NAME.NAMESPACE.svc:PORT;
+#     role node (cluster-scoped): one per node at InternalIP:kubelet port;
+#     each with its __meta_kubernetes_service_* / _node_* labels;
 #   - credentials: bearer_token_file's token and a kubeconfig's user token
 #     reach the API as Authorization: Bearer; the kubeconfig's https server
 #     is verified with its certificate-authority-data and asks for (and
@@ -30,8 +35,8 @@
 source "$(dirname "$0")/scrape_lib.sh"
 
 printf 'main;work 7\n' >"$tmp/p.folded"
-"$PROFD" convert "$tmp/p.folded" "$tmp/p.pb.gz" >/dev/null 2>&1 || { fail "convert"; exit 1; }
-for x in A B C D E; do
+"$PROFD" convert "$tmp/p.folded" "$tmp/p.pb.gz" >/dev/null 2>&1 || die "convert"
+for x in A B C D E F; do
 	start_fake "ok:$tmp/p.pb.gz"
 	declare "P$x=${fake_port[ok]}"
 done
@@ -46,28 +51,27 @@ cat >"$tmp/spec.json" <<EOF
 {"pods": [
   {"name": "web-7d4b9c8f6-aaaaa", "port": 9, "labels": $labels, "annotations": $(ann "$PA")},
   {"name": "web-7d4b9c8f6-bbbbb", "port": $PB, "labels": $labels},
-  {"name": "web-7d4b9c8f6-ddddd", "namespace": "other", "port": 9, "labels": $labels, "annotations": $(ann "$PD")}
+  {"name": "web-7d4b9c8f6-ddddd", "namespace": "other", "port": 9, "labels": $labels, "annotations": $(ann "$PD")},
+  {"name": "web-7d4b9c8f6-fffff", "port": 9, "labels": $labels, "annotations": $(ann "$PF")}
  ],
  "endpoints": [{"name": "web", "port": $PE, "pod": "web-7d4b9c8f6-aaaaa"}],
- "services": [{"name": "web", "port": $PE, "annotations": {"parca.dev/scrape": "true"}}]}
+ "services": [{"name": "web", "port": $PE, "annotations": {"parca.dev/scrape": "true"}}],
+ "nodes": [{"name": "node-a", "ip": "10.0.0.11"}, {"name": "node-b", "ip": "10.0.0.12"}]}
 EOF
 # TLS for the kubeconfig's cluster: a self-signed server certificate (its
 # own CA) and a self-signed client certificate the stand-in requires.
-command -v openssl >/dev/null || { echo "skip: openssl is not installed"; exit 0; }
+command -v openssl >/dev/null || skip "openssl is not installed"
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" \
 	-addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/api.key" -out "$tmp/api.pem" 2>/dev/null &&
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=profd" \
 		-keyout "$tmp/client.key" -out "$tmp/client.pem" 2>/dev/null ||
-	{ fail "openssl could not make the certificates"; exit 1; }
+	die "openssl could not make the certificates"
 spawn python3 tests/integration/k8s_api_standin.py "$tmp/spec.json" "$tmp/api.pem" "$tmp/api.key" \
 	"$tmp/client.pem" >"$tmp/api.out" 2>"$tmp/api.err"
-for _ in $(seq 1 200); do
-	[ -s "$tmp/api.out" ] && break
-	sleep 0.05
-done
+wait_for 10 '[ -s "$tmp/api.out" ]'
 api_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$tmp/api.out" 2>/dev/null)
 tls_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tls_port"])' "$tmp/api.out" 2>/dev/null)
-[ -n "$api_port" ] && [ -n "$tls_port" ] || { fail "stand-in did not start: $(cat "$tmp/api.err")"; exit 1; }
+[ -n "$api_port" ] && [ -n "$tls_port" ] || die "stand-in did not start: $(cat "$tmp/api.err")"
 api="http://127.0.0.1:$api_port"
 ctl() { curl -s --noproxy '*' -X POST -d "$2" "$api/__ctl/$1" >/dev/null; }
 apilog() { curl -s --noproxy '*' "$api/__ctl/log" | python3 -c "import json,sys; log=json.load(sys.stdin); print($1)"; }
@@ -108,7 +112,7 @@ scrape_configs:
         api_server: $api
         bearer_token_file: token
         namespaces: {names: [shop]}
-        selectors: [{role: pod, label: "app.kubernetes.io/part-of=shop"}]
+        selectors: [{role: pod, label: "app.kubernetes.io/part-of=shop", field: "metadata.name!=web-7d4b9c8f6-fffff"}]
     relabel_configs:
       - source_labels: [__meta_kubernetes_pod_annotation_profiles_grafana_com_memory_scrape]
         regex: "true"
@@ -128,6 +132,25 @@ scrape_configs:
       - role: endpoints
         kubeconfig_file: kubeconfig
         namespaces: {own_namespace: true}
+  - job_name: svcs
+    profiles: [heap]
+    kubernetes_sd_configs:
+      - role: service
+        api_server: $api
+        bearer_token_file: token
+        namespaces: {names: [shop]}
+    relabel_configs:
+      - {source_labels: [__address__], target_label: discovered_address}
+      - {target_label: __address__, replacement: "127.0.0.1:9"}
+  - job_name: nodes
+    profiles: [heap]
+    kubernetes_sd_configs:
+      - role: node
+        api_server: $api
+        bearer_token_file: token
+    relabel_configs:
+      - {source_labels: [__address__], target_label: discovered_address}
+      - {target_label: __address__, replacement: "127.0.0.1:9"}
   - job_name: incluster
     profiles: [heap]
     kubernetes_sd_configs:
@@ -176,6 +199,8 @@ dropped_b() { targets_get "[x['discoveredLabels']['__meta_kubernetes_pod_name'] 
 check "the unannotated pod is dropped by relabeling" [ "$(dropped_b)" = "['web-7d4b9c8f6-bbbbb']" ]
 check "the API saw the pod job's label selector (and none from the endpoints job's pod watch)" \
 	[ "$(apilog "sorted(set(str(w['query'].get('labelSelector')) for w in log['watches'] if w['collection'] == 'pods'))")" = "['None', 'app.kubernetes.io/part-of=shop']" ]
+check "... and its field selector" \
+	[ "$(apilog "sorted(set(str(w['query'].get('fieldSelector')) for w in log['watches'] if w['collection'] == 'pods'))")" = "['None', 'metadata.name!=web-7d4b9c8f6-fffff']" ]
 checkx "endpoints: one target per address and port, and one for the pod's declared port no endpoint names" \
 	"wait_for 20 'is_active eps \"127.0.0.1:$PE 127.0.0.1:9\"'"
 extra_ok() {
@@ -193,9 +218,19 @@ ep_join() {
 		"['web', '10.96.0.12', 'ClusterIP', 'true', None, 'web-7d4b9c8f6-aaaaa', 'node-a', 'ReplicaSet', None]" ]
 }
 check "... joined with its service's labels and its pod's (no container: port not declared)" ep_join
+svc_ok() {
+	[ "$(targets_get "[(x['labels']['discovered_address'], x['discoveredLabels'].get('__meta_kubernetes_service_name'), x['discoveredLabels'].get('__meta_kubernetes_service_port_name'), x['discoveredLabels'].get('__meta_kubernetes_service_cluster_ip'), x['discoveredLabels'].get('__meta_kubernetes_service_annotation_parca_dev_scrape')) for x in by_job('svcs')]")" = \
+		"[('web.shop.svc:$PE', 'web', 'http-pprof', '10.96.0.12', 'true')]" ]
+}
+checkx "role service: one target per service port, at its DNS name, with __meta_kubernetes_service_*" 'wait_for 20 svc_ok'
+nodes_ok() {
+	[ "$(targets_get "sorted((x['labels']['discovered_address'], x['discoveredLabels'].get('__meta_kubernetes_node_name'), x['discoveredLabels'].get('__meta_kubernetes_node_address_InternalIP'), x['discoveredLabels'].get('__meta_kubernetes_node_label_kubernetes_io_arch')) for x in by_job('nodes'))")" = \
+		"[('10.0.0.11:10250', 'node-a', '10.0.0.11', 'amd64'), ('10.0.0.12:10250', 'node-b', '10.0.0.12', 'amd64')]" ]
+}
+checkx "role node: one target per node, InternalIP and kubelet port, with __meta_kubernetes_node_*" 'wait_for 20 nodes_ok'
 check "bearer_token_file's, the in-cluster job's and the kubeconfig's tokens reach the API" \
 	[ "$(apilog "sorted(log['auth'])")" = "['Bearer file-token', 'Bearer incluster-token', 'Bearer kubeconfig-token']" ]
-incluster_seen() { [ "$(targets_get "sorted(x['discoveredLabels']['__meta_kubernetes_pod_name'] for x in t['data']['droppedTargets'] if x['scrapePool'] == 'incluster')")" = "['web-7d4b9c8f6-aaaaa', 'web-7d4b9c8f6-bbbbb', 'web-7d4b9c8f6-ddddd']" ]; }
+incluster_seen() { [ "$(targets_get "sorted(x['discoveredLabels']['__meta_kubernetes_pod_name'] for x in t['data']['droppedTargets'] if x['scrapePool'] == 'incluster')")" = "['web-7d4b9c8f6-aaaaa', 'web-7d4b9c8f6-bbbbb', 'web-7d4b9c8f6-ddddd', 'web-7d4b9c8f6-fffff']" ]; }
 checkx "in-cluster (KUBERNETES_SERVICE_HOST/PORT, https, token and CA overridden): all namespaces' pods seen" 'wait_for 20 incluster_seen'
 untrusted_logged() { grep 'job=untrusted: kubernetes pods in all namespaces: list https://127.0.0.1:[0-9]*/api/v1/pods: .*certificate' "$tmp/log.$n" >/dev/null; }
 checkx "an https API server without its CA in tls_config.ca_file is refused, and logged" 'wait_for 20 untrusted_logged'
@@ -203,6 +238,7 @@ check "... and gives no targets" [ "$(active untrusted)" = "" ]
 checkx "A is scraped" "wait_for 20 '[ \$(hits $PA) -gt 0 ]'"
 check "the unannotated pod is never scraped" [ "$(hits "$PB")" = 0 ]
 check "the pod in another namespace is never scraped" [ "$(hits "$PD")" = 0 ]
+check "the annotated pod the field selector excludes is never scraped" [ "$(hits "$PF")" = 0 ]
 
 pod_event ADDED web-7d4b9c8f6-ccccc "$PC" false 300000
 checkx "ADDED (with a 300 kB annotation): the new annotated pod becomes a target" "wait_for 20 'is_active pods \"$A $C\"'"

@@ -115,6 +115,14 @@ api() {
 	echo "status=$c" >>"$tmp/body"
 	record "$name" "$tmp/body"
 }
+# The ingested data spans more than block_duration (1 h): the first
+# maintenance pass (about 10 s after the start) flushes the head to a
+# block. The views wait for it, so that every answer comes from the
+# block whatever the machine's speed: a table row's line and the order
+# of the flame chart and the exports are not the same from the head as
+# from a block (an open defect), and a run that crossed the flush gave
+# half its views from each.
+wait_for 60 'grep -q "flushed head to block" "$tmp/log.$n"' "the head is flushed to a block"
 R=(--data-urlencode "from=$FROM" --data-urlencode "to=$TO")
 api "profile-types" /api/v1/profile-types "${R[@]}"
 api "labels" /api/v1/labels "${R[@]}"

@@ -6,7 +6,7 @@
 //   {"profiles":[{"type":"cpu","unit":"nanoseconds","samples":N,"total":"V"}]}
 // (totals as decimal strings: they may exceed 2^53). Observations: a Sample
 // with values counts one per value; one with only timestamps, one per
-// timestamp, each worth 1 (shared formats.md 1.4.6).
+// timestamp, each worth 1 (docs/formats.md, "OTLP profiles messages", Sample).
 // usage: node otlp_decode.mjs PROTO_DIR FILE
 import fs from "node:fs";
 import path from "node:path";

@@ -367,7 +367,7 @@ static void record_acked(uint64_t n)
  * Offsets of the request's times in @b: the 8-byte little-endian words
  * holding a value from @base (the profile's time) to @base + --samples
  * (its samples'): the fixed64 time_unix_nano and timestamps_unix_nano,
- * shared formats.md 1.4; 8 other bytes match with probability 2^-56.
+ * docs/formats.md "OTLP profiles messages"; 8 other bytes match with probability 2^-56.
  */
 static void find_times(const struct buf *b, int64_t base, struct time_offs *t)
 {

@@ -5,8 +5,9 @@
  * root first), and read a store back as name-based totals, keyed
  * "type|k=v,k=v|root;...;leaf", which is what must survive every flush,
  * compaction and restart unchanged. The query tests' request runner is in
- * query/qhelp.h, on top of this. static inline so each test uses what it
- * needs.
+ * query/qhelp.h, on top of this. And one comparison of two model
+ * profiles, field by field (the decoders' differential tests). static
+ * inline so each test uses what it needs.
  */
 #ifndef PROF_TESTS_UNIT_TESTLIB_H
 #define PROF_TESTS_UNIT_TESTLIB_H
@@ -18,8 +19,13 @@
 #include "model/profile.h"
 #include "store/store.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #define TL_CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 
@@ -318,6 +324,120 @@ static inline struct store *tl_open(const char *dir, const struct store_options 
 		return NULL;
 	}
 	return st;
+}
+
+/*
+ * tl_profile_equal() - assert that @a and @b are the same model profile,
+ * table by table and field by field: strings, mappings (each has_* flag),
+ * functions, locations, lines, links, sample types, samples, stack
+ * locations, values, labels, attributes, comments, the profile's scalars
+ * and what the decoder skipped. Ids are compared as they are, so both
+ * must have interned in one order (two decoders of one input do).
+ */
+static inline void tl_profile_equal(const struct model_profile *a, const struct model_profile *b)
+{
+	assert_int_equal(a->strings.n, b->strings.n);
+	for (uint32_t i = 0; i < a->strings.n; i++) {
+		assert_int_equal(a->strings.len[i], b->strings.len[i]);
+		assert_memory_equal(a->strings.s[i], b->strings.s[i], a->strings.len[i]);
+	}
+	assert_int_equal(a->mappings.n, b->mappings.n);
+	for (size_t i = 0; i < a->mappings.n; i++) {
+		const struct model_mapping *x = &a->mappings.v[i], *y = &b->mappings.v[i];
+
+		assert_int_equal(x->memory_start, y->memory_start);
+		assert_int_equal(x->memory_limit, y->memory_limit);
+		assert_int_equal(x->file_offset, y->file_offset);
+		assert_int_equal(x->filename, y->filename);
+		assert_int_equal(x->build_id, y->build_id);
+		assert_int_equal(x->has_functions, y->has_functions);
+		assert_int_equal(x->has_filenames, y->has_filenames);
+		assert_int_equal(x->has_line_numbers, y->has_line_numbers);
+		assert_int_equal(x->has_inline_frames, y->has_inline_frames);
+	}
+	assert_int_equal(a->functions.n, b->functions.n);
+	for (size_t i = 0; i < a->functions.n; i++) {
+		const struct model_function *x = &a->functions.v[i], *y = &b->functions.v[i];
+
+		assert_int_equal(x->name, y->name);
+		assert_int_equal(x->system_name, y->system_name);
+		assert_int_equal(x->filename, y->filename);
+		assert_int_equal(x->start_line, y->start_line);
+	}
+	assert_int_equal(a->locations.n, b->locations.n);
+	for (size_t i = 0; i < a->locations.n; i++) {
+		const struct model_location *x = &a->locations.v[i], *y = &b->locations.v[i];
+
+		assert_int_equal(x->mapping, y->mapping);
+		assert_int_equal(x->address, y->address);
+		assert_int_equal(x->line_off, y->line_off);
+		assert_int_equal(x->nlines, y->nlines);
+		assert_int_equal(x->is_folded, y->is_folded);
+		assert_int_equal(x->frame_type, y->frame_type);
+	}
+	assert_int_equal(a->lines.n, b->lines.n);
+	for (size_t i = 0; i < a->lines.n; i++) {
+		assert_int_equal(a->lines.v[i].function, b->lines.v[i].function);
+		assert_int_equal(a->lines.v[i].line, b->lines.v[i].line);
+		assert_int_equal(a->lines.v[i].column, b->lines.v[i].column);
+	}
+	assert_int_equal(a->links.n, b->links.n);
+	for (size_t i = 0; i < a->links.n; i++)
+		assert_memory_equal(&a->links.v[i], &b->links.v[i], sizeof(a->links.v[i]));
+	assert_int_equal(a->sample_types.n, b->sample_types.n);
+	for (size_t i = 0; i < a->sample_types.n; i++) {
+		assert_int_equal(a->sample_types.v[i].type, b->sample_types.v[i].type);
+		assert_int_equal(a->sample_types.v[i].unit, b->sample_types.v[i].unit);
+	}
+	assert_int_equal(a->samples.n, b->samples.n);
+	for (size_t i = 0; i < a->samples.n; i++) {
+		const struct model_sample *x = &a->samples.v[i], *y = &b->samples.v[i];
+
+		assert_int_equal(x->stack_off, y->stack_off);
+		assert_int_equal(x->nstack, y->nstack);
+		assert_int_equal(x->value_off, y->value_off);
+		assert_int_equal(x->label_off, y->label_off);
+		assert_int_equal(x->nlabels, y->nlabels);
+		assert_int_equal(x->link, y->link);
+		assert_int_equal(x->timestamp_ns, y->timestamp_ns);
+	}
+	assert_int_equal(a->stack_locs.n, b->stack_locs.n);
+	if (a->stack_locs.n)
+		assert_memory_equal(a->stack_locs.v, b->stack_locs.v,
+				    a->stack_locs.n * sizeof(*a->stack_locs.v));
+	assert_int_equal(a->values.n, b->values.n);
+	if (a->values.n)
+		assert_memory_equal(a->values.v, b->values.v, a->values.n * sizeof(*a->values.v));
+	assert_int_equal(a->labels.n, b->labels.n);
+	for (size_t i = 0; i < a->labels.n; i++) {
+		assert_int_equal(a->labels.v[i].key, b->labels.v[i].key);
+		assert_int_equal(a->labels.v[i].str, b->labels.v[i].str);
+		assert_int_equal(a->labels.v[i].num, b->labels.v[i].num);
+		assert_int_equal(a->labels.v[i].num_unit, b->labels.v[i].num_unit);
+	}
+	assert_int_equal(a->attrs.n, b->attrs.n);
+	for (size_t i = 0; i < a->attrs.n; i++) {
+		assert_int_equal(a->attrs.v[i].key, b->attrs.v[i].key);
+		assert_int_equal(a->attrs.v[i].str, b->attrs.v[i].str);
+		assert_int_equal(a->attrs.v[i].num, b->attrs.v[i].num);
+		assert_int_equal(a->attrs.v[i].num_unit, b->attrs.v[i].num_unit);
+	}
+	assert_int_equal(a->comments.n, b->comments.n);
+	if (a->comments.n)
+		assert_memory_equal(a->comments.v, b->comments.v,
+				    a->comments.n * sizeof(*a->comments.v));
+	assert_int_equal(a->period_type.type, b->period_type.type);
+	assert_int_equal(a->period_type.unit, b->period_type.unit);
+	assert_int_equal(a->period, b->period);
+	assert_int_equal(a->time_ns, b->time_ns);
+	assert_int_equal(a->duration_ns, b->duration_ns);
+	assert_int_equal(a->default_sample_type, b->default_sample_type);
+	assert_int_equal(a->drop_frames, b->drop_frames);
+	assert_int_equal(a->keep_frames, b->keep_frames);
+	assert_int_equal(a->name, b->name);
+	assert_int_equal(a->skipped.n, b->skipped.n);
+	assert_string_equal(a->skipped.what, b->skipped.what);
+	assert_string_equal(a->skipped.first, b->skipped.first);
 }
 
 #endif

@@ -248,7 +248,8 @@ static void write_metadata(struct buf *out, const struct mkopt *o)
 	class_el(&m, 14, "float", 0);
 	class_el(&m, 15, "x.Empty", 0);
 	if (o->nativemem) {
-		/* As async-profiler's jfrMetadata.cpp declares them (formats.md 3.8). */
+		/* As async-profiler's jfrMetadata.cpp declares them (docs/formats.md,
+		 * "async-profiler's native memory events"). */
 		class_el(&m, T_MALLOC, "profiler.Malloc", 5);
 		field_el(&m, "startTime", T_LONG, false, false);
 		field_el(&m, "eventThread", T_THREAD, true, false);

@@ -4,7 +4,8 @@
  * one request's content - functions main and work, stacks [work, main]
  * and [main], attribute k="v", two sample types (cpu/nanoseconds and
  * samples/count), two samples - written in the v1.10, v1.9, v1.8 and
- * v1.7 layouts field by field (numbers from shared formats.md 1.6).
+ * v1.7 layouts field by field (numbers from docs/formats.md, "Field
+ * lists of older layouts").
  * Each is sniffed as its layout, rewritten, decoded, and re-encoded by
  * fmt_otlp_encode: byte for byte what the v1.10 request gives (and
  * fmt_otlp_decode_any reads each in one call). The

@@ -24,6 +24,7 @@
 #include "format/otlp.h"
 #include "model/profile.h"
 #include "store/head.h"
+#include "unit/testlib.h"
 
 #include <dirent.h>
 #include <setjmp.h>
@@ -34,106 +35,6 @@
 /* ---- model equality ----------------------------------------------------------- */
 
 #define EQ(field) assert_int_equal(a->field, b->field)
-
-static void eq_profile(const struct model_profile *a, const struct model_profile *b)
-{
-	assert_int_equal(a->strings.n, b->strings.n);
-	for (uint32_t i = 0; i < a->strings.n; i++) {
-		assert_int_equal(a->strings.len[i], b->strings.len[i]);
-		assert_memory_equal(a->strings.s[i], b->strings.s[i], a->strings.len[i]);
-	}
-	assert_int_equal(a->mappings.n, b->mappings.n);
-	for (size_t i = 0; i < a->mappings.n; i++) {
-		const struct model_mapping *x = &a->mappings.v[i], *y = &b->mappings.v[i];
-
-		assert_int_equal(x->memory_start, y->memory_start);
-		assert_int_equal(x->memory_limit, y->memory_limit);
-		assert_int_equal(x->file_offset, y->file_offset);
-		assert_int_equal(x->filename, y->filename);
-		assert_int_equal(x->build_id, y->build_id);
-		assert_int_equal(x->has_functions, y->has_functions);
-		assert_int_equal(x->has_filenames, y->has_filenames);
-		assert_int_equal(x->has_line_numbers, y->has_line_numbers);
-		assert_int_equal(x->has_inline_frames, y->has_inline_frames);
-	}
-	assert_int_equal(a->functions.n, b->functions.n);
-	for (size_t i = 0; i < a->functions.n; i++) {
-		const struct model_function *x = &a->functions.v[i], *y = &b->functions.v[i];
-
-		assert_int_equal(x->name, y->name);
-		assert_int_equal(x->system_name, y->system_name);
-		assert_int_equal(x->filename, y->filename);
-		assert_int_equal(x->start_line, y->start_line);
-	}
-	assert_int_equal(a->locations.n, b->locations.n);
-	for (size_t i = 0; i < a->locations.n; i++) {
-		const struct model_location *x = &a->locations.v[i], *y = &b->locations.v[i];
-
-		assert_int_equal(x->mapping, y->mapping);
-		assert_int_equal(x->address, y->address);
-		assert_int_equal(x->line_off, y->line_off);
-		assert_int_equal(x->nlines, y->nlines);
-		assert_int_equal(x->is_folded, y->is_folded);
-		assert_int_equal(x->frame_type, y->frame_type);
-	}
-	assert_int_equal(a->lines.n, b->lines.n);
-	for (size_t i = 0; i < a->lines.n; i++) {
-		assert_int_equal(a->lines.v[i].function, b->lines.v[i].function);
-		assert_int_equal(a->lines.v[i].line, b->lines.v[i].line);
-		assert_int_equal(a->lines.v[i].column, b->lines.v[i].column);
-	}
-	assert_int_equal(a->links.n, b->links.n);
-	for (size_t i = 0; i < a->links.n; i++)
-		assert_memory_equal(&a->links.v[i], &b->links.v[i], sizeof(a->links.v[i]));
-	assert_int_equal(a->sample_types.n, b->sample_types.n);
-	for (size_t i = 0; i < a->sample_types.n; i++) {
-		assert_int_equal(a->sample_types.v[i].type, b->sample_types.v[i].type);
-		assert_int_equal(a->sample_types.v[i].unit, b->sample_types.v[i].unit);
-	}
-	assert_int_equal(a->samples.n, b->samples.n);
-	for (size_t i = 0; i < a->samples.n; i++) {
-		const struct model_sample *x = &a->samples.v[i], *y = &b->samples.v[i];
-
-		assert_int_equal(x->stack_off, y->stack_off);
-		assert_int_equal(x->nstack, y->nstack);
-		assert_int_equal(x->value_off, y->value_off);
-		assert_int_equal(x->label_off, y->label_off);
-		assert_int_equal(x->nlabels, y->nlabels);
-		assert_int_equal(x->link, y->link);
-		assert_int_equal(x->timestamp_ns, y->timestamp_ns);
-	}
-	assert_int_equal(a->stack_locs.n, b->stack_locs.n);
-	if (a->stack_locs.n)
-		assert_memory_equal(a->stack_locs.v, b->stack_locs.v,
-				    a->stack_locs.n * sizeof(*a->stack_locs.v));
-	assert_int_equal(a->values.n, b->values.n);
-	if (a->values.n)
-		assert_memory_equal(a->values.v, b->values.v, a->values.n * sizeof(*a->values.v));
-	assert_int_equal(a->labels.n, b->labels.n);
-	for (size_t i = 0; i < a->labels.n; i++) {
-		assert_int_equal(a->labels.v[i].key, b->labels.v[i].key);
-		assert_int_equal(a->labels.v[i].str, b->labels.v[i].str);
-		assert_int_equal(a->labels.v[i].num, b->labels.v[i].num);
-		assert_int_equal(a->labels.v[i].num_unit, b->labels.v[i].num_unit);
-	}
-	assert_int_equal(a->attrs.n, b->attrs.n);
-	for (size_t i = 0; i < a->attrs.n; i++) {
-		assert_int_equal(a->attrs.v[i].key, b->attrs.v[i].key);
-		assert_int_equal(a->attrs.v[i].str, b->attrs.v[i].str);
-		assert_int_equal(a->attrs.v[i].num, b->attrs.v[i].num);
-		assert_int_equal(a->attrs.v[i].num_unit, b->attrs.v[i].num_unit);
-	}
-	assert_int_equal(a->comments.n, b->comments.n);
-	EQ(period_type.type);
-	EQ(period_type.unit);
-	EQ(period);
-	EQ(time_ns);
-	EQ(duration_ns);
-	EQ(default_sample_type);
-	EQ(drop_frames);
-	EQ(keep_frames);
-	EQ(name);
-}
 
 /* String @i of @a equals string @j of @b. */
 static void eq_str(const struct model_profile *a, uint32_t i, const struct model_profile *b,
@@ -358,7 +259,7 @@ static bool differential(const void *data, size_t n, size_t max_samples)
 		for (size_t i = 0; i < d.n; i++) {
 			/* valid by construction: the decoder does not check it itself */
 			assert_int_equal(model_profile_validate(&d.profiles[i], NULL), 0);
-			eq_profile(&d.profiles[i], &r.profiles[i]);
+			tl_profile_equal(&d.profiles[i], &r.profiles[i]);
 		}
 		struct fmt_otlp_batch sh;
 

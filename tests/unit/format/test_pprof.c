@@ -530,7 +530,7 @@ static void test_empty_and_unpacked(void **state)
 }
 
 /*
- * docs/formats.md "pprof edge cases", one test each. The fixture's totals
+ * docs/formats.md "pprof (profile.proto)": its cases, one test each. The fixture's totals
  * are samples 16, cpu 160 over 3 samples.
  */
 

@@ -26,108 +26,13 @@
 #include "format/pprof.h"
 #include "model/profile.h"
 #include "pbwrite.h"
+#include "unit/testlib.h"
 
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-
-/* ---- model equality (ids compared as is: both paths intern in one order) -------- */
-
-static void eq_profile(const struct model_profile *a, const struct model_profile *b)
-{
-	assert_int_equal(a->strings.n, b->strings.n);
-	for (size_t i = 0; i < a->strings.n; i++) {
-		assert_int_equal(a->strings.len[i], b->strings.len[i]);
-		assert_memory_equal(a->strings.s[i], b->strings.s[i], a->strings.len[i]);
-	}
-	assert_int_equal(a->mappings.n, b->mappings.n);
-	for (size_t i = 0; i < a->mappings.n; i++) {
-		const struct model_mapping *x = &a->mappings.v[i], *y = &b->mappings.v[i];
-
-		assert_int_equal(x->memory_start, y->memory_start);
-		assert_int_equal(x->memory_limit, y->memory_limit);
-		assert_int_equal(x->file_offset, y->file_offset);
-		assert_int_equal(x->filename, y->filename);
-		assert_int_equal(x->build_id, y->build_id);
-		assert_int_equal(model_mapping_flags(x), model_mapping_flags(y));
-	}
-	assert_int_equal(a->functions.n, b->functions.n);
-	for (size_t i = 0; i < a->functions.n; i++) {
-		const struct model_function *x = &a->functions.v[i], *y = &b->functions.v[i];
-
-		assert_int_equal(x->name, y->name);
-		assert_int_equal(x->system_name, y->system_name);
-		assert_int_equal(x->filename, y->filename);
-		assert_int_equal(x->start_line, y->start_line);
-	}
-	assert_int_equal(a->locations.n, b->locations.n);
-	for (size_t i = 0; i < a->locations.n; i++) {
-		const struct model_location *x = &a->locations.v[i], *y = &b->locations.v[i];
-
-		assert_int_equal(x->mapping, y->mapping);
-		assert_int_equal(x->address, y->address);
-		assert_int_equal(x->line_off, y->line_off);
-		assert_int_equal(x->nlines, y->nlines);
-		assert_int_equal(x->is_folded, y->is_folded);
-		assert_int_equal(x->frame_type, y->frame_type);
-	}
-	assert_int_equal(a->lines.n, b->lines.n);
-	for (size_t i = 0; i < a->lines.n; i++) {
-		assert_int_equal(a->lines.v[i].function, b->lines.v[i].function);
-		assert_int_equal(a->lines.v[i].line, b->lines.v[i].line);
-		assert_int_equal(a->lines.v[i].column, b->lines.v[i].column);
-	}
-	assert_int_equal(a->sample_types.n, b->sample_types.n);
-	for (size_t i = 0; i < a->sample_types.n; i++) {
-		assert_int_equal(a->sample_types.v[i].type, b->sample_types.v[i].type);
-		assert_int_equal(a->sample_types.v[i].unit, b->sample_types.v[i].unit);
-	}
-	assert_int_equal(a->samples.n, b->samples.n);
-	for (size_t i = 0; i < a->samples.n; i++) {
-		const struct model_sample *x = &a->samples.v[i], *y = &b->samples.v[i];
-
-		assert_int_equal(x->stack_off, y->stack_off);
-		assert_int_equal(x->nstack, y->nstack);
-		assert_int_equal(x->value_off, y->value_off);
-		assert_int_equal(x->label_off, y->label_off);
-		assert_int_equal(x->nlabels, y->nlabels);
-		assert_int_equal(x->link, y->link);
-		assert_int_equal(x->timestamp_ns, y->timestamp_ns);
-	}
-	assert_int_equal(a->stack_locs.n, b->stack_locs.n);
-	if (a->stack_locs.n)
-		assert_memory_equal(a->stack_locs.v, b->stack_locs.v,
-				    a->stack_locs.n * sizeof(*a->stack_locs.v));
-	assert_int_equal(a->values.n, b->values.n);
-	if (a->values.n)
-		assert_memory_equal(a->values.v, b->values.v, a->values.n * sizeof(*a->values.v));
-	assert_int_equal(a->labels.n, b->labels.n);
-	for (size_t i = 0; i < a->labels.n; i++) {
-		assert_int_equal(a->labels.v[i].key, b->labels.v[i].key);
-		assert_int_equal(a->labels.v[i].str, b->labels.v[i].str);
-		assert_int_equal(a->labels.v[i].num, b->labels.v[i].num);
-		assert_int_equal(a->labels.v[i].num_unit, b->labels.v[i].num_unit);
-	}
-	assert_int_equal(a->attrs.n, b->attrs.n);
-	assert_int_equal(a->comments.n, b->comments.n);
-	if (a->comments.n)
-		assert_memory_equal(a->comments.v, b->comments.v,
-				    a->comments.n * sizeof(*a->comments.v));
-	assert_int_equal(a->period_type.type, b->period_type.type);
-	assert_int_equal(a->period_type.unit, b->period_type.unit);
-	assert_int_equal(a->period, b->period);
-	assert_int_equal(a->time_ns, b->time_ns);
-	assert_int_equal(a->duration_ns, b->duration_ns);
-	assert_int_equal(a->default_sample_type, b->default_sample_type);
-	assert_int_equal(a->drop_frames, b->drop_frames);
-	assert_int_equal(a->keep_frames, b->keep_frames);
-	assert_int_equal(a->name, b->name);
-	assert_int_equal(a->skipped.n, b->skipped.n);
-	assert_string_equal(a->skipped.what, b->skipped.what);
-	assert_string_equal(a->skipped.first, b->skipped.first);
-}
 
 static size_t agreed_ok, agreed_err;
 
@@ -153,7 +58,7 @@ static int differential(const void *data, size_t n)
 	assert_string_equal(ea.msg, eb.msg);
 	assert_int_equal(ea.offset, eb.offset);
 	if (ra == 0) {
-		eq_profile(&a, &b);
+		tl_profile_equal(&a, &b);
 		agreed_ok++;
 	} else {
 		agreed_err++;

@@ -2,7 +2,7 @@
 /*
  * test_push.c - the Pyroscope Connect PushRequest decoder
  * (src/format/push.c): a hand-encoded binary request (field numbers of
- * formats.md 4.6, annotations and unknown fields skipped), the same
+ * docs/formats.md "Pyroscope ingest", Push API; annotations and unknown fields skipped), the same
  * request in protobuf JSON (camelCase and proto names, standard and
  * URL-safe base64, padding or not), and errors naming the field or byte.
  */

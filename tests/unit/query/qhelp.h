@@ -12,8 +12,12 @@
 #include "base/buf.h"
 #include "base/mem.h"
 #include "model/profile.h"
+#include "query/filter.h"
 #include "query/request.h"
 #include "query/stackset.h"
+#include "query/stackset_int.h"
+#include "query/table.h"
+#include "store/store.h"
 #include "store/head.h"
 #include "unit/testlib.h"
 
@@ -138,6 +142,79 @@ static inline json_t *qh_path(json_t *root, const char *path)
 			s++;
 	}
 	return at;
+}
+
+/* The query layer reads a store; these tests build a head by hand. */
+static inline int qh_collect_head(struct store_head *h, const struct query_stackset_params *p,
+				  struct query_stackset *ss, struct prof_err *err)
+{
+	struct store *st;
+
+	store_open_head(h, &st);
+	int rc = query_stackset_collect(st, p, ss, err);
+	store_close(st);
+	return rc;
+}
+
+static inline void qh_collect_ok(struct store_head *h, const struct query_filter *f,
+				 struct query_stackset *ss)
+{
+	struct query_stackset_params p = { .type = CPU, .from_ns = 0, .to_ns = INT64_MAX };
+	struct prof_err err;
+
+	p.filter = f;
+	prof_err_init(&err);
+	assert_int_equal(qh_collect_head(h, &p, ss, &err), 0);
+}
+
+/* "A;B;C" of trie node @node. */
+static inline void qh_path_str(const struct query_stackset *ss, uint32_t node, char *out,
+			       size_t outsz)
+{
+	struct query_ss_path path = { 0 };
+	size_t at = 0;
+
+	out[0] = '\0';
+	query_stackset_path(ss, node, &path);
+	for (size_t i = 0; i < path.n; i++)
+		at += (size_t)snprintf(out + at, outsz - at, "%s%s", i ? ";" : "",
+				       ss->names.s[path.v[i]]);
+	free(path.v);
+}
+
+/* Self value at the stack "A;B" (sum over its entries), or -1 when absent. */
+static inline int64_t qh_stack_value(const struct query_stackset *ss, const char *want)
+{
+	char got[1024];
+	int64_t v = -1;
+
+	for (size_t i = 0; i < ss->entries.n; i++) {
+		qh_path_str(ss, ss->entries.v[i].node, got, sizeof(got));
+		if (!strcmp(got, want))
+			v = (v < 0 ? 0 : v) + ss->entries.v[i].value;
+	}
+	return v;
+}
+
+static inline const struct query_table_row *
+qh_row_of(const struct query_table *t, const struct query_stackset *ss, const char *name)
+{
+	for (size_t i = 0; i < t->nrows; i++)
+		if (!strcmp(ss->names.s[t->rows[i].name], name))
+			return &t->rows[i];
+	return NULL;
+}
+
+static inline void qh_expect_row(const struct query_table *t, const struct query_stackset *ss,
+				 const char *name, int64_t self, int64_t total)
+{
+	const struct query_table_row *r = qh_row_of(t, ss, name);
+
+	if (!r)
+		fail_msg("no table row %s", name);
+	if (r->self != self || r->total != total)
+		fail_msg("%s: self %lld total %lld, want %lld %lld", name, (long long)r->self,
+			 (long long)r->total, (long long)self, (long long)total);
 }
 
 #endif

@@ -338,8 +338,8 @@ static void test_diff_identical_selections_are_all_zero(void **state)
 		size_t i;
 
 		seen++;
-		assert_true(qh_num(nd, "delta") == 0);
-		assert_true(qh_num(nd, "z") == 0);
+		assert_float_equal(qh_num(nd, "delta"), 0, 0);
+		assert_float_equal(qh_num(nd, "z"), 0, 0);
 		assert_true(json_is_true(json_object_get(nd, "noise")));
 		assert_string_equal(json_string_value(json_object_get(nd, "status")), "both");
 		assert_int_equal(qh_int(nd, "a_total"), qh_int(nd, "b_total"));
@@ -426,8 +426,8 @@ static void test_diff_refuses_other_types_and_handles_empty_sides(void **state)
 	json_t *j = run_ok(h, "diff", &e);
 	json_t *root = json_object_get(j, "root");
 	assert_int_equal(qh_int(json_object_get(j, "a"), "total"), 0);
-	assert_true(qh_num(root, "a_share") == 0);
-	assert_true(qh_num(root, "b_share") == 1);
+	assert_float_equal(qh_num(root, "a_share"), 0, 0);
+	assert_float_equal(qh_num(root, "b_share"), 1, 0);
 	assert_true(json_is_false(json_object_get(root, "noise")));
 	assert_string_equal(json_string_value(json_object_get(qh_path(root, "main"), "status")),
 			    "appeared");
@@ -436,7 +436,7 @@ static void test_diff_refuses_other_types_and_handles_empty_sides(void **state)
 	struct qh_args e2 = { { "type", CPU, "from", "1000", "to", "2000", NULL } };
 	j = run_ok(h, "diff", &e2);
 	root = json_object_get(j, "root");
-	assert_true(qh_num(root, "delta") == 0);
+	assert_float_equal(qh_num(root, "delta"), 0, 0);
 	assert_int_equal(json_array_size(json_object_get(root, "children")), 0);
 	json_decref(j);
 	store_head_free(h);
@@ -451,8 +451,8 @@ static void test_diff_z_statistic(void **state)
 	assert_true(fabs(z - 2.886751) < 1e-5);
 	/* Poisson: (kb - ka) / sqrt(ka + kb). */
 	assert_true(fabs(query_diff_z(QUERY_DIFF_ABSOLUTE, 9, 0, 16, 0, 0, 0) - 7.0 / 5.0) < 1e-12);
-	assert_true(query_diff_z(QUERY_DIFF_NORMALIZED, 0, 0, 5, 10, 0, 0) == 0);
-	assert_true(query_diff_z(QUERY_DIFF_NORMALIZED, 10, 10, 10, 10, 0, 0) == 0);
+	assert_float_equal(query_diff_z(QUERY_DIFF_NORMALIZED, 0, 0, 5, 10, 0, 0), 0, 0);
+	assert_float_equal(query_diff_z(QUERY_DIFF_NORMALIZED, 10, 10, 10, 10, 0, 0), 0, 0);
 }
 
 /*

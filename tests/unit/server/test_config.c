@@ -95,7 +95,7 @@ static void test_config_full_file_loads_every_field(void **state)
 	/* service_name in a selector is service.name, the canonical key (store/matcher.h) */
 	assert_string_equal(c.datasets[0].rules[0].sel.m[0].name, "service.name");
 	assert_int_equal(c.datasets[0].rules[1].action, SERVER_RULE_KEEP);
-	assert_true(c.datasets[0].rules[1].fraction == 0.25);
+	assert_float_equal(c.datasets[0].rules[1].fraction, 0.25, 0);
 	assert_int_equal(c.datasets[0].rules[2].min_value, 1000);
 	assert_int_equal(c.datasets[1].nrules, 0);
 	assert_int_equal(c.ntokens, 2);
