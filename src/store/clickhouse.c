@@ -293,6 +293,9 @@ static void ch_free(struct ch *c)
 {
 	if (!c)
 		return;
+	store_ch_maint_stop(c);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->mu);
 	free(c->base);
 	free(c->root);
 	free(c->db);
@@ -315,6 +318,7 @@ static const struct store_backend ch_backend = {
 	.ingest = store_ch_ingest,
 	.scan = store_ch_scan,
 	.types = store_ch_types,
+	.stats = store_ch_stats,
 	.close = ch_close,
 };
 
@@ -463,13 +467,22 @@ static int parse_url(struct ch *c, const char *url, struct prof_err *err)
 	return 0;
 }
 
-int store_open_clickhouse(const char *url, const char *dataset, struct store **out,
-			  struct prof_err *err)
+int store_open_clickhouse(const char *url, const char *dataset, const struct store_options *o,
+			  struct store **out, struct prof_err *err)
 {
 	struct ch *c = xcalloc(1, sizeof(*c));
+	struct store_options def;
 	struct buf lit = BUF_INIT;
 	int rc;
 
+	store_options_default(&def);
+	if (!o)
+		o = &def;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	c->retention_ns = o->retention_ns;
+	c->maint_interval_ns =
+		o->maint_interval_ns > 0 ? o->maint_interval_ns : def.maint_interval_ns;
 	rc = parse_url(c, url, err);
 	if (!rc)
 		rc = prof_curl_load(err);
@@ -482,10 +495,13 @@ int store_open_clickhouse(const char *url, const char *dataset, struct store **o
 	PROF_ASSERT(buf_add(&lit, "", 1) == 0);
 	c->ds = buf_detach(&lit, NULL);
 	rc = ch_schema(c, err);
+	if (!rc)
+		rc = store_ch_maint_start(c, err);
 	if (rc) {
 		ch_free(c);
 		return rc;
 	}
-	log_info("store: dataset %s in %s (schema %d)", dataset, c->desc, STORE_CH_SCHEMA_VERSION);
+	log_info("store: dataset %s in %s (schema %d, retention %llds)", dataset, c->desc,
+		 STORE_CH_SCHEMA_VERSION, (long long)(c->retention_ns / 1000000000));
 	return store_open_backend(&ch_backend, c, c->desc, out);
 }

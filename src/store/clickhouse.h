@@ -38,7 +38,9 @@
  * them.
  *
  * Versions: SQL kept to what ClickHouse 18.16 (Debian 12) accepts; it has
- * no TTL clause (retention is left to DROP PARTITION, see docs).
+ * no TTL clause, so retention is profd's: a thread of the store drops the
+ * dataset's day partitions older than the retention (ON CLUSTER with a
+ * cluster).
  */
 #ifndef PROF_STORE_CLICKHOUSE_H
 #define PROF_STORE_CLICKHOUSE_H
@@ -62,12 +64,16 @@ bool store_ch_is_url(const char *s);
  *   &cluster=NAME]
  * (HTTP interface, usually port 8123; DB of [A-Za-z0-9_]). Connects,
  * creates the database and tables when missing and checks the schema
- * version. *@out is closed with store_close. Errors, with @err saying
+ * version. Of @o (NULL = defaults) it uses retention_ns (> 0: a thread
+ * drops the day partitions of samples wholly older than that, at once
+ * and every maint_interval_ns; counted in store_get_stats'
+ * partitions_dropped / retention_failures). *@out is closed with
+ * store_close. Errors, with @err saying
  * which: -EINVAL for a URL it cannot read, -PROF_EUNSUPPORTED without
  * libcurl or for a schema newer than this profd, -ECONNREFUSED /
  * -ETIMEDOUT / -EIO when ClickHouse cannot be reached or refuses.
  */
-int store_open_clickhouse(const char *url, const char *dataset, struct store **out,
-			  struct prof_err *err);
+int store_open_clickhouse(const char *url, const char *dataset, const struct store_options *o,
+			  struct store **out, struct prof_err *err);
 
 #endif

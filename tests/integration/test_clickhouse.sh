@@ -9,7 +9,9 @@
 # inverted, table, frame table, series by label, flame chart, diff,
 # exports, sandwich, labels, label values, profile types). Then: a
 # second ClickHouse-backed server ingesting the same stacks adds no
-# stack row (content ids agree), and with ClickHouse killed ingest
+# stack row (content ids agree); a dataset with a retention loses the
+# day partitions older than it (and keeps recent rows and other
+# datasets); and with ClickHouse killed ingest
 # answers 503 with Retry-After and queries fail with a clear error;
 # restarted, ingest is accepted again.
 # Environment: PROFD, PROFD_CORPUS; skips without clickhouse-server or
@@ -70,6 +72,36 @@ stack_rows=$(ch_query "SELECT count() FROM profd_test.stacks")
 checkx "same stacks from another server: one id each ($stacks_before before, $stacks_after after)" \
 	'[ "$stacks_before" = "$stacks_after" ]'
 checkx "one stack row per stack after merging ($stack_rows rows)" '[ "$stack_rows" = "$stacks_after" ]'
+kill -9 "$server_pid" 2>/dev/null
+server_pid=$c_pid
+
+# Retention: a server whose only dataset keeps 2 days drops the day
+# partitions wholly older than that (ClickHouse 18.16 has no TTL), keeps
+# recent rows and leaves the other datasets alone.
+cat >"$tmp/ret.yaml" <<'YAML'
+datasets:
+  - name: ret
+    retention: 2d
+YAML
+golden_rows=$(ch_query "SELECT count() FROM profd_test.samples WHERE dataset = 'default'")
+start_server --data "$tmp/chd3" --storage "$URL" --config "$tmp/ret.yaml"
+now=$(date +%s)
+post "$base" "old" "$CORPUS/pprof/gen--cpu.pprof" "name=old&format=pprof&from=$((now - 4 * 86400))&until=$((now - 4 * 86400 + 10))"
+post "$base" "recent" "$CORPUS/pprof/gen--cpu.pprof" "name=recent&format=pprof&from=$((now - 3600))&until=$((now - 3590))"
+old_q="SELECT count() FROM profd_test.samples WHERE dataset = 'ret' AND ts < $(((now - 3 * 86400) * 1000000000))"
+recent_q="SELECT count() FROM profd_test.samples WHERE dataset = 'ret' AND ts >= $(((now - 7200) * 1000000000))"
+recent_rows=$(ch_query "$recent_q")
+checkx "old and recent rows stored ($(ch_query "$old_q") old, $recent_rows recent)" \
+	'[ "$(ch_query "$old_q")" -gt 0 ] && [ "$recent_rows" -gt 0 ]'
+dropped() { curl -s --noproxy '*' "$base/metrics" | sed -n 's/^profd_retention_partitions_dropped_total{dataset="ret"} //p'; }
+wait_for 60 '[ "$(ch_query "$old_q")" = 0 ]' "retention dropped the day of the old rows" &&
+	ok "retention dropped the day of the old rows"
+checkx "recent rows kept ($(ch_query "$recent_q"))" '[ "$(ch_query "$recent_q")" = "$recent_rows" ]'
+checkx "the other dataset's rows kept" \
+	'[ "$(ch_query "SELECT count() FROM profd_test.samples WHERE dataset = '"'default'"'")" = "$golden_rows" ]'
+checkx "/metrics counts the dropped partition ($(dropped))" '[ "$(dropped)" -ge 1 ]'
+checkx "/metrics: no failed retention round" \
+	'curl -s --noproxy "*" "$base/metrics" | grep -q "^profd_retention_failures_total{dataset=\"ret\"} 0$"'
 kill -9 "$server_pid" 2>/dev/null
 server_pid=$c_pid
 
