@@ -855,20 +855,22 @@ static void flush_run(struct scan_build *b, struct series *se, row_vec *run)
 
 /* Rows (or, for a series-only scan, each series' first and last row) into the head. */
 static int scan_fill_rows(struct ch *c, const struct scan_q *sq, struct scan_build *b,
-			  bool series_only, struct prof_err *err)
+			  bool series_only, const char *cond, struct prof_err *err)
 {
 	struct buf ans = BUF_INIT;
 	struct rd r;
 	row_vec run = { 0 };
 	struct series *run_se = NULL;
-	int rc = scan_fetch(
-		c, sq,
-		series_only ? "SELECT series_id, argMin(stack_id, ts), min(ts), argMax(stack_id, "
-			      "ts), max(ts) FROM @D.samples WHERE @W GROUP BY series_id"
-			    : "SELECT series_id, ts, stack_id, attrs_id, value FROM @D.samples "
-			      "WHERE @W ORDER BY series_id, ingest_ns, ord",
-		&ans, err);
+	char *sql =
+		xasprintf(series_only ? "SELECT series_id, argMin(stack_id, ts), min(ts), "
+					"argMax(stack_id, ts), max(ts) FROM @D.samples WHERE "
+					"@W%s GROUP BY series_id"
+				      : "SELECT series_id, ts, stack_id, attrs_id, value FROM "
+					"@D.samples WHERE @W%s ORDER BY series_id, ingest_ns, ord",
+			  cond);
+	int rc = scan_fetch(c, sq, sql, &ans, err);
 
+	free(sql);
 	if (rc)
 		return rc;
 	r = rd_of(&ans);
@@ -922,6 +924,156 @@ static int scan_fill_rows(struct ch *c, const struct scan_q *sq, struct scan_bui
 	return 0;
 }
 
+/* One (series, step) of a steps scan, as ClickHouse summed it. */
+struct step_group {
+	uint32_t ser; /* index into scan_build.ser */
+	struct store_step_sum sum;
+	int64_t lo, hi; /* time range of its rows */
+};
+
+static int step_group_cmp(const void *a, const void *b)
+{
+	const struct step_group *x = a, *y = b;
+
+	if (x->ser != y->ser)
+		return x->ser < y->ser ? -1 : 1;
+	return x->sum.step < y->sum.step ? -1 : x->sum.step > y->sum.step;
+}
+
+/*
+ * A rows scan whose visitor takes per-step sums (store_visitor.steps)
+ * and no stacks, without per-row filters: ClickHouse sums the rows
+ * without an attribute set per (series, step); the rows with one (whose
+ * attributes may name groups) come as rows, as a block's pages with
+ * attribute sets do. The sums are handed over only when every group's
+ * values are >= 0 and its sum cannot have overflowed (its Float64 sum
+ * under 2^62), the condition on which the visitor's sums of rows one by
+ * one equal them; else *@fallback is set, nothing is visited, and the
+ * caller reads rows.
+ */
+static int scan_steps_direct(struct ch *c, const struct store_query *q, const struct scan_q *sq,
+			     struct scan_build *b, const struct store_visitor *v,
+			     struct store_scan_stats *st, bool *fallback, struct prof_err *err)
+{
+	struct buf ans = BUF_INIT;
+	struct rd r;
+	VEC(struct step_group) g = { 0 };
+	VEC(struct store_step_sum) run = { 0 };
+	char *sql = xasprintf("SELECT series_id, intDiv(toInt64(ts) - (%lld), %lld) AS k, "
+			      "sum(value), count(), min(value), sum(toFloat64(value)), min(ts), "
+			      "max(ts) FROM @D.samples WHERE @W AND attrs_id = 0 GROUP BY "
+			      "series_id, k",
+			      (long long)v->step_from_ns, (long long)v->step_ns);
+	bool *sel = NULL;
+	size_t nsel = 0;
+	int rc = scan_fetch(c, sq, sql, &ans, err);
+
+	free(sql);
+	*fallback = false;
+	if (rc)
+		return rc;
+	r = rd_of(&ans);
+	while (rd_more(&r) && !*fallback) {
+		uint64_t sid = rd_u64(&r);
+		int64_t k = (int64_t)rd_u64(&r);
+		struct step_group e = { 0 };
+		int64_t mn;
+		uint64_t fbits;
+		double fsum;
+		uint32_t at;
+
+		e.sum.value = (int64_t)rd_u64(&r);
+		e.sum.rows = rd_u64(&r);
+		mn = (int64_t)rd_u64(&r);
+		fbits = rd_u64(&r);
+		memcpy(&fsum, &fbits, sizeof(fsum));
+		e.lo = (int64_t)rd_u64(&r);
+		e.hi = (int64_t)rd_u64(&r);
+		if (r.bad)
+			break;
+		if (mn < 0 || !(fsum < 4611686018427387904.0) || k < 0 || k >= UINT32_MAX) {
+			*fallback = true;
+			break;
+		}
+		if (!idx_find(b->series.v, b->series.n, sid, &at))
+			continue; /* ingested after the series were read */
+		e.ser = at;
+		e.sum.step = (uint32_t)k;
+		VEC_PUSH(&g, e);
+	}
+	buf_release(&ans);
+	if (r.bad)
+		rc = bad_answer(c, "step sums", err);
+	if (rc || *fallback)
+		goto out;
+	if (g.n)
+		qsort(g.v, g.n, sizeof(g.v[0]), step_group_cmp);
+	/* the rows with attribute sets, into the head */
+	rc = scan_fill_rows(c, sq, b, false, " AND attrs_id != 0", err);
+	if (rc)
+		goto out;
+	store_head_rdlock(b->h);
+	size_t nn, nattrs;
+	const struct store_stack_node *stacks = store_head_stacks(b->h, &nn);
+	const struct store_attr_set *attrs = store_head_attrs(b->h, &nattrs);
+	struct store_source src = {
+		.id = __atomic_add_fetch(&ch_source_seq, 1, __ATOMIC_RELAXED),
+		.is_head = true,
+		.dict = store_head_dict(b->h),
+		.stacks = stacks,
+		.nstacks = nn,
+		.attrs = attrs,
+		.nattrs = nattrs,
+	};
+	sel = xcalloc(b->ser.n + 1, sizeof(*sel));
+	for (size_t i = 0; i < g.n; i++)
+		sel[g.v[i].ser] = true;
+	for (size_t i = 0; i < b->ser.n; i++) {
+		sel[i] = (sel[i] || b->ser.v[i]->rows.n) &&
+			 head_series_match(b->ser.v[i], q->type, q->m, q->nm);
+		nsel += sel[i];
+	}
+	if (nsel) {
+		st->sources++;
+		rc = v->source_begin ? v->source_begin(v->arg, &src) : 0;
+	}
+	for (size_t i = 0, at = 0; nsel && i < b->ser.n && !rc; i++) {
+		const struct series *se = b->ser.v[i];
+		struct store_series pub = se->pub;
+
+		run.n = 0;
+		if (!se->rows.n) {
+			pub.min_ts_ns = INT64_MAX;
+			pub.max_ts_ns = INT64_MIN;
+			pub.nrows = 0;
+		}
+		for (; at < g.n && g.v[at].ser == i; at++) {
+			VEC_PUSH(&run, g.v[at].sum);
+			pub.min_ts_ns = PROF_MIN(pub.min_ts_ns, g.v[at].lo);
+			pub.max_ts_ns = PROF_MAX(pub.max_ts_ns, g.v[at].hi);
+			pub.nrows += g.v[at].sum.rows;
+		}
+		if (!sel[i])
+			continue;
+		st->series++;
+		st->rows += pub.nrows;
+		if (v->series)
+			rc = v->series(v->arg, &src, &pub);
+		if (!rc && run.n)
+			rc = v->steps(v->arg, &src, &pub, run.v, run.n);
+		if (!rc && se->rows.n)
+			rc = v->rows(v->arg, &src, &pub, se->rows.v, se->rows.n);
+	}
+	if (nsel && !rc && v->source_end)
+		rc = v->source_end(v->arg, &src);
+	store_head_rdunlock(b->h);
+out:
+	VEC_FREE(&g);
+	VEC_FREE(&run);
+	free(sel);
+	return rc;
+}
+
 int store_ch_scan(void *ctx, const struct store_query *q, const struct store_link_filter *lf,
 		  const struct store_visitor *v, struct store_scan_stats *st, struct prof_err *err)
 {
@@ -955,7 +1107,15 @@ int store_ch_scan(void *ctx, const struct store_query *q, const struct store_lin
 		rc = scan_totals_direct(c, q, &sq, &b, v, st, err);
 		goto out;
 	}
-	rc = scan_fill_rows(c, &sq, &b, series_only, err);
+	if (v->rows && v->steps && v->step_ns > 0 && b.no_stacks && !sq.row_filters &&
+	    v->step_from_ns <= PROF_MAX(q->from_ns, (int64_t)0)) {
+		bool fallback;
+
+		rc = scan_steps_direct(c, q, &sq, &b, v, st, &fallback, err);
+		if (rc || !fallback)
+			goto out;
+	}
+	rc = scan_fill_rows(c, &sq, &b, series_only, "", err);
 	if (!rc) {
 		struct store *tmp;
 		struct wrap w = { v, __atomic_add_fetch(&ch_source_seq, 1, __ATOMIC_RELAXED) };

@@ -59,6 +59,11 @@ ch_views
 checkx "the embedded server has profile types ($ch_ntypes)" '[ "$ch_ntypes" -ge 3 ]'
 checkx "all $ch_nviews views agree: $ch_nsame byte for byte, $ch_nequiv up to first-seen order" \
 	'[ $((ch_nsame + ch_nequiv)) = "$ch_nviews" ] && [ "$ch_nsame" -ge $((ch_nviews / 2)) ]'
+curl -s --noproxy '*' -G -o "$tmp/series.json" --data-urlencode "from=$((T0 * 1000))" \
+	--data-urlencode "to=$(((T0 + 8 * 3600) * 1000))" --data-urlencode step=1m \
+	--data-urlencode "type=process_cpu:cpu:nanoseconds:cpu:nanoseconds" "$c_base/api/v1/series"
+checkx "the compared series view has samples ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples"])' "$tmp/series.json"))" \
+	'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d[\"samples\"] > 0 and any(g[\"total\"] > 0 for g in d[\"series\"]) else 1)" "$tmp/series.json"'
 
 # Content ids: a second ClickHouse-backed server writing the same stacks adds no stack.
 stacks_before=$(ch_query "SELECT uniqExact(stack_id) FROM profd_test.stacks")
