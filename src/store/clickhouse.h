@@ -3,11 +3,15 @@
  * clickhouse.h - a store whose rows live in ClickHouse (store/backend.h),
  * spoken to over ClickHouse's HTTP interface with libcurl.
  *
- * Schema (version 1, created by profd in database DB; docs/clickhouse.md):
+ * Schema (version 2, created by profd in database DB; docs/clickhouse.md):
  *   profd_schema (version, applied_ns)             one row per migration
  *   samples   (dataset, series_id, ts, stack_id, attrs_id, value)
  *             MergeTree, PARTITION BY (dataset, day of ts),
  *             ORDER BY (dataset, series_id, ts, stack_id)
+ *   samples_hour (dataset, series_id, hour, stack_id, states of sum,
+ *             count, min/max ts, first row)   schema 2: AggregatingMergeTree
+ *             fed by the materialized view samples_hour_mv, partitioned
+ *             and ordered like samples by hour
  *   series    (dataset, series_id, type, names[], values[])
  *   stacks    (dataset, stack_id, locs[] leaf first)
  *   locations (dataset, loc_id, mapping_id, address, folded, frame_type,
@@ -27,7 +31,9 @@
  * dictionary tables before samples, so a stack a sample names is there
  * before the sample is. Scans push down the dataset, the time range, the
  * profile type and equality matchers on series labels, and for an
- * unfiltered totals scan the GROUP BY (series, stack) with sum(value);
+ * unfiltered totals scan the GROUP BY (series, stack) with sum(value)
+ * (the range's whole hours from samples_hour, its partial hours from
+ * samples), for a steps scan the GROUP BY (series, step);
  * the rows read are rebuilt into a head of the query's own and visited
  * as the embedded store visits a head.
  *
@@ -50,7 +56,7 @@
 #include "store/store.h"
 
 /** The schema version this profd writes and reads. */
-#define STORE_CH_SCHEMA_VERSION 1
+#define STORE_CH_SCHEMA_VERSION 2
 
 /**
  * store_ch_is_url() - does @s name a ClickHouse store ("clickhouse://...")?

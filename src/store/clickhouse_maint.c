@@ -26,7 +26,7 @@
 #include <time.h>
 
 /* The tables partitioned by (dataset, day). */
-static const char *const ch_partitioned[] = { "samples" };
+static const char *const ch_partitioned[] = { "samples", "samples_hour" };
 
 /* The partitions of @table due for retention, as ClickHouse names them, into @ans (RowBinary). */
 static int due_partitions(struct ch *c, const char *table, int64_t cutoff_ns, struct buf *ans,

@@ -80,9 +80,17 @@ static bool is_attr_key(char **keys, size_t n, const char *name)
 	return false;
 }
 
+/* The rollup's bucket (samples_hour.hour): an hour, in ns. */
+#define CH_HOUR_NS 3600000000000LL
+
 struct scan_q {
 	struct buf samples_where; /* WHERE of samples: dataset, range, series */
-	char **keys;		  /* attribute keys of the dataset */
+	struct buf series_in;	  /* "series_id IN (...)": the series of the query */
+	/* A totals scan whose range holds whole hours [h0, h1) reads them from
+	 * samples_hour and only the rest of the range from samples (h1 > h0);
+	 * else h0 = h1 = 0. */
+	int64_t h0, h1;
+	char **keys; /* attribute keys of the dataset */
 	size_t nkeys;
 	bool row_filters; /* some matcher or the link filter applies per row */
 };
@@ -90,6 +98,7 @@ struct scan_q {
 static void scan_q_release(struct scan_q *sq)
 {
 	buf_release(&sq->samples_where);
+	buf_release(&sq->series_in);
 	for (size_t i = 0; i < sq->nkeys; i++)
 		free(sq->keys[i]);
 	free(sq->keys);
@@ -144,10 +153,11 @@ static int scan_where(struct ch *c, const struct store_query *q, const struct st
 	sq->row_filters = lf && (lf->trace_id || lf->span_id);
 	PROF_ASSERT(buf_addstr(w, "dataset = ") == 0);
 	PROF_ASSERT(buf_addstr(w, c->ds) == 0);
-	PROF_ASSERT(buf_addf(w, " AND ts >= %lld AND ts <= %lld", (long long)from,
+	PROF_ASSERT(buf_addf(w, " AND ts >= %lld AND ts <= %lld AND ", (long long)from,
 			     (long long)q->to_ns) == 0);
-	PROF_ASSERT(buf_addf(w,
-			     " AND series_id IN (SELECT series_id FROM %s.series WHERE dataset = ",
+	w = &sq->series_in;
+	buf_init(w, 0);
+	PROF_ASSERT(buf_addf(w, "series_id IN (SELECT series_id FROM %s.series WHERE dataset = ",
 			     c->db) == 0);
 	PROF_ASSERT(buf_addstr(w, c->ds) == 0);
 	if (q->type) {
@@ -176,7 +186,36 @@ static int scan_where(struct ch *c, const struct store_query *q, const struct st
 		PROF_ASSERT(buf_addstr(w, ")") == 0);
 	}
 	PROF_ASSERT(buf_addstr(w, ")") == 0);
+	PROF_ASSERT(buf_add(&sq->samples_where, w->p, w->len) == 0);
+	PROF_ASSERT(buf_add(&sq->samples_where, "", 1) == 0);
+	sq->samples_where.len--;
+	PROF_ASSERT(buf_add(w, "", 1) == 0);
+	w->len--;
 	return 0;
+}
+
+/*
+ * The whole hours [*h0, *h1) of [from, to] (to inclusive) when there is
+ * at least one, else 0, 0: every stored row of such an hour is in range,
+ * and every other row in range lies in the partial hours at either end.
+ */
+static void whole_hours(int64_t from, int64_t to, int64_t *h0, int64_t *h1)
+{
+	*h0 = *h1 = 0;
+	from = PROF_MAX(from, (int64_t)0);
+	if (to < CH_HOUR_NS - 1 || from > INT64_MAX - CH_HOUR_NS)
+		return;
+	/* Stored times are multiples of the resolution: a range ending at
+	 * the last millisecond of an hour holds all of it. */
+	if (to <= INT64_MAX - CH_TS_RESOLUTION_NS)
+		to = to / CH_TS_RESOLUTION_NS * CH_TS_RESOLUTION_NS + (CH_TS_RESOLUTION_NS - 1);
+	int64_t a = (from + CH_HOUR_NS - 1) / CH_HOUR_NS * CH_HOUR_NS;
+	int64_t b = (to - (CH_HOUR_NS - 1)) / CH_HOUR_NS * CH_HOUR_NS + CH_HOUR_NS;
+
+	if (b > a) {
+		*h0 = a;
+		*h1 = b;
+	}
 }
 
 /* A query's answer: SQL with %1$s the db and %2$s the samples WHERE. */
@@ -189,6 +228,27 @@ static int scan_fetch(struct ch *c, const struct scan_q *sq, const char *fmt, st
 	 * avoid positional printf: each "@D" is the db, "@W" the where,
 	 * "@S" the dataset literal */
 	for (const char *p = fmt; *p; p++) {
+		if (p[0] == '@' && p[1] == 'I' && sq->h1 > sq->h0) {
+			/* the (series, stack) pairs of the rows: the edges from
+			 * samples, the whole hours from the rollup */
+			PROF_ASSERT(
+				buf_addf(
+					&sql,
+					"(SELECT series_id, stack_id FROM %s.samples WHERE %s AND "
+					"(ts < %lld OR ts >= %lld) UNION ALL SELECT series_id, "
+					"stack_id FROM %s.samples_hour WHERE dataset = %s AND hour "
+					">= %lld AND hour < %lld AND %s)",
+					c->db, w, (long long)sq->h0, (long long)sq->h1, c->db,
+					c->ds, (long long)sq->h0, (long long)sq->h1,
+					sq->series_in.p) == 0);
+			p++;
+			continue;
+		}
+		if (p[0] == '@' && p[1] == 'I') {
+			PROF_ASSERT(buf_addf(&sql, "%s.samples WHERE %s", c->db, w) == 0);
+			p++;
+			continue;
+		}
 		if (p[0] == '@' && (p[1] == 'D' || p[1] == 'W' || p[1] == 'S')) {
 			PROF_ASSERT(buf_addstr(&sql, p[1] == 'D'   ? c->db
 						     : p[1] == 'W' ? w
@@ -239,12 +299,11 @@ static int build_series(struct ch *c, const struct scan_q *sq, struct scan_build
 	struct buf ans = BUF_INIT;
 	struct rd r;
 	VEC(struct store_label) lab = { 0 };
-	int rc =
-		scan_fetch(c, sq,
-			   "SELECT series_id, type, lnames, lvalues FROM @D.series WHERE dataset = "
-			   "@S AND series_id IN (SELECT DISTINCT series_id FROM @D.samples WHERE "
-			   "@W) ORDER BY first_ns, first_ord LIMIT 1 BY series_id",
-			   &ans, err);
+	int rc = scan_fetch(
+		c, sq,
+		"SELECT series_id, type, lnames, lvalues FROM @D.series WHERE dataset = "
+		"@S AND series_id IN (SELECT DISTINCT series_id FROM @I) ORDER BY first_ns, first_ord LIMIT 1 BY series_id",
+		&ans, err);
 
 	if (rc)
 		return rc;
@@ -321,7 +380,7 @@ static int build_stacks(struct ch *c, const struct scan_q *sq, struct scan_build
 			"flags FROM @D.mappings WHERE dataset = @S AND mapping_id IN (SELECT "
 			"mapping_id FROM @D.locations WHERE dataset = @S AND loc_id IN (SELECT "
 			"arrayJoin(locs) FROM @D.stacks WHERE dataset = @S AND stack_id IN (SELECT "
-			"DISTINCT stack_id FROM @D.samples WHERE @W))) LIMIT 1 BY mapping_id",
+			"DISTINCT stack_id FROM @I))) LIMIT 1 BY mapping_id",
 			&ans, err);
 	if (rc)
 		goto out;
@@ -362,7 +421,7 @@ static int build_stacks(struct ch *c, const struct scan_q *sq, struct scan_build
 		"fn_system_name, fn_file, fn_start_line, has_fn, line, col FROM "
 		"@D.locations WHERE dataset = @S AND loc_id IN (SELECT arrayJoin(locs) FROM "
 		"@D.stacks WHERE dataset = @S AND stack_id IN (SELECT DISTINCT stack_id FROM "
-		"@D.samples WHERE @W)) LIMIT 1 BY loc_id",
+		"@I)) LIMIT 1 BY loc_id",
 		&ans, err);
 	if (rc)
 		goto out;
@@ -448,12 +507,11 @@ static int build_stacks(struct ch *c, const struct scan_q *sq, struct scan_build
 		goto out;
 	}
 	idx_sort(&locs);
-	rc = scan_fetch(
-		c, sq,
-		"SELECT stack_id, locs FROM @D.stacks WHERE dataset = @S AND stack_id IN "
-		"(SELECT DISTINCT stack_id FROM @D.samples WHERE @W) ORDER BY first_ns, first_ord "
-		"LIMIT 1 BY stack_id",
-		&ans, err);
+	rc = scan_fetch(c, sq,
+			"SELECT stack_id, locs FROM @D.stacks WHERE dataset = @S AND stack_id IN "
+			"(SELECT DISTINCT stack_id FROM @I) ORDER BY first_ns, first_ord "
+			"LIMIT 1 BY stack_id",
+			&ans, err);
 	if (rc)
 		goto out;
 	{
@@ -723,15 +781,32 @@ static int scan_totals_direct(struct ch *c, const struct store_query *q, const s
 	uint64_t nrows = 0;
 	size_t nn, nattrs, nsel = 0;
 	bool *sel = NULL;
-	int rc = scan_fetch(
-		c, sq,
-		"SELECT series_id, stack_id, sum(s), sum(n), min(lo), max(hi), "
-		"min(ingest_ns), argMin(o, ingest_ns) FROM (SELECT series_id, stack_id, "
-		"ingest_ns, sum(value) AS s, count() AS n, min(ts) AS lo, max(ts) AS hi, "
-		"min(ord) AS o FROM @D.samples WHERE @W GROUP BY series_id, stack_id, "
-		"ingest_ns) GROUP BY series_id, stack_id",
-		&ans, err);
+	char *sql =
+		sq->h1 > sq->h0
+			? xasprintf(
+				  "SELECT series_id, stack_id, sum(s), sum(n), min(lo), max(hi), "
+				  "tupleElement(min(f), 1), tupleElement(min(f), 2) FROM (SELECT "
+				  "series_id, stack_id, sum(value) AS s, count() AS n, min(ts) AS "
+				  "lo, max(ts) AS hi, min((ingest_ns, ord)) AS f FROM @D.samples "
+				  "WHERE @W AND (ts < %lld OR ts >= %lld) GROUP BY series_id, "
+				  "stack_id UNION ALL SELECT series_id, stack_id, "
+				  "sumMerge(sum_value) AS s, countMerge(nrows) AS n, "
+				  "minMerge(min_ts) AS lo, maxMerge(max_ts) AS hi, "
+				  "minMerge(first_row) AS f FROM @D.samples_hour WHERE dataset = "
+				  "@S AND hour >= %lld AND hour < %lld AND %s GROUP BY series_id, "
+				  "stack_id) GROUP BY series_id, stack_id",
+				  (long long)sq->h0, (long long)sq->h1, (long long)sq->h0,
+				  (long long)sq->h1, sq->series_in.p)
+			: xstrdup("SELECT series_id, stack_id, sum(s), sum(n), min(lo), max(hi), "
+				  "min(ingest_ns), argMin(o, ingest_ns) FROM (SELECT series_id, "
+				  "stack_id, ingest_ns, sum(value) AS s, count() AS n, min(ts) AS "
+				  "lo, max(ts) AS hi, min(ord) AS o FROM @D.samples WHERE @W GROUP "
+				  "BY series_id, stack_id, ingest_ns) GROUP BY series_id, stack_id");
+	int rc = scan_fetch(c, sq, sql, &ans, err);
 
+	free(sql);
+	if (!rc && sq->h1 > sq->h0)
+		st->rollup_buckets += (uint64_t)((sq->h1 - sq->h0) / CH_HOUR_NS);
 	if (rc)
 		return rc;
 	r = rd_of(&ans);
@@ -1096,6 +1171,8 @@ int store_ch_scan(void *ctx, const struct store_query *q, const struct store_lin
 		rc = build_series(c, &sq, &b, err);
 	if (rc || !b.ser.n)
 		goto out;
+	if (v->totals && !sq.row_filters)
+		whole_hours(q->from_ns, q->to_ns, &sq.h0, &sq.h1);
 	b.no_stacks = series_only || v->rows_no_stacks;
 	if (!b.no_stacks)
 		rc = build_stacks(c, &sq, &b, err);

@@ -65,7 +65,7 @@ c_pid=$server_pid c_base=$base
 at_exit() { kill -9 "$e_pid" "$a_pid" 2>/dev/null; return 0; }
 for nd in a b c; do
 	checkx "node $nd has the local and the Distributed tables" \
-		'[ "$(ch_query "SELECT count() FROM system.tables WHERE database = '"'"'profd_c'"'"'" "${H[$nd]}")" = 13 ]'
+		'[ "$(ch_query "SELECT count() FROM system.tables WHERE database = '"'"'profd_c'"'"'" "${H[$nd]}")" = 16 ]'
 done
 
 T0=1700000000
@@ -135,8 +135,9 @@ for k in 1 2 3 4; do
 	done
 done
 cut=$(((now - 3 * 86400) * 1000000000))
-old_n() { # old_n NODE: old rows of dataset ret in NODE's local table
-	ch_query "SELECT count() FROM profd_c.samples_local WHERE dataset = 'ret' AND ts < $cut" "${H[$1]}"
+old_n() { # old_n NODE: old rows of dataset ret in NODE's local tables (samples, rollup)
+	ch_query "SELECT (SELECT count() FROM profd_c.samples_local WHERE dataset = 'ret' AND ts < $cut) +
+		(SELECT count() FROM profd_c.samples_hour_local WHERE dataset = 'ret' AND hour < $cut)" "${H[$1]}"
 }
 recent_q="SELECT count() FROM profd_c.samples WHERE dataset = 'ret' AND ts >= $cut"
 recent=$(ch_query "$recent_q" "${H[c]}")
