@@ -72,20 +72,41 @@ checkx "the compared series view has samples ($(python3 -c 'import json,sys; pri
 hour_rows=$(ch_query "SELECT count() FROM profd_test.samples_hour")
 checkx "the hour rollup holds rows ($hour_rows)" '[ "${hour_rows:-0}" -gt 0 ]'
 H0=$((T0 - T0 % 3600)) # the hour of T0; file i is ingested at H0 + 3600 i + 800 s
-n0=$ch_nviews s0=$ch_nsame q0=$ch_nequiv
-for rng in "$H0 $((H0 + 7 * 3600))" "$((T0 + 3600 - 100)) $((T0 + 5 * 3600 + 5))" \
-	"$((T0 + 3600 + 5)) $((T0 + 3 * 3600 + 2))" "$((T0 + 3600 - 100)) $((T0 + 3600 + 100))"; do
-	read -r f t <<<"$rng"
-	for t_ in process_cpu:cpu:nanoseconds:cpu:nanoseconds memory:inuse_space:bytes:space:bytes; do
-		X=(--data-urlencode "type=$t_" --data-urlencode "from=$((f * 1000))" --data-urlencode "to=$((t * 1000 - 1))")
-		ch_same "$t_ flamegraph $f..$t" /api/v1/flamegraph "${X[@]}"
-		ch_same "$t_ table $f..$t" /api/v1/table "${X[@]}"
-		ch_same "$t_ flamegraph one file $f..$t" /api/v1/flamegraph "${X[@]}" \
-			--data-urlencode 'query={file="gen--cpu.pprof"}'
+rollup_views() { # rollup_views WHEN: the views over whole and cut hours, through ch_same
+	local n0=$ch_nviews s0=$ch_nsame q0=$ch_nequiv rng f t t_ X
+	for rng in "$H0 $((H0 + 7 * 3600))" "$((T0 + 3600 - 100)) $((T0 + 5 * 3600 + 5))" \
+		"$((T0 + 3600 + 5)) $((T0 + 3 * 3600 + 2))" "$((T0 + 3600 - 100)) $((T0 + 3600 + 100))"; do
+		read -r f t <<<"$rng"
+		for t_ in process_cpu:cpu:nanoseconds:cpu:nanoseconds memory:inuse_space:bytes:space:bytes; do
+			X=(--data-urlencode "type=$t_" --data-urlencode "from=$((f * 1000))" --data-urlencode "to=$((t * 1000 - 1))")
+			ch_same "$t_ flamegraph $f..$t" /api/v1/flamegraph "${X[@]}"
+			ch_same "$t_ table $f..$t" /api/v1/table "${X[@]}"
+			ch_same "$t_ flamegraph one file $f..$t" /api/v1/flamegraph "${X[@]}" \
+				--data-urlencode 'query={file="gen--cpu.pprof"}'
+		done
 	done
-done
-checkx "$((ch_nviews - n0)) views over whole and cut hours agree: $((ch_nsame - s0)) byte for byte, $((ch_nequiv - q0)) up to first-seen order" \
-	'[ $((ch_nsame - s0 + ch_nequiv - q0)) = $((ch_nviews - n0)) ]'
+	checkx "$1: $((ch_nviews - n0)) views over whole and cut hours agree: $((ch_nsame - s0)) byte for byte, $((ch_nequiv - q0)) up to first-seen order" \
+		'[ $((ch_nsame - s0 + ch_nequiv - q0)) = $((ch_nviews - n0)) ]'
+}
+rollup_views "rollup"
+
+# Migration from schema 1 (set back: a version-1 row, no rollup rows): a
+# restarted server fills the rollup from samples and records version 2.
+hour_sums() { ch_query "SELECT sumMerge(sum_value), countMerge(nrows) FROM profd_test.samples_hour"; }
+sums_before=$(hour_sums)
+ch_query "INSERT INTO profd_test.profd_schema VALUES (1, 0)"
+ch_query "ALTER TABLE profd_test.profd_schema DELETE WHERE version = 2"
+ch_query "ALTER TABLE profd_test.samples_hour DELETE WHERE 1"
+wait_for 60 '[ "$(ch_query "SELECT max(version), (SELECT count() FROM profd_test.samples_hour) FROM profd_test.profd_schema")" = "$(printf "1\t0")" ]' \
+	"the database set back to schema 1 without rollup rows"
+kill -9 "$server_pid" 2>/dev/null
+start_server --data "$tmp/chd" --storage "$URL"
+c_base=$base
+checkx "restarted on schema 1: migrated to 2 ($(grep -c 'schema 1 -> 2' "$tmp/log.$n") log line)" \
+	'[ "$(ch_query "SELECT max(version) FROM profd_test.profd_schema")" = 2 ] && grep -q "schema 1 -> 2" "$tmp/log.$n"'
+sums_after=$(hour_sums)
+checkx "the rollup filled from samples: sum, rows (${sums_after//$'\t'/ }) as before" '[ "$sums_after" = "$sums_before" ]'
+rollup_views "after the migration"
 # ... and the whole hours do come from samples_hour: a row added there
 # alone shows in a range of that hour, not in one that cuts it.
 cpu=process_cpu:cpu:nanoseconds:cpu:nanoseconds
