@@ -220,6 +220,10 @@ void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
 		{ "profd_replay_done_bytes", "gauge", "Bytes of those segments replayed." },
 		{ "profd_replay_total_bytes", "gauge", "Bytes of those segments in all." },
 		{ "profd_replay_seconds", "gauge", "Time the replay took (or has taken so far)." },
+		{ "profd_retention_partitions_dropped_total", "counter",
+		  "Day partitions of a ClickHouse store dropped by retention since start." },
+		{ "profd_retention_failures_total", "counter",
+		  "Retention rounds of a ClickHouse store that failed since start (logged)." },
 	};
 	struct store_stats *sts = xcalloc(srv->tenants.n + 1, sizeof(*sts));
 	int64_t now = prof_now_ns();
@@ -277,8 +281,14 @@ void server_handle_metrics(struct server_req *rq, struct server_reply *rp)
 			case 13:
 				v = (double)st->replay_total_bytes;
 				break;
-			default:
+			case 14:
 				v = (double)st->replay_ns / 1e9;
+				break;
+			case 15:
+				v = (double)st->partitions_dropped;
+				break;
+			default:
+				v = (double)st->retention_failures;
 				break;
 			}
 			server_metrics_escape(srv->tenants.ds[i].name, dsn, sizeof(dsn));

@@ -292,8 +292,9 @@ int server_tenants_open(struct server_tenants *t, const struct server_conf *conf
 		if (d->conf->block_duration_ns)
 			so.block_duration_ns = d->conf->block_duration_ns;
 		if (storage) {
-			/* retention and head sizes are the embedded store's knobs */
-			rc = store_open_clickhouse(storage, d->name, &d->st, err);
+			/* of the options, ClickHouse uses the retention (head sizes
+			 * are the embedded store's) */
+			rc = store_open_clickhouse(storage, d->name, &so, &d->st, err);
 		} else {
 			path = xasprintf("%s/%s", data_dir, d->name);
 			rc = store_open_opts(path, &so, &d->st, err);

@@ -14,7 +14,8 @@
  * the visitor calls of store.h (struct store_visitor), so views,
  * symbolization and the explorer cannot tell which one answered.
  * Maintenance (flush, compaction, retention commands) fails with -EROFS
- * on a backend store: the backend does its own.
+ * on a backend store: the backend does its own (ClickHouse: a thread of
+ * its own drops the day partitions retention is past).
  */
 #ifndef PROF_STORE_BACKEND_H
 #define PROF_STORE_BACKEND_H
@@ -34,6 +35,7 @@
  * answers 503 with Retry-After).
  * @scan: store_scan_ex's contract (store.h), @lf NULL = no link filter.
  * @types: store_types's contract.
+ * @stats: optional: add the backend's counters to @st (store_get_stats).
  * @close: release @ctx (called by store_close).
  */
 struct store_backend {
@@ -45,6 +47,7 @@ struct store_backend {
 		    struct prof_err *err);
 	int (*types)(void *ctx, int64_t from_ns, int64_t to_ns,
 		     int (*fn)(void *arg, const char *type), void *arg);
+	void (*stats)(void *ctx, struct store_stats *st);
 	void (*close)(void *ctx);
 };
 

@@ -152,8 +152,14 @@ int store_ch_sql(struct ch *c, struct buf *sql, struct buf *out, struct prof_err
 /* --- schema ------------------------------------------------------------- */
 
 /*
- * The tables of schema 1. samples is partitioned by dataset and day so
- * retention drops partitions; the dictionaries collapse repeated ids.
+ * The tables of schema 2 (1 without samples_hour). samples and
+ * samples_hour are partitioned by dataset and day so retention drops
+ * partitions; the dictionaries collapse repeated ids. samples_hour holds
+ * per (series, hour, stack) the sum, the row count, the time range and
+ * the first row (ingest time, order) of samples' rows, as aggregate
+ * states (AggregatingMergeTree: a SummingMergeTree could keep the sums
+ * but not the minimum and maximum that the scans' order and ranges
+ * read; 18.16 has no SimpleAggregateFunction).
  * With a cluster each is a Replicated* table NAME_local on every node
  * (ZooKeeper path by the node's {shard} macro, replica by {replica}) and
  * a Distributed table NAME over them, sharded by the id so that every
@@ -161,38 +167,46 @@ int store_ch_sql(struct ch *c, struct buf *sql, struct buf *out, struct prof_err
  */
 struct ch_table {
 	const char *name, *columns;
-	bool replacing;
+	const char *engine;    /* MergeTree family, Replicated prefixed with a cluster */
 	const char *partition; /* or NULL */
 	const char *order, *shard_key;
 };
 
-static const struct ch_table ch_tables_v1[] = {
+static const struct ch_table ch_tables[] = {
 	{ "samples",
 	  "dataset String, series_id UInt64, ts UInt64, stack_id UInt64, attrs_id UInt64, "
 	  "value Int64, ingest_ns UInt64, ord UInt32",
-	  false, "(dataset, toDate(intDiv(ts, 1000000000)))", "(dataset, series_id, ts, stack_id)",
-	  "series_id" },
+	  "MergeTree", "(dataset, toDate(intDiv(ts, 1000000000)))",
+	  "(dataset, series_id, ts, stack_id)", "series_id" },
+	/* schema 2: the hour rollup, fed by samples_hour_mv (below) */
+	{ "samples_hour",
+	  "dataset String, series_id UInt64, hour UInt64, stack_id UInt64, "
+	  "sum_value AggregateFunction(sum, Int64), nrows AggregateFunction(count), "
+	  "min_ts AggregateFunction(min, UInt64), max_ts AggregateFunction(max, UInt64), "
+	  "first_row AggregateFunction(min, Tuple(UInt64, UInt32))",
+	  "AggregatingMergeTree", "(dataset, toDate(intDiv(hour, 1000000000)))",
+	  "(dataset, series_id, hour, stack_id)", "series_id" },
 	{ "series",
 	  "dataset String, series_id UInt64, type String, lnames Array(String), "
 	  "lvalues Array(String), first_ns UInt64, first_ord UInt32",
-	  true, NULL, "(dataset, series_id)", "series_id" },
+	  "ReplacingMergeTree", NULL, "(dataset, series_id)", "series_id" },
 	{ "stacks",
 	  "dataset String, stack_id UInt64, locs Array(UInt64), first_ns UInt64, first_ord UInt32",
-	  true, NULL, "(dataset, stack_id)", "stack_id" },
+	  "ReplacingMergeTree", NULL, "(dataset, stack_id)", "stack_id" },
 	{ "locations",
 	  "dataset String, loc_id UInt64, mapping_id UInt64, address UInt64, folded UInt8, "
 	  "frame_type String, fn_name Array(String), fn_system_name Array(String), "
 	  "fn_file Array(String), fn_start_line Array(Int64), has_fn Array(UInt8), "
 	  "line Array(Int64), col Array(Int64)",
-	  true, NULL, "(dataset, loc_id)", "loc_id" },
+	  "ReplacingMergeTree", NULL, "(dataset, loc_id)", "loc_id" },
 	{ "mappings",
 	  "dataset String, mapping_id UInt64, mem_start UInt64, mem_limit UInt64, "
 	  "file_offset UInt64, filename String, build_id String, flags UInt8",
-	  true, NULL, "(dataset, mapping_id)", "mapping_id" },
+	  "ReplacingMergeTree", NULL, "(dataset, mapping_id)", "mapping_id" },
 	{ "attrs",
 	  "dataset String, attrs_id UInt64, lnames Array(String), lvalues Array(String), "
 	  "has_link UInt8, trace_id String, span_id String",
-	  true, NULL, "(dataset, attrs_id)", "attrs_id" },
+	  "ReplacingMergeTree", NULL, "(dataset, attrs_id)", "attrs_id" },
 };
 
 /* " ON CLUSTER name" or "" */
@@ -202,10 +216,19 @@ static void on_cluster(struct buf *b, const struct ch *c)
 		PROF_ASSERT(buf_addf(b, " ON CLUSTER %s", c->cluster) == 0);
 }
 
+/* The rollup's columns from samples' rows, and their grouping. */
+#define CH_HOUR_COLUMNS                                                                     \
+	"dataset, series_id, intDiv(ts, 3600000000000) * 3600000000000 AS hour, stack_id, " \
+	"sumState(value) AS sum_value, countState() AS nrows, minState(ts) AS min_ts, "     \
+	"maxState(ts) AS max_ts, minState((ingest_ns, ord)) AS first_row"
+#define CH_HOUR_GROUP "GROUP BY dataset, series_id, hour, stack_id"
+
 static int ch_schema(struct ch *c, struct prof_err *err)
 {
 	struct buf sql, ans = BUF_INIT;
 	uint64_t have = 0;
+	/* rows ingested before this have no rollup rows when the feed is new */
+	int64_t started_ns = prof_now_ns();
 	int rc;
 
 	struct ch at_root = *c;
@@ -233,9 +256,9 @@ static int ch_schema(struct ch *c, struct prof_err *err)
 		PROF_ASSERT(buf_addstr(&sql, " ORDER BY version") == 0);
 		rc = store_ch_sql(c, &sql, NULL, err);
 	}
-	for (size_t i = 0; !rc && i < sizeof(ch_tables_v1) / sizeof(ch_tables_v1[0]); i++) {
-		const struct ch_table *t = &ch_tables_v1[i];
-		const char *eng = t->replacing ? "ReplacingMergeTree" : "MergeTree";
+	for (size_t i = 0; !rc && i < PROF_ARRAY_SIZE(ch_tables); i++) {
+		const struct ch_table *t = &ch_tables[i];
+		const char *eng = t->engine;
 
 		buf_init(&sql, 0);
 		PROF_ASSERT(buf_addf(&sql, "CREATE TABLE IF NOT EXISTS %s.%s%s", c->db, t->name,
@@ -264,6 +287,19 @@ static int ch_schema(struct ch *c, struct prof_err *err)
 				 c->db, t->name, c->cluster, c->db, t->name, t->shard_key) == 0);
 		rc = store_ch_sql(c, &sql, NULL, err);
 	}
+	if (!rc) {
+		/* the rollup's feed: every insert into samples, per block */
+		buf_init(&sql, 0);
+		PROF_ASSERT(buf_addf(&sql,
+				     "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.samples_hour_mv",
+				     c->db) == 0);
+		on_cluster(&sql, c);
+		PROF_ASSERT(buf_addf(&sql,
+				     " TO %s.samples_hour%s AS SELECT %s FROM %s.samples%s %s",
+				     c->db, c->cluster ? "_local" : "", CH_HOUR_COLUMNS, c->db,
+				     c->cluster ? "_local" : "", CH_HOUR_GROUP) == 0);
+		rc = store_ch_sql(c, &sql, NULL, err);
+	}
 	if (rc)
 		return rc;
 	buf_init(&sql, 0);
@@ -283,6 +319,19 @@ static int ch_schema(struct ch *c, struct prof_err *err)
 				    c->desc, (unsigned long long)have, STORE_CH_SCHEMA_VERSION);
 	if (have == STORE_CH_SCHEMA_VERSION)
 		return 0;
+	if (have == 1) {
+		/* 1 -> 2: the rows ingested before the rollup's feed existed */
+		buf_init(&sql, 0);
+		PROF_ASSERT(buf_addf(&sql,
+				     "INSERT INTO %s.samples_hour SELECT %s FROM %s.samples WHERE "
+				     "ingest_ns < %lld %s",
+				     c->db, CH_HOUR_COLUMNS, c->db, (long long)started_ns,
+				     CH_HOUR_GROUP) == 0);
+		rc = store_ch_sql(c, &sql, NULL, err);
+		if (rc)
+			return rc;
+		log_info("store %s: schema 1 -> 2: hour rollup filled from the samples", c->desc);
+	}
 	buf_init(&sql, 0);
 	PROF_ASSERT(buf_addf(&sql, "INSERT INTO %s.profd_schema VALUES (%d, %lld)", c->db,
 			     STORE_CH_SCHEMA_VERSION, (long long)prof_now_ns()) == 0);
@@ -293,6 +342,9 @@ static void ch_free(struct ch *c)
 {
 	if (!c)
 		return;
+	store_ch_maint_stop(c);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->mu);
 	free(c->base);
 	free(c->root);
 	free(c->db);
@@ -315,6 +367,7 @@ static const struct store_backend ch_backend = {
 	.ingest = store_ch_ingest,
 	.scan = store_ch_scan,
 	.types = store_ch_types,
+	.stats = store_ch_stats,
 	.close = ch_close,
 };
 
@@ -463,13 +516,22 @@ static int parse_url(struct ch *c, const char *url, struct prof_err *err)
 	return 0;
 }
 
-int store_open_clickhouse(const char *url, const char *dataset, struct store **out,
-			  struct prof_err *err)
+int store_open_clickhouse(const char *url, const char *dataset, const struct store_options *o,
+			  struct store **out, struct prof_err *err)
 {
 	struct ch *c = xcalloc(1, sizeof(*c));
+	struct store_options def;
 	struct buf lit = BUF_INIT;
 	int rc;
 
+	store_options_default(&def);
+	if (!o)
+		o = &def;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	c->retention_ns = o->retention_ns;
+	c->maint_interval_ns =
+		o->maint_interval_ns > 0 ? o->maint_interval_ns : def.maint_interval_ns;
 	rc = parse_url(c, url, err);
 	if (!rc)
 		rc = prof_curl_load(err);
@@ -482,10 +544,13 @@ int store_open_clickhouse(const char *url, const char *dataset, struct store **o
 	PROF_ASSERT(buf_add(&lit, "", 1) == 0);
 	c->ds = buf_detach(&lit, NULL);
 	rc = ch_schema(c, err);
+	if (!rc)
+		rc = store_ch_maint_start(c, err);
 	if (rc) {
 		ch_free(c);
 		return rc;
 	}
-	log_info("store: dataset %s in %s (schema %d)", dataset, c->desc, STORE_CH_SCHEMA_VERSION);
+	log_info("store: dataset %s in %s (schema %d, retention %llds)", dataset, c->desc,
+		 STORE_CH_SCHEMA_VERSION, (long long)(c->retention_ns / 1000000000));
 	return store_open_backend(&ch_backend, c, c->desc, out);
 }

@@ -3,11 +3,15 @@
  * clickhouse.h - a store whose rows live in ClickHouse (store/backend.h),
  * spoken to over ClickHouse's HTTP interface with libcurl.
  *
- * Schema (version 1, created by profd in database DB; docs/clickhouse.md):
+ * Schema (version 2, created by profd in database DB; docs/clickhouse.md):
  *   profd_schema (version, applied_ns)             one row per migration
  *   samples   (dataset, series_id, ts, stack_id, attrs_id, value)
  *             MergeTree, PARTITION BY (dataset, day of ts),
  *             ORDER BY (dataset, series_id, ts, stack_id)
+ *   samples_hour (dataset, series_id, hour, stack_id, states of sum,
+ *             count, min/max ts, first row)   schema 2: AggregatingMergeTree
+ *             fed by the materialized view samples_hour_mv, partitioned
+ *             and ordered like samples by hour
  *   series    (dataset, series_id, type, names[], values[])
  *   stacks    (dataset, stack_id, locs[] leaf first)
  *   locations (dataset, loc_id, mapping_id, address, folded, frame_type,
@@ -27,7 +31,9 @@
  * dictionary tables before samples, so a stack a sample names is there
  * before the sample is. Scans push down the dataset, the time range, the
  * profile type and equality matchers on series labels, and for an
- * unfiltered totals scan the GROUP BY (series, stack) with sum(value);
+ * unfiltered totals scan the GROUP BY (series, stack) with sum(value)
+ * (the range's whole hours from samples_hour, its partial hours from
+ * samples), for a steps scan the GROUP BY (series, step);
  * the rows read are rebuilt into a head of the query's own and visited
  * as the embedded store visits a head.
  *
@@ -38,7 +44,9 @@
  * them.
  *
  * Versions: SQL kept to what ClickHouse 18.16 (Debian 12) accepts; it has
- * no TTL clause (retention is left to DROP PARTITION, see docs).
+ * no TTL clause, so retention is profd's: a thread of the store drops the
+ * dataset's day partitions older than the retention (ON CLUSTER with a
+ * cluster).
  */
 #ifndef PROF_STORE_CLICKHOUSE_H
 #define PROF_STORE_CLICKHOUSE_H
@@ -48,7 +56,7 @@
 #include "store/store.h"
 
 /** The schema version this profd writes and reads. */
-#define STORE_CH_SCHEMA_VERSION 1
+#define STORE_CH_SCHEMA_VERSION 2
 
 /**
  * store_ch_is_url() - does @s name a ClickHouse store ("clickhouse://...")?
@@ -62,12 +70,16 @@ bool store_ch_is_url(const char *s);
  *   &cluster=NAME]
  * (HTTP interface, usually port 8123; DB of [A-Za-z0-9_]). Connects,
  * creates the database and tables when missing and checks the schema
- * version. *@out is closed with store_close. Errors, with @err saying
+ * version. Of @o (NULL = defaults) it uses retention_ns (> 0: a thread
+ * drops the day partitions of samples wholly older than that, at once
+ * and every maint_interval_ns; counted in store_get_stats'
+ * partitions_dropped / retention_failures). *@out is closed with
+ * store_close. Errors, with @err saying
  * which: -EINVAL for a URL it cannot read, -PROF_EUNSUPPORTED without
  * libcurl or for a schema newer than this profd, -ECONNREFUSED /
  * -ETIMEDOUT / -EIO when ClickHouse cannot be reached or refuses.
  */
-int store_open_clickhouse(const char *url, const char *dataset, struct store **out,
-			  struct prof_err *err);
+int store_open_clickhouse(const char *url, const char *dataset, const struct store_options *o,
+			  struct store **out, struct prof_err *err);
 
 #endif

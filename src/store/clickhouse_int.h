@@ -18,6 +18,7 @@
 #include "base/err.h"
 #include "store/backend.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,6 +44,14 @@ struct ch {
 	char *desc;    /* clickhouse://HOST:PORT/DB, no credentials */
 	char *cluster; /* ?cluster=NAME: Replicated tables, Distributed ones over them */
 	long timeout_ms;
+	/* Maintenance (clickhouse_maint.c): retention by day partitions. */
+	int64_t retention_ns;	   /* drop the days wholly older than this (0 = keep) */
+	int64_t maint_interval_ns; /* how often the thread looks */
+	pthread_t thread;
+	bool thread_running, stopping; /* stopping under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	uint64_t partitions_dropped, retention_failures; /* under mu */
 };
 
 /* --- SQL text ----------------------------------------------------------- */
@@ -210,6 +219,28 @@ int store_ch_call(struct ch *c, const char *sql, const void *data, size_t n, str
  * here); with a cluster, IN (SELECT becomes GLOBAL IN. Errors as
  * store_ch_call. */
 int store_ch_sql(struct ch *c, struct buf *sql, struct buf *out, struct prof_err *err);
+
+/*
+ * store_ch_retention() - drop the day partitions of the dataset (samples
+ * and every table partitioned like it) whose whole day, in the server's
+ * time zone as its partition key (toDate) reads it, is older than
+ * @now_ns - c->retention_ns: the rows a day partition holds are then all
+ * older than that, as the embedded store deletes a block whose newest row
+ * is. With a cluster the parts are listed on every node (cluster()) and
+ * dropped ON CLUSTER. *@dropped (may be NULL) gets how many partitions
+ * of samples went. No-op without a retention. Errors as store_ch_call.
+ */
+int store_ch_retention(struct ch *c, int64_t now_ns, uint32_t *dropped, struct prof_err *err);
+
+/* store_ch_maint_start() - the thread that runs store_ch_retention at
+ * once and then every c->maint_interval_ns (not started without a
+ * retention); store_ch_maint_stop() ends it (no-op when not running).
+ * -errno when the thread cannot start. */
+int store_ch_maint_start(struct ch *c, struct prof_err *err);
+void store_ch_maint_stop(struct ch *c);
+
+/* store_ch_stats() - the backend's counters into @st (struct store_backend.stats). */
+void store_ch_stats(void *ctx, struct store_stats *st);
 
 /* The backend's operations (store/backend.h's struct store_backend), on
  * a struct ch: ingest in clickhouse_ingest.c, scan and types in

@@ -80,9 +80,17 @@ static bool is_attr_key(char **keys, size_t n, const char *name)
 	return false;
 }
 
+/* The rollup's bucket (samples_hour.hour): an hour, in ns. */
+#define CH_HOUR_NS 3600000000000LL
+
 struct scan_q {
 	struct buf samples_where; /* WHERE of samples: dataset, range, series */
-	char **keys;		  /* attribute keys of the dataset */
+	struct buf series_in;	  /* "series_id IN (...)": the series of the query */
+	/* A totals scan whose range holds whole hours [h0, h1) reads them from
+	 * samples_hour and only the rest of the range from samples (h1 > h0);
+	 * else h0 = h1 = 0. */
+	int64_t h0, h1;
+	char **keys; /* attribute keys of the dataset */
 	size_t nkeys;
 	bool row_filters; /* some matcher or the link filter applies per row */
 };
@@ -90,6 +98,7 @@ struct scan_q {
 static void scan_q_release(struct scan_q *sq)
 {
 	buf_release(&sq->samples_where);
+	buf_release(&sq->series_in);
 	for (size_t i = 0; i < sq->nkeys; i++)
 		free(sq->keys[i]);
 	free(sq->keys);
@@ -144,10 +153,11 @@ static int scan_where(struct ch *c, const struct store_query *q, const struct st
 	sq->row_filters = lf && (lf->trace_id || lf->span_id);
 	PROF_ASSERT(buf_addstr(w, "dataset = ") == 0);
 	PROF_ASSERT(buf_addstr(w, c->ds) == 0);
-	PROF_ASSERT(buf_addf(w, " AND ts >= %lld AND ts <= %lld", (long long)from,
+	PROF_ASSERT(buf_addf(w, " AND ts >= %lld AND ts <= %lld AND ", (long long)from,
 			     (long long)q->to_ns) == 0);
-	PROF_ASSERT(buf_addf(w,
-			     " AND series_id IN (SELECT series_id FROM %s.series WHERE dataset = ",
+	w = &sq->series_in;
+	buf_init(w, 0);
+	PROF_ASSERT(buf_addf(w, "series_id IN (SELECT series_id FROM %s.series WHERE dataset = ",
 			     c->db) == 0);
 	PROF_ASSERT(buf_addstr(w, c->ds) == 0);
 	if (q->type) {
@@ -176,7 +186,36 @@ static int scan_where(struct ch *c, const struct store_query *q, const struct st
 		PROF_ASSERT(buf_addstr(w, ")") == 0);
 	}
 	PROF_ASSERT(buf_addstr(w, ")") == 0);
+	PROF_ASSERT(buf_add(&sq->samples_where, w->p, w->len) == 0);
+	PROF_ASSERT(buf_add(&sq->samples_where, "", 1) == 0);
+	sq->samples_where.len--;
+	PROF_ASSERT(buf_add(w, "", 1) == 0);
+	w->len--;
 	return 0;
+}
+
+/*
+ * The whole hours [*h0, *h1) of [from, to] (to inclusive) when there is
+ * at least one, else 0, 0: every stored row of such an hour is in range,
+ * and every other row in range lies in the partial hours at either end.
+ */
+static void whole_hours(int64_t from, int64_t to, int64_t *h0, int64_t *h1)
+{
+	*h0 = *h1 = 0;
+	from = PROF_MAX(from, (int64_t)0);
+	if (to < CH_HOUR_NS - 1 || from > INT64_MAX - CH_HOUR_NS)
+		return;
+	/* Stored times are multiples of the resolution: a range ending at
+	 * the last millisecond of an hour holds all of it. */
+	if (to <= INT64_MAX - CH_TS_RESOLUTION_NS)
+		to = to / CH_TS_RESOLUTION_NS * CH_TS_RESOLUTION_NS + (CH_TS_RESOLUTION_NS - 1);
+	int64_t a = (from + CH_HOUR_NS - 1) / CH_HOUR_NS * CH_HOUR_NS;
+	int64_t b = (to - (CH_HOUR_NS - 1)) / CH_HOUR_NS * CH_HOUR_NS + CH_HOUR_NS;
+
+	if (b > a) {
+		*h0 = a;
+		*h1 = b;
+	}
 }
 
 /* A query's answer: SQL with %1$s the db and %2$s the samples WHERE. */
@@ -189,6 +228,27 @@ static int scan_fetch(struct ch *c, const struct scan_q *sq, const char *fmt, st
 	 * avoid positional printf: each "@D" is the db, "@W" the where,
 	 * "@S" the dataset literal */
 	for (const char *p = fmt; *p; p++) {
+		if (p[0] == '@' && p[1] == 'I' && sq->h1 > sq->h0) {
+			/* the (series, stack) pairs of the rows: the edges from
+			 * samples, the whole hours from the rollup */
+			PROF_ASSERT(
+				buf_addf(
+					&sql,
+					"(SELECT series_id, stack_id FROM %s.samples WHERE %s AND "
+					"(ts < %lld OR ts >= %lld) UNION ALL SELECT series_id, "
+					"stack_id FROM %s.samples_hour WHERE dataset = %s AND hour "
+					">= %lld AND hour < %lld AND %s)",
+					c->db, w, (long long)sq->h0, (long long)sq->h1, c->db,
+					c->ds, (long long)sq->h0, (long long)sq->h1,
+					sq->series_in.p) == 0);
+			p++;
+			continue;
+		}
+		if (p[0] == '@' && p[1] == 'I') {
+			PROF_ASSERT(buf_addf(&sql, "%s.samples WHERE %s", c->db, w) == 0);
+			p++;
+			continue;
+		}
 		if (p[0] == '@' && (p[1] == 'D' || p[1] == 'W' || p[1] == 'S')) {
 			PROF_ASSERT(buf_addstr(&sql, p[1] == 'D'   ? c->db
 						     : p[1] == 'W' ? w
@@ -239,12 +299,11 @@ static int build_series(struct ch *c, const struct scan_q *sq, struct scan_build
 	struct buf ans = BUF_INIT;
 	struct rd r;
 	VEC(struct store_label) lab = { 0 };
-	int rc =
-		scan_fetch(c, sq,
-			   "SELECT series_id, type, lnames, lvalues FROM @D.series WHERE dataset = "
-			   "@S AND series_id IN (SELECT DISTINCT series_id FROM @D.samples WHERE "
-			   "@W) ORDER BY first_ns, first_ord LIMIT 1 BY series_id",
-			   &ans, err);
+	int rc = scan_fetch(
+		c, sq,
+		"SELECT series_id, type, lnames, lvalues FROM @D.series WHERE dataset = "
+		"@S AND series_id IN (SELECT DISTINCT series_id FROM @I) ORDER BY first_ns, first_ord LIMIT 1 BY series_id",
+		&ans, err);
 
 	if (rc)
 		return rc;
@@ -321,7 +380,7 @@ static int build_stacks(struct ch *c, const struct scan_q *sq, struct scan_build
 			"flags FROM @D.mappings WHERE dataset = @S AND mapping_id IN (SELECT "
 			"mapping_id FROM @D.locations WHERE dataset = @S AND loc_id IN (SELECT "
 			"arrayJoin(locs) FROM @D.stacks WHERE dataset = @S AND stack_id IN (SELECT "
-			"DISTINCT stack_id FROM @D.samples WHERE @W))) LIMIT 1 BY mapping_id",
+			"DISTINCT stack_id FROM @I))) LIMIT 1 BY mapping_id",
 			&ans, err);
 	if (rc)
 		goto out;
@@ -362,7 +421,7 @@ static int build_stacks(struct ch *c, const struct scan_q *sq, struct scan_build
 		"fn_system_name, fn_file, fn_start_line, has_fn, line, col FROM "
 		"@D.locations WHERE dataset = @S AND loc_id IN (SELECT arrayJoin(locs) FROM "
 		"@D.stacks WHERE dataset = @S AND stack_id IN (SELECT DISTINCT stack_id FROM "
-		"@D.samples WHERE @W)) LIMIT 1 BY loc_id",
+		"@I)) LIMIT 1 BY loc_id",
 		&ans, err);
 	if (rc)
 		goto out;
@@ -448,12 +507,11 @@ static int build_stacks(struct ch *c, const struct scan_q *sq, struct scan_build
 		goto out;
 	}
 	idx_sort(&locs);
-	rc = scan_fetch(
-		c, sq,
-		"SELECT stack_id, locs FROM @D.stacks WHERE dataset = @S AND stack_id IN "
-		"(SELECT DISTINCT stack_id FROM @D.samples WHERE @W) ORDER BY first_ns, first_ord "
-		"LIMIT 1 BY stack_id",
-		&ans, err);
+	rc = scan_fetch(c, sq,
+			"SELECT stack_id, locs FROM @D.stacks WHERE dataset = @S AND stack_id IN "
+			"(SELECT DISTINCT stack_id FROM @I) ORDER BY first_ns, first_ord "
+			"LIMIT 1 BY stack_id",
+			&ans, err);
 	if (rc)
 		goto out;
 	{
@@ -723,15 +781,32 @@ static int scan_totals_direct(struct ch *c, const struct store_query *q, const s
 	uint64_t nrows = 0;
 	size_t nn, nattrs, nsel = 0;
 	bool *sel = NULL;
-	int rc = scan_fetch(
-		c, sq,
-		"SELECT series_id, stack_id, sum(s), sum(n), min(lo), max(hi), "
-		"min(ingest_ns), argMin(o, ingest_ns) FROM (SELECT series_id, stack_id, "
-		"ingest_ns, sum(value) AS s, count() AS n, min(ts) AS lo, max(ts) AS hi, "
-		"min(ord) AS o FROM @D.samples WHERE @W GROUP BY series_id, stack_id, "
-		"ingest_ns) GROUP BY series_id, stack_id",
-		&ans, err);
+	char *sql =
+		sq->h1 > sq->h0
+			? xasprintf(
+				  "SELECT series_id, stack_id, sum(s), sum(n), min(lo), max(hi), "
+				  "tupleElement(min(f), 1), tupleElement(min(f), 2) FROM (SELECT "
+				  "series_id, stack_id, sum(value) AS s, count() AS n, min(ts) AS "
+				  "lo, max(ts) AS hi, min((ingest_ns, ord)) AS f FROM @D.samples "
+				  "WHERE @W AND (ts < %lld OR ts >= %lld) GROUP BY series_id, "
+				  "stack_id UNION ALL SELECT series_id, stack_id, "
+				  "sumMerge(sum_value) AS s, countMerge(nrows) AS n, "
+				  "minMerge(min_ts) AS lo, maxMerge(max_ts) AS hi, "
+				  "minMerge(first_row) AS f FROM @D.samples_hour WHERE dataset = "
+				  "@S AND hour >= %lld AND hour < %lld AND %s GROUP BY series_id, "
+				  "stack_id) GROUP BY series_id, stack_id",
+				  (long long)sq->h0, (long long)sq->h1, (long long)sq->h0,
+				  (long long)sq->h1, sq->series_in.p)
+			: xstrdup("SELECT series_id, stack_id, sum(s), sum(n), min(lo), max(hi), "
+				  "min(ingest_ns), argMin(o, ingest_ns) FROM (SELECT series_id, "
+				  "stack_id, ingest_ns, sum(value) AS s, count() AS n, min(ts) AS "
+				  "lo, max(ts) AS hi, min(ord) AS o FROM @D.samples WHERE @W GROUP "
+				  "BY series_id, stack_id, ingest_ns) GROUP BY series_id, stack_id");
+	int rc = scan_fetch(c, sq, sql, &ans, err);
 
+	free(sql);
+	if (!rc && sq->h1 > sq->h0)
+		st->rollup_buckets += (uint64_t)((sq->h1 - sq->h0) / CH_HOUR_NS);
 	if (rc)
 		return rc;
 	r = rd_of(&ans);
@@ -855,20 +930,22 @@ static void flush_run(struct scan_build *b, struct series *se, row_vec *run)
 
 /* Rows (or, for a series-only scan, each series' first and last row) into the head. */
 static int scan_fill_rows(struct ch *c, const struct scan_q *sq, struct scan_build *b,
-			  bool series_only, struct prof_err *err)
+			  bool series_only, const char *cond, struct prof_err *err)
 {
 	struct buf ans = BUF_INIT;
 	struct rd r;
 	row_vec run = { 0 };
 	struct series *run_se = NULL;
-	int rc = scan_fetch(
-		c, sq,
-		series_only ? "SELECT series_id, argMin(stack_id, ts), min(ts), argMax(stack_id, "
-			      "ts), max(ts) FROM @D.samples WHERE @W GROUP BY series_id"
-			    : "SELECT series_id, ts, stack_id, attrs_id, value FROM @D.samples "
-			      "WHERE @W ORDER BY series_id, ingest_ns, ord",
-		&ans, err);
+	char *sql =
+		xasprintf(series_only ? "SELECT series_id, argMin(stack_id, ts), min(ts), "
+					"argMax(stack_id, ts), max(ts) FROM @D.samples WHERE "
+					"@W%s GROUP BY series_id"
+				      : "SELECT series_id, ts, stack_id, attrs_id, value FROM "
+					"@D.samples WHERE @W%s ORDER BY series_id, ingest_ns, ord",
+			  cond);
+	int rc = scan_fetch(c, sq, sql, &ans, err);
 
+	free(sql);
 	if (rc)
 		return rc;
 	r = rd_of(&ans);
@@ -922,6 +999,156 @@ static int scan_fill_rows(struct ch *c, const struct scan_q *sq, struct scan_bui
 	return 0;
 }
 
+/* One (series, step) of a steps scan, as ClickHouse summed it. */
+struct step_group {
+	uint32_t ser; /* index into scan_build.ser */
+	struct store_step_sum sum;
+	int64_t lo, hi; /* time range of its rows */
+};
+
+static int step_group_cmp(const void *a, const void *b)
+{
+	const struct step_group *x = a, *y = b;
+
+	if (x->ser != y->ser)
+		return x->ser < y->ser ? -1 : 1;
+	return x->sum.step < y->sum.step ? -1 : x->sum.step > y->sum.step;
+}
+
+/*
+ * A rows scan whose visitor takes per-step sums (store_visitor.steps)
+ * and no stacks, without per-row filters: ClickHouse sums the rows
+ * without an attribute set per (series, step); the rows with one (whose
+ * attributes may name groups) come as rows, as a block's pages with
+ * attribute sets do. The sums are handed over only when every group's
+ * values are >= 0 and its sum cannot have overflowed (its Float64 sum
+ * under 2^62), the condition on which the visitor's sums of rows one by
+ * one equal them; else *@fallback is set, nothing is visited, and the
+ * caller reads rows.
+ */
+static int scan_steps_direct(struct ch *c, const struct store_query *q, const struct scan_q *sq,
+			     struct scan_build *b, const struct store_visitor *v,
+			     struct store_scan_stats *st, bool *fallback, struct prof_err *err)
+{
+	struct buf ans = BUF_INIT;
+	struct rd r;
+	VEC(struct step_group) g = { 0 };
+	VEC(struct store_step_sum) run = { 0 };
+	char *sql = xasprintf("SELECT series_id, intDiv(toInt64(ts) - (%lld), %lld) AS k, "
+			      "sum(value), count(), min(value), sum(toFloat64(value)), min(ts), "
+			      "max(ts) FROM @D.samples WHERE @W AND attrs_id = 0 GROUP BY "
+			      "series_id, k",
+			      (long long)v->step_from_ns, (long long)v->step_ns);
+	bool *sel = NULL;
+	size_t nsel = 0;
+	int rc = scan_fetch(c, sq, sql, &ans, err);
+
+	free(sql);
+	*fallback = false;
+	if (rc)
+		return rc;
+	r = rd_of(&ans);
+	while (rd_more(&r) && !*fallback) {
+		uint64_t sid = rd_u64(&r);
+		int64_t k = (int64_t)rd_u64(&r);
+		struct step_group e = { 0 };
+		int64_t mn;
+		uint64_t fbits;
+		double fsum;
+		uint32_t at;
+
+		e.sum.value = (int64_t)rd_u64(&r);
+		e.sum.rows = rd_u64(&r);
+		mn = (int64_t)rd_u64(&r);
+		fbits = rd_u64(&r);
+		memcpy(&fsum, &fbits, sizeof(fsum));
+		e.lo = (int64_t)rd_u64(&r);
+		e.hi = (int64_t)rd_u64(&r);
+		if (r.bad)
+			break;
+		if (mn < 0 || !(fsum < 4611686018427387904.0) || k < 0 || k >= UINT32_MAX) {
+			*fallback = true;
+			break;
+		}
+		if (!idx_find(b->series.v, b->series.n, sid, &at))
+			continue; /* ingested after the series were read */
+		e.ser = at;
+		e.sum.step = (uint32_t)k;
+		VEC_PUSH(&g, e);
+	}
+	buf_release(&ans);
+	if (r.bad)
+		rc = bad_answer(c, "step sums", err);
+	if (rc || *fallback)
+		goto out;
+	if (g.n)
+		qsort(g.v, g.n, sizeof(g.v[0]), step_group_cmp);
+	/* the rows with attribute sets, into the head */
+	rc = scan_fill_rows(c, sq, b, false, " AND attrs_id != 0", err);
+	if (rc)
+		goto out;
+	store_head_rdlock(b->h);
+	size_t nn, nattrs;
+	const struct store_stack_node *stacks = store_head_stacks(b->h, &nn);
+	const struct store_attr_set *attrs = store_head_attrs(b->h, &nattrs);
+	struct store_source src = {
+		.id = __atomic_add_fetch(&ch_source_seq, 1, __ATOMIC_RELAXED),
+		.is_head = true,
+		.dict = store_head_dict(b->h),
+		.stacks = stacks,
+		.nstacks = nn,
+		.attrs = attrs,
+		.nattrs = nattrs,
+	};
+	sel = xcalloc(b->ser.n + 1, sizeof(*sel));
+	for (size_t i = 0; i < g.n; i++)
+		sel[g.v[i].ser] = true;
+	for (size_t i = 0; i < b->ser.n; i++) {
+		sel[i] = (sel[i] || b->ser.v[i]->rows.n) &&
+			 head_series_match(b->ser.v[i], q->type, q->m, q->nm);
+		nsel += sel[i];
+	}
+	if (nsel) {
+		st->sources++;
+		rc = v->source_begin ? v->source_begin(v->arg, &src) : 0;
+	}
+	for (size_t i = 0, at = 0; nsel && i < b->ser.n && !rc; i++) {
+		const struct series *se = b->ser.v[i];
+		struct store_series pub = se->pub;
+
+		run.n = 0;
+		if (!se->rows.n) {
+			pub.min_ts_ns = INT64_MAX;
+			pub.max_ts_ns = INT64_MIN;
+			pub.nrows = 0;
+		}
+		for (; at < g.n && g.v[at].ser == i; at++) {
+			VEC_PUSH(&run, g.v[at].sum);
+			pub.min_ts_ns = PROF_MIN(pub.min_ts_ns, g.v[at].lo);
+			pub.max_ts_ns = PROF_MAX(pub.max_ts_ns, g.v[at].hi);
+			pub.nrows += g.v[at].sum.rows;
+		}
+		if (!sel[i])
+			continue;
+		st->series++;
+		st->rows += pub.nrows;
+		if (v->series)
+			rc = v->series(v->arg, &src, &pub);
+		if (!rc && run.n)
+			rc = v->steps(v->arg, &src, &pub, run.v, run.n);
+		if (!rc && se->rows.n)
+			rc = v->rows(v->arg, &src, &pub, se->rows.v, se->rows.n);
+	}
+	if (nsel && !rc && v->source_end)
+		rc = v->source_end(v->arg, &src);
+	store_head_rdunlock(b->h);
+out:
+	VEC_FREE(&g);
+	VEC_FREE(&run);
+	free(sel);
+	return rc;
+}
+
 int store_ch_scan(void *ctx, const struct store_query *q, const struct store_link_filter *lf,
 		  const struct store_visitor *v, struct store_scan_stats *st, struct prof_err *err)
 {
@@ -944,6 +1171,8 @@ int store_ch_scan(void *ctx, const struct store_query *q, const struct store_lin
 		rc = build_series(c, &sq, &b, err);
 	if (rc || !b.ser.n)
 		goto out;
+	if (v->totals && !sq.row_filters)
+		whole_hours(q->from_ns, q->to_ns, &sq.h0, &sq.h1);
 	b.no_stacks = series_only || v->rows_no_stacks;
 	if (!b.no_stacks)
 		rc = build_stacks(c, &sq, &b, err);
@@ -955,7 +1184,15 @@ int store_ch_scan(void *ctx, const struct store_query *q, const struct store_lin
 		rc = scan_totals_direct(c, q, &sq, &b, v, st, err);
 		goto out;
 	}
-	rc = scan_fill_rows(c, &sq, &b, series_only, err);
+	if (v->rows && v->steps && v->step_ns > 0 && b.no_stacks && !sq.row_filters &&
+	    v->step_from_ns <= PROF_MAX(q->from_ns, (int64_t)0)) {
+		bool fallback;
+
+		rc = scan_steps_direct(c, q, &sq, &b, v, st, &fallback, err);
+		if (rc || !fallback)
+			goto out;
+	}
+	rc = scan_fill_rows(c, &sq, &b, series_only, "", err);
 	if (!rc) {
 		struct store *tmp;
 		struct wrap w = { v, __atomic_add_fetch(&ch_source_seq, 1, __ATOMIC_RELAXED) };

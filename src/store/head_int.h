@@ -269,7 +269,12 @@ struct series *head_series_labels(struct store_head *h, const char *type,
 /* Append row @r to series @se, as ingest does (same locking). */
 void head_series_push(struct store_head *h, struct series *se, const struct store_row *r);
 
+/* Does series @s have rows in [@from_ns, @to_ns] and match @type (NULL =
+ * any) and the matchers @m[@nm] on its labels? head_series_match: the
+ * type and the matchers only. */
 bool head_series_selected(const struct series *s, const char *type, const struct store_matcher *m,
 			  size_t nm, int64_t from_ns, int64_t to_ns);
+bool head_series_match(const struct series *s, const char *type, const struct store_matcher *m,
+		       size_t nm);
 
 #endif

@@ -32,6 +32,12 @@ bool head_series_selected(const struct series *s, const char *type, const struct
 {
 	if (!s->rows.n || s->pub.max_ts_ns < from_ns || s->pub.min_ts_ns > to_ns)
 		return false;
+	return head_series_match(s, type, m, nm);
+}
+
+bool head_series_match(const struct series *s, const char *type, const struct store_matcher *m,
+		       size_t nm)
+{
 	if (type && strcmp(type, s->pub.type))
 		return false;
 	for (size_t i = 0; i < nm; i++)

@@ -951,6 +951,8 @@ void store_get_stats(struct store *s, struct store_stats *st)
 	st->flush_failures = s->flush_failures;
 	st->compactions = s->compactions;
 	st->blocks_deleted = s->blocks_deleted;
+	if (s->be && s->be->stats)
+		s->be->stats(s->be_ctx, st);
 	st->syms_cached_bytes = s->syms_bytes;
 	st->replaying = s->replaying;
 	if (s->replay_start_ns)

@@ -358,6 +358,9 @@ struct store_stats {
 	uint64_t blocks_broken;	      /* present on disk but not opened */
 	int64_t min_ts_ns, max_ts_ns; /* over heads and blocks; INT64_MAX/MIN when empty */
 	uint64_t flushes, flush_failures, compactions, blocks_deleted;
+	/* A ClickHouse store (store/clickhouse.h): day partitions retention
+	 * dropped, and retention rounds that failed (logged). */
+	uint64_t partitions_dropped, retention_failures;
 	uint64_t syms_cached_bytes;
 	/* Replay (store_options.replay_background): */
 	bool replaying; /* the WAL's old segments are still being read */

@@ -183,8 +183,10 @@ ch_wait_flushed() {
 # ch_views: every view of test_views_golden.sh and per-sample attribute
 # matchers, through ch_same; T0, FROM and TO as ch_ingest_golden's.
 ch_views() {
-	local R T C t types mid fn sel
+	local R W T C t types mid fn sel
 	R=(--data-urlencode "from=$FROM" --data-urlencode "to=$TO")
+	# the series view: the hours the files were ingested into (steps of the whole range would be too many)
+	W=(--data-urlencode "from=$((T0 * 1000))" --data-urlencode "to=$(((T0 + 8 * 3600) * 1000))")
 	ch_same "profile-types" /api/v1/profile-types "${R[@]}"
 	ch_same "labels" /api/v1/labels "${R[@]}"
 	ch_same "label values file" /api/v1/labels/file/values "${R[@]}"
@@ -204,7 +206,10 @@ ch_views() {
 			--data-urlencode 'query={file="gen--cpu.pprof"}'
 		ch_same "$t table" /api/v1/table "${T[@]}"
 		ch_same "$t table frame" /api/v1/table "${T[@]}" --data-urlencode granularity=frame
-		ch_same "$t series" /api/v1/series "${T[@]}" --data-urlencode step=1h --data-urlencode group_by=file
+		ch_same "$t series" /api/v1/series "${W[@]}" --data-urlencode "type=$t" \
+			--data-urlencode step=1m --data-urlencode group_by=file
+		ch_same "$t series total" /api/v1/series "${W[@]}" --data-urlencode "type=$t" \
+			--data-urlencode step=10s
 		ch_same "$t flamechart" /api/v1/flamechart "${T[@]}" --data-urlencode group_by=file
 		ch_same "$t diff" /api/v1/diff --data-urlencode "type=$t" --data-urlencode "a_from=$FROM" \
 			--data-urlencode "a_to=$mid" --data-urlencode "b_from=$mid" --data-urlencode "b_to=$TO"
@@ -222,7 +227,8 @@ print(r[0].get("name", ""))' "$tmp/table.json" 2>/dev/null)
 	for sel in '{function="slow"}' '{profile_id=~"0.*"}' '{foo="bar",function!="fast"}' \
 		'{file=~"gen.*"}' '{file!="gen--cpu.pprof"}' '{nosuchlabel="x"}'; do
 		ch_same "cpu flamegraph $sel" /api/v1/flamegraph "${C[@]}" --data-urlencode "query=$sel"
-		ch_same "cpu series $sel" /api/v1/series "${C[@]}" --data-urlencode "query=$sel" \
-			--data-urlencode step=10s
+		ch_same "cpu series $sel" /api/v1/series "${W[@]}" --data-urlencode "query=$sel" \
+			--data-urlencode "type=process_cpu:cpu:nanoseconds:cpu:nanoseconds" \
+			--data-urlencode step=10s --data-urlencode group_by=file
 	done
 }

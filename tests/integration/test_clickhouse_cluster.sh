@@ -11,7 +11,9 @@
 # data (the checks of test_clickhouse.sh). Both shards hold rows and b
 # holds a's (replication). Then kill -9 of replica b while ingest runs
 # under load: no acknowledged sample is lost once b is back, and queries
-# answer meanwhile.
+# answer meanwhile. Last, retention over the cluster: a dataset keeping 2
+# days loses its older day partitions on every node (listed with
+# cluster(), dropped ON CLUSTER), recent rows and other datasets stay.
 # Environment: PROFD, PROFD_CORPUS; skips without clickhouse-server,
 # ZooKeeper (Java and Debian's zookeeper package) or the corpus.
 set -uo pipefail
@@ -63,7 +65,7 @@ c_pid=$server_pid c_base=$base
 at_exit() { kill -9 "$e_pid" "$a_pid" 2>/dev/null; return 0; }
 for nd in a b c; do
 	checkx "node $nd has the local and the Distributed tables" \
-		'[ "$(ch_query "SELECT count() FROM system.tables WHERE database = '"'"'profd_c'"'"'" "${H[$nd]}")" = 13 ]'
+		'[ "$(ch_query "SELECT count() FROM system.tables WHERE database = '"'"'profd_c'"'"'" "${H[$nd]}")" = 16 ]'
 done
 
 T0=1700000000
@@ -112,5 +114,46 @@ per=$(ch_query "SELECT count() FROM profd_c.samples WHERE series_id GLOBAL IN (S
 total1=$(ch_query "SELECT count() FROM profd_c.samples" "${H[c]}")
 checkx "every acknowledged sample is there ($total1 = $total0 + $acked x $per, maybe more from refused ones)" \
 	'[ "${per:-0}" -gt 0 ] && [ "$total1" -ge $((total0 + acked * per)) ] && [ "$total1" -le $((total0 + (acked + refused) * per)) ]'
+
+# Retention over the cluster: old rows of two series (so both shards may
+# hold some) gone from every node, recent ones kept.
+cat >"$tmp/ret.yaml" <<'YAML'
+datasets:
+  - name: ret
+    retention: 2d
+YAML
+other=$(ch_query "SELECT count() FROM profd_c.samples WHERE dataset = 'default'" "${H[c]}")
+start_server --data "$tmp/pr" --storage "$(url c)" --config "$tmp/ret.yaml"
+r_pid=$server_pid r_base=$base
+at_exit() { kill -9 "$e_pid" "$a_pid" "$c_pid" "$r_pid" 2>/dev/null; return 0; }
+now=$(date +%s)
+for k in 1 2 3 4; do
+	for age in $((4 * 86400)) 3600; do
+		c=$(curl -s --noproxy '*' -o "$tmp/body" -w '%{http_code}' -X POST --data-binary "@$f" \
+			"$r_base/ingest?name=ret%7Bk%3D%22$k%22%7D&format=pprof&from=$((now - age))&until=$((now - age + 10))")
+		[ "$c" = 200 ] || fail "ingest into dataset ret: HTTP $c $(head -c 300 "$tmp/body")"
+	done
+done
+cut=$(((now - 3 * 86400) * 1000000000))
+old_n() { # old_n NODE: old rows of dataset ret in NODE's local tables (samples, rollup)
+	ch_query "SELECT (SELECT count() FROM profd_c.samples_local WHERE dataset = 'ret' AND ts < $cut) +
+		(SELECT count() FROM profd_c.samples_hour_local WHERE dataset = 'ret' AND hour < $cut)" "${H[$1]}"
+}
+recent_q="SELECT count() FROM profd_c.samples WHERE dataset = 'ret' AND ts >= $cut"
+recent=$(ch_query "$recent_q" "${H[c]}")
+checkx "old rows on the nodes before retention (a $(old_n a), b $(old_n b), c $(old_n c))" \
+	'[ $(($(old_n a) + $(old_n c))) -gt 0 ]'
+wait_for 90 '[ "$(old_n a)$(old_n b)$(old_n c)" = 000 ]' \
+	"retention dropped the old days on every node (a $(old_n a), b $(old_n b), c $(old_n c))" &&
+	ok "retention dropped the old days on every node"
+checkx "recent rows kept ($recent)" '[ "${recent:-0}" -gt 0 ] && [ "$(ch_query "$recent_q" "${H[c]}")" = "$recent" ]'
+checkx "the other dataset kept ($other rows)" \
+	'[ "$(ch_query "SELECT count() FROM profd_c.samples WHERE dataset = '"'default'"'" "${H[c]}")" = "$other" ]'
+# (the drop's answer comes once every node ran it: distributed DDL)
+r_dropped() { curl -s --noproxy '*' "$r_base/metrics" | sed -n 's/^profd_retention_partitions_dropped_total{dataset="ret"} //p'; }
+wait_for 200 '[ "$(r_dropped)" -ge 1 ]' "/metrics counts the dropped partitions ($(r_dropped))" &&
+	ok "/metrics counts the dropped partitions ($(r_dropped))"
+checkx "/metrics: no failed retention round" \
+	'curl -s --noproxy "*" "$r_base/metrics" | grep -q "^profd_retention_failures_total{dataset=\"ret\"} 0$"'
 echo "$npass passed, $nfail failed"
 [ "$nfail" = 0 ]

@@ -5,10 +5,11 @@
  *
  *   qbench [--hours H] [--hosts 20] [--cpus 8] [--hz 19] [--procs-per-host 10]
  *          [--programs 20] [--stacks 2000] [--repeat 3] [--flush [--check] [--dir D]]
- *          [--small] [--only LABELS]
+ *          [--small] [--only LABELS] [--ingest] [--storage URL] [--window 10]
  *
  * Data: a fleet of --hosts hosts x --cpus busy CPUs sampled at --hz, one
- * profile per process per 10 s window (process_cpu:cpu:nanoseconds, each
+ * profile per process per --window seconds (10; a divisor of 3600)
+ * (process_cpu:cpu:nanoseconds, each
  * sample its own row with its timestamp, value 1/hz s), --procs-per-host
  * processes per host; each runs one of --programs programs (process i
  * runs program i mod N), and a program has a pool of --stacks stacks 20-60
@@ -26,10 +27,15 @@
  * and a later run with the same D and sizes queries it without generating
  * the data again (D must hold only what such a run wrote). --only LABELS
  * runs only the views of those labels, comma-separated, as printed (e.g.
- * "flamegraph all,series 60s by process all").
+ * "flamegraph all,series 60s by process all"). --ingest stores each
+ * window's profiles with one store_ingest_profiles call (the
+ * server's path: checks, the WAL and its fsync), so the generation time
+ * is an ingest rate; --storage URL keeps the data in a ClickHouse store
+ * (store/clickhouse.h, dataset "default"; implies --ingest, no flush),
+ * to compare it with the embedded store on the same data.
  *
  * Then each view runs --repeat times through query_request_run over the
- * whole range and over its first 5 minutes: flame graph, table (limit
+ * whole range, its first hour (when longer) and its first 5 minutes: flame graph, table (limit
  * 100), series (step 60 s, sum by process.executable.name), diff (first
  * half vs second half), the source view of pkg1.func1 (warm only: it
  * never uses the cache). Flame graph, table and diff run three ways: with
@@ -49,13 +55,13 @@
 #include "model/profile.h"
 #include "query/request.h"
 #include "query/stackset.h"
+#include "store/clickhouse.h"
 #include "store/head.h"
 #include "store/store.h"
 
 #include <unistd.h>
 
-#define T0_MS  ((int64_t)1700000000000LL)
-#define WINDOW 10 /* seconds per profile */
+#define T0_MS ((int64_t)1700000000000LL)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
@@ -272,8 +278,9 @@ static void run_view(struct store *st, const char *label, const char *view, stru
 int main(int argc, char **argv)
 {
 	int64_t hours = 1, hosts = 20, cpus = 8, hz = 19, pph = 10, nstacks = 2000, repeat = 3;
-	int64_t programs = 20;
-	bool flush = false, check = false;
+	int64_t programs = 20, window = 10; /* seconds per profile */
+	bool flush = false, check = false, ingest = false;
+	const char *storage = NULL;
 	char tmpdir[] = "/tmp/profd-qbench.XXXXXX";
 	const char *dir = NULL;
 	bool reuse = false;
@@ -299,6 +306,8 @@ int main(int argc, char **argv)
 			dst = &programs;
 		else if (!strcmp(argv[i], "--repeat"))
 			dst = &repeat;
+		else if (!strcmp(argv[i], "--window"))
+			dst = &window;
 		else if (!strcmp(argv[i], "--flush")) {
 			flush = true;
 			continue;
@@ -312,22 +321,39 @@ int main(int argc, char **argv)
 			dir = argv[++i];
 			flush = true;
 			continue;
+		} else if (!strcmp(argv[i], "--ingest")) {
+			ingest = true;
+			continue;
+		} else if (!strcmp(argv[i], "--storage") && i + 1 < argc) {
+			storage = argv[++i];
+			ingest = true;
+			continue;
 		} else if (!strcmp(argv[i], "--small")) {
 			hosts = 5;
 			nstacks = 500;
 			continue;
 		}
 		if (!dst || i + 1 >= argc || parse_i64(argv[++i], dst) || *dst < 1) {
-			fprintf(stderr,
-				"usage: qbench [--hours H] [--hosts N] [--cpus N] [--hz N] "
-				"[--procs-per-host N] [--stacks N] [--repeat N] "
-				"[--flush [--check] [--dir D]] [--small] [--only LABELS]\n");
+			fprintf(stderr, "usage: qbench [--hours H] [--hosts N] [--cpus N] [--hz N] "
+					"[--procs-per-host N] [--stacks N] [--repeat N] "
+					"[--flush [--check] [--dir D]] [--small] [--only LABELS] "
+					"[--ingest] [--storage URL] [--window S]\n");
 			return 2;
 		}
 	}
+	if (3600 % window) {
+		fprintf(stderr, "qbench: --window must divide 3600 seconds\n");
+		return 2;
+	}
 	repeat = PROF_MIN(repeat, 15);
 	prof_err_init(&err);
-	if (flush) {
+	if (storage) {
+		flush = false;
+		if (store_open_clickhouse(storage, "default", NULL, &st, &err)) {
+			fprintf(stderr, "qbench: %s\n", err.msg);
+			return 1;
+		}
+	} else if (flush) {
 		struct store_options o;
 
 		if (!dir && !(dir = mkdtemp(tmpdir))) {
@@ -347,11 +373,12 @@ int main(int argc, char **argv)
 
 	size_t np = (size_t)(hosts * pph);
 	struct proc *procs = xcalloc(np, sizeof(*procs));
+	const struct model_profile **batch = xcalloc(np, sizeof(*batch));
 	for (size_t i = 0; i < np; i++)
 		proc_init(&procs[i], (int)(i / (size_t)pph), (int)(i % (size_t)pph),
 			  (int)(i % (size_t)programs), (int)nstacks);
-	int64_t per_window = hosts * cpus * hz * WINDOW / (int64_t)np; /* samples per process */
-	int64_t windows = hours * 3600 / WINDOW, value = 1000000000LL / hz;
+	int64_t per_window = hosts * cpus * hz * window / (int64_t)np; /* samples per process */
+	int64_t windows = hours * 3600 / window, value = 1000000000LL / hz;
 	uint64_t total = 0;
 	double g0 = now_ms();
 
@@ -362,10 +389,10 @@ int main(int argc, char **argv)
 		reuse = ss.blocks > 0;
 		if (reuse)
 			windows = 0;
-		total = reuse ? (uint64_t)(hours * 3600 / WINDOW * per_window) * np : 0;
+		total = reuse ? (uint64_t)(hours * 3600 / window * per_window) * np : 0;
 	}
 	for (int64_t w = 0; w < windows; w++) {
-		int64_t ws = (T0_MS + w * WINDOW * 1000) * 1000000;
+		int64_t ws = (T0_MS + w * window * 1000) * 1000000;
 
 		for (size_t i = 0; i < np; i++) {
 			struct proc *pr = &procs[i];
@@ -376,24 +403,32 @@ int main(int argc, char **argv)
 			for (int64_t k = 0; k < per_window; k++) {
 				double u = unit();
 				size_t s = (size_t)(u * u * u * (double)pr->stack_off.n);
-				int64_t ts = ws + (int64_t)(unit() * WINDOW * 1e9);
+				int64_t ts = ws + (int64_t)(unit() * (double)window * 1e9);
 
 				model_sample_add(&pr->p, pr->stack_off.v[s], pr->stack_n.v[s],
 						 &value, NULL, 0, ts, 0);
 			}
 			const struct model_profile *pp = &pr->p;
-			/* Straight into the active head in both modes: the log's
-			 * encoding and fsync per profile (store_ingest_profiles) would
-			 * make the 24 h set take an hour, and the blocks a flush
-			 * writes are the same. */
-			int rc = store_head_add(store_get_head(st), pp, ws, &err);
+			/* Without --ingest straight into the active head: the log's
+			 * encoding and fsync per profile would make the 24 h set take
+			 * an hour, and the blocks a flush writes are the same. */
+			int rc = ingest ? 0 : store_head_add(store_get_head(st), pp, ws, &err);
 			if (rc) {
 				fprintf(stderr, "qbench: ingest: %s\n", err.msg);
 				return 1;
 			}
+			batch[i] = pp;
 			total += (uint64_t)per_window;
 		}
-		if (flush && (w + 1) % 360 == 0 && store_flush(st, &err)) {
+		if (ingest) {
+			struct store_ingest_result res;
+
+			if (store_ingest_profiles(st, batch, np, NULL, 0, &res, &err)) {
+				fprintf(stderr, "qbench: ingest: %s\n", err.msg);
+				return 1;
+			}
+		}
+		if (flush && (w + 1) % (3600 / window) == 0 && store_flush(st, &err)) {
 			fprintf(stderr, "qbench: flush: %s\n", err.msg);
 			return 1;
 		}
@@ -418,19 +453,21 @@ int main(int argc, char **argv)
 	store_head_get_stats(store_get_head(st), &hs);
 	printf("data: %" PRId64 " h, %zu processes of %" PRId64 " programs, %" PRIu64
 	       " samples (%" PRId64 " stacks per program, depth 20-60; %" PRIu64
-	       " stack nodes in the head), %s; generated and stored in %.1f s\n",
+	       " stack nodes in the head), %s; generated and stored in %.1f s (%.0f samples/s)\n",
 	       hours, np, programs, total, nstacks, hs.stack_nodes,
-	       !flush  ? "in memory"
-	       : reuse ? "flushed to blocks on disk (kept from an earlier run)"
-		       : "flushed to blocks on disk",
-	       gen / 1e3);
+	       storage	? "in ClickHouse"
+	       : !flush ? "in memory"
+	       : reuse	? "flushed to blocks on disk (kept from an earlier run)"
+			: "flushed to blocks on disk",
+	       gen / 1e3, (double)total / (gen / 1e3));
 	fflush(stdout);
 
-	char to[32], mid[32], five[32];
+	char to[32], mid[32], five[32], hour[32];
 	int64_t end_ms = T0_MS + hours * 3600 * 1000 - 1;
 	snprintf(to, sizeof(to), "%" PRId64, end_ms);
 	snprintf(mid, sizeof(mid), "%" PRId64, T0_MS + hours * 1800 * 1000);
 	snprintf(five, sizeof(five), "%" PRId64, T0_MS + 300 * 1000 - 1);
+	snprintf(hour, sizeof(hour), "%" PRId64, T0_MS + 3600 * 1000 - 1);
 	const char *CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds", *from = "1700000000000";
 	uint64_t five_samples = (uint64_t)(hosts * cpus * hz * 300);
 	struct buf json;
@@ -438,18 +475,27 @@ int main(int argc, char **argv)
 
 	buf_init(&json, 0);
 	(void)buf_addstr(&json, "[");
-	for (int r = 0; r < 2; r++) {
-		const char *t = r ? five : to;
-		const char *range = r ? "5 min" : "all";
-		uint64_t n = r ? five_samples : total;
+	for (int r = 0; r < 3; r++) {
+		if (r == 1 && hours < 2)
+			continue; /* the first hour is all of it */
+		const char *t = r == 2 ? five : r ? hour : to;
+		const char *range = r == 2 ? "5 min" : r ? "1 h" : "all";
+		uint64_t n = r == 2 ? five_samples : r ? five_samples * 12 : total;
 		struct args fg = { { "type", CPU, "from", from, "to", t, NULL } };
 		struct args tb = { { "type", CPU, "from", from, "to", t, "limit", "100", NULL } };
 		struct args se = { { "type", CPU, "from", from, "to", t, "step", "60s", "group_by",
 				     "process.executable.name", NULL } };
 		struct args so = { { "type", CPU, "from", from, "to", t, "function", "pkg1.func1",
 				     NULL } };
-		struct args df = { { "type", CPU, "a_from", from, "a_to", r ? "1700000149999" : mid,
-				     "b_from", r ? "1700000150000" : mid, "b_to", t, NULL } };
+		struct args df = { { "type", CPU, "a_from", from, "a_to",
+				     r == 2 ? "1700000149999"
+				     : r    ? "1700001799999"
+					    : mid,
+				     "b_from",
+				     r == 2 ? "1700000150000"
+				     : r    ? "1700001800000"
+					    : mid,
+				     "b_to", t, NULL } };
 
 		for (int m = WARM; m <= NOCACHE; m++) {
 			snprintf(label, sizeof(label), "flamegraph %s", range);
@@ -476,6 +522,7 @@ int main(int argc, char **argv)
 		VEC_FREE(&procs[i].stack_n);
 	}
 	free(procs);
+	free(batch);
 	store_close(st);
 	if (flush && dir == tmpdir) {
 		char cmd[128];

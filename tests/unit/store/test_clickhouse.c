@@ -25,7 +25,7 @@ static void open_fails(const char *url, int want, const char *msg_has)
 	struct prof_err err;
 
 	prof_err_init(&err);
-	assert_int_equal(store_open_clickhouse(url, "default", &s, &err), want);
+	assert_int_equal(store_open_clickhouse(url, "default", NULL, &s, &err), want);
 	assert_null(s);
 	if (!strstr(err.msg, msg_has))
 		fail_msg("'%s': message '%s' lacks '%s'", url, err.msg, msg_has);
