@@ -449,6 +449,9 @@ static bool scale_values(struct model_profile *p, int64_t k)
 struct decoded {
 	struct model_profile p[5];
 	size_t n;
+	/* p[0] read by fmt_pprof_decode from src.data: what the log keeps (store_ingest_pprof) */
+	bool has_src;
+	struct store_pprof_src src;
 };
 
 static void decoded_release(struct decoded *d)
@@ -484,10 +487,11 @@ static bool fail_rc(struct server *srv, struct server_ingest_out *out, int rc,
  * legacy decoder's when the bytes look like a legacy profile.
  */
 static int decode_pprof_body(struct server *srv, const void *data, size_t n,
-			     struct model_profile *p, struct prof_err *err)
+			     struct model_profile *p, bool *legacy, struct prof_err *err)
 {
 	int rc = fmt_pprof_decode(data, n, srv->limits.max_decompressed, p, err);
 
+	*legacy = false;
 	if ((rc == -PROF_EFORMAT || rc == -PROF_ECORRUPT) &&
 	    fmt_detect(data, n, NULL) == FMT_KIND_PPROF_LEGACY) {
 		struct fmt_decode_opts o = { .kind = FMT_KIND_PPROF_LEGACY,
@@ -498,6 +502,7 @@ static int decode_pprof_body(struct server *srv, const void *data, size_t n,
 		model_profile_init(p);
 		prof_err_init(err);
 		rc = fmt_pprof_legacy_decode(data, n, &o, p, err);
+		*legacy = true;
 	}
 	return rc;
 }
@@ -507,6 +512,8 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 {
 	struct model_profile *p = &d->p[0];
 	struct prof_err err;
+	int64_t shift = 0;
+	bool legacy;
 	int rc;
 
 	if (!n)
@@ -517,7 +524,7 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 	prof_err_init(&err);
 	model_profile_init(p);
 	d->n = 1;
-	rc = decode_pprof_body(srv, data, n, p, &err);
+	rc = decode_pprof_body(srv, data, n, p, &legacy, &err);
 	if (rc)
 		return fail_rc(srv, out, rc, &err, "pprof");
 	if (p->samples.n > srv->limits.max_samples)
@@ -532,9 +539,7 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 	 * microseconds, so now replaces those.
 	 */
 	if (r->has_from || p->time_ns < 365LL * 86400 * 1000000000LL) {
-		int64_t shift =
-			p->time_ns >= 365LL * 86400 * 1000000000LL ? r->from_ns - p->time_ns : 0;
-
+		shift = p->time_ns >= 365LL * 86400 * 1000000000LL ? r->from_ns - p->time_ns : 0;
 		p->time_ns = r->from_ns;
 		for (size_t i = 0; shift && i < p->samples.n; i++)
 			if (p->samples.v[i].timestamp_ns)
@@ -547,6 +552,10 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 	if (metric)
 		p->name = model_intern(p, metric);
 	set_labels(r, p, NULL);
+	/* The log keeps these bytes and the edits above; a gzip inside the
+	 * gzip and the legacy formats are logged as OTLP instead. */
+	d->has_src = !legacy && !gzip_is(data, n);
+	d->src = (struct store_pprof_src){ data, n, shift };
 	return true;
 }
 
@@ -726,7 +735,8 @@ static void ingest_decoded(struct server_req *rq, struct decoded *d, const char 
 	}
 	if (sk)
 		model_skipped_text(sk, out->skipped, sizeof(out->skipped));
-	if (server_ingest_profiles(rq->srv, rq->auth->ds, pp, d->n, NULL, 0, source, out))
+	if (server_ingest_profiles(rq->srv, rq->auth->ds, pp, d->n, NULL, 0,
+				   d->has_src && d->n == 1 ? &d->src : NULL, source, out))
 		rq->samples = out->accepted;
 }
 
@@ -1015,6 +1025,7 @@ static bool push_series(struct server *srv, const struct fmt_push_series *s, siz
 		size_t n = s->samples[k].len;
 		struct prof_err err;
 		char what[96];
+		bool legacy;
 		int rc;
 
 		model_profile_init(p);
@@ -1030,7 +1041,7 @@ static bool push_series(struct server *srv, const struct fmt_push_series *s, siz
 			break;
 		}
 		prof_err_init(&err);
-		rc = decode_pprof_body(srv, data, n, p, &err);
+		rc = decode_pprof_body(srv, data, n, p, &legacy, &err);
 		if (rc) {
 			ok = fail_rc(srv, out, rc, &err, what);
 			break;
@@ -1099,7 +1110,7 @@ void server_handle_push(struct server_req *rq, struct server_reply *rp)
 		if (!push_series(srv, &req.series[i], i, &tmp, &ps, &out))
 			goto reply;
 	/* All series of the request are stored together, or none. */
-	if (server_ingest_profiles(srv, rq->auth->ds, ps.v, ps.n, NULL, 0, "push", &out))
+	if (server_ingest_profiles(srv, rq->auth->ds, ps.v, ps.n, NULL, 0, NULL, "push", &out))
 		rq->samples = out.accepted;
 reply:
 	server_ingest_reply(rq, rp, &out);
