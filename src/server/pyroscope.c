@@ -992,10 +992,21 @@ static bool ctype_is(const char *ct, const char *want)
  * "__" dropped), __name__ the profile name, each raw_profile a pprof
  * (gzip or not). Appends to @ps; false after failing @out.
  */
+/*
+ * The profiles of a push request, and for each the pprof bytes it was
+ * decoded from (store_ingest_pprof) while @src_ok; @kept owns the
+ * inflated copies those point into.
+ */
+struct push_acc {
+	VEC(struct model_profile *) ps;
+	VEC(struct store_pprof_src) src;
+	VEC(char *) kept;
+	bool src_ok;
+};
+
 static bool push_series(struct server *srv, const struct fmt_push_series *s, size_t si,
-			struct buf *tmp, void *psv, struct server_ingest_out *out)
+			struct buf *tmp, struct push_acc *acc, struct server_ingest_out *out)
 {
-	VEC(struct model_profile *) *ps = psv;
 	struct pyro_req r = { 0 };
 	const char *metric = NULL;
 	int64_t now = prof_now_ns();
@@ -1029,7 +1040,7 @@ static bool push_series(struct server *srv, const struct fmt_push_series *s, siz
 		int rc;
 
 		model_profile_init(p);
-		VEC_PUSH(ps, p);
+		VEC_PUSH(&acc->ps, p);
 		snprintf(what, sizeof(what), "series[%zu].samples[%zu].raw_profile", si, k);
 		if (!n) {
 			ok = server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "decode",
@@ -1040,12 +1051,21 @@ static bool push_series(struct server *srv, const struct fmt_push_series *s, siz
 			ok = false;
 			break;
 		}
+		if (data == tmp->p) { /* the next profile inflates into tmp too */
+			char *copy = buf_detach(tmp, NULL);
+
+			VEC_PUSH(&acc->kept, copy);
+			data = copy;
+		}
 		prof_err_init(&err);
 		rc = decode_pprof_body(srv, data, n, p, &legacy, &err);
 		if (rc) {
 			ok = fail_rc(srv, out, rc, &err, what);
 			break;
 		}
+		/* logged as these bytes when every profile of the request is pprof */
+		acc->src_ok &= !legacy && !gzip_is(data, n);
+		VEC_PUSH(&acc->src, ((struct store_pprof_src){ data, n, 0 }));
 		if (p->time_ns < 365LL * 86400 * 1000000000LL)
 			p->time_ns = now;
 		if (!metric)
@@ -1066,7 +1086,7 @@ void server_handle_push(struct server_req *rq, struct server_reply *rp)
 	struct server_ingest_out out = { 0 };
 	struct server_auth auth;
 	struct fmt_push_req req = { 0 };
-	VEC(struct model_profile *) ps = { 0 };
+	struct push_acc acc = { .src_ok = true };
 	struct buf body_tmp, tmp;
 	struct prof_err err;
 	const void *body = rq->body ? rq->body : "";
@@ -1107,18 +1127,24 @@ void server_handle_push(struct server_req *rq, struct server_reply *rp)
 		goto reply;
 	}
 	for (size_t i = 0; i < req.n; i++)
-		if (!push_series(srv, &req.series[i], i, &tmp, &ps, &out))
+		if (!push_series(srv, &req.series[i], i, &tmp, &acc, &out))
 			goto reply;
 	/* All series of the request are stored together, or none. */
-	if (server_ingest_profiles(srv, rq->auth->ds, ps.v, ps.n, NULL, 0, NULL, "push", &out))
+	if (server_ingest_profiles(srv, rq->auth->ds, acc.ps.v, acc.ps.n, NULL, 0,
+				   acc.src_ok && acc.src.n == acc.ps.n ? acc.src.v : NULL, "push",
+				   &out))
 		rq->samples = out.accepted;
 reply:
 	server_ingest_reply(rq, rp, &out);
-	for (size_t i = 0; i < ps.n; i++) {
-		model_profile_release(ps.v[i]);
-		free(ps.v[i]);
+	for (size_t i = 0; i < acc.ps.n; i++) {
+		model_profile_release(acc.ps.v[i]);
+		free(acc.ps.v[i]);
 	}
-	VEC_FREE(&ps);
+	for (size_t i = 0; i < acc.kept.n; i++)
+		free(acc.kept.v[i]);
+	VEC_FREE(&acc.ps);
+	VEC_FREE(&acc.src);
+	VEC_FREE(&acc.kept);
 	fmt_push_release(&req);
 	buf_release(&body_tmp);
 	buf_release(&tmp);

@@ -4,9 +4,11 @@
 # (WAL record type 2, docs/storage-format.md) and a restart after kill -9
 # answers as before it:
 #   - the corpus's pprof files pushed to Pyroscope's /ingest (gzipped and
-#     not, with from/until and without) and to /api/v1/ingest/pprof;
+#     not, with from/until and without), to /api/v1/ingest/pprof, and a
+#     Connect push (/push.v1.PusherService/Push) of two series;
 #   - the WAL then holds a type 2 record for each, but for the corpus's
-#     legacy (text and binary CPU) profiles, logged as OTLP (type 1);
+#     legacy (text and binary CPU) profiles and a gzip inside the gzip,
+#     logged as OTLP (type 1);
 #   - `profd store check` takes the log;
 #   - kill -9 once every push is acknowledged, restart on the same data:
 #     profile types, label values, and per profile type the flame graph
@@ -45,12 +47,37 @@ for f in "$CORPUS"/pprof/*; do
 	post "/ingest?name=now$i&format=pprof" "$f"
 	post "/api/v1/ingest/pprof?service_name=direct$i&file=$b" "$f"
 done
+# Pyroscope's Connect push: two series of two profiles each, gzipped and not.
+python3 - "$tmp/push.pb" "$CORPUS/pprof/gen--cpu.pprof" "$CORPUS/pprof/gen--heap.pprof" \
+	"$CORPUS/pprof/parca--two-stacks.pb.gz" <<'PY'
+import gzip, sys
+def v(n):
+    b = b""
+    while True:
+        if n < 0x80:
+            return b + bytes([n])
+        b += bytes([n & 0x7f | 0x80]); n >>= 7
+def f(num, data):
+    return v(num << 3 | 2) + v(len(data)) + data
+raw = [open(p, "rb").read() for p in sys.argv[2:]]
+raw = [gzip.decompress(b) if b[:2] == b"\x1f\x8b" else b for b in raw]
+def series(name, profiles):
+    labels = f(1, f(1, b"service_name") + f(2, name)) + f(1, f(1, b"env") + f(2, b"test"))
+    return f(1, labels + b"".join(f(2, f(1, p)) for p in profiles))
+req = series(b"connect-a", [raw[0], gzip.compress(raw[1])]) + \
+    series(b"connect-b", [gzip.compress(raw[0]), raw[2]])
+open(sys.argv[1], "wb").write(req)
+PY
+c=$(curl -s --noproxy '*' -o "$tmp/body" -w '%{http_code}' -X POST -H 'Content-Type: application/proto' \
+	--data-binary "@$tmp/push.pb" "$base/push.v1.PusherService/Push")
+checkx "Connect push of four profiles accepted (HTTP $c)" '[ "$c" = 200 ]'
+[ "$c" = 200 ] && pushed=$((pushed + 1))
 checkx "pushes accepted ($pushed)" '[ "$pushed" -ge 20 ]'
 
-types_of() { # types_of RECORD-TYPE: number of WAL records of that type
+types_of() { # types_of RECORD-TYPE: number of WAL records of that type (last: the last's type)
 	python3 - "$tmp/data/default/wal" "$1" <<'PY'
 import os, struct, sys
-d, want, n = sys.argv[1], int(sys.argv[2]), 0
+d, want, n = sys.argv[1], sys.argv[2], 0
 for name in sorted(os.listdir(d)):
     if not name.endswith(".wal"):
         continue
@@ -59,7 +86,7 @@ for name in sorted(os.listdir(d)):
     off = 16
     while off + 20 <= len(b):
         ln = struct.unpack_from("<I", b, off)[0]
-        n += b[off + 8] == want
+        n = b[off + 8] if want == "last" else n + (b[off + 8] == int(want))
         off += 20 + ln
 print(n)
 PY
@@ -69,7 +96,9 @@ n1=$(types_of 1)
 checkx "the WAL holds a record per push ($n2 pprof, $n1 OTLP, $pushed pushes)" \
 	'[ $((n1 + n2)) = "$pushed" ]'
 checkx "most are pprof records" '[ "$n2" -ge $((pushed * 2 / 3)) ]'
-checkx "the legacy profiles are OTLP records" '[ "$n1" -ge 1 ]'
+checkx "the legacy profiles and the gzip inside a gzip are OTLP records" '[ "$n1" -ge 1 ]'
+last=$(types_of last)
+checkx "the Connect push is one pprof record (type $last)" '[ "$last" = 2 ]'
 
 R=(--data-urlencode "from=$FROM" --data-urlencode "to=$TO")
 views() { # views OUT: what must survive the restart
