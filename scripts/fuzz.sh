@@ -36,8 +36,8 @@
 # fuzz_otlp_direct get pprof/ and otlp/ converted to OTLP protobuf, and
 # fuzz_otlp_json pprof/
 # converted to OTLP/JSON, by $PROFD_FAST (default build/profd) when it is
-# built; fuzz_wal_pprof gets pprof/ (gunzipped) behind a WAL pprof entry
-# header. Targets without a corpus folder (fuzz_elf, ...) start from their
+# built; fuzz_wal_pprof gets pprof/ (gunzipped, and gzipped again) behind
+# a WAL pprof entry header. Targets without a corpus folder (fuzz_elf, ...) start from their
 # regression inputs. FUZZ_OUT=dir builds and runs somewhere else than
 # build-fuzz/ (e.g. while another run uses it).
 # The kept corpus, tests/fuzz/corpus/<target>/, is read by every run (after
@@ -231,9 +231,12 @@ for f in sys.argv[2:]:
     except Exception:
         continue
     s = lambda t: struct.pack("<I", len(t)) + t
-    h = struct.pack("<Iqqq", len(b), 1700000000 * 10**9, 10**10, 0) + s(b"process_cpu")
-    h += struct.pack("<I", 1) + s(b"service.name") + s(b"seed") + struct.pack("<q", 0) + s(b"")
-    open(os.path.join(sys.argv[1], os.path.basename(f) + ".rec"), "wb").write(h + b)
+    for gz in (None, gzip.compress(b)):  # stored as is, and as gzip
+        h = struct.pack("<IIqqq", len(b), len(gz) if gz else 0, 1700000000 * 10**9, 10**10, 0)
+        h += s(b"process_cpu") + struct.pack("<I", 1) + s(b"service.name") + s(b"seed")
+        h += struct.pack("<q", 0) + s(b"")
+        name = os.path.basename(f) + (".gz.rec" if gz else ".rec")
+        open(os.path.join(sys.argv[1], name), "wb").write(h + (gz or b))
 PY
 	fi
 	if [ "$name" = fuzz_detect ] && [ -f "$CORPUS/jfr/jfrparser--wall_tick_sample.jfr.gz" ]; then

@@ -511,6 +511,8 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 			 struct decoded *d, struct buf *tmp, struct server_ingest_out *out)
 {
 	struct model_profile *p = &d->p[0];
+	const void *gz = data;
+	size_t gz_len = n;
 	struct prof_err err;
 	int64_t shift = 0;
 	bool legacy;
@@ -552,10 +554,11 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 	if (metric)
 		p->name = model_intern(p, metric);
 	set_labels(r, p, NULL);
-	/* The log keeps these bytes and the edits above; a gzip inside the
-	 * gzip and the legacy formats are logged as OTLP instead. */
+	/* The log keeps these bytes (as the gzip they came in) and the edits
+	 * above; a gzip inside the gzip and the legacy formats are logged as
+	 * OTLP instead. */
 	d->has_src = !legacy && !gzip_is(data, n);
-	d->src = (struct store_pprof_src){ data, n, shift };
+	d->src = (struct store_pprof_src){ data, n, shift, data != gz ? gz : NULL, gz_len };
 	return true;
 }
 
@@ -1032,8 +1035,8 @@ static bool push_series(struct server *srv, const struct fmt_push_series *s, siz
 	}
 	for (size_t k = 0; k < s->nsamples && ok; k++) {
 		struct model_profile *p = xmalloc(sizeof(*p));
-		const void *data = s->samples[k].data;
-		size_t n = s->samples[k].len;
+		const void *data = s->samples[k].data, *gz = data;
+		size_t n = s->samples[k].len, gz_len = n;
 		struct prof_err err;
 		char what[96];
 		bool legacy;
@@ -1065,7 +1068,8 @@ static bool push_series(struct server *srv, const struct fmt_push_series *s, siz
 		}
 		/* logged as these bytes when every profile of the request is pprof */
 		acc->src_ok &= !legacy && !gzip_is(data, n);
-		VEC_PUSH(&acc->src, ((struct store_pprof_src){ data, n, 0 }));
+		VEC_PUSH(&acc->src,
+			 ((struct store_pprof_src){ data, n, 0, data != gz ? gz : NULL, gz_len }));
 		if (p->time_ns < 365LL * 86400 * 1000000000LL)
 			p->time_ns = now;
 		if (!metric)

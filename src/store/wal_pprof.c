@@ -40,6 +40,7 @@ int store_wal_pprof_encode(const struct model_profile *p, const struct store_ppr
 {
 	int rc = put_u32(out, src->len);
 
+	rc = rc ? rc : put_u32(out, src->gz ? src->gz_len : 0);
 	rc = rc ? rc : put_i64(out, p->time_ns);
 	rc = rc ? rc : put_i64(out, p->duration_ns);
 	rc = rc ? rc : put_i64(out, src->shift);
@@ -53,6 +54,8 @@ int store_wal_pprof_encode(const struct model_profile *p, const struct store_ppr
 		rc = rc ? rc : put_i64(out, l->num);
 		rc = rc ? rc : put_str(out, p, l->num_unit);
 	}
+	if (src->gz)
+		return rc ? rc : buf_add(out, src->gz, src->gz_len);
 	return rc ? rc : buf_add(out, src->data, src->len);
 }
 
@@ -102,7 +105,7 @@ static uint32_t get_str(struct rd *r, struct model_profile *p)
 static int decode_entry(struct rd *r, struct model_profile *p, size_t k, struct prof_err *err)
 {
 	size_t at = (size_t)(r->p - r->start);
-	uint64_t plen = get_n(r, 4);
+	uint64_t plen = get_n(r, 4), glen = get_n(r, 4);
 	int64_t time_ns = (int64_t)get_n(r, 8), dur = (int64_t)get_n(r, 8);
 	int64_t shift = (int64_t)get_n(r, 8);
 	struct rd hdr;
@@ -119,15 +122,34 @@ static int decode_entry(struct rd *r, struct model_profile *p, size_t k, struct 
 		(void)get_n(r, 8);
 		(void)get_bytes(r, get_n(r, 4));
 	}
-	const char *pb = get_bytes(r, plen);
+	const char *pb = get_bytes(r, glen ? glen : plen);
+	struct buf raw = BUF_INIT;
 
 	if (r->bad)
 		return prof_err_set(err, -PROF_ECORRUPT, (int64_t)at,
 				    "wal pprof record: entry %zu runs past the payload's end", k);
-	if (gzip_is(pb, plen))
-		return prof_err_set(err, -PROF_ECORRUPT, (int64_t)at,
-				    "wal pprof record: entry %zu holds gzip, not a Profile", k);
-	rc = fmt_pprof_decode(pb, plen, plen ? plen : 1, p, err);
+	rc = 0;
+	if (glen) {
+		struct prof_err ge;
+
+		prof_err_init(&ge);
+		rc = gzip_inflate(pb, glen, plen, &raw, &ge);
+		if (rc)
+			rc = prof_err_set(err, -PROF_ECORRUPT, (int64_t)at,
+					  "wal pprof record: entry %zu: %s", k, ge.msg);
+		else if (raw.len != plen)
+			rc = prof_err_set(err, -PROF_ECORRUPT, (int64_t)at,
+					  "wal pprof record: entry %zu inflates to %zu bytes, not "
+					  "%" PRIu64,
+					  k, raw.len, plen);
+		pb = raw.p;
+	}
+	if (!rc && gzip_is(pb, plen))
+		rc = prof_err_set(err, -PROF_ECORRUPT, (int64_t)at,
+				  "wal pprof record: entry %zu holds gzip, not a Profile", k);
+	if (!rc)
+		rc = fmt_pprof_decode(pb, plen, plen ? plen : 1, p, err);
+	buf_release(&raw);
 	if (rc)
 		return rc;
 	p->time_ns = time_ns;

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		buf_reset(&pb);
 		buf_reset(&pay);
 		PROF_ASSERT(fmt_pprof_encode(&p[i], false, &pb) == 0);
-		src = (struct store_pprof_src){ pb.p, pb.len, 0 };
+		src = (struct store_pprof_src){ pb.p, pb.len, 0, NULL, 0 };
 		PROF_ASSERT(store_wal_pprof_encode(&p[i], &src, &pay) == 0);
 		prof_err_init(&err);
 		PROF_ASSERT(store_wal_pprof_decode(pay.p, pay.len, &q, &m, &err) == 0 && m == 1);

@@ -14,6 +14,7 @@
  */
 #include "base/compat.h"
 #include "base/buf.h"
+#include "base/compress.h"
 #include "base/mem.h"
 #include "store/block.h"
 #include "format/otlp.h"
@@ -734,7 +735,7 @@ static void test_store_pprof_record_replays_the_edited_profiles(void **state)
 	struct model_profile prof[3];
 	const struct model_profile *pp[3];
 	struct store_pprof_src src[3];
-	struct buf pb[3];
+	struct buf pb[3], gz = BUF_INIT;
 	struct tl_totals ta, tb, tc, td;
 	struct prof_err err;
 	struct store *a, *bs;
@@ -751,7 +752,12 @@ static void test_store_pprof_record_replays_the_edited_profiles(void **state)
 		model_profile_init(&prof[i]);
 		assert_int_equal(fmt_pprof_decode(pb[i].p, pb[i].len, 0, &prof[i], &err), 0);
 		/* what Pyroscope's /ingest does with from/until, name and labels */
-		src[i] = (struct store_pprof_src){ pb[i].p, pb[i].len, (i + 1) * 7 * SEC };
+		src[i] = (struct store_pprof_src){ pb[i].p, pb[i].len, (i + 1) * 7 * SEC, NULL, 0 };
+		if (i == 2) { /* logged as the gzip it was pushed in */
+			assert_int_equal(gzip_deflate(pb[i].p, pb[i].len, &gz), 0);
+			src[i].gz = gz.p;
+			src[i].gz_len = gz.len;
+		}
 		prof[i].time_ns = T0 + i * 60 * SEC;
 		prof[i].duration_ns = 10 * SEC;
 		for (size_t k = 0; k < prof[i].samples.n; k++) /* none: pprof has no times */
@@ -807,6 +813,7 @@ static void test_store_pprof_record_replays_the_edited_profiles(void **state)
 		model_profile_release(&prof[i]);
 		buf_release(&pb[i]);
 	}
+	buf_release(&gz);
 	tl_rmdir(da);
 	tl_rmdir(db);
 	free(da);
@@ -821,7 +828,7 @@ static void test_store_wal_pprof_payload_bounds(void **state)
 {
 	struct model_profile m, *out;
 	struct store_pprof_src src;
-	struct buf pb, pay;
+	struct buf pb, pay, gz = BUF_INIT;
 	struct prof_err err;
 	size_t n, one;
 
@@ -832,10 +839,14 @@ static void test_store_wal_pprof_payload_bounds(void **state)
 	buf_init(&pb, 0);
 	buf_init(&pay, 0);
 	assert_int_equal(fmt_pprof_encode(&m, false, &pb), 0);
-	src = (struct store_pprof_src){ pb.p, pb.len, 0 };
+	src = (struct store_pprof_src){ pb.p, pb.len, 0, NULL, 0 };
 	assert_int_equal(store_wal_pprof_encode(&m, &src, &pay), 0);
 	one = pay.len;
+	assert_int_equal(gzip_deflate(pb.p, pb.len, &gz), 0);
+	src.gz = gz.p;
+	src.gz_len = gz.len;
 	assert_int_equal(store_wal_pprof_encode(&m, &src, &pay), 0);
+	assert_true(pay.len - one < one);
 	prof_err_init(&err);
 	assert_int_equal(store_wal_pprof_decode(pay.p, pay.len, &out, &n, &err), 0);
 	assert_int_equal(n, 2);
@@ -854,16 +865,25 @@ static void test_store_wal_pprof_payload_bounds(void **state)
 		assert_int_not_equal(store_wal_pprof_decode(pay.p, cut, &out, &n, &err), 0);
 		assert_null(out);
 	}
+	/* stored gzip that inflates to other than P bytes */
+	buf_reset(&pay);
+	src.len--;
+	assert_int_equal(store_wal_pprof_encode(&m, &src, &pay), 0);
+	prof_err_init(&err);
+	assert_int_equal(store_wal_pprof_decode(pay.p, pay.len, &out, &n, &err), -PROF_ECORRUPT);
+	assert_non_null(strstr(err.msg, "entry 0"));
+	/* profile bytes that are gzip */
 	buf_reset(&pb);
 	buf_reset(&pay);
 	assert_int_equal(fmt_pprof_encode(&m, true, &pb), 0);
-	src = (struct store_pprof_src){ pb.p, pb.len, 0 };
+	src = (struct store_pprof_src){ pb.p, pb.len, 0, NULL, 0 };
 	assert_int_equal(store_wal_pprof_encode(&m, &src, &pay), 0);
 	prof_err_init(&err);
 	assert_int_equal(store_wal_pprof_decode(pay.p, pay.len, &out, &n, &err), -PROF_ECORRUPT);
 	assert_non_null(strstr(err.msg, "gzip"));
 	model_profile_release(&m);
 	buf_release(&pb);
+	buf_release(&gz);
 	buf_release(&pay);
 }
 
