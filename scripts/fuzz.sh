@@ -36,7 +36,8 @@
 # fuzz_otlp_direct get pprof/ and otlp/ converted to OTLP protobuf, and
 # fuzz_otlp_json pprof/
 # converted to OTLP/JSON, by $PROFD_FAST (default build/profd) when it is
-# built. Targets without a corpus folder (fuzz_elf, ...) start from their
+# built; fuzz_wal_pprof gets pprof/ (gunzipped, and gzipped again) behind
+# a WAL pprof entry header. Targets without a corpus folder (fuzz_elf, ...) start from their
 # regression inputs. FUZZ_OUT=dir builds and runs somewhere else than
 # build-fuzz/ (e.g. while another run uses it).
 # The kept corpus, tests/fuzz/corpus/<target>/, is read by every run (after
@@ -220,6 +221,24 @@ sys.stdout.buffer.write(bytes(b) + b"X-Powered-By: PHP/8.2.36")' >"$dir/spin.bin
 			[ -f "$f" ] && seed_file "$f" "$dir"
 		done
 	done
+	if [ "$name" = fuzz_wal_pprof ]; then # each pprof file (gunzipped) behind an entry header
+		python3 - "$dir" "$CORPUS"/pprof/* <<'PY' || true
+import gzip, os, struct, sys
+for f in sys.argv[2:]:
+    b = open(f, "rb").read()
+    try:
+        b = gzip.decompress(b) if b[:2] == b"\x1f\x8b" else b
+    except Exception:
+        continue
+    s = lambda t: struct.pack("<I", len(t)) + t
+    for gz in (None, gzip.compress(b)):  # stored as is, and as gzip
+        h = struct.pack("<IIqqq", len(b), len(gz) if gz else 0, 1700000000 * 10**9, 10**10, 0)
+        h += s(b"process_cpu") + struct.pack("<I", 1) + s(b"service.name") + s(b"seed")
+        h += struct.pack("<q", 0) + s(b"")
+        name = os.path.basename(f) + (".gz.rec" if gz else ".rec")
+        open(os.path.join(sys.argv[1], name), "wb").write(h + (gz or b))
+PY
+	fi
 	if [ "$name" = fuzz_detect ] && [ -f "$CORPUS/jfr/jfrparser--wall_tick_sample.jfr.gz" ]; then
 		seed_file "$CORPUS/jfr/jfrparser--wall_tick_sample.jfr.gz" "$dir"
 	fi

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * compress.h - gzip in and out (zlib), with a hard cap on output size so
+ * compress.h - gzip in and out (zlib; ISA-L's igzip inflates first, see
+ * compress.c), with a hard cap on output size so
  * a "gzip bomb" is refused instead of exhausting memory.
  */
 #ifndef PROF_BASE_COMPRESS_H
@@ -22,6 +23,14 @@ bool gzip_is(const void *data, size_t n);
  * truncated stream.
  */
 int gzip_inflate(const void *data, size_t n, size_t max_out, struct buf *out, struct prof_err *err);
+
+/**
+ * gzip_inflate_zlib() - gzip_inflate by zlib alone: the reference the
+ * faster ISA-L path is checked against (tests/unit/base/test_base.c), and
+ * what answers every input that path does not take whole. Same contract.
+ */
+int gzip_inflate_zlib(const void *data, size_t n, size_t max_out, struct buf *out,
+		      struct prof_err *err);
 
 /** gzip_deflate() - compress @data as one gzip member into @out (appending). */
 int gzip_deflate(const void *data, size_t n, struct buf *out);

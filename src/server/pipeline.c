@@ -438,7 +438,8 @@ static const struct ingest_labels *ingest_labels(const char *name, const char *s
 
 bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 			    struct model_profile *const *p, size_t n, const void *otlp,
-			    size_t otlp_len, const char *source, struct server_ingest_out *out)
+			    size_t otlp_len, const struct store_pprof_src *pprof,
+			    const char *source, struct server_ingest_out *out)
 {
 	const struct server_dataset_conf *dc = ds->conf;
 	struct type_counts counts = { 0 };
@@ -446,6 +447,9 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 	struct model_profile const *live_s[8],
 		**live = n < 8 ? live_s : xcalloc(n + 1, sizeof(*live));
 	struct prof_info info_s[8] = { 0 }, *info = n < 8 ? info_s : xcalloc(n + 1, sizeof(*info));
+	struct store_pprof_src src_s[8], *src = !pprof	? NULL
+						: n < 8 ? src_s
+							: xcalloc(n + 1, sizeof(*src));
 	struct store_ingest_result res;
 	struct prof_err err;
 	int64_t t0 = prof_now_ns();
@@ -493,8 +497,11 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 			out->rejected_profiles++;
 		out->received += before;
 		out->accepted += after;
-		if (p[i]->samples.n && p[i]->sample_types.n)
+		if (p[i]->samples.n && p[i]->sample_types.n) {
+			if (src)
+				src[nlive] = pprof[i];
 			live[nlive++] = p[i];
+		}
 	}
 	out->dropped = out->received - out->accepted;
 	if (profiles_refused) {
@@ -514,8 +521,11 @@ bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 	}
 
 	prof_err_init(&err);
-	rc = store_ingest_profiles(ds->st, live, nlive, changed ? NULL : otlp,
-				   changed ? 0 : otlp_len, &res, &err);
+	if (src && !changed)
+		rc = store_ingest_pprof(ds->st, live, src, nlive, &res, &err);
+	else
+		rc = store_ingest_profiles(ds->st, live, nlive, changed ? NULL : otlp,
+					   changed ? 0 : otlp_len, &res, &err);
 	if (rc) {
 		enum server_fail f = server_fail_from_rc(rc);
 		const char *msg = err.msg[0] ? err.msg : prof_strerror(rc);
@@ -566,6 +576,8 @@ done:
 		free(info);
 	if (live != live_s)
 		free(live);
+	if (src != src_s)
+		free(src);
 	return ok;
 }
 
@@ -638,8 +650,8 @@ bool server_ingest_otlp(struct server *srv, struct server_dataset *ds, const voi
 	pp = batch.n < PROF_ARRAY_SIZE(pp_s) ? pp_s : xcalloc(batch.n + 1, sizeof(*pp));
 	for (size_t i = 0; i < batch.n; i++)
 		pp[i] = &batch.profiles[i];
-	ok = server_ingest_profiles(srv, ds, pp, batch.n, json ? NULL : data, json ? 0 : n, source,
-				    out);
+	ok = server_ingest_profiles(srv, ds, pp, batch.n, json ? NULL : data, json ? 0 : n, NULL,
+				    source, out);
 	if (pp != pp_s)
 		free(pp);
 	fmt_otlp_batch_release(&batch);

@@ -26,6 +26,7 @@
 #include "base/buf.h"
 #include "base/compat.h"
 #include "model/profile.h"
+#include "store/wal_pprof.h"
 
 struct server;
 struct server_dataset;
@@ -92,14 +93,19 @@ bool server_inflate(struct server *srv, const void **data, size_t *n, bool force
  * server_ingest_profiles() - check, filter and store @n profiles (owned
  * by the caller; modified by signal control) in dataset @ds. @otlp is
  * the OTLP protobuf request they were decoded from, unchanged, or NULL
- * (see store_ingest_profiles). @source names the route for metrics
+ * (see store_ingest_profiles); @pprof, when not NULL, holds for each
+ * profile the pprof bytes it was decoded from and how its timestamps
+ * moved (store_ingest_pprof), so the log keeps those instead of an OTLP
+ * encoding; signal control that changes a profile makes both unused.
+ * @source names the route for metrics
  * ("otlp", "otlp-json", "otlp-grpc", "pyroscope-pprof", ...; static).
  * Returns true when stored (or nothing needed storing), else false with
  * @out filled.
  */
 bool server_ingest_profiles(struct server *srv, struct server_dataset *ds,
 			    struct model_profile *const *p, size_t n, const void *otlp,
-			    size_t otlp_len, const char *source, struct server_ingest_out *out);
+			    size_t otlp_len, const struct store_pprof_src *pprof,
+			    const char *source, struct server_ingest_out *out);
 
 /**
  * server_ingest_otlp() - decode an ExportProfilesServiceRequest (@json:

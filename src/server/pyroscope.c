@@ -449,6 +449,9 @@ static bool scale_values(struct model_profile *p, int64_t k)
 struct decoded {
 	struct model_profile p[5];
 	size_t n;
+	/* p[0] read by fmt_pprof_decode from src.data: what the log keeps (store_ingest_pprof) */
+	bool has_src;
+	struct store_pprof_src src;
 };
 
 static void decoded_release(struct decoded *d)
@@ -484,10 +487,11 @@ static bool fail_rc(struct server *srv, struct server_ingest_out *out, int rc,
  * legacy decoder's when the bytes look like a legacy profile.
  */
 static int decode_pprof_body(struct server *srv, const void *data, size_t n,
-			     struct model_profile *p, struct prof_err *err)
+			     struct model_profile *p, bool *legacy, struct prof_err *err)
 {
 	int rc = fmt_pprof_decode(data, n, srv->limits.max_decompressed, p, err);
 
+	*legacy = false;
 	if ((rc == -PROF_EFORMAT || rc == -PROF_ECORRUPT) &&
 	    fmt_detect(data, n, NULL) == FMT_KIND_PPROF_LEGACY) {
 		struct fmt_decode_opts o = { .kind = FMT_KIND_PPROF_LEGACY,
@@ -498,6 +502,7 @@ static int decode_pprof_body(struct server *srv, const void *data, size_t n,
 		model_profile_init(p);
 		prof_err_init(err);
 		rc = fmt_pprof_legacy_decode(data, n, &o, p, err);
+		*legacy = true;
 	}
 	return rc;
 }
@@ -506,7 +511,11 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 			 struct decoded *d, struct buf *tmp, struct server_ingest_out *out)
 {
 	struct model_profile *p = &d->p[0];
+	const void *gz = data;
+	size_t gz_len = n;
 	struct prof_err err;
+	int64_t shift = 0;
+	bool legacy;
 	int rc;
 
 	if (!n)
@@ -517,7 +526,7 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 	prof_err_init(&err);
 	model_profile_init(p);
 	d->n = 1;
-	rc = decode_pprof_body(srv, data, n, p, &err);
+	rc = decode_pprof_body(srv, data, n, p, &legacy, &err);
 	if (rc)
 		return fail_rc(srv, out, rc, &err, "pprof");
 	if (p->samples.n > srv->limits.max_samples)
@@ -532,9 +541,7 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 	 * microseconds, so now replaces those.
 	 */
 	if (r->has_from || p->time_ns < 365LL * 86400 * 1000000000LL) {
-		int64_t shift =
-			p->time_ns >= 365LL * 86400 * 1000000000LL ? r->from_ns - p->time_ns : 0;
-
+		shift = p->time_ns >= 365LL * 86400 * 1000000000LL ? r->from_ns - p->time_ns : 0;
 		p->time_ns = r->from_ns;
 		for (size_t i = 0; shift && i < p->samples.n; i++)
 			if (p->samples.v[i].timestamp_ns)
@@ -547,6 +554,11 @@ static bool decode_pprof(struct server *srv, struct pyro_req *r, const void *dat
 	if (metric)
 		p->name = model_intern(p, metric);
 	set_labels(r, p, NULL);
+	/* The log keeps these bytes (as the gzip they came in) and the edits
+	 * above; a gzip inside the gzip and the legacy formats are logged as
+	 * OTLP instead. */
+	d->has_src = !legacy && !gzip_is(data, n);
+	d->src = (struct store_pprof_src){ data, n, shift, data != gz ? gz : NULL, gz_len };
 	return true;
 }
 
@@ -726,7 +738,8 @@ static void ingest_decoded(struct server_req *rq, struct decoded *d, const char 
 	}
 	if (sk)
 		model_skipped_text(sk, out->skipped, sizeof(out->skipped));
-	if (server_ingest_profiles(rq->srv, rq->auth->ds, pp, d->n, NULL, 0, source, out))
+	if (server_ingest_profiles(rq->srv, rq->auth->ds, pp, d->n, NULL, 0,
+				   d->has_src && d->n == 1 ? &d->src : NULL, source, out))
 		rq->samples = out->accepted;
 }
 
@@ -982,10 +995,21 @@ static bool ctype_is(const char *ct, const char *want)
  * "__" dropped), __name__ the profile name, each raw_profile a pprof
  * (gzip or not). Appends to @ps; false after failing @out.
  */
+/*
+ * The profiles of a push request, and for each the pprof bytes it was
+ * decoded from (store_ingest_pprof) while @src_ok; @kept owns the
+ * inflated copies those point into.
+ */
+struct push_acc {
+	VEC(struct model_profile *) ps;
+	VEC(struct store_pprof_src) src;
+	VEC(char *) kept;
+	bool src_ok;
+};
+
 static bool push_series(struct server *srv, const struct fmt_push_series *s, size_t si,
-			struct buf *tmp, void *psv, struct server_ingest_out *out)
+			struct buf *tmp, struct push_acc *acc, struct server_ingest_out *out)
 {
-	VEC(struct model_profile *) *ps = psv;
 	struct pyro_req r = { 0 };
 	const char *metric = NULL;
 	int64_t now = prof_now_ns();
@@ -1011,14 +1035,15 @@ static bool push_series(struct server *srv, const struct fmt_push_series *s, siz
 	}
 	for (size_t k = 0; k < s->nsamples && ok; k++) {
 		struct model_profile *p = xmalloc(sizeof(*p));
-		const void *data = s->samples[k].data;
-		size_t n = s->samples[k].len;
+		const void *data = s->samples[k].data, *gz = data;
+		size_t n = s->samples[k].len, gz_len = n;
 		struct prof_err err;
 		char what[96];
+		bool legacy;
 		int rc;
 
 		model_profile_init(p);
-		VEC_PUSH(ps, p);
+		VEC_PUSH(&acc->ps, p);
 		snprintf(what, sizeof(what), "series[%zu].samples[%zu].raw_profile", si, k);
 		if (!n) {
 			ok = server_ingest_fail(srv, out, SERVER_FAIL_BAD_INPUT, "decode",
@@ -1029,12 +1054,22 @@ static bool push_series(struct server *srv, const struct fmt_push_series *s, siz
 			ok = false;
 			break;
 		}
+		if (data == tmp->p) { /* the next profile inflates into tmp too */
+			char *copy = buf_detach(tmp, NULL);
+
+			VEC_PUSH(&acc->kept, copy);
+			data = copy;
+		}
 		prof_err_init(&err);
-		rc = decode_pprof_body(srv, data, n, p, &err);
+		rc = decode_pprof_body(srv, data, n, p, &legacy, &err);
 		if (rc) {
 			ok = fail_rc(srv, out, rc, &err, what);
 			break;
 		}
+		/* logged as these bytes when every profile of the request is pprof */
+		acc->src_ok &= !legacy && !gzip_is(data, n);
+		VEC_PUSH(&acc->src,
+			 ((struct store_pprof_src){ data, n, 0, data != gz ? gz : NULL, gz_len }));
 		if (p->time_ns < 365LL * 86400 * 1000000000LL)
 			p->time_ns = now;
 		if (!metric)
@@ -1055,7 +1090,7 @@ void server_handle_push(struct server_req *rq, struct server_reply *rp)
 	struct server_ingest_out out = { 0 };
 	struct server_auth auth;
 	struct fmt_push_req req = { 0 };
-	VEC(struct model_profile *) ps = { 0 };
+	struct push_acc acc = { .src_ok = true };
 	struct buf body_tmp, tmp;
 	struct prof_err err;
 	const void *body = rq->body ? rq->body : "";
@@ -1096,18 +1131,24 @@ void server_handle_push(struct server_req *rq, struct server_reply *rp)
 		goto reply;
 	}
 	for (size_t i = 0; i < req.n; i++)
-		if (!push_series(srv, &req.series[i], i, &tmp, &ps, &out))
+		if (!push_series(srv, &req.series[i], i, &tmp, &acc, &out))
 			goto reply;
 	/* All series of the request are stored together, or none. */
-	if (server_ingest_profiles(srv, rq->auth->ds, ps.v, ps.n, NULL, 0, "push", &out))
+	if (server_ingest_profiles(srv, rq->auth->ds, acc.ps.v, acc.ps.n, NULL, 0,
+				   acc.src_ok && acc.src.n == acc.ps.n ? acc.src.v : NULL, "push",
+				   &out))
 		rq->samples = out.accepted;
 reply:
 	server_ingest_reply(rq, rp, &out);
-	for (size_t i = 0; i < ps.n; i++) {
-		model_profile_release(ps.v[i]);
-		free(ps.v[i]);
+	for (size_t i = 0; i < acc.ps.n; i++) {
+		model_profile_release(acc.ps.v[i]);
+		free(acc.ps.v[i]);
 	}
-	VEC_FREE(&ps);
+	for (size_t i = 0; i < acc.kept.n; i++)
+		free(acc.kept.v[i]);
+	VEC_FREE(&acc.ps);
+	VEC_FREE(&acc.src);
+	VEC_FREE(&acc.kept);
 	fmt_push_release(&req);
 	buf_release(&body_tmp);
 	buf_release(&tmp);

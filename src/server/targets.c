@@ -36,7 +36,7 @@ static int sink_submit(void *arg, const char *dataset, struct model_profile *con
 	if (!ds)
 		return prof_err_set(err, -PROF_ENOTFOUND, -1,
 				    "dataset '%s' is not configured on this server", name);
-	if (!server_ingest_profiles(srv, ds, p, n, NULL, 0, "scrape", &out))
+	if (!server_ingest_profiles(srv, ds, p, n, NULL, 0, NULL, "scrape", &out))
 		return prof_err_set(err, -EIO, -1, "%s", out.msg);
 	return 0;
 }

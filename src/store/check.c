@@ -202,11 +202,14 @@ static int check_record(void *arg, const struct store_wal_record *rec, struct pr
 	int rc;
 
 	(void)arg;
-	if (rec->type != STORE_WAL_OTLP)
+	memset(&batch, 0, sizeof(batch));
+	if (rec->type == STORE_WAL_PPROF)
+		rc = store_wal_pprof_decode(rec->payload, rec->len, &batch.profiles, &batch.n, err);
+	else if (rec->type == STORE_WAL_OTLP)
+		rc = fmt_otlp_decode(rec->payload, rec->len, 0, &batch, err);
+	else
 		return prof_err_set(err, -PROF_EUNSUPPORTED, -1, "unknown record type %u",
 				    rec->type);
-	memset(&batch, 0, sizeof(batch));
-	rc = fmt_otlp_decode(rec->payload, rec->len, 0, &batch, err);
 	for (size_t i = 0; i < batch.n && !rc; i++) {
 		rc = model_profile_validate(&batch.profiles[i], err);
 		if (!rc)

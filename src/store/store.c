@@ -84,6 +84,21 @@ static int decode_otlp(const void *data, size_t n, size_t max_samples, struct fm
 	return 0;
 }
 
+/* Decode and check a STORE_WAL_PPROF payload; on success @batch holds the profiles. */
+static int decode_pprof_rec(const void *data, size_t n, struct fmt_otlp_batch *batch,
+			    struct prof_err *err)
+{
+	int rc;
+
+	memset(batch, 0, sizeof(*batch));
+	rc = store_wal_pprof_decode(data, n, &batch->profiles, &batch->n, err);
+	for (size_t i = 0; i < batch->n && !rc; i++)
+		rc = check_profile(&batch->profiles[i], NULL, err);
+	if (rc)
+		fmt_otlp_batch_release(batch);
+	return rc;
+}
+
 /* --- holds and blocks ------------------------------------------------------------- */
 
 struct store_hold *store_hold_new(uint64_t wal_first)
@@ -417,13 +432,15 @@ static int replay_record(void *arg, const struct store_wal_record *rec, struct p
 	}
 	struct store_hold *into = s->replaying ? s->frozen : s->active;
 
-	if (rec->type != STORE_WAL_OTLP)
-		return prof_err_set(err, -PROF_EUNSUPPORTED, -1, "unknown record type %u",
-				    rec->type);
-	rc = decode_otlp(rec->payload, rec->len, 0, &batch, &nsamples, err);
+	if (rec->type == STORE_WAL_PPROF)
+		rc = decode_pprof_rec(rec->payload, rec->len, &batch, err);
+	else if (rec->type == STORE_WAL_OTLP)
+		rc = decode_otlp(rec->payload, rec->len, 0, &batch, &nsamples, err);
+	else
+		rc = prof_err_set(err, -PROF_EUNSUPPORTED, -1, "unknown record type %u", rec->type);
 	if (rc)
 		return rc;
-	/* decode_otlp ran store_head_check */
+	/* both decoders ran store_head_check */
 	const struct model_profile **p = xcalloc(batch.n + 1, sizeof(*p));
 	for (size_t i = 0; i < batch.n; i++)
 		p[i] = &batch.profiles[i];
@@ -770,7 +787,7 @@ static int make_room(struct store *s, struct prof_err *err)
  * WAL append + head add, with the rotation excluded; @payload is what the
  * log keeps. Each of @p[@n] has passed store_head_check.
  */
-static int commit(struct store *s, const struct model_profile *const *p, size_t n,
+static int commit(struct store *s, const struct model_profile *const *p, size_t n, uint8_t type,
 		  const void *payload, size_t len, int64_t now, struct prof_err *err)
 {
 	int rc;
@@ -783,7 +800,7 @@ static int commit(struct store *s, const struct model_profile *const *p, size_t 
 	if (rc)
 		return rc;
 	pthread_rwlock_rdlock(&s->ingest_rw);
-	rc = s->mem ? 0 : store_wal_append(s->wal, STORE_WAL_OTLP, now, payload, len, err);
+	rc = s->mem ? 0 : store_wal_append(s->wal, type, now, payload, len, err);
 	if (!rc)
 		store_head_add_batch(s->active->h, p, n, now);
 	if (!rc && !s->active->created_ns) {
@@ -827,7 +844,7 @@ int store_ingest_otlp(struct store *s, const void *data, size_t n, size_t max_sa
 	p = xcalloc(batch.n + 1, sizeof(*p));
 	for (size_t i = 0; i < batch.n; i++)
 		p[i] = &batch.profiles[i];
-	rc = commit(s, p, batch.n, data, n, now, err);
+	rc = commit(s, p, batch.n, STORE_WAL_OTLP, data, n, now, err);
 	free(p);
 	if (!rc && res) {
 		res->profiles = batch.n;
@@ -837,14 +854,19 @@ int store_ingest_otlp(struct store *s, const void *data, size_t n, size_t max_sa
 	return rc;
 }
 
-int store_ingest_profiles(struct store *s, const struct model_profile *const *p, size_t n,
-			  const void *otlp, size_t otlp_len, struct store_ingest_result *res,
-			  struct prof_err *err)
+/*
+ * store_ingest_profiles and store_ingest_pprof: @src NULL or one entry
+ * per profile (a STORE_WAL_PPROF record), else @otlp NULL or the request.
+ */
+static int ingest(struct store *s, const struct model_profile *const *p,
+		  const struct store_pprof_src *src, size_t n, const void *otlp, size_t otlp_len,
+		  struct store_ingest_result *res, struct prof_err *err)
 {
 	const struct model_profile **live = xcalloc(n + 1, sizeof(*live));
 	int64_t now = prof_now_ns();
 	uint64_t nsamples = 0;
 	size_t nlive = 0;
+	uint8_t type = STORE_WAL_OTLP;
 	struct buf enc;
 	int rc = 0;
 
@@ -856,11 +878,19 @@ int store_ingest_profiles(struct store *s, const struct model_profile *const *p,
 		if (!rc && p[i]->samples.n && p[i]->sample_types.n) {
 			live[nlive++] = p[i];
 			nsamples += p[i]->samples.n;
+			if (src && !s->mem && !s->be)
+				rc = store_wal_pprof_encode(p[i], &src[i], &enc);
 		}
 	}
+	if (rc == -PROF_ETOOBIG && src)
+		prof_err_set(err, rc, -1, "store: the profiles do not fit one log record");
 	if (rc || nsamples == 0)
 		goto out;
-	if (!otlp) {
+	if (src) {
+		type = STORE_WAL_PPROF;
+		otlp = enc.p;
+		otlp_len = enc.len;
+	} else if (!otlp) {
 		/* the log needs every location: translate pending stacks */
 		for (size_t i = 0; i < nlive; i++)
 			if (live[i]->pending)
@@ -875,7 +905,7 @@ int store_ingest_profiles(struct store *s, const struct model_profile *const *p,
 		otlp = enc.p;
 		otlp_len = enc.len;
 	}
-	rc = commit(s, live, nlive, otlp, otlp_len, now, err);
+	rc = commit(s, live, nlive, type, otlp, otlp_len, now, err);
 	if (!rc && res) {
 		res->profiles = nlive;
 		res->samples = nsamples;
@@ -884,6 +914,20 @@ out:
 	buf_release(&enc);
 	free(live);
 	return rc;
+}
+
+int store_ingest_profiles(struct store *s, const struct model_profile *const *p, size_t n,
+			  const void *otlp, size_t otlp_len, struct store_ingest_result *res,
+			  struct prof_err *err)
+{
+	return ingest(s, p, NULL, n, otlp, otlp_len, res, err);
+}
+
+int store_ingest_pprof(struct store *s, const struct model_profile *const *p,
+		       const struct store_pprof_src *src, size_t n, struct store_ingest_result *res,
+		       struct prof_err *err)
+{
+	return ingest(s, p, src, n, NULL, 0, res, err);
 }
 
 bool store_wait_replayed(struct store *s, int64_t timeout_ns)

@@ -46,6 +46,7 @@
 #include "store/head.h"
 #include "store/matcher.h"
 #include "store/wal.h"
+#include "store/wal_pprof.h"
 
 struct store;
 
@@ -167,6 +168,21 @@ int store_ingest_otlp(struct store *s, const void *data, size_t n, size_t max_sa
 int store_ingest_profiles(struct store *s, const struct model_profile *const *p, size_t n,
 			  const void *otlp, size_t otlp_len, struct store_ingest_result *res,
 			  struct prof_err *err);
+
+/**
+ * store_ingest_pprof() - store_ingest_profiles for pushed pprof
+ * profiles: @p[i] was decoded by fmt_pprof_decode from @src[i] (its
+ * bytes, not gzip) and then given its time, duration, name and
+ * attributes; the WAL gets one STORE_WAL_PPROF record (store/wal_pprof.h)
+ * with those bytes and edits instead of an OTLP encoding, and replay
+ * decodes them again. @src[i].data must stay unchanged until the call
+ * returns. Same checks, durability and errors as store_ingest_profiles,
+ * which it is for a store in memory only or on another backend (nothing
+ * is logged there). Thread-safe.
+ */
+int store_ingest_pprof(struct store *s, const struct model_profile *const *p,
+		       const struct store_pprof_src *src, size_t n, struct store_ingest_result *res,
+		       struct prof_err *err);
 
 /**
  * store_get_head() - the *active* head only (rows not yet flushed to a

@@ -166,10 +166,12 @@ static int write_file_header(int fd, const char *path, const char *dir, struct p
 	return 0;
 }
 
-static int check_file_header(int fd, const char *path, struct prof_err *err)
+/* The header of @path is valid; *@version (may be NULL) gets its version. */
+static int check_file_header(int fd, const char *path, uint32_t *version, struct prof_err *err)
 {
 	unsigned char hdr[STORE_WAL_FILE_HDR];
 	int rc = fs_pread_full(fd, hdr, sizeof(hdr), 0);
+	uint32_t v;
 
 	if (rc)
 		return prof_err_set(err, rc, 0, "wal %s: reading the header: %s", path,
@@ -180,11 +182,14 @@ static int check_file_header(int fd, const char *path, struct prof_err *err)
 	if (get_le32(hdr + 12) != crc32_of(0, hdr, 12))
 		return prof_err_set(err, -PROF_ECORRUPT, 12,
 				    "wal %s: file header checksum mismatch", path);
-	if (get_le32(hdr + 8) != STORE_WAL_VERSION)
+	v = get_le32(hdr + 8);
+	if (v < STORE_WAL_VERSION_MIN || v > STORE_WAL_VERSION)
 		return prof_err_set(err, -PROF_EFORMAT, 8,
 				    "wal %s: format version %" PRIu32 " is not supported (this "
-				    "build reads version %u)",
-				    path, get_le32(hdr + 8), STORE_WAL_VERSION);
+				    "build reads versions %u to %u)",
+				    path, v, STORE_WAL_VERSION_MIN, STORE_WAL_VERSION);
+	if (version)
+		*version = v;
 	return 0;
 }
 
@@ -653,6 +658,7 @@ int store_wal_open_at(const char *dir, uint64_t covered, store_wal_replay_fn fn,
 		char *path = seg_path(dir, seq);
 		struct stat st;
 		struct seg_result res;
+		uint32_t version = STORE_WAL_VERSION;
 		int fd;
 
 		if (seq <= covered) {
@@ -688,7 +694,7 @@ int store_wal_open_at(const char *dir, uint64_t covered, store_wal_replay_fn fn,
 			rc = write_file_header(fd, path, dir, err);
 			st.st_size = STORE_WAL_FILE_HDR;
 		} else {
-			rc = check_file_header(fd, path, err);
+			rc = check_file_header(fd, path, &version, err);
 		}
 		if (!rc)
 			rc = replay_segment(w, fd, path, seq, (uint64_t)st.st_size, fn, arg, &res,
@@ -700,8 +706,9 @@ int store_wal_open_at(const char *dir, uint64_t covered, store_wal_replay_fn fn,
 		}
 		w->st.segments++;
 		w->st.bytes += res.end;
-		if (i + 1 == nsegs && !res.has_hole) {
-			/* Appends continue in the newest segment. */
+		if (i + 1 == nsegs && !res.has_hole && version == STORE_WAL_VERSION) {
+			/* Appends continue in the newest segment (an older
+			 * version's is left as it is: it holds no newer record types). */
 			w->fd = fd;
 			w->path = path;
 			w->seq = seq;
@@ -839,7 +846,7 @@ int store_wal_replay_pending(struct store_wal *w, store_wal_replay_fn fn, void *
 			rc = write_file_header(fd, path, w->dir, err);
 			st.st_size = STORE_WAL_FILE_HDR;
 		} else {
-			rc = check_file_header(fd, path, err);
+			rc = check_file_header(fd, path, NULL, err);
 		}
 		/* A private copy for the counters: appenders update w->st meanwhile. */
 		memset(&tmp, 0, sizeof(tmp));
@@ -977,7 +984,7 @@ static int verify_segment(const char *path, uint64_t seq, bool last, store_wal_r
 		return last ? 0 : 1;
 	}
 	prof_err_init(&err);
-	if (check_file_header(fd, path, &err)) {
+	if (check_file_header(fd, path, NULL, &err)) {
 		reportf(report, arg, STORE_WAL_ERROR, path, err.offset, "%s", err.msg);
 		close(fd);
 		return 1;

@@ -22,7 +22,8 @@
  *   file header
  *   OFFSET SIZE MEANING
  *        0    8 magic "PROFDWAL"
- *        8    4 format version, 1
+ *        8    4 format version, 2 (1 is read too: an older build's, never
+ *               appended to, holds only type 1 records)
  *       12    4 CRC-32 (zlib/IEEE 802.3) of bytes 0..11
  *
  *   record
@@ -78,7 +79,8 @@
 #include "base/err.h"
 
 #define STORE_WAL_MAGIC	       "PROFDWAL"
-#define STORE_WAL_VERSION      1u
+#define STORE_WAL_VERSION      2u /* written; 1 and 2 are read */
+#define STORE_WAL_VERSION_MIN  1u
 #define STORE_WAL_FILE_HDR     16u
 #define STORE_WAL_REC_HDR      20u
 #define STORE_WAL_MAX_RECORD   (512u << 20)   /* 512 MiB: far above the ingest body limit */
@@ -88,7 +90,8 @@
 
 /* On-disk record types: frozen values, never renumbered. */
 enum store_wal_type {
-	STORE_WAL_OTLP = 1, /* an OTLP ExportProfilesServiceRequest, protobuf, uncompressed */
+	STORE_WAL_OTLP = 1,  /* an OTLP ExportProfilesServiceRequest, protobuf, uncompressed */
+	STORE_WAL_PPROF = 2, /* pushed pprof profiles and ingest's edits (wal_pprof.h); version 2 */
 };
 
 struct store_wal;

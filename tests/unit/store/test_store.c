@@ -14,9 +14,11 @@
  */
 #include "base/compat.h"
 #include "base/buf.h"
+#include "base/compress.h"
 #include "base/mem.h"
 #include "store/block.h"
 #include "format/otlp.h"
+#include "format/pprof.h"
 #include "store/store.h"
 
 #include <dirent.h>
@@ -705,6 +707,186 @@ static void test_store_shared_dictionary_same_rows(void **state)
 	free(db);
 }
 
+/* The type of the first record of segment 1 of the store at @dir. */
+static int first_record_type(const char *dir)
+{
+	char *path = xasprintf("%s/wal/00000001.wal", dir);
+	unsigned char b[STORE_WAL_FILE_HDR + STORE_WAL_REC_HDR];
+	int fd = open(path, O_RDONLY), type = -1;
+
+	if (fd >= 0 && read(fd, b, sizeof(b)) == (ssize_t)sizeof(b))
+		type = b[STORE_WAL_FILE_HDR + 8];
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return type;
+}
+
+/*
+ * Pushed pprof profiles logged as pprof (store_ingest_pprof, a
+ * STORE_WAL_PPROF record): the head gets the same rows as from the OTLP
+ * record store_ingest_profiles writes, and the replay rebuilds them with
+ * what ingest changed after decoding (time, duration, name, attributes).
+ */
+static void test_store_pprof_record_replays_the_edited_profiles(void **state)
+{
+	char *da = tl_tmpdir("store"), *db = tl_tmpdir("store");
+	struct store_options o = tl_opts();
+	struct model_profile prof[3];
+	const struct model_profile *pp[3];
+	struct store_pprof_src src[3];
+	struct buf pb[3], gz = BUF_INIT;
+	struct tl_totals ta, tb, tc, td;
+	struct prof_err err;
+	struct store *a, *bs;
+
+	(void)state;
+	prof_err_init(&err);
+	for (int i = 0; i < 3; i++) {
+		struct model_profile m;
+
+		make_profile(&m, i, NULL);
+		buf_init(&pb[i], 0);
+		assert_int_equal(fmt_pprof_encode(&m, false, &pb[i]), 0);
+		model_profile_release(&m);
+		model_profile_init(&prof[i]);
+		assert_int_equal(fmt_pprof_decode(pb[i].p, pb[i].len, 0, &prof[i], &err), 0);
+		/* what Pyroscope's /ingest does with from/until, name and labels */
+		src[i] = (struct store_pprof_src){ pb[i].p, pb[i].len, (i + 1) * 7 * SEC, NULL, 0 };
+		if (i == 2) { /* logged as the gzip it was pushed in */
+			assert_int_equal(gzip_deflate(pb[i].p, pb[i].len, &gz), 0);
+			src[i].gz = gz.p;
+			src[i].gz_len = gz.len;
+		}
+		prof[i].time_ns = T0 + i * 60 * SEC;
+		prof[i].duration_ns = 10 * SEC;
+		for (size_t k = 0; k < prof[i].samples.n; k++) /* none: pprof has no times */
+			if (prof[i].samples.v[k].timestamp_ns)
+				prof[i].samples.v[k].timestamp_ns += src[i].shift;
+		prof[i].name = model_intern(&prof[i], i ? "process_cpu" : "");
+		model_attr_add_str(&prof[i], "service.name", i == 1 ? "one" : "other");
+		model_attr_add_num(&prof[i], "replica", i);
+		pp[i] = &prof[i];
+	}
+	a = tl_open(da, &o);
+	bs = tl_open(db, &o);
+	assert_int_equal(store_ingest_pprof(a, pp, src, 3, NULL, &err), 0);
+	assert_int_equal(store_ingest_profiles(bs, pp, 3, NULL, 0, NULL, &err), 0);
+	assert_int_equal(first_record_type(da), STORE_WAL_PPROF);
+	assert_int_equal(first_record_type(db), STORE_WAL_OTLP);
+	scan_ts(a, &ta);
+	scan_ts(bs, &tb);
+	assert_true(ta.keys.n > 6);
+	assert_true(tl_totals_equal(&ta, &tb));
+
+	store_close(a);
+	store_close(bs);
+	a = tl_open(da, &o);
+	bs = tl_open(db, &o);
+	assert_non_null(a);
+	scan_ts(a, &tc);
+	scan_ts(bs, &td);
+	assert_true(tl_totals_equal(&ta, &tc));
+	assert_true(tl_totals_equal(&tb, &td));
+
+	/* The replay reads the logged bytes: other bytes, other rows. */
+	src[1] = src[2];
+	store_close(a);
+	tl_rmdir(da);
+	free(da);
+	da = tl_tmpdir("store");
+	a = tl_open(da, &o);
+	assert_int_equal(store_ingest_pprof(a, pp, src, 3, NULL, &err), 0);
+	store_close(a);
+	a = tl_open(da, &o);
+	tl_totals_release(&tc);
+	scan_ts(a, &tc);
+	assert_false(tl_totals_equal(&ta, &tc));
+
+	store_close(a);
+	store_close(bs);
+	tl_totals_release(&ta);
+	tl_totals_release(&tb);
+	tl_totals_release(&tc);
+	tl_totals_release(&td);
+	for (int i = 0; i < 3; i++) {
+		model_profile_release(&prof[i]);
+		buf_release(&pb[i]);
+	}
+	buf_release(&gz);
+	tl_rmdir(da);
+	tl_rmdir(db);
+	free(da);
+	free(db);
+}
+
+/*
+ * A STORE_WAL_PPROF payload is read back as written, and every cut of it
+ * short of an entry's end, and gzip profile bytes, are refused.
+ */
+static void test_store_wal_pprof_payload_bounds(void **state)
+{
+	struct model_profile m, *out;
+	struct store_pprof_src src;
+	struct buf pb, pay, gz = BUF_INIT;
+	struct prof_err err;
+	size_t n, one;
+
+	(void)state;
+	make_profile(&m, 1, NULL);
+	m.time_ns = T0;
+	model_attr_add_str(&m, "k", "v");
+	buf_init(&pb, 0);
+	buf_init(&pay, 0);
+	assert_int_equal(fmt_pprof_encode(&m, false, &pb), 0);
+	src = (struct store_pprof_src){ pb.p, pb.len, 0, NULL, 0 };
+	assert_int_equal(store_wal_pprof_encode(&m, &src, &pay), 0);
+	one = pay.len;
+	assert_int_equal(gzip_deflate(pb.p, pb.len, &gz), 0);
+	src.gz = gz.p;
+	src.gz_len = gz.len;
+	assert_int_equal(store_wal_pprof_encode(&m, &src, &pay), 0);
+	assert_true(pay.len - one < one);
+	prof_err_init(&err);
+	assert_int_equal(store_wal_pprof_decode(pay.p, pay.len, &out, &n, &err), 0);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(out[i].time_ns, T0);
+		assert_int_equal(out[i].samples.n, m.samples.n);
+		assert_int_equal(out[i].attrs.n, 2);
+		assert_string_equal(model_str(&out[i], out[i].attrs.v[1].str), "v");
+		model_profile_release(&out[i]);
+	}
+	free(out);
+	for (size_t cut = 0; cut < pay.len; cut++) {
+		if (cut == one)
+			continue; /* one whole entry */
+		prof_err_init(&err);
+		assert_int_not_equal(store_wal_pprof_decode(pay.p, cut, &out, &n, &err), 0);
+		assert_null(out);
+	}
+	/* stored gzip that inflates to other than P bytes */
+	buf_reset(&pay);
+	src.len--;
+	assert_int_equal(store_wal_pprof_encode(&m, &src, &pay), 0);
+	prof_err_init(&err);
+	assert_int_equal(store_wal_pprof_decode(pay.p, pay.len, &out, &n, &err), -PROF_ECORRUPT);
+	assert_non_null(strstr(err.msg, "entry 0"));
+	/* profile bytes that are gzip */
+	buf_reset(&pb);
+	buf_reset(&pay);
+	assert_int_equal(fmt_pprof_encode(&m, true, &pb), 0);
+	src = (struct store_pprof_src){ pb.p, pb.len, 0, NULL, 0 };
+	assert_int_equal(store_wal_pprof_encode(&m, &src, &pay), 0);
+	prof_err_init(&err);
+	assert_int_equal(store_wal_pprof_decode(pay.p, pay.len, &out, &n, &err), -PROF_ECORRUPT);
+	assert_non_null(strstr(err.msg, "gzip"));
+	model_profile_release(&m);
+	buf_release(&pb);
+	buf_release(&gz);
+	buf_release(&pay);
+}
+
 static void test_store_damaged_wal_record_loses_only_itself(void **state)
 {
 	char *dir = tl_tmpdir("store");
@@ -760,6 +942,8 @@ int main(void)
 		cmocka_unit_test(test_store_damaged_page_is_skipped_and_named),
 		cmocka_unit_test(test_store_damaged_wal_record_loses_only_itself),
 		cmocka_unit_test(test_store_shared_dictionary_same_rows),
+		cmocka_unit_test(test_store_pprof_record_replays_the_edited_profiles),
+		cmocka_unit_test(test_store_wal_pprof_payload_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
