@@ -348,7 +348,70 @@ json_t *tool_api(struct call *c, const char *url)
 		}
 	}
 	buf_release(&body);
+	tool_take_nearest(c, j);
 	return j;
+}
+
+void tool_take_nearest(struct call *c, json_t *j)
+{
+	json_t *n = json_object_get(j, "nearest"), *b, *a;
+
+	b = json_object_get(n, "before_ms");
+	a = json_object_get(n, "after_ms");
+	if (json_is_integer(b) && (!c->have_before || json_integer_value(b) > c->before_ms)) {
+		c->have_before = true;
+		c->before_ms = json_integer_value(b);
+	}
+	if (json_is_integer(a) && (!c->have_after || json_integer_value(a) < c->after_ms)) {
+		c->have_after = true;
+		c->after_ms = json_integer_value(a);
+	}
+}
+
+/* @ms as "40 min", "30.0 h" or "12.5 days". */
+static void fmt_gap(int64_t ms, char *out, size_t n)
+{
+	double h = (double)ms / 3.6e6;
+
+	if (h < 1)
+		snprintf(out, n, "%.0f min", h * 60);
+	else if (h < 48)
+		snprintf(out, n, "%.1f h", h);
+	else
+		snprintf(out, n, "%.1f days", h / 24);
+}
+
+void tool_nearest_note(struct call *c)
+{
+	char t1[64], t2[64], g1[32], g2[32];
+
+	if (!c->have_before && !c->have_after)
+		return;
+	if (c->have_before) {
+		mcp_fmt_time(c->before_ms, t1, sizeof(t1));
+		fmt_gap(c->from - c->before_ms, g1, sizeof(g1));
+	}
+	if (c->have_after) {
+		mcp_fmt_time(c->after_ms, t2, sizeof(t2));
+		fmt_gap(c->after_ms - c->to, g2, sizeof(g2));
+	}
+	if (c->have_before && c->have_after)
+		mcp_text_tail(
+			&c->out,
+			"No samples in range; nearest data for this selector at %s (%s before "
+			"the range) and %s (%s after it).",
+			t1, g1, t2, g2);
+	else if (c->have_before)
+		mcp_text_tail(
+			&c->out,
+			"No samples in range; nearest data for this selector at %s (%s before "
+			"the range).",
+			t1, g1);
+	else
+		mcp_text_tail(&c->out,
+			      "No samples in range; nearest data for this selector at %s (%s after "
+			      "the range).",
+			      t2, g2);
 }
 
 double tool_jnum(json_t *o, const char *k)
@@ -402,19 +465,15 @@ void tool_split_type(struct call *c)
 	}
 }
 
+/* Unix ms past which no data is looked for: the year 2255, within the API's range. */
+#define MCP_ALL_TIME_MS 9000000000000LL
+
 /*
- * The type to query: split_type's, or the default (CPU) among the types
- * with data in [@from, @to]. Returns false when there is nothing to query
- * (no data: a line says so, or the API failed: c->failed).
+ * Set c->type to the default type (CPU first) among those with data in
+ * [@from, @to]. False when there is none or the API failed (c->failed).
  */
-bool tool_resolve_type(struct call *c, int64_t from, int64_t to)
+static bool pick_type(struct call *c, int64_t from, int64_t to)
 {
-	char a[64], b[64];
-
-	tool_split_type(c);
-	if (c->type[0])
-		return true;
-
 	struct buf u = BUF_INIT;
 	json_t *types, *v;
 	size_t i;
@@ -447,15 +506,35 @@ bool tool_resolve_type(struct call *c, int64_t from, int64_t to)
 	if (best) {
 		set_type(c, best);
 		c->type_defaulted = true;
-	} else {
-		mcp_text_line(&c->out,
-			      "No profiles between %s and %s in this dataset: nothing to show. "
-			      "Widen from/to, or check the dataset.",
-			      mcp_fmt_time(from, a, sizeof(a)), mcp_fmt_time(to, b, sizeof(b)));
 	}
 	VEC_FREE(&names);
 	json_decref(types);
 	return best != NULL;
+}
+
+/*
+ * The type to query: split_type's, or the default (CPU) among the types
+ * with data in [@from, @to], else among all the store's types (the view's
+ * empty answer then says where the data is). Returns false when there is
+ * nothing to query (no data at all: a line says so, or the API failed:
+ * c->failed).
+ */
+bool tool_resolve_type(struct call *c, int64_t from, int64_t to)
+{
+	char a[64], b[64];
+
+	tool_split_type(c);
+	if (c->type[0])
+		return true;
+	/* None in range: the default among all the store's types, so that the view's
+	 * empty answer carries where this selection's data is (tool_nearest_note). */
+	if (!pick_type(c, from, to) && !c->failed && !pick_type(c, 0, MCP_ALL_TIME_MS) &&
+	    !c->failed)
+		mcp_text_line(&c->out,
+			      "No profiles between %s and %s in this dataset: nothing to show. "
+			      "Widen from/to, or check the dataset.",
+			      mcp_fmt_time(from, a, sizeof(a)), mcp_fmt_time(to, b, sizeof(b)));
+	return c->type[0] != '\0';
 }
 
 /*

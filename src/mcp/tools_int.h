@@ -69,6 +69,9 @@ struct call {
 	int64_t from, to; /* ms, inclusive */
 	char range_preset[8];
 	const char *fold; /* the fold= a stack view was asked for (tool_url_fold), or NULL */
+	/* An answer's "nearest" (docs/api.md): data of the selection outside the range. */
+	bool have_before, have_after;
+	int64_t before_ms, after_ms;
 };
 
 struct tree_opts {
@@ -150,6 +153,15 @@ int tool_api_body(struct call *c, const char *url, struct buf *body);
  * with the reason; c->too_deep tells a JSON nested past jansson's limit.
  */
 json_t *tool_api(struct call *c, const char *url);
+
+/*
+ * Keep the "nearest" of an API answer @j (any JSON, NULL included) in @c:
+ * the latest time before and the earliest after the range seen so far.
+ */
+void tool_take_nearest(struct call *c, json_t *j);
+
+/* The closing line "No samples in range; nearest data ... at T (N h before the range)". */
+void tool_nearest_note(struct call *c);
 
 double tool_jnum(json_t *o, const char *k);
 
