@@ -717,6 +717,26 @@ static int view_flamechart(const struct req *r, struct buf *out)
 #define QUERY_LABELS_MAX_LIMIT 1000000 /* values one answer may list */
 
 /*
+ * An empty label listing: when the selection has no series in range at
+ * all (not merely none with label @name), where its data is
+ * (query_nearest_find, added to the answer by query_request_run).
+ */
+static int labels_nearest(const struct req *r, const struct selection *s, const char *name)
+{
+	struct query_strlist names = { 0 };
+	int rc = 0;
+
+	if (name)
+		rc = query_labels_collect(r->env->store, s->type, s->sel.m, s->sel.n, s->from_ns,
+					  s->to_ns, NULL, &names);
+	if (!rc && !names.n)
+		rc = query_nearest_find(r->env->store, s->type, s->sel.m, s->sel.n, s->from_ns,
+					s->to_ns, r->nearest);
+	query_strlist_release(&names);
+	return rc;
+}
+
+/*
  * Label names or values: a JSON array of all of them, or with `limit` an
  * object with at most that many and whether some were left out
  * (query_strlist_write_json_limited).
@@ -736,6 +756,8 @@ static int view_labels(const struct req *r, const char *name, struct buf *out)
 	if (!rc)
 		rc = query_labels_collect(r->env->store, s.type, s.sel.m, s.sel.n, s.from_ns,
 					  s.to_ns, name, &l);
+	if (!rc && !l.n && limited)
+		rc = labels_nearest(r, &s, name);
 	if (!rc && limited)
 		rc = query_strlist_write_json_limited(&l, (size_t)limit, out);
 	else if (!rc)

@@ -148,8 +148,10 @@ long=$(py 'len(j["result"]["content"][0]["text"])')
 checkx "top_functions with links=true: the query and a link to this server ($short -> $long characters)" \
 	'text_has "^- GET http://127.0.0.1:$port/api/v1/table?" && text_has "^Explorer: http://127.0.0.1:$port/?type="'
 # The last hour has no data (it is at T0, in 2023): the answer says where this selector's data is.
-for t in top_functions flamegraph_summary; do
-	mcp_post "$READER" "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"$t\",\"arguments\":{\"query\":\"{service.name=\\\"api\\\"}\"}}}"
+for t in top_functions flamegraph_summary label_values list_labels; do
+	extra=
+	[ "$t" = label_values ] && extra='"name":"service.name",'
+	mcp_post "$READER" "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"$t\",\"arguments\":{$extra\"query\":\"{service.name=\\\"api\\\"}\"}}}"
 	checkx "$t over the last hour: one line naming the nearest data, window B's last sample, before the range" \
 		'[ "$code" = 200 ] && text_has "^No samples in range; nearest data for this selector at 2023-11-14T22:23:39Z ([0-9.]* days before the range)\.$" && [ "$(grep -c "nearest data" "$tmp/text")" = 1 ]'
 done

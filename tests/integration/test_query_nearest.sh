@@ -5,10 +5,12 @@
 # (service oldsvc) and one in range (service newsvc); then
 #   - flamegraph, table, series and source over the last hour for oldsvc
 #     answer no samples and "nearest": {"before": T, "before_ms": N} with
-#     T the push's time (within from..until), no "after";
+#     T the push's time (within from..until), no "after"; so do labels
+#     and label values in their object form (limit);
 #   - a range 48 h..40 h ago answers "after" at the push's time;
 #   - a selector that matches nothing anywhere ({service.name="nobody"})
-#     and a selector with data in range (newsvc) get no hint;
+#     and a selector with data in range (newsvc, also when it lacks the
+#     label asked for) get no hint;
 #   - the same with the data in a block (`profd store compact`; series
 #     times from the block's series index).
 source "$(dirname "$0")/ingest_lib.sh"
@@ -68,6 +70,15 @@ checks() { # checks WHEN
 		'[ "$code" = 200 ] && [ "$(nearest before)" = nohint ]'
 	view table '{service.name="newsvc"}'
 	checkx "$1: data in range: no hint" '[ "$code" = 200 ] && [ "$(nearest before)" = nohint ]'
+	for v in labels labels/region/values; do
+		view "$v" '{service.name="oldsvc"}' --data-urlencode limit=10
+		b=$(nearest before)
+		checkx "$1: $v (limit: the object form) over the last hour for oldsvc: nearest.before at the push ($b)" \
+			'[ "$code" = 200 ] && in_push "$b"'
+	done
+	view labels/region/values '{service.name="newsvc"}' --data-urlencode limit=10
+	checkx "$1: label values empty for a selection with data in range: no hint" \
+		'[ "$code" = 200 ] && [ "$(nearest before)" = nohint ]'
 }
 checks head
 stop_server TERM
