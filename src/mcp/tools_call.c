@@ -355,16 +355,17 @@ json_t *tool_api(struct call *c, const char *url)
 void tool_take_nearest(struct call *c, json_t *j)
 {
 	json_t *n = json_object_get(j, "nearest"), *b, *a;
+	struct tool_nearest *o = &c->near;
 
 	b = json_object_get(n, "before_ms");
 	a = json_object_get(n, "after_ms");
-	if (json_is_integer(b) && (!c->have_before || json_integer_value(b) > c->before_ms)) {
-		c->have_before = true;
-		c->before_ms = json_integer_value(b);
+	if (json_is_integer(b) && (!o->have_before || json_integer_value(b) > o->before_ms)) {
+		o->have_before = true;
+		o->before_ms = json_integer_value(b);
 	}
-	if (json_is_integer(a) && (!c->have_after || json_integer_value(a) < c->after_ms)) {
-		c->have_after = true;
-		c->after_ms = json_integer_value(a);
+	if (json_is_integer(a) && (!o->have_after || json_integer_value(a) < o->after_ms)) {
+		o->have_after = true;
+		o->after_ms = json_integer_value(a);
 	}
 }
 
@@ -381,37 +382,48 @@ static void fmt_gap(int64_t ms, char *out, size_t n)
 		snprintf(out, n, "%.1f days", h / 24);
 }
 
-void tool_nearest_note(struct call *c)
+/* "at T (N h before the range)" and/or "... after it" into @out; false when neither. */
+static bool nearest_text(const struct tool_nearest *n, int64_t from, int64_t to, const char *range,
+			 char *out, size_t outsz)
 {
 	char t1[64], t2[64], g1[32], g2[32];
 
-	if (!c->have_before && !c->have_after)
-		return;
-	if (c->have_before) {
-		mcp_fmt_time(c->before_ms, t1, sizeof(t1));
-		fmt_gap(c->from - c->before_ms, g1, sizeof(g1));
+	if (n->have_before) {
+		mcp_fmt_time(n->before_ms, t1, sizeof(t1));
+		fmt_gap(from - n->before_ms, g1, sizeof(g1));
 	}
-	if (c->have_after) {
-		mcp_fmt_time(c->after_ms, t2, sizeof(t2));
-		fmt_gap(c->after_ms - c->to, g2, sizeof(g2));
+	if (n->have_after) {
+		mcp_fmt_time(n->after_ms, t2, sizeof(t2));
+		fmt_gap(n->after_ms - to, g2, sizeof(g2));
 	}
-	if (c->have_before && c->have_after)
-		mcp_text_tail(
-			&c->out,
-			"No samples in range; nearest data for this selector at %s (%s before "
-			"the range) and %s (%s after it).",
-			t1, g1, t2, g2);
-	else if (c->have_before)
-		mcp_text_tail(
-			&c->out,
-			"No samples in range; nearest data for this selector at %s (%s before "
-			"the range).",
-			t1, g1);
-	else
-		mcp_text_tail(&c->out,
-			      "No samples in range; nearest data for this selector at %s (%s after "
-			      "the range).",
-			      t2, g2);
+	if (n->have_before && n->have_after)
+		snprintf(out, outsz, "%s (%s before %s) and %s (%s after it)", t1, g1, range, t2,
+			 g2);
+	else if (n->have_before)
+		snprintf(out, outsz, "%s (%s before %s)", t1, g1, range);
+	else if (n->have_after)
+		snprintf(out, outsz, "%s (%s after %s)", t2, g2, range);
+	return n->have_before || n->have_after;
+}
+
+void tool_nearest_note(struct call *c)
+{
+	char t[256];
+
+	if (nearest_text(&c->near, c->from, c->to, "the range", t, sizeof(t)))
+		mcp_text_tail(&c->out, "No samples in range; nearest data for this selector at %s.",
+			      t);
+}
+
+void tool_nearest_side(struct call *c, const char *who, const struct tool_nearest *n, int64_t from,
+		       int64_t to)
+{
+	char t[256];
+
+	if (nearest_text(n, from, to, "its range", t, sizeof(t)))
+		mcp_text_line(&c->out,
+			      "%s: no samples in range; nearest data for its selector at %s.", who,
+			      t);
 }
 
 double tool_jnum(json_t *o, const char *k)

@@ -49,6 +49,12 @@ struct tool_spec {
 
 /* --- one call ------------------------------------------------------------------------------- */
 
+/* An API answer's "nearest" (docs/api.md): data of a selection outside its range. */
+struct tool_nearest {
+	bool have_before, have_after;
+	int64_t before_ms, after_ms;
+};
+
 struct call {
 	const struct mcp_backend *be;
 	const struct tool_spec *tool;
@@ -69,9 +75,7 @@ struct call {
 	int64_t from, to; /* ms, inclusive */
 	char range_preset[8];
 	const char *fold; /* the fold= a stack view was asked for (tool_url_fold), or NULL */
-	/* An answer's "nearest" (docs/api.md): data of the selection outside the range. */
-	bool have_before, have_after;
-	int64_t before_ms, after_ms;
+	struct tool_nearest near; /* the API answers' "nearest" so far */
 };
 
 struct tree_opts {
@@ -162,6 +166,14 @@ void tool_take_nearest(struct call *c, json_t *j);
 
 /* The closing line "No samples in range; nearest data ... at T (N h before the range)". */
 void tool_nearest_note(struct call *c);
+
+/*
+ * A line (within the budget) for one side of a comparison, @who ("Side A")
+ * over [@from, @to] ms: "Side A: no samples in range; nearest data for its
+ * selector at T (N h before its range)". Nothing when @n has neither side.
+ */
+void tool_nearest_side(struct call *c, const char *who, const struct tool_nearest *n, int64_t from,
+		       int64_t to);
 
 double tool_jnum(json_t *o, const char *k);
 

@@ -27,7 +27,8 @@
 #   - over the last hour (no data there) a tool's answer ends with one line
 #     naming the selector's nearest data and how far before the range it
 #     is; before all data, how far after; none for a selector matching
-#     nothing anywhere;
+#     nothing anywhere; compare / explain_change with side B an hour
+#     after the data say so on side B's line;
 #   - with root and kernel BTF (else "skip"): spin.c under `profd agent`,
 #     top_functions / callers_callees name hot_a (~70 %) and its caller main;
 #     sortline.c under the agent for 4 s, source_location names the HOT line
@@ -158,6 +159,12 @@ done
 mcp_post "$READER" '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"top_functions","arguments":{"query":"{service.name=\"api\"}","from":1690000000000,"to":1690000100000}}}'
 checkx "top_functions before all data: the nearest data after the range, window A's first sample" \
 	'[ "$code" = 200 ] && text_has "^No samples in range; nearest data for this selector at 2023-11-14T22:13:20Z ([0-9.]* days after the range)\.$"'
+for t in compare explain_change; do
+	mcp_post "$READER" "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"$t\",\"arguments\":{\"query\":\"{service.name=\\\"api\\\"}\",\"a_from\":1700000000000,\"a_to\":1700000019999,\"b_from\":1700003600000,\"b_to\":1700003619999}}}"
+	checkx "$t with side B an hour after the data: side B's line names the nearest data before its range, no closing line" \
+		'[ "$code" = 200 ] && text_has "^Side B: no samples in range; nearest data for its selector at 2023-11-14T22:23:39Z (50 min before its range)\.$" && ! text_has "^No samples in range" && ! text_has "^Side A: no samples"'
+	cp "$tmp/text" "$tmp/near.$t"
+done
 mcp_post "$READER" '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"top_functions","arguments":{"query":"{service.name=\"nobody\"}"}}}'
 checkx "a selector matching nothing anywhere: no nearest-data line" \
 	'[ "$code" = 200 ] && ! text_has "nearest data"'
