@@ -287,6 +287,8 @@ static void collect_prof_attrs(struct agent_collect *c, struct model_profile *p,
 	}
 	if (c->o.host_name[0])
 		model_attr_add_str(p, "host.name", c->o.host_name);
+	if (ap->service[0])
+		model_attr_add_str(p, "service.name", ap->service);
 }
 
 /* Start the profile of kind @kind for @ap. */

@@ -150,3 +150,52 @@ uint32_t agent_status_nspid(const char *text, size_t n)
 
 	return v ? v : status_ns_line(text, n, pid, sizeof(pid) - 1);
 }
+
+/* Copy @n bytes of @v into @out as a string, cut to fit; false when empty. */
+static bool service_copy(const char *v, size_t n, char *out, size_t outsz)
+{
+	n = PROF_MIN(n, outsz - 1);
+	memcpy(out, v, n);
+	out[n] = '\0';
+	return n > 0;
+}
+
+bool agent_environ_service(const char *text, size_t n, char *out, size_t outsz)
+{
+	static const char svc[] = "OTEL_SERVICE_NAME=", res[] = "OTEL_RESOURCE_ATTRIBUTES=";
+	const char *end = text + n, *attrs = NULL, *attrs_end = NULL;
+
+	if (!outsz)
+		return false;
+	out[0] = '\0';
+	for (const char *p = text; p < end;) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+
+		if (!nul)
+			break; /* cut by the read's cap */
+		size_t len = (size_t)(nul - p);
+
+		if (len >= sizeof(svc) - 1 && !memcmp(p, svc, sizeof(svc) - 1) &&
+		    service_copy(p + sizeof(svc) - 1, len - (sizeof(svc) - 1), out, outsz))
+			return true;
+		if (len >= sizeof(res) - 1 && !memcmp(p, res, sizeof(res) - 1)) {
+			attrs = p + sizeof(res) - 1;
+			attrs_end = nul;
+		}
+		p = nul + 1;
+	}
+	for (const char *p = attrs; p && p < attrs_end;) {
+		const char *comma = memchr(p, ',', (size_t)(attrs_end - p));
+		const char *e = comma ? comma : attrs_end;
+		static const char key[] = "service.name=";
+
+		while (p < e && *p == ' ')
+			p++;
+		if ((size_t)(e - p) >= sizeof(key) - 1 && !memcmp(p, key, sizeof(key) - 1))
+			return service_copy(p + sizeof(key) - 1,
+					    (size_t)(e - p) - (sizeof(key) - 1), out, outsz);
+		p = comma ? comma + 1 : attrs_end;
+	}
+	out[0] = '\0';
+	return false;
+}

@@ -54,4 +54,18 @@ int agent_container_parse(const char *text, size_t n, struct agent_container *ou
  */
 uint32_t agent_status_nspid(const char *text, size_t n);
 
+#define AGENT_SERVICE_LEN 256 /* service.name from the environment, with its NUL */
+
+/**
+ * agent_environ_service() - the OpenTelemetry service name a process was
+ * started with, from @n bytes of /proc/PID/environ (NUL-separated
+ * NAME=VALUE entries; a cut last entry is ignored): OTEL_SERVICE_NAME,
+ * else the service.name of OTEL_RESOURCE_ATTRIBUTES (comma-separated
+ * key=value; the OpenTelemetry SDK environment variables specification
+ * gives OTEL_SERVICE_NAME precedence), copied into @out (@outsz bytes,
+ * cut to fit, percent-encoding left as it is). Returns true when one was
+ * found and is not empty.
+ */
+bool agent_environ_service(const char *text, size_t n, char *out, size_t outsz);
+
 #endif

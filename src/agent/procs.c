@@ -200,6 +200,29 @@ static void proc_set_str(char **dst, const char *s)
 	*dst = xstrdup(s ? s : "");
 }
 
+/*
+ * service.name from the start of /proc/PID/environ (the variables a
+ * process was started with; PROCS_SMALL_FILE_MAX bytes at most: an entry
+ * past that is not seen).
+ */
+static void read_service(const struct agent_procs *ps, struct agent_proc *pr)
+{
+	char dir[128], path[256];
+	FILE *f;
+
+	proc_dir(ps, pr, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/environ", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	char *tmp = xmalloc(PROCS_SMALL_FILE_MAX);
+	size_t k = fread(tmp, 1, PROCS_SMALL_FILE_MAX, f);
+
+	fclose(f);
+	agent_environ_service(tmp, k, pr->service, sizeof(pr->service));
+	free(tmp);
+}
+
 /* Maps into a scratch table first: a failed read keeps what we had. */
 /*
  * The main thread of @pr is gone (its exe link is): read through another
@@ -439,6 +462,7 @@ static void proc_read_attrs(struct agent_procs *ps, struct agent_proc *pr, const
 	if (read_proc_file(ps, pr, "cgroup", &b, PROCS_SMALL_FILE_MAX) == 0)
 		agent_container_parse(b.p ? b.p : "", b.len, &pr->ctr);
 	buf_release(&b);
+	read_service(ps, pr);
 	if (ps->o.command_line) {
 		/* cmdline can be long: read the file capped, keep the start. */
 		char cpath[256];
@@ -632,6 +656,7 @@ static bool proc_inherit(struct agent_procs *ps, struct agent_proc *pr,
 	proc_set_str(&pr->exe_name, from->exe_name);
 	if (from->cmdline)
 		proc_set_str(&pr->cmdline, from->cmdline);
+	memcpy(pr->service, from->service, sizeof(pr->service));
 	pr->ctr = from->ctr;
 	pr->img = *img;
 	agent_procmaps_release(&pr->maps);

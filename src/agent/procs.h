@@ -99,6 +99,7 @@ struct agent_proc {
 	char *exe_path;
 	char *exe_name;
 	char *cmdline;
+	char service[AGENT_SERVICE_LEN]; /* OTEL_SERVICE_NAME (agent_environ_service), or "" */
 	struct agent_container ctr;
 	bool from_exec;	    /* created from an exec event */
 	bool attrs_read;    /* /proc was read (else names from the exec event only) */

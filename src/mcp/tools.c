@@ -344,6 +344,8 @@ static json_t *finish(struct call *c)
 			      "max_tokens (up to %d), lower limit/max_depth, or narrow the query]",
 			      t->limit / MCP_CHARS_PER_TOKEN, MCP_MAX_TOKENS);
 	}
+	if (!c->failed)
+		tool_nearest_note(c);
 	if (tool_barg(c, "links", false)) {
 		mcp_text_tail(t, "%s (query API, reproducible with curl):",
 			      c->queries.n > 1 ? "Queries" : "Query");

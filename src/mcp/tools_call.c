@@ -348,7 +348,82 @@ json_t *tool_api(struct call *c, const char *url)
 		}
 	}
 	buf_release(&body);
+	tool_take_nearest(c, j);
 	return j;
+}
+
+void tool_take_nearest(struct call *c, json_t *j)
+{
+	json_t *n = json_object_get(j, "nearest"), *b, *a;
+	struct tool_nearest *o = &c->near;
+
+	b = json_object_get(n, "before_ms");
+	a = json_object_get(n, "after_ms");
+	if (json_is_integer(b) && (!o->have_before || json_integer_value(b) > o->before_ms)) {
+		o->have_before = true;
+		o->before_ms = json_integer_value(b);
+	}
+	if (json_is_integer(a) && (!o->have_after || json_integer_value(a) < o->after_ms)) {
+		o->have_after = true;
+		o->after_ms = json_integer_value(a);
+	}
+}
+
+/* @ms as "40 min", "30.0 h" or "12.5 days". */
+static void fmt_gap(int64_t ms, char *out, size_t n)
+{
+	double h = (double)ms / 3.6e6;
+
+	if (h < 1)
+		snprintf(out, n, "%.0f min", h * 60);
+	else if (h < 48)
+		snprintf(out, n, "%.1f h", h);
+	else
+		snprintf(out, n, "%.1f days", h / 24);
+}
+
+/* "at T (N h before the range)" and/or "... after it" into @out; false when neither. */
+static bool nearest_text(const struct tool_nearest *n, int64_t from, int64_t to, const char *range,
+			 char *out, size_t outsz)
+{
+	char t1[64], t2[64], g1[32], g2[32];
+
+	if (n->have_before) {
+		mcp_fmt_time(n->before_ms, t1, sizeof(t1));
+		fmt_gap(from - n->before_ms, g1, sizeof(g1));
+	}
+	if (n->have_after) {
+		mcp_fmt_time(n->after_ms, t2, sizeof(t2));
+		fmt_gap(n->after_ms - to, g2, sizeof(g2));
+	}
+	if (n->have_before && n->have_after)
+		snprintf(out, outsz, "%s (%s before %s) and %s (%s after it)", t1, g1, range, t2,
+			 g2);
+	else if (n->have_before)
+		snprintf(out, outsz, "%s (%s before %s)", t1, g1, range);
+	else if (n->have_after)
+		snprintf(out, outsz, "%s (%s after %s)", t2, g2, range);
+	return n->have_before || n->have_after;
+}
+
+void tool_nearest_note(struct call *c)
+{
+	char t[256];
+
+	if (nearest_text(&c->near, c->from, c->to, "the range", t, sizeof(t)))
+		mcp_text_tail(&c->out, "No samples in range; nearest data for this selector at %s.",
+			      t);
+}
+
+void tool_nearest_side(struct call *c, const char *who, const struct tool_nearest *n, int64_t from,
+		       int64_t to)
+{
+	char t[256];
+
+	if (nearest_text(n, from, to, "its range", t, sizeof(t)))
+		mcp_text_line(&c->out,
+			      "%s: no samples in range; nearest data for its selector at %s.", who,
+			      t);
 }
 
 double tool_jnum(json_t *o, const char *k)
@@ -402,19 +477,15 @@ void tool_split_type(struct call *c)
 	}
 }
 
+/* Unix ms past which no data is looked for: the year 2255, within the API's range. */
+#define MCP_ALL_TIME_MS 9000000000000LL
+
 /*
- * The type to query: split_type's, or the default (CPU) among the types
- * with data in [@from, @to]. Returns false when there is nothing to query
- * (no data: a line says so, or the API failed: c->failed).
+ * Set c->type to the default type (CPU first) among those with data in
+ * [@from, @to]. False when there is none or the API failed (c->failed).
  */
-bool tool_resolve_type(struct call *c, int64_t from, int64_t to)
+static bool pick_type(struct call *c, int64_t from, int64_t to)
 {
-	char a[64], b[64];
-
-	tool_split_type(c);
-	if (c->type[0])
-		return true;
-
 	struct buf u = BUF_INIT;
 	json_t *types, *v;
 	size_t i;
@@ -447,15 +518,35 @@ bool tool_resolve_type(struct call *c, int64_t from, int64_t to)
 	if (best) {
 		set_type(c, best);
 		c->type_defaulted = true;
-	} else {
-		mcp_text_line(&c->out,
-			      "No profiles between %s and %s in this dataset: nothing to show. "
-			      "Widen from/to, or check the dataset.",
-			      mcp_fmt_time(from, a, sizeof(a)), mcp_fmt_time(to, b, sizeof(b)));
 	}
 	VEC_FREE(&names);
 	json_decref(types);
 	return best != NULL;
+}
+
+/*
+ * The type to query: split_type's, or the default (CPU) among the types
+ * with data in [@from, @to], else among all the store's types (the view's
+ * empty answer then says where the data is). Returns false when there is
+ * nothing to query (no data at all: a line says so, or the API failed:
+ * c->failed).
+ */
+bool tool_resolve_type(struct call *c, int64_t from, int64_t to)
+{
+	char a[64], b[64];
+
+	tool_split_type(c);
+	if (c->type[0])
+		return true;
+	/* None in range: the default among all the store's types, so that the view's
+	 * empty answer carries where this selection's data is (tool_nearest_note). */
+	if (!pick_type(c, from, to) && !c->failed && !pick_type(c, 0, MCP_ALL_TIME_MS) &&
+	    !c->failed)
+		mcp_text_line(&c->out,
+			      "No profiles between %s and %s in this dataset: nothing to show. "
+			      "Widen from/to, or check the dataset.",
+			      mcp_fmt_time(from, a, sizeof(a)), mcp_fmt_time(to, b, sizeof(b)));
+	return c->type[0] != '\0';
 }
 
 /*

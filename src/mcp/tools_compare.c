@@ -23,6 +23,7 @@ struct side {
 	int64_t from, to;
 	json_t *table;
 	double total, samples;
+	struct tool_nearest near; /* its table's "nearest" (no samples in its range) */
 };
 
 struct fnrow {
@@ -109,6 +110,9 @@ static json_t *side_table(struct call *c, struct side *s, const char *sort)
 	(void)mcp_url_arg(&u, "limit", lim);
 	s->table = tool_api(c, u.p);
 	buf_release(&u);
+	/* Said per side (side_line), not as the whole answer's closing line. */
+	s->near = c->near;
+	memset(&c->near, 0, sizeof(c->near));
 	s->total = tool_jnum(s->table, "total");
 	s->samples = tool_jnum(s->table, "samples");
 	return s->table;
@@ -359,6 +363,12 @@ static void side_line(struct call *c, const char *label, const struct side *s,
 		      t->cumulative
 			      ? rate_text(c, t, s->total / side_seconds(s), false, rt, sizeof(rt))
 			      : "");
+	if (!s->samples) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "Side %s", label);
+		tool_nearest_side(c, who, &s->near, s->from, s->to);
+	}
 }
 
 /* Binaries and their build IDs named by a side's table rows (each pair once, at most 16). */

@@ -49,6 +49,12 @@ struct tool_spec {
 
 /* --- one call ------------------------------------------------------------------------------- */
 
+/* An API answer's "nearest" (docs/api.md): data of a selection outside its range. */
+struct tool_nearest {
+	bool have_before, have_after;
+	int64_t before_ms, after_ms;
+};
+
 struct call {
 	const struct mcp_backend *be;
 	const struct tool_spec *tool;
@@ -69,6 +75,7 @@ struct call {
 	int64_t from, to; /* ms, inclusive */
 	char range_preset[8];
 	const char *fold; /* the fold= a stack view was asked for (tool_url_fold), or NULL */
+	struct tool_nearest near; /* the API answers' "nearest" so far */
 };
 
 struct tree_opts {
@@ -150,6 +157,23 @@ int tool_api_body(struct call *c, const char *url, struct buf *body);
  * with the reason; c->too_deep tells a JSON nested past jansson's limit.
  */
 json_t *tool_api(struct call *c, const char *url);
+
+/*
+ * Keep the "nearest" of an API answer @j (any JSON, NULL included) in @c:
+ * the latest time before and the earliest after the range seen so far.
+ */
+void tool_take_nearest(struct call *c, json_t *j);
+
+/* The closing line "No samples in range; nearest data ... at T (N h before the range)". */
+void tool_nearest_note(struct call *c);
+
+/*
+ * A line (within the budget) for one side of a comparison, @who ("Side A")
+ * over [@from, @to] ms: "Side A: no samples in range; nearest data for its
+ * selector at T (N h before its range)". Nothing when @n has neither side.
+ */
+void tool_nearest_side(struct call *c, const char *who, const struct tool_nearest *n, int64_t from,
+		       int64_t to);
 
 double tool_jnum(json_t *o, const char *k);
 

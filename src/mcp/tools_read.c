@@ -91,6 +91,12 @@ static int run_labels(struct call *c, const char *name)
 	tool_url_common(c, &u, path.p, true);
 	buf_release(&path);
 	arr = tool_api(c, u.p);
+	if (arr && !json_array_size(arr)) {
+		/* Empty: the object form says where the selection's data is (tool_nearest_note). */
+		(void)mcp_url_arg(&u, "limit", "1");
+		json_decref(tool_api(c, u.p));
+		c->failed = false;
+	}
 	buf_release(&u);
 	if (!arr)
 		return 0;

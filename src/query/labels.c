@@ -182,3 +182,51 @@ void query_strlist_release(struct query_strlist *l)
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }
+
+/* --- nearest data outside a range ---------------------------------------------------------- */
+
+struct nearest {
+	int64_t from_ns, to_ns;
+	uint64_t seen;
+	struct query_nearest *out;
+};
+
+static int nearest_visit(void *arg, const struct store_source *src, const struct store_series *s)
+{
+	struct nearest *n = arg;
+
+	(void)src;
+	if (s->min_ts_ns > s->max_ts_ns)
+		return 0; /* a head series without rows */
+	if (s->max_ts_ns < n->from_ns &&
+	    (!n->out->have_before || s->max_ts_ns > n->out->before_ns)) {
+		n->out->have_before = true;
+		n->out->before_ns = s->max_ts_ns;
+	}
+	if (s->min_ts_ns > n->to_ns && (!n->out->have_after || s->min_ts_ns < n->out->after_ns)) {
+		n->out->have_after = true;
+		n->out->after_ns = s->min_ts_ns;
+	}
+	return ++n->seen >= QUERY_NEAREST_MAX_SERIES ? 1 : 0;
+}
+
+int query_nearest_find(struct store *st, const char *type, const struct store_matcher *m, size_t nm,
+		       int64_t from_ns, int64_t to_ns, struct query_nearest *out)
+{
+	struct nearest n = { from_ns, to_ns, 0, out };
+	struct store_visitor v = { .arg = &n, .series = nearest_visit };
+	struct store_query q = { type && *type ? type : NULL, m, nm, INT64_MIN, from_ns - 1 };
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (from_ns > INT64_MIN)
+		rc = store_scan(st, &q, &v, NULL, NULL);
+	if (rc == 1)
+		rc = 0; /* stopped at the cap */
+	n.seen = 0;
+	q.from_ns = to_ns + 1;
+	q.to_ns = INT64_MAX;
+	if (!rc && to_ns < INT64_MAX)
+		rc = store_scan(st, &q, &v, NULL, NULL);
+	return rc == 1 ? 0 : rc;
+}

@@ -44,6 +44,30 @@ int query_labels_collect(struct store *st, const char *type, const struct store_
 			 size_t nm, int64_t from_ns, int64_t to_ns, const char *name,
 			 struct query_strlist *out);
 
+/** struct query_nearest - where a selection's data lies outside a range (query_nearest_find). */
+struct query_nearest {
+	bool have_before, have_after;
+	int64_t before_ns; /* the latest row time before the range */
+	int64_t after_ns;  /* the earliest row time after it */
+};
+
+#define QUERY_NEAREST_MAX_SERIES 100000 /* series one query_nearest_find looks at */
+
+/**
+ * query_nearest_find() - for a selection with no rows in [from_ns,
+ * to_ns]: the nearest row times of the series of @type (NULL = any)
+ * matching @m before and after the range, into @out, from the series
+ * index only (each series' min and max row time; a series-only scan
+ * reads no rows). A series overlapping the range (its rows there failed
+ * a per-sample matcher) counts for neither side. Bounded work: at most
+ * QUERY_NEAREST_MAX_SERIES series are looked at per side, blocks nearest
+ * the range first being no promise (blocks come in time order), so for
+ * a store larger than that the times are data that exists, not always
+ * the nearest. Returns 0 or the scan's error.
+ */
+int query_nearest_find(struct store *st, const char *type, const struct store_matcher *m, size_t nm,
+		       int64_t from_ns, int64_t to_ns, struct query_nearest *out);
+
 /** query_strlist_write_json() - append ["a","b",...]. 0 or -PROF_ETOOBIG. */
 int query_strlist_write_json(const struct query_strlist *l, struct buf *out);
 

@@ -38,6 +38,7 @@ struct req {
 	int64_t now_ms;
 	uint8_t trace_buf[16], span_buf[8];
 	const uint8_t *trace_id, *span_id; /* parameters trace_id, span_id (get_link), or NULL */
+	struct query_nearest *nearest;	   /* set by collect when its selection came back empty */
 };
 
 static const char *arg(const struct req *r, const char *name)
@@ -391,7 +392,12 @@ static int collect(const struct req *r, const struct selection *s, struct query_
 	set_params(r, s, p);
 	int rc = query_stackset_collect(r->env->store, p, ss, r->err);
 
-	return !rc && !ss->series ? check_type_known(r, p->type) : rc;
+	if (!rc && !ss->series)
+		rc = check_type_known(r, p->type);
+	if (!rc && !ss->series && r->nearest)
+		rc = query_nearest_find(r->env->store, p->type, p->m, p->nm, p->from_ns, p->to_ns,
+					r->nearest);
+	return rc;
 }
 
 /* --- views ------------------------------------------------------------------------------------ */
@@ -711,6 +717,26 @@ static int view_flamechart(const struct req *r, struct buf *out)
 #define QUERY_LABELS_MAX_LIMIT 1000000 /* values one answer may list */
 
 /*
+ * An empty label listing: when the selection has no series in range at
+ * all (not merely none with label @name), where its data is
+ * (query_nearest_find, added to the answer by query_request_run).
+ */
+static int labels_nearest(const struct req *r, const struct selection *s, const char *name)
+{
+	struct query_strlist names = { 0 };
+	int rc = 0;
+
+	if (name)
+		rc = query_labels_collect(r->env->store, s->type, s->sel.m, s->sel.n, s->from_ns,
+					  s->to_ns, NULL, &names);
+	if (!rc && !names.n)
+		rc = query_nearest_find(r->env->store, s->type, s->sel.m, s->sel.n, s->from_ns,
+					s->to_ns, r->nearest);
+	query_strlist_release(&names);
+	return rc;
+}
+
+/*
  * Label names or values: a JSON array of all of them, or with `limit` an
  * object with at most that many and whether some were left out
  * (query_strlist_write_json_limited).
@@ -730,6 +756,8 @@ static int view_labels(const struct req *r, const char *name, struct buf *out)
 	if (!rc)
 		rc = query_labels_collect(r->env->store, s.type, s.sel.m, s.sel.n, s.from_ns,
 					  s.to_ns, name, &l);
+	if (!rc && !l.n && limited)
+		rc = labels_nearest(r, &s, name);
 	if (!rc && limited)
 		rc = query_strlist_write_json_limited(&l, (size_t)limit, out);
 	else if (!rc)
@@ -789,6 +817,51 @@ static int view_symbol_health(const struct req *r, struct buf *out)
 
 /* --- dispatch --------------------------------------------------------------------------------- */
 
+/* Unix ns as RFC 3339 UTC with milliseconds ("2026-01-02T03:04:05.678Z"). */
+static void fmt_rfc3339(int64_t ns, char *out, size_t n)
+{
+	int64_t ms = ns >= 0 ? ns / 1000000 : -((-(ns + 1)) / 1000000) - 1;
+	time_t sec = (time_t)(ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000));
+	struct tm tm;
+
+	if (!gmtime_r(&sec, &tm) || tm.tm_year + 1900 < 1 || tm.tm_year + 1900 > 9999) {
+		snprintf(out, n, "%" PRId64 "ms", ms);
+		return;
+	}
+	snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms - (int64_t)sec * 1000));
+}
+
+/*
+ * An empty answer whose selection has data elsewhere: add
+ * "nearest":{"before":T,"before_ms":N,"after":T,"after_ms":N} (each side
+ * only when there is data on it) as the last member of the JSON object
+ * the view wrote at @start.
+ */
+static int add_nearest(struct buf *out, size_t start, const struct query_nearest *nb)
+{
+	char t[48];
+	const char *sep = "";
+	int rc = 0;
+
+	if (out->len < start + 2 || out->p[start] != '{' || out->p[out->len - 1] != '}')
+		return 0; /* not an object: nothing to add to */
+	out->len--;
+	rc = buf_addstr(out, out->p[out->len - 1] == '{' ? "\"nearest\":{" : ",\"nearest\":{");
+	if (!rc && nb->have_before) {
+		fmt_rfc3339(nb->before_ns, t, sizeof(t));
+		rc = buf_addf(out, "\"before\":\"%s\",\"before_ms\":%" PRId64, t,
+			      nb->before_ns / 1000000);
+		sep = ",";
+	}
+	if (!rc && nb->have_after) {
+		fmt_rfc3339(nb->after_ns, t, sizeof(t));
+		rc = buf_addf(out, "%s\"after\":\"%s\",\"after_ms\":%" PRId64, sep, t,
+			      nb->after_ns / 1000000);
+	}
+	return rc ? rc : buf_addstr(out, "}}");
+}
+
 int query_request_run(const struct query_env *env, const char *view, query_arg_fn argfn, void *ctx,
 		      struct buf *out, const char **content_type, struct prof_err *err)
 {
@@ -797,6 +870,7 @@ int query_request_run(const struct query_env *env, const char *view, query_arg_f
 			 .ctx = ctx,
 			 .err = err,
 			 .now_ms = env->now_ms ? env->now_ms : prof_now_ns() / 1000000 };
+	struct query_nearest nearest = { 0 };
 	size_t start = out->len;
 	int rc;
 
@@ -804,6 +878,7 @@ int query_request_run(const struct query_env *env, const char *view, query_arg_f
 	rc = get_link(&r);
 	if (rc)
 		return rc; /* nothing was written */
+	r.nearest = &nearest;
 	store_regex_query_begin();
 	if (!strcmp(view, "flamegraph"))
 		rc = view_flamegraph(&r, out);
@@ -852,6 +927,8 @@ int query_request_run(const struct query_env *env, const char *view, query_arg_f
 	if (rc == -PROF_ETOOBIG && (!err || !err->code))
 		prof_err_set(err, rc, -1, "the answer exceeds %zu bytes; narrow the query",
 			     out->max);
+	if (!rc && !strcmp(*content_type, CT_JSON) && (nearest.have_before || nearest.have_after))
+		rc = add_nearest(out, start, &nearest);
 	if (!rc && !strcmp(*content_type, CT_JSON))
 		rc = buf_add(out, "\n", 1);
 	if (rc) {

@@ -24,6 +24,11 @@
 #     from --source-path and without it, over stdio and the SDK client;
 #     optimization_candidates naming the comparator with that line;
 #     the tool list under 8 000 characters;
+#   - over the last hour (no data there) a tool's answer ends with one line
+#     naming the selector's nearest data and how far before the range it
+#     is; before all data, how far after; none for a selector matching
+#     nothing anywhere; compare / explain_change with side B an hour
+#     after the data say so on side B's line;
 #   - with root and kernel BTF (else "skip"): spin.c under `profd agent`,
 #     top_functions / callers_callees name hot_a (~70 %) and its caller main;
 #     sortline.c under the agent for 4 s, source_location names the HOT line
@@ -143,6 +148,26 @@ mcp_post "$READER" "${TOP/\"to\":1700000019999/\"to\":1700000019999,\"links\":tr
 long=$(py 'len(j["result"]["content"][0]["text"])')
 checkx "top_functions with links=true: the query and a link to this server ($short -> $long characters)" \
 	'text_has "^- GET http://127.0.0.1:$port/api/v1/table?" && text_has "^Explorer: http://127.0.0.1:$port/?type="'
+# The last hour has no data (it is at T0, in 2023): the answer says where this selector's data is.
+for t in top_functions flamegraph_summary label_values list_labels; do
+	extra=
+	[ "$t" = label_values ] && extra='"name":"service.name",'
+	mcp_post "$READER" "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"$t\",\"arguments\":{$extra\"query\":\"{service.name=\\\"api\\\"}\"}}}"
+	checkx "$t over the last hour: one line naming the nearest data, window B's last sample, before the range" \
+		'[ "$code" = 200 ] && text_has "^No samples in range; nearest data for this selector at 2023-11-14T22:23:39Z ([0-9.]* days before the range)\.$" && [ "$(grep -c "nearest data" "$tmp/text")" = 1 ]'
+done
+mcp_post "$READER" '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"top_functions","arguments":{"query":"{service.name=\"api\"}","from":1690000000000,"to":1690000100000}}}'
+checkx "top_functions before all data: the nearest data after the range, window A's first sample" \
+	'[ "$code" = 200 ] && text_has "^No samples in range; nearest data for this selector at 2023-11-14T22:13:20Z ([0-9.]* days after the range)\.$"'
+for t in compare explain_change; do
+	mcp_post "$READER" "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"$t\",\"arguments\":{\"query\":\"{service.name=\\\"api\\\"}\",\"a_from\":1700000000000,\"a_to\":1700000019999,\"b_from\":1700003600000,\"b_to\":1700003619999}}}"
+	checkx "$t with side B an hour after the data: side B's line names the nearest data before its range, no closing line" \
+		'[ "$code" = 200 ] && text_has "^Side B: no samples in range; nearest data for its selector at 2023-11-14T22:23:39Z (50 min before its range)\.$" && ! text_has "^No samples in range" && ! text_has "^Side A: no samples"'
+	cp "$tmp/text" "$tmp/near.$t"
+done
+mcp_post "$READER" '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"top_functions","arguments":{"query":"{service.name=\"nobody\"}"}}}'
+checkx "a selector matching nothing anywhere: no nearest-data line" \
+	'[ "$code" = 200 ] && ! text_has "nearest data"'
 mcp_post "$READER" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
 ntl=$(py 'len(json.dumps(j["result"]["tools"], separators=(",", ":")))')
 mcp_post "$READER" "$INIT"

@@ -108,6 +108,40 @@ static void test_nspid(void **state)
 	}
 }
 
+/* /proc/PID/environ text: NUL-separated entries (sizeof - 1 keeps the last NUL). */
+#define ENV(lit) lit, sizeof(lit) - 1
+
+static void test_environ_service(void **state)
+{
+	char out[AGENT_SERVICE_LEN], small[4];
+
+	(void)state;
+	assert_true(agent_environ_service(ENV("PATH=/bin\0OTEL_SERVICE_NAME=svc-node\0HOME=/\0"),
+					  out, sizeof(out)));
+	assert_string_equal(out, "svc-node");
+	/* OTEL_SERVICE_NAME wins over the resource attributes, wherever it comes. */
+	assert_true(agent_environ_service(
+		ENV("OTEL_RESOURCE_ATTRIBUTES=service.name=a,x=1\0OTEL_SERVICE_NAME=b\0"), out,
+		sizeof(out)));
+	assert_string_equal(out, "b");
+	assert_true(agent_environ_service(
+		ENV("OTEL_RESOURCE_ATTRIBUTES=deployment.environment=ci, service.name=shop,x=1\0"),
+		out, sizeof(out)));
+	assert_string_equal(out, "shop");
+	/* Empty values, near misses, a cut last entry: none. */
+	assert_false(agent_environ_service(ENV("OTEL_SERVICE_NAME=\0"), out, sizeof(out)));
+	assert_string_equal(out, "");
+	assert_false(agent_environ_service(ENV("XOTEL_SERVICE_NAME=a\0OTEL_SERVICE=b\0"), out,
+					   sizeof(out)));
+	assert_false(agent_environ_service(ENV("OTEL_RESOURCE_ATTRIBUTES=service.names=a\0"), out,
+					   sizeof(out)));
+	assert_false(agent_environ_service("OTEL_SERVICE_NAME=cut", 21, out, sizeof(out)));
+	assert_false(agent_environ_service("", 0, out, sizeof(out)));
+	/* Cut to the output's size. */
+	assert_true(agent_environ_service(ENV("OTEL_SERVICE_NAME=abcdef\0"), small, sizeof(small)));
+	assert_string_equal(small, "abc");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -116,6 +150,7 @@ int main(void)
 		cmocka_unit_test(test_crio_podman_and_conmon),
 		cmocka_unit_test(test_host_and_near_misses),
 		cmocka_unit_test(test_nspid),
+		cmocka_unit_test(test_environ_service),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
