@@ -220,6 +220,7 @@ static void read_service(const struct agent_procs *ps, struct agent_proc *pr)
 
 	fclose(f);
 	agent_environ_service(tmp, k, pr->service, sizeof(pr->service));
+	explicit_bzero(tmp, k); /* other variables may be secrets */
 	free(tmp);
 }
 
