@@ -630,7 +630,18 @@ struct ctx_file {
 struct ctx_proc {
 	uint32_t pid; /* 0 = empty */
 	bool registered;
+	uint8_t lib_tries;   /* looks at the libraries left (CTX_LIB_TRIES) */
+	int64_t lib_next_ns; /* CLOCK_MONOTONIC of the next look */
 };
+
+/*
+ * A process with no context at its first sample has its libraries looked
+ * at again, every CTX_LIB_EVERY_NS for CTX_LIB_TRIES more times: its
+ * first sample may come while the loader is still mapping and relocating
+ * them, or before a tracer dlopen'd its library.
+ */
+#define CTX_LIB_TRIES	 4
+#define CTX_LIB_EVERY_NS 1000000000LL
 
 struct agent_tracectx {
 	struct agent_tracectx_opts o;
@@ -808,21 +819,38 @@ void agent_tracectx_check(struct agent_tracectx *tc, struct agent_proc *ap, cons
 	struct ctx_proc *e = ctx_proc_slot(tc, ap->pid);
 	struct agent_tracectx_info info;
 	char path[PROFILE_PATH_LEN + 64];
+	struct timespec ts;
+	int64_t now;
 	int rc;
 
-	if (!e || e->pid == ap->pid || !ap->exe_path || !ap->exe_path[0])
+	if (!e || !ap->exe_path || !ap->exe_path[0])
 		return;
-	if (tc->nprocs >= CTX_PROCS * 3 / 4)
-		return; /* keep probing short: later processes go without */
-	e->pid = ap->pid;
-	tc->nprocs++;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	if (e->pid == ap->pid) {
+		if (e->registered || !e->lib_tries || now < e->lib_next_ns)
+			return;
+		e->lib_tries--;
+	} else {
+		if (tc->nprocs >= CTX_PROCS * 3 / 4)
+			return; /* keep probing short: later processes go without */
+		e->pid = ap->pid;
+		e->lib_tries = CTX_LIB_TRIES;
+		tc->nprocs++;
+	}
+	e->lib_next_ns = now + CTX_LIB_EVERY_NS;
 	snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, ap->pid, ap->exe_path);
-	if ((rc = ctx_file_info(tc, path, &info)))
+	if ((rc = ctx_file_info(tc, path, &info)) || info.why[0] || info.proc.flags)
+		e->lib_tries = 0; /* the executable decides */
+	if (rc)
 		return;
 	memset(&info.lib, 0, sizeof(info.lib));
 	info.lib_path[0] = '\0';
-	if (!(info.proc.flags & PROFILE_CTX_OTEL))
-		ctx_find_lib(tc, ap->pid, proc_root, ap->exe_path, &info);
+	if (!(info.proc.flags & PROFILE_CTX_OTEL) &&
+	    ctx_find_lib(tc, ap->pid, proc_root, ap->exe_path, &info))
+		e->lib_tries = 0;
+	if (info.why[0] && e->lib_tries)
+		return; /* a library not relocated yet, perhaps: told of at the last look */
 	if (info.why[0]) {
 		tc->st.procs_refused++;
 		log_info("agent trace context pid=%u exe=%s: %s", ap->pid, ap->exe_name, info.why);

@@ -227,9 +227,12 @@ void agent_tracectx_free(struct agent_tracectx *tc);
  * agent_tracectx_check() - the first time a sample of process @ap is seen
  * (and again after an exec), inspect its executable under
  * @proc_root/PID/root and, when that defines no OTel thread context, the
- * shared libraries its @proc_root/PID/maps has mapped then (a library
- * dlopen'd later is not seen); register the process when it publishes a
- * context. What a file publishes is cached by its identity (device,
+ * shared libraries its @proc_root/PID/maps has mapped then; register
+ * the process when it publishes a context. A process found without one
+ * has its libraries looked at again at a later sample, at most once a
+ * second and 4 more times (CTX_LIB_TRIES): its first sample may come while the loader is
+ * still at work, or before a library is dlopen'd (one dlopen'd later
+ * than that is not seen). What a file publishes is cached by its identity (device,
  * inode, size, mtime; CTX_FILES files): a Go binary's DWARF costs ~30 ms
  * to read.
  */
