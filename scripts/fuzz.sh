@@ -96,7 +96,7 @@ build() {
 			src/mcp/tools*.c src/mcp/text.c src/mcp/resources.c src/agent/k8s.c src/agent/elfinfo.c \
 			src/agent/interp.c src/agent/interp_python.c src/agent/interp_ruby.c \
 			src/agent/interp_php.c src/agent/interp_php_decode.c src/agent/jit_v8.c src/agent/jit_v8_decode.c \
-			src/agent/jit_hotspot.c src/agent/jit_hotspot_decode.c src/agent/tracectx.c 2>/dev/null
+			src/agent/jit_hotspot.c src/agent/jit_hotspot_decode.c src/agent/procmaps.c src/agent/tracectx.c 2>/dev/null
 	)
 	rm -f "$OUT/libfuzzprofd.a"
 	ar rcs "$OUT/libfuzzprofd.a" "${objs[@]}"

@@ -940,10 +940,7 @@ int agent_collect_add(struct agent_collect *c, const struct profile_event *e, in
 		c->stats.samples++;
 	}
 	if (c->o.tracectx && !(e->flags & PROFILE_F_KTHREAD)) {
-		char root[64];
-
-		snprintf(root, sizeof(root), "%s/%u/root", c->o.proc_root, ap->pid);
-		agent_tracectx_check(c->o.tracectx, ap, root);
+		agent_tracectx_check(c->o.tracectx, ap, c->o.proc_root);
 		ts = agent_tracectx_take(c->o.tracectx, e->tid, e->time_ns);
 	}
 	if (ts) {

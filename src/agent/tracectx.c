@@ -6,6 +6,7 @@
 #include "base/mem.h"
 #include "base/parse.h"
 #include "base/utf8.h"
+#include "agent/procmaps.h"
 #include "agent/tracectx.h"
 
 #include <dwarf.h>
@@ -175,6 +176,119 @@ int agent_tracectx_go_table(int major, int minor, struct profile_ctx_proc *p)
 		return 0;
 	}
 	return -ENOTSUP;
+}
+
+/* ---- TLS of shared libraries (input: relocations and another process's GOT) ---- */
+
+#define CTX_R_DTPMOD64 16 /* x86-64 psABI relocation types */
+#define CTX_R_DTPOFF64 17
+#define CTX_R_TPOFF64  18
+#define CTX_R_TLSDESC  36
+
+enum agent_tracectx_tls_kind agent_tracectx_tls_relocs(const void *rela, size_t n, uint32_t sym,
+						       struct agent_tracectx_tlsref *ref)
+{
+	const uint8_t *b = rela;
+
+	if (ref->kind == AGENT_TRACECTX_TLS_DESC)
+		return ref->kind;
+	/* One pair of GD slots may come from two sections: keep what was seen in ref. */
+	bool mod = ref->kind == AGENT_TRACECTX_TLS_GD || ref->slot,
+	     off = ref->kind == AGENT_TRACECTX_TLS_GD || ref->slot_off;
+
+	for (size_t at = 0; at + 24 <= n; at += 24) {
+		uint64_t r_offset, r_info;
+		int64_t r_addend;
+		uint32_t type;
+
+		memcpy(&r_offset, b + at, 8);
+		memcpy(&r_info, b + at + 8, 8);
+		memcpy(&r_addend, b + at + 16, 8);
+		if ((uint32_t)(r_info >> 32) != sym)
+			continue;
+		type = (uint32_t)r_info;
+		if (type == CTX_R_TLSDESC) {
+			*ref = (struct agent_tracectx_tlsref){ AGENT_TRACECTX_TLS_DESC, r_offset, 0,
+							       r_addend };
+			return ref->kind;
+		}
+		if (ref->kind == AGENT_TRACECTX_TLS_IE)
+			continue;
+		if (type == CTX_R_TPOFF64) {
+			*ref = (struct agent_tracectx_tlsref){ AGENT_TRACECTX_TLS_IE, r_offset, 0,
+							       r_addend };
+			continue;
+		}
+		if (type == CTX_R_DTPMOD64 && !mod) {
+			ref->slot = r_offset;
+			mod = true;
+		} else if (type == CTX_R_DTPOFF64 && !off) {
+			ref->slot_off = r_offset;
+			ref->addend = r_addend;
+			off = true;
+		}
+		if (mod && off)
+			ref->kind = AGENT_TRACECTX_TLS_GD;
+	}
+	return ref->kind;
+}
+
+#define CTX_STATIC_TLS_MAX (1LL << 30) /* static TLS is far smaller: a bigger "offset" is not one */
+#define CTX_TLS_MODS_MAX   65535
+
+/* A DTV location: module @mod, offset @off; -ENOENT unless it is @want and @mod is plausible. */
+static int ctx_tls_dtv(uint64_t mod, uint64_t off, uint64_t want, struct profile_ctx_proc *p)
+{
+	if (mod == 0 || mod > CTX_TLS_MODS_MAX || off != want)
+		return -ENOENT;
+	p->otel_mod = (uint32_t)mod;
+	p->otel_tls_off = (int64_t)off;
+	p->flags |= PROFILE_CTX_OTEL | PROFILE_CTX_OTEL_DTV;
+	return 0;
+}
+
+/* A static TLS location @off from the thread pointer; -ENOENT unless it is one. */
+static int ctx_tls_static(int64_t off, struct profile_ctx_proc *p)
+{
+	if (off >= 0 || off < -CTX_STATIC_TLS_MAX)
+		return -ENOENT;
+	p->otel_tls_off = off;
+	p->flags |= PROFILE_CTX_OTEL;
+	p->flags &= ~PROFILE_CTX_OTEL_DTV;
+	return 0;
+}
+
+int agent_tracectx_tls_locate(const struct agent_tracectx_tlsref *ref, uint64_t bias,
+			      uint64_t value, const struct agent_memreader *mem,
+			      struct profile_ctx_proc *p)
+{
+	uint64_t slot[2], want = value + (uint64_t)ref->addend;
+
+	switch (ref->kind) {
+	case AGENT_TRACECTX_TLS_DESC:
+		if (mem->read(mem->ctx, ref->slot + bias, slot, sizeof(slot)))
+			return -EFAULT;
+		if (!slot[0])
+			return -ENOENT;
+		if ((int64_t)slot[1] < 0)
+			return ctx_tls_static((int64_t)slot[1], p);
+		/* _dl_tlsdesc_dynamic: arg -> {tls_index {module, offset}, gen_count} */
+		if (mem->read(mem->ctx, slot[1], slot, sizeof(slot)))
+			return -EFAULT;
+		return ctx_tls_dtv(slot[0], slot[1], want, p);
+	case AGENT_TRACECTX_TLS_IE:
+		if (mem->read(mem->ctx, ref->slot + bias, slot, 8))
+			return -EFAULT;
+		return ctx_tls_static((int64_t)slot[0], p);
+	case AGENT_TRACECTX_TLS_GD:
+		if (mem->read(mem->ctx, ref->slot + bias, slot, 8) ||
+		    mem->read(mem->ctx, ref->slot_off + bias, slot + 1, 8))
+			return -EFAULT;
+		return ctx_tls_dtv(slot[0], slot[1], want, p);
+	case AGENT_TRACECTX_TLS_NONE:
+		break;
+	}
+	return -ENOENT;
 }
 
 /* ---- detection (input: the process's executable) ---- */
@@ -407,6 +521,64 @@ static void ctx_inspect_otel(Elf *elf, struct agent_tracectx_info *info)
 	info->proc.flags |= PROFILE_CTX_OTEL;
 }
 
+/* The index in dynamic symbol table @symscn of defined TLS symbol @want (and its value); 0 = none. */
+static uint32_t ctx_dynsym_index(Elf *elf, Elf_Scn *symscn, const char *want, uint64_t *value)
+{
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	if (!symscn || !gelf_getshdr(symscn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+	    !(d = elf_getdata(symscn, NULL)))
+		return 0;
+	for (size_t i = 1; i < sh.sh_size / sh.sh_entsize && i <= UINT32_MAX; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_TLS &&
+		    sym.st_shndx != SHN_UNDEF &&
+		    (name = elf_strptr(elf, sh.sh_link, sym.st_name)) && !strcmp(name, want)) {
+			*value = sym.st_value;
+			return (uint32_t)i;
+		}
+	}
+	return 0;
+}
+
+/* The GOT slots of a dynamic otel_thread_ctx_v1 and the first executable PT_LOAD, into @info. */
+static void ctx_inspect_lib(Elf *elf, struct agent_tracectx_info *info)
+{
+	Elf_Scn *scn = NULL, *symscn = NULL;
+	uint32_t sym = 0;
+	GElf_Shdr sh;
+	size_t n;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_link)
+			continue;
+		if (!symscn || elf_ndxscn(symscn) != sh.sh_link) {
+			symscn = elf_getscn(elf, sh.sh_link);
+			sym = ctx_dynsym_index(elf, symscn, "otel_thread_ctx_v1", &info->lib_value);
+		}
+		if (sym && (d = elf_getdata(scn, NULL)) && d->d_buf)
+			agent_tracectx_tls_relocs(d->d_buf, d->d_size, sym, &info->lib);
+	}
+	if (info->lib.kind == AGENT_TRACECTX_TLS_NONE || elf_getphdrnum(elf, &n))
+		goto none;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			info->x_offset = ph.p_offset;
+			info->x_vaddr = ph.p_vaddr;
+			return;
+		}
+	}
+none:
+	memset(&info->lib, 0, sizeof(info->lib));
+}
+
 int agent_tracectx_inspect(const char *path, struct agent_tracectx_info *info)
 {
 	GElf_Ehdr eh;
@@ -426,6 +598,8 @@ int agent_tracectx_inspect(const char *path, struct agent_tracectx_info *info)
 	}
 	ctx_inspect_go(elf, info);
 	ctx_inspect_otel(elf, info);
+	if (eh.e_type == ET_DYN)
+		ctx_inspect_lib(elf, info);
 out:
 	if (elf)
 		elf_end(elf);
@@ -437,7 +611,7 @@ out:
 
 #define CTX_SLOTS 1024 /* contexts waiting for their sample, by tid */
 #define CTX_PROCS 4096 /* processes looked at (open addressing by pid) */
-#define CTX_FILES 64   /* executables inspected, by identity (ctx_file_info) */
+#define CTX_FILES 256  /* executables and libraries inspected, by identity (ctx_file_info) */
 
 /*
  * What one executable file publishes: inspecting it costs ~30 ms for a Go
@@ -456,7 +630,18 @@ struct ctx_file {
 struct ctx_proc {
 	uint32_t pid; /* 0 = empty */
 	bool registered;
+	uint8_t lib_tries;   /* looks at the libraries left (CTX_LIB_TRIES) */
+	int64_t lib_next_ns; /* CLOCK_MONOTONIC of the next look */
 };
+
+/*
+ * A process with no context at its first sample has its libraries looked
+ * at again, every CTX_LIB_EVERY_NS for CTX_LIB_TRIES more times: its
+ * first sample may come while the loader is still mapping and relocating
+ * them, or before a tracer dlopen'd its library.
+ */
+#define CTX_LIB_TRIES	 4
+#define CTX_LIB_EVERY_NS 1000000000LL
 
 struct agent_tracectx {
 	struct agent_tracectx_opts o;
@@ -535,22 +720,137 @@ static int ctx_file_info(struct agent_tracectx *tc, const char *path,
 	return f->rc;
 }
 
-void agent_tracectx_check(struct agent_tracectx *tc, struct agent_proc *ap, const char *root)
+#define CTX_MAPS_MAX (4u << 20) /* bytes of /proc/PID/maps read */
+
+/* The whole of file @path (at most CTX_MAPS_MAX bytes) into *@out (caller frees); its length or -errno. */
+static ssize_t ctx_read_file(const char *path, char **out)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*out = NULL;
+	if (fd < 0)
+		return -errno;
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			if (cap >= CTX_MAPS_MAX)
+				break;
+			buf = xrealloc(buf, cap *= 2);
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			free(buf);
+			close(fd);
+			return -err;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	*out = buf;
+	return (ssize_t)len;
+}
+
+/*
+ * The OTel thread context of process @pid in one of the shared libraries
+ * it has mapped (other than its executable @exe), into @info->proc; @why
+ * tells of a library that defines the symbol but could not be read.
+ * true when found.
+ */
+static bool ctx_find_lib(struct agent_tracectx *tc, uint32_t pid, const char *proc_root,
+			 const char *exe, struct agent_tracectx_info *info)
+{
+	struct agent_memreader mem = { agent_procmem_read, (void *)(uintptr_t)pid };
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char path[PROFILE_PATH_LEN + 64], *text;
+	struct agent_procmaps pm;
+	bool found = false;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, pid);
+	if ((n = ctx_read_file(path, &text)) < 0)
+		return false;
+	agent_procmaps_init(&pm);
+	agent_procmaps_parse(&pm, text, (size_t)n);
+	free(text);
+	for (size_t i = 0; i < pm.maps.n && !found; i++) {
+		const struct agent_map *m = &pm.maps.v[i];
+		struct agent_tracectx_info li;
+		uint64_t bias;
+		int rc;
+
+		if (m->kind != AGENT_MAP_FILE || !m->path[0] || !strcmp(m->path, exe) ||
+		    (i > 0 && !strcmp(m->path, pm.maps.v[i - 1].path)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, pid, m->path);
+		if (ctx_file_info(tc, path, &li) || li.lib.kind == AGENT_TRACECTX_TLS_NONE ||
+		    m->offset != (li.x_offset & ~(page - 1)))
+			continue;
+		bias = m->start - (li.x_vaddr & ~(page - 1));
+		rc = agent_tracectx_tls_locate(&li.lib, bias, li.lib_value, &mem, &info->proc);
+		if (rc) {
+			snprintf(info->why, sizeof(info->why), "otel_thread_ctx_v1 in %s: %s",
+				 m->path, rc == -ENOENT ? "no usable TLS location" : strerror(-rc));
+			continue;
+		}
+		info->why[0] = '\0';
+		info->lib = li.lib;
+		snprintf(info->lib_path, sizeof(info->lib_path), "%s", m->path);
+		found = true;
+	}
+	agent_procmaps_release(&pm);
+	return found;
+}
+
+static const char *const ctx_tls_kind_names[] = { "-", "tlsdesc", "initial-exec",
+						  "general-dynamic" };
+
+void agent_tracectx_check(struct agent_tracectx *tc, struct agent_proc *ap, const char *proc_root)
 {
 	struct ctx_proc *e = ctx_proc_slot(tc, ap->pid);
 	struct agent_tracectx_info info;
 	char path[PROFILE_PATH_LEN + 64];
+	struct timespec ts;
+	int64_t now;
 	int rc;
 
-	if (!e || e->pid == ap->pid || !ap->exe_path || !ap->exe_path[0])
+	if (!e || !ap->exe_path || !ap->exe_path[0])
 		return;
-	if (tc->nprocs >= CTX_PROCS * 3 / 4)
-		return; /* keep probing short: later processes go without */
-	e->pid = ap->pid;
-	tc->nprocs++;
-	snprintf(path, sizeof(path), "%s%s", root, ap->exe_path);
-	if ((rc = ctx_file_info(tc, path, &info)))
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	if (e->pid == ap->pid) {
+		if (e->registered || !e->lib_tries || now < e->lib_next_ns)
+			return;
+		e->lib_tries--;
+	} else {
+		if (tc->nprocs >= CTX_PROCS * 3 / 4)
+			return; /* keep probing short: later processes go without */
+		e->pid = ap->pid;
+		e->lib_tries = CTX_LIB_TRIES;
+		tc->nprocs++;
+	}
+	e->lib_next_ns = now + CTX_LIB_EVERY_NS;
+	snprintf(path, sizeof(path), "%s/%u/root%s", proc_root, ap->pid, ap->exe_path);
+	if ((rc = ctx_file_info(tc, path, &info)) || info.why[0] || info.proc.flags)
+		e->lib_tries = 0; /* the executable decides */
+	if (rc)
 		return;
+	memset(&info.lib, 0, sizeof(info.lib));
+	info.lib_path[0] = '\0';
+	if (!(info.proc.flags & PROFILE_CTX_OTEL) &&
+	    ctx_find_lib(tc, ap->pid, proc_root, ap->exe_path, &info))
+		e->lib_tries = 0;
+	if (info.why[0] && e->lib_tries)
+		return; /* a library not relocated yet, perhaps: told of at the last look */
 	if (info.why[0]) {
 		tc->st.procs_refused++;
 		log_info("agent trace context pid=%u exe=%s: %s", ap->pid, ap->exe_name, info.why);
@@ -566,10 +866,14 @@ void agent_tracectx_check(struct agent_tracectx *tc, struct agent_proc *ap, cons
 		tc->st.procs_go++;
 	if (info.proc.flags & PROFILE_CTX_OTEL)
 		tc->st.procs_otel++;
-	log_info("agent trace context pid=%u exe=%s go=%s offsets=%s otel=%s", ap->pid,
+	log_info("agent trace context pid=%u exe=%s go=%s offsets=%s otel=%s%s%s tls=%s%s", ap->pid,
 		 ap->exe_name, info.go_version[0] ? info.go_version : "-",
 		 info.offsets_from ? info.offsets_from : "-",
-		 (info.proc.flags & PROFILE_CTX_OTEL) ? "yes" : "no");
+		 (info.proc.flags & PROFILE_CTX_OTEL) ? "yes" : "no",
+		 info.lib_path[0] ? " lib=" : "", info.lib_path, ctx_tls_kind_names[info.lib.kind],
+		 !(info.proc.flags & PROFILE_CTX_OTEL)	    ? ""
+		 : (info.proc.flags & PROFILE_CTX_OTEL_DTV) ? " (dtv)"
+							    : " (tp)");
 }
 
 void agent_tracectx_forget(struct agent_tracectx *tc, uint32_t pid)

@@ -13,7 +13,16 @@
 #     so that the link is past the first labels BPF reads in order.
 #   - Any language: tests/workloads/ctxthreads.c, two threads switching
 #     spans published with the OpenTelemetry thread-context record
-#     (tests/workloads/otelctx.c), spin_red / spin_blue.
+#     (tests/workloads/otelctx.c), spin_red / spin_blue, three times: the
+#     publisher linked into the executable (static TLS), and built as a
+#     shared library libotelctx.so in each x86-64 TLS dialect, TLSDESC
+#     (-mtls-dialect=gnu2, ctxthreads-desc) and general dynamic (the
+#     default, __tls_get_addr: ctxthreads-gd), which the agent finds
+#     through the library's GOT slot for otel_thread_ctx_v1. Then each
+#     library dlopen'd (tests/workloads/ctxdlopen.c): the span of the
+#     thread that uses it is read as above; a thread that never touched
+#     the library gets no context (the agent's ctx_events / ctx_none
+#     counters: no more events than the span's samples).
 # For every request / span: the flame graph filtered by its trace ID (and
 # span ID) holds its own hot function (>= 95 % of it) and never the
 # other's, and its sample count matches
@@ -43,11 +52,27 @@ export GOFLAGS=-mod=mod GOTOOLCHAIN=local
 	die "cannot build gotrace ($GO_OLD)"
 ${CC:-cc} -O2 -g -pthread -o "$tmp/ctxthreads" tests/workloads/ctxthreads.c tests/workloads/otelctx.c ||
 	die "cannot build ctxthreads"
+for d in desc gd; do
+	mkdir -p "$tmp/lib-$d"
+	flags=()
+	[ "$d" = desc ] && flags=(-mtls-dialect=gnu2)
+	${CC:-cc} -O2 -g -fPIC -shared "${flags[@]}" -o "$tmp/lib-$d/libotelctx.so" tests/workloads/otelctx.c &&
+		${CC:-cc} -O2 -g -pthread -o "$tmp/ctxthreads-$d" tests/workloads/ctxthreads.c \
+			-L"$tmp/lib-$d" -lotelctx -Wl,-rpath,"$tmp/lib-$d" || die "cannot build ctxthreads-$d"
+done
+${CC:-cc} -O2 -g -pthread -o "$tmp/ctxdlopen" tests/workloads/ctxdlopen.c -ldl || die "cannot build ctxdlopen"
+readelf -rW "$tmp/lib-desc/libotelctx.so" | grep -q 'R_X86_64_TLSDESC.*otel_thread_ctx_v1' ||
+	die "libotelctx.so (gnu2) has no TLSDESC relocation for otel_thread_ctx_v1"
+readelf -rW "$tmp/lib-gd/libotelctx.so" | grep -q 'R_X86_64_DTPMOD64.*otel_thread_ctx_v1' ||
+	die "libotelctx.so (default dialect) has no DTPMOD64 relocation for otel_thread_ctx_v1"
 echo "ok built gotrace with $("$GO_NEW" env GOVERSION) and $("$GO_OLD" env GOVERSION), and ctxthreads"
 
 agent_start_server
+mport=$(free_port)
 agent_start --server "$base" --interval 1s --frequency "$FREQ" --off-cpu --off-cpu-threshold 50ms \
-	--include-exe gotrace-new --include-exe gotrace-old --include-exe ctxthreads
+	--metrics-listen "127.0.0.1:$mport" --include-exe ctxdlopen \
+	--include-exe gotrace-new --include-exe gotrace-old --include-exe ctxthreads \
+	--include-exe ctxthreads-desc --include-exe ctxthreads-gd
 
 # Flame graph of type $1 for pid $2 with trace $3 (and span $4) -> "total name1 name2 name3".
 span_flame() {
@@ -122,10 +147,29 @@ for v in new old; do
 			>"$tmp/go-$v.out" || die "gotrace-$v client failed"
 	i=$((i + 1))
 done
-"$tmp/ctxthreads" 4 "$SPAN_MS" 1500 >"$tmp/ctx.out" &
-cpid=$!
-wait "$cpid" || die "ctxthreads failed"
-awk '{ print "thread" $2 "/" $3, $4, $5, $6, $3 }' "$tmp/ctx.out" >"$tmp/ctx.spans"
+declare -A cpids
+for c in ctxthreads ctxthreads-desc ctxthreads-gd; do
+	"$tmp/$c" 4 "$SPAN_MS" 1500 >"$tmp/$c.out" &
+	cpids[$c]=$!
+	wait "${cpids[$c]}" || die "$c failed"
+	awk '{ print "thread" $2 "/" $3, $4, $5, $6, $3 }' "$tmp/$c.out" >"$tmp/$c.spans"
+done
+# BPF's trace-context counters (the metrics page is rendered once a second).
+ctx_counters() {
+	sleep 2.5
+	curl -fs "http://127.0.0.1:$mport/metrics" |
+		awk -F'[ ]' '/event="ctx_events"/ { e = $2 } /event="ctx_none"/ { n = $2 } END { print e + 0, n + 0 }'
+}
+declare -A dlpids dlctr
+for d in desc gd; do
+	read -r e0 n0 < <(ctx_counters)
+	"$tmp/ctxdlopen" "$tmp/lib-$d/libotelctx.so" "$SPAN_MS" >"$tmp/dlopen-$d.out" &
+	dlpids[$d]=$!
+	wait "${dlpids[$d]}" || die "ctxdlopen $d failed"
+	read -r e1 n1 < <(ctx_counters)
+	dlctr[$d]="$((e1 - e0)) $((n1 - n0))"
+	awk '$1 == "span" { print "dlopen-'"$d"'/" $3, $4, $5, $6, $3 }' "$tmp/dlopen-$d.out" >"$tmp/dlopen-$d.spans"
+done
 sleep 2.5
 agent_stop
 
@@ -133,16 +177,49 @@ grep -q "trace context pid=$pid_new exe=gotrace-new go=go1.* offsets=dwarf" "$tm
 	die "gotrace-new not registered with DWARF offsets"
 grep -q "trace context pid=$pid_old exe=gotrace-old go=go1.19.* offsets=table" "$tmp/agent.log" ||
 	die "gotrace-old not registered with table offsets"
-grep -q "trace context pid=$cpid exe=ctxthreads go=- offsets=- otel=yes" "$tmp/agent.log" ||
+grep -q "trace context pid=${cpids[ctxthreads]} exe=ctxthreads go=- offsets=- otel=yes tls=-" "$tmp/agent.log" ||
 	die "ctxthreads not registered for its thread context"
-echo "ok registered: Go offsets from DWARF and from the table, the OTel thread context"
+# Both libraries are loaded at start, so in static TLS: the TLSDESC slot
+# holds the offset from the thread pointer; GD gives a module ID (DTV walk).
+grep -q "trace context pid=${cpids[ctxthreads-desc]} exe=ctxthreads-desc .* otel=yes lib=$tmp/lib-desc/libotelctx.so tls=tlsdesc (tp)" "$tmp/agent.log" ||
+	die "ctxthreads-desc not registered through its library's TLSDESC slot"
+grep -q "trace context pid=${cpids[ctxthreads-gd]} exe=ctxthreads-gd .* otel=yes lib=$tmp/lib-gd/libotelctx.so tls=general-dynamic (dtv)" "$tmp/agent.log" ||
+	die "ctxthreads-gd not registered through its library's DTPMOD64 slot"
+echo "ok registered: Go offsets from DWARF and from the table, the OTel thread context (executable, TLSDESC, GD)"
+# dlopen'd: glibc puts a TLSDESC library in static TLS when its surplus
+# has room; a GD one is reached through the DTV.
+for d in desc gd; do
+	want="tls=tlsdesc (tp)"
+	[ "$d" = gd ] && want="tls=general-dynamic (dtv)"
+	grep -q "trace context pid=${dlpids[$d]} exe=ctxdlopen .* otel=yes lib=$tmp/lib-$d/libotelctx.so $want" "$tmp/agent.log" ||
+		die "ctxdlopen ($d) not registered through its dlopen'd library ($want)"
+done
 
 echo "-- Go $("$GO_NEW" env GOVERSION) (pprof labels, map-free slice layout)"
 check_spans "$tmp/go-new.out" "$pid_new" main.spinAlpha main.spinBeta main.blockOnPipe
 echo "-- Go 1.19 (pprof labels, map layout)"
 check_spans "$tmp/go-old.out" "$pid_old" main.spinAlpha main.spinBeta main.blockOnPipe
-echo "-- C threads with the OpenTelemetry thread context"
-check_spans "$tmp/ctx.spans" "$cpid" spin_red spin_blue block_on_pipe
+for c in ctxthreads ctxthreads-desc ctxthreads-gd; do
+	echo "-- C threads with the OpenTelemetry thread context ($c)"
+	check_spans "$tmp/$c.spans" "${cpids[$c]}" spin_red spin_blue block_on_pipe
+done
+for d in desc gd; do
+	echo "-- the publisher dlopen'd ($d)"
+	check_spans "$tmp/dlopen-$d.spans" "${dlpids[$d]}" spin_red spin_blue block_on_pipe
+	read -r _ _ _ _ _ ns_red < <(grep '^span' "$tmp/dlopen-$d.out")
+	read -r _ _ _ ns_blue < <(grep '^nospan' "$tmp/dlopen-$d.out")
+	read -r events none <<<"${dlctr[$d]}"
+	python3 - "$events" "$none" "$ns_red" "$ns_blue" "$FREQ" "$d" <<-'EOF' || die "dlopen $d: contexts on the untouched thread"
+		import sys
+		ev, none, red, blue, hz, d = [int(x) for x in sys.argv[1:6]] + [sys.argv[6]]
+		span, other = red * hz / 1e9, blue * hz / 1e9
+		# Every context sent is the span's (none for the thread that never used the library).
+		ok = ev <= 1.10 * span and none >= 0.90 * other
+		print("%s dlopen %s: %d contexts sent for %.0f span samples, %d samples without one for %.0f of the untouched thread" % (
+		    "ok" if ok else "FAIL", d, ev, span, none, other))
+		sys.exit(0 if ok else 1)
+	EOF
+done
 
 # GET /api/v1/traces/{trace_id}/profile: the flame graph of one request.
 read -r path trace span ns fn <"$tmp/go-new.out"

@@ -13,6 +13,7 @@
  *   span <thread> <fn> <trace hex> <span hex> <cpu ns>
  * Usage: ctxthreads SPANS MS WAIT_MS. For test_agent_trace.sh.
  */
+#include "ctxspin.h"
 #include "otelctx.h"
 
 #include <pthread.h>
@@ -26,39 +27,6 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
 static long turn; /* the span number * 2 + thread whose turn it is */
-static volatile unsigned long sink;
-
-static long long thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-__attribute__((noinline)) static void spin_red(long long ns)
-{
-	long long start = thread_cpu_ns();
-	unsigned long x = sink;
-
-	while (thread_cpu_ns() - start < ns)
-		for (int i = 0; i < 20000; i++)
-			x = x * 6364136223846793005UL + 1442695040888963407UL;
-	sink = x;
-}
-
-__attribute__((noinline)) static void spin_blue(long long ns)
-{
-	long long start = thread_cpu_ns();
-	unsigned long x = sink;
-
-	while (thread_cpu_ns() - start < ns)
-		for (int i = 0; i < 20000; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-		}
-	sink = x;
-}
 
 static void *feed(void *arg)
 {

@@ -7,7 +7,10 @@
  * sets the valid flag last, leaving one clears the flag. An out-of-process
  * reader (the profd agent in BPF) reads the pointer from the thread's TLS
  * and takes the IDs only while valid is 1. For the agent's tests
- * (tests/integration/test_agent_trace.sh); no attributes are published.
+ * (tests/integration/test_agent_trace.sh), which links otelctx.c into the
+ * executable and also builds it as a shared library libotelctx.so in each
+ * x86-64 TLS dialect (TLSDESC, general dynamic); no attributes are
+ * published.
  */
 #ifndef OTELCTX_H
 #define OTELCTX_H

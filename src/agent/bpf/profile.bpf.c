@@ -668,6 +668,26 @@ static __always_inline int ctx_go_map(struct profile_ctx_event *e, __u64 mp, str
 }
 
 /*
+ * The address of the thread's otel_thread_ctx_v1 (thread pointer @fs):
+ * TP + offset for static TLS, else through the DTV (PROFILE_CTX_OTEL_DTV
+ * in bpf/profile.h); 0 when the thread has no block for the module yet
+ * (a dlopen'd library's block is allocated at the thread's first use).
+ */
+static __always_inline __u64 ctx_otel_at(const struct profile_ctx_proc *cp, __u64 fs)
+{
+	__u64 dtv = 0, len = 0, blk = 0;
+
+	if (!(cp->flags & PROFILE_CTX_OTEL_DTV))
+		return fs + cp->otel_tls_off;
+	if (bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(fs + 8)) || dtv < 16 ||
+	    bpf_probe_read_user(&len, sizeof(len), (void *)(dtv - 16)) || cp->otel_mod > len ||
+	    bpf_probe_read_user(&blk, sizeof(blk), (void *)(dtv + 16 * (__u64)cp->otel_mod)) ||
+	    !blk || blk == (__u64)-1)
+		return 0;
+	return blk + cp->otel_tls_off;
+}
+
+/*
  * Send the current thread's trace context for the sample of @tid at
  * @now, when process @tgid is registered in ctx_procs and the thread has
  * one: the running goroutine's pprof labels (TLS g -> m -> curg ->
@@ -708,7 +728,9 @@ static __always_inline void ctx_send(__u32 tgid, __u32 tid, __u64 now)
 	if (cp->flags & PROFILE_CTX_OTEL) {
 		__u8 valid = 0;
 
-		if (!bpf_probe_read_user(&p, sizeof(p), (void *)(fs + cp->otel_tls_off)) && p &&
+		__u64 at = ctx_otel_at(cp, fs);
+
+		if (at && !bpf_probe_read_user(&p, sizeof(p), (void *)at) && p &&
 		    !bpf_probe_read_user(&valid, sizeof(valid), (void *)(p + 24)) && valid == 1 &&
 		    !bpf_probe_read_user(e->trace_id, sizeof(e->trace_id), (void *)p) &&
 		    !bpf_probe_read_user(e->span_id, sizeof(e->span_id), (void *)(p + 16))) {

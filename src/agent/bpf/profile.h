@@ -228,15 +228,25 @@ struct profile_interp_event {
 #define PROFILE_CTX_GO	   (1u << 0) /* Go: TLS g -> m -> curg -> labels */
 #define PROFILE_CTX_GO_MAP (1u << 1) /* Go <= 1.23: labels are a map[string]string, else a slice */
 #define PROFILE_CTX_OTEL   (1u << 2) /* OTel thread context: TLS otel_thread_ctx_v1 -> record */
+/*
+ * With PROFILE_CTX_OTEL: otel_thread_ctx_v1 is in the TLS block of
+ * module @otel_mod (a shared library's general-dynamic TLS), at
+ * @otel_tls_off in that block: BPF walks the thread's DTV (glibc x86-64:
+ * tcbhead_t.dtv at TP + 8; dtv[-1] its length; dtv[modid] 16-byte
+ * {block, to_free}, block -1 or 0 while not allocated for the thread).
+ */
+#define PROFILE_CTX_OTEL_DTV (1u << 3)
 
 struct profile_ctx_proc {
 	__u32 flags;	 /* PROFILE_CTX_* */
 	__u16 go_m;	 /* runtime.g.m */
 	__u16 go_curg;	 /* runtime.m.curg */
 	__u16 go_labels; /* runtime.g.labels (a pointer to the labels) */
-	__u16 pad[3];
+	__u16 pad;
+	__u32 otel_mod;	  /* with PROFILE_CTX_OTEL_DTV: the TLS module ID */
 	__s64 go_tls_off; /* where the g pointer is, from the thread pointer */
-	__s64 otel_tls_off; /* where otel_thread_ctx_v1 (a record pointer) is, from the thread pointer */
+	/* where otel_thread_ctx_v1 (a record pointer) is, from the thread pointer (or DTV block) */
+	__s64 otel_tls_off;
 };
 
 #define PROFILE_CTX_LABELS 10 /* goroutine labels per sample */

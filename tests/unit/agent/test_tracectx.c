@@ -5,11 +5,16 @@
  * attributes, the Go version in .go.buildinfo, the per-version offset
  * table, and the OTel symbol's TLS offset in a real executable (this
  * test, which defines otel_thread_ctx_v1: the offset found from its ELF
- * file must be where the variable is, from the thread pointer).
+ * file must be where the variable is, from the thread pointer), and
+ * the TLS relocations and GOT slots of a shared library's variable
+ * (Elf64_Rela records as a linker writes them; slots laid out in this
+ * process's memory as glibc fills them, read back with process_vm_readv).
  */
 #include "base/compat.h"
 #include "base/err.h"
 #include "agent/tracectx.h"
+
+#include <unistd.h>
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -229,13 +234,131 @@ static void test_inspect_self(void **state)
 	assert_int_equal(agent_tracectx_inspect("/proc/self/status", &info), -PROF_EFORMAT);
 }
 
+static void put_rela(uint8_t *b, uint64_t off, uint32_t sym, uint32_t type, int64_t addend)
+{
+	uint64_t info = (uint64_t)sym << 32 | type;
+
+	memcpy(b, &off, 8);
+	memcpy(b + 8, &info, 8);
+	memcpy(b + 16, &addend, 8);
+}
+
+static void test_tls_relocs(void **state)
+{
+	uint8_t r[6 * 24];
+	struct agent_tracectx_tlsref ref;
+
+	(void)state;
+	/* libotelctx.so built with the default dialect: an LD pair (symbol 0), then GD. */
+	put_rela(r, 0x3fa8, 0, 16, 0);	     /* R_X86_64_DTPMOD64 of the module itself */
+	put_rela(r + 24, 0x3fb8, 1, 6, 0);   /* R_X86_64_GLOB_DAT of another symbol */
+	put_rela(r + 48, 0x3fc0, 6, 16, 0);  /* DTPMOD64 otel_thread_ctx_v1 */
+	put_rela(r + 72, 0x3fc8, 6, 17, 0);  /* DTPOFF64 otel_thread_ctx_v1 */
+	put_rela(r + 96, 0x4000, 4, 7, 0);   /* R_X86_64_JUMP_SLOT */
+	put_rela(r + 120, 0x5000, 6, 17, 8); /* a second DTPOFF64: the first pair stays */
+	memset(&ref, 0, sizeof(ref));
+	assert_int_equal(agent_tracectx_tls_relocs(r, sizeof(r), 6, &ref), AGENT_TRACECTX_TLS_GD);
+	assert_int_equal(ref.slot, 0x3fc0);
+	assert_int_equal(ref.slot_off, 0x3fc8);
+	assert_int_equal(ref.addend, 0);
+	/* Half a pair is not GD; the other half in another section completes it. */
+	memset(&ref, 0, sizeof(ref));
+	assert_int_equal(agent_tracectx_tls_relocs(r, 3 * 24, 6, &ref), AGENT_TRACECTX_TLS_NONE);
+	assert_int_equal(agent_tracectx_tls_relocs(r + 72, 24 + 23, 6, &ref),
+			 AGENT_TRACECTX_TLS_GD);
+	assert_int_equal(ref.slot, 0x3fc0);
+	/* Another symbol index finds nothing. */
+	memset(&ref, 0, sizeof(ref));
+	assert_int_equal(agent_tracectx_tls_relocs(r, sizeof(r), 5, &ref), AGENT_TRACECTX_TLS_NONE);
+	/* TPOFF64 wins over GD, TLSDESC over both, whichever section comes first. */
+	memset(&ref, 0, sizeof(ref));
+	put_rela(r + 24, 0x3fd0, 6, 18, 0); /* R_X86_64_TPOFF64 */
+	assert_int_equal(agent_tracectx_tls_relocs(r, sizeof(r), 6, &ref), AGENT_TRACECTX_TLS_IE);
+	assert_int_equal(ref.slot, 0x3fd0);
+	put_rela(r, 0x4010, 6, 36, 0); /* R_X86_64_TLSDESC, as in .rela.plt */
+	assert_int_equal(agent_tracectx_tls_relocs(r, 24, 6, &ref), AGENT_TRACECTX_TLS_DESC);
+	assert_int_equal(agent_tracectx_tls_relocs(r + 24, sizeof(r) - 24, 6, &ref),
+			 AGENT_TRACECTX_TLS_DESC);
+	assert_int_equal(ref.slot, 0x4010);
+	memset(&ref, 0, sizeof(ref));
+	assert_int_equal(agent_tracectx_tls_relocs(r, 23, 6, &ref), AGENT_TRACECTX_TLS_NONE);
+}
+
+static void tlsdesc_return(void)
+{
+}
+
+static void test_tls_locate(void **state)
+{
+	const struct agent_memreader mem = { agent_procmem_read, (void *)(uintptr_t)getpid() };
+	uint64_t got[2], dyn[3] = { 3, 32, 1 }; /* tlsdesc_dynamic_arg {module, offset, gen} */
+	struct agent_tracectx_tlsref desc = { AGENT_TRACECTX_TLS_DESC, 0x4010, 0, 0 },
+				     ie = { AGENT_TRACECTX_TLS_IE, 0x4010, 0, 0 },
+				     gd = { AGENT_TRACECTX_TLS_GD, 0x4010, 0x4018, 0 };
+	uint64_t bias = (uint64_t)(uintptr_t)got - 0x4010;
+	struct profile_ctx_proc p;
+
+	(void)state;
+	/* Static TLS: {_dl_tlsdesc_return, offset from the thread pointer}. */
+	got[0] = (uint64_t)(uintptr_t)tlsdesc_return;
+	got[1] = (uint64_t)-40;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(agent_tracectx_tls_locate(&desc, bias, 32, &mem, &p), 0);
+	assert_int_equal(p.flags, PROFILE_CTX_OTEL);
+	assert_int_equal(p.otel_tls_off, -40);
+	/* Dynamic TLS: arg -> {module 3, offset 32}, checked against st_value + addend. */
+	got[1] = (uint64_t)(uintptr_t)dyn;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(agent_tracectx_tls_locate(&desc, bias, 32, &mem, &p), 0);
+	assert_int_equal(p.flags, PROFILE_CTX_OTEL | PROFILE_CTX_OTEL_DTV);
+	assert_int_equal(p.otel_mod, 3);
+	assert_int_equal(p.otel_tls_off, 32);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(agent_tracectx_tls_locate(&desc, bias, 24, &mem, &p), -ENOENT);
+	assert_int_equal(p.flags, 0);
+	got[1] = 8; /* an argument that points nowhere */
+	assert_int_equal(agent_tracectx_tls_locate(&desc, bias, 32, &mem, &p), -EFAULT);
+	got[0] = 0; /* not relocated */
+	got[1] = (uint64_t)-40;
+	assert_int_equal(agent_tracectx_tls_locate(&desc, bias, 32, &mem, &p), -ENOENT);
+	assert_int_equal(agent_tracectx_tls_locate(&desc, 8, 32, &mem, &p), -EFAULT);
+
+	/* Initial exec: the slot is the offset; it must be negative. */
+	got[0] = (uint64_t)-16;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(agent_tracectx_tls_locate(&ie, bias, 32, &mem, &p), 0);
+	assert_int_equal(p.otel_tls_off, -16);
+	got[0] = 16;
+	assert_int_equal(agent_tracectx_tls_locate(&ie, bias, 32, &mem, &p), -ENOENT);
+
+	/* General dynamic: {module ID, DTPOFF64 = st_value + addend}. */
+	got[0] = 1;
+	got[1] = 32;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(agent_tracectx_tls_locate(&gd, bias, 32, &mem, &p), 0);
+	assert_int_equal(p.flags, PROFILE_CTX_OTEL | PROFILE_CTX_OTEL_DTV);
+	assert_int_equal(p.otel_mod, 1);
+	assert_int_equal(p.otel_tls_off, 32);
+	gd.addend = 8;
+	assert_int_equal(agent_tracectx_tls_locate(&gd, bias, 24, &mem, &p), 0);
+	gd.addend = 0;
+	got[1] = 0; /* DTPOFF64 not written yet */
+	assert_int_equal(agent_tracectx_tls_locate(&gd, bias, 32, &mem, &p), -ENOENT);
+	got[1] = 32;
+	got[0] = 0;
+	assert_int_equal(agent_tracectx_tls_locate(&gd, bias, 32, &mem, &p), -ENOENT);
+	got[0] = 70000;
+	assert_int_equal(agent_tracectx_tls_locate(&gd, bias, 32, &mem, &p), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_go),    cmocka_unit_test(test_decode_ids),
 		cmocka_unit_test(test_decode_bad),   cmocka_unit_test(test_decode_otel),
 		cmocka_unit_test(test_go_version),   cmocka_unit_test(test_go_table),
-		cmocka_unit_test(test_inspect_self),
+		cmocka_unit_test(test_inspect_self), cmocka_unit_test(test_tls_relocs),
+		cmocka_unit_test(test_tls_locate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
