@@ -2,7 +2,8 @@
 /*
  * srcroot.c - reading source files from under one directory (srcroot.h):
  * candidates from the data's name, each canonicalized and checked to lie
- * in the root, opened without following a last symlink, read with a cap.
+ * in the root, opened only when a regular file and without following a
+ * last symlink, read with a cap.
  */
 #include "base/compat.h"
 #include "base/err.h"
@@ -80,6 +81,12 @@ static int read_candidate(const struct sym_srcroot *r, const char *rel, struct b
 	    sizeof(path))
 		return -ENOENT;
 	if (!realpath(path, canon) || !inside(r, canon))
+		return -ENOENT;
+	/*
+	 * Only a regular file is opened: opening a FIFO wakes its writer, and
+	 * opening a device (a watchdog, a tape, a serial line) acts on it.
+	 */
+	if (stat(canon, &st) != 0 || !S_ISREG(st.st_mode))
 		return -ENOENT;
 	fd = open(canon, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
