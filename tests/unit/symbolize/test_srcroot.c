@@ -66,7 +66,9 @@ static void test_srcroot_reads_inside_refuses_outside(void **state)
 	assert_non_null(strstr(err.msg, "is not under the source path"));
 	assert_int_equal(sym_srcroot_read(r, "/etc/passwd", &b, &err), -ENOENT);
 	/* Not a regular file; over the cap; no name. */
+	prof_err_init(&err);
 	assert_int_equal(sym_srcroot_read(r, "src/sub", &b, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "src/sub is under the source path but not a regular file"));
 	assert_int_equal(tl_sh("truncate -s %zu '%s/big.c'", SYM_SRCROOT_MAX_FILE + 1, root), 0);
 	assert_int_equal(sym_srcroot_read(r, "big.c", &b, &err), -EFBIG);
 	assert_int_equal(sym_srcroot_read(r, "", &b, &err), -EINVAL);
@@ -108,6 +110,7 @@ static void test_srcroot_fifo_not_opened(void **state)
 	prof_err_init(&err);
 	assert_int_equal(sym_srcroot_new(base, &r, &err), 0);
 	assert_int_equal(sym_srcroot_read(r, "/build/pipe.c", &b, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "is under the source path but not a regular file"));
 	assert_int_equal(read(in, ev, sizeof(ev)), -1);
 	assert_int_equal(errno, EAGAIN);
 	close(in);
