@@ -34,8 +34,9 @@ static void usage(FILE *f)
 		"Serve the Model Context Protocol on stdin/stdout (JSON-RPC, one message per\n"
 		"line) for coding agents: tools list_profile_types, list_labels, label_values,\n"
 		"top_functions, flamegraph_summary, callers_callees, compare,\n"
-		"function_timeseries, find_function, source_location, explain_change, read\n"
-		"from a profd server's query API. Logs go to stderr.\n"
+		"function_timeseries, find_function, source_location, explain_change,\n"
+		"optimization_candidates, read from a profd server's query API. Logs go to\n"
+		"stderr.\n"
 		"\n"
 		"  --server URL      the profd server (default $PROFD_SERVER or " DEFAULT_SERVER
 		")\n"

@@ -326,6 +326,9 @@ int tool_api_body(struct call *c, const char *url, struct buf *body)
 /*
  * GET @url: the parsed JSON answer (new reference), or NULL after tool_fail()
  * with the reason; c->too_deep tells a JSON nested past jansson's limit.
+ * "\u0000" is accepted: the API writes names and source text as the bytes
+ * ingested, so a binary file's line or a name may hold one (the string
+ * reads as C text up to it).
  */
 json_t *tool_api(struct call *c, const char *url)
 {
@@ -334,7 +337,7 @@ json_t *tool_api(struct call *c, const char *url)
 	json_t *j = NULL;
 
 	if (!tool_api_body(c, url, &body)) {
-		j = json_loadb(body.p ? body.p : "", body.len, 0, &jerr);
+		j = json_loadb(body.p ? body.p : "", body.len, JSON_ALLOW_NUL, &jerr);
 		if (!j && strstr(jerr.text, "depth")) {
 			c->too_deep = true;
 			tool_fail(

@@ -250,6 +250,8 @@ static void files_collect(const struct query_source *s, enum query_source_text t
 		f[k].self = prof_add_sat(f[k].self, l->self);
 		f[k].nlines++;
 	}
+	size_t read_bytes = 0;
+
 	for (size_t k = 0; k < n; k++) {
 		char name[4096];
 		struct prof_err err;
@@ -272,6 +274,13 @@ static void files_collect(const struct query_source *s, enum query_source_text t
 			snprintf(f[k].reason, sizeof(f[k].reason), "the file name is too long");
 			continue;
 		}
+		/* Bounds a query's memory: 64 files of the 4 MiB a file may have is 256 MiB. */
+		if (read_bytes >= QUERY_SOURCE_MAX_TEXT_BYTES) {
+			snprintf(f[k].reason, sizeof(f[k].reason),
+				 "this answer's source files are over %u MiB; narrow the query",
+				 QUERY_SOURCE_MAX_TEXT_BYTES >> 20);
+			continue;
+		}
 		memcpy(name, f[k].first->file, f[k].first->file_len);
 		name[f[k].first->file_len] = '\0';
 		prof_err_init(&err);
@@ -282,8 +291,10 @@ static void files_collect(const struct query_source *s, enum query_source_text t
 			snprintf(f[k].reason, sizeof(f[k].reason), "%s", err.msg);
 		else
 			f[k].have = true;
-		if (f[k].have)
+		if (f[k].have) {
+			read_bytes += f[k].text.len;
 			index_lines(&f[k]);
+		}
 	}
 	*out = f;
 	*nout = n;

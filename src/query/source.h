@@ -55,6 +55,8 @@ enum query_source_text {
 
 #define QUERY_SOURCE_MAX_LINE_TEXT  240
 #define QUERY_SOURCE_MAX_FILE_LINES 20000
+/* Source text read for one answer: files past it get a reason, not their text. */
+#define QUERY_SOURCE_MAX_TEXT_BYTES (16u << 20)
 
 /**
  * query_source_build() - the lines of @function in @ss (collected with

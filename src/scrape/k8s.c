@@ -375,6 +375,8 @@ static void *watcher_main(void *arg)
 
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t events0 = w->events;
+		char rv0[MAX_RV];
+		bool moved;
 		int64_t t0;
 		long status = 0;
 		int rc;
@@ -387,11 +389,17 @@ static void *watcher_main(void *arg)
 			}
 			w->need_list = false;
 		}
+		memcpy(rv0, w->rv, sizeof(rv0));
 		t0 = mono_ns();
 		rc = do_watch(w, &status);
 		if (rc == -ECANCELED)
 			break;
-		if (w->events != events0 || mono_ns() - t0 > 10 * NS_PER_S)
+		/*
+		 * Progress is a resourceVersion moved on: a watch that brings only
+		 * bookmarks of the same one and ends at once is retried with back-off.
+		 */
+		moved = w->events != events0 && strcmp(rv0, w->rv);
+		if (moved || mono_ns() - t0 > 10 * NS_PER_S)
 			backoff = NS_PER_S; /* it worked for a while: a new failure starts over */
 		if (w->gone || status == 410) {
 			log_info("scrape: job=%s: kubernetes %s: resourceVersion %s is gone (410): "
@@ -405,7 +413,7 @@ static void *watcher_main(void *arg)
 			}
 			continue;
 		}
-		if (!rc && (w->events != events0 || mono_ns() - t0 >= NS_PER_S))
+		if (!rc && (moved || mono_ns() - t0 >= NS_PER_S))
 			continue; /* the server ended the watch: resume at once */
 		/* Failed, or ended at once with nothing (a proxy?): do not spin. */
 		if (rc == -EPROTO && status == 200)

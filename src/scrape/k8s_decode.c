@@ -134,7 +134,7 @@ static int meta_kv(struct dec *d, json_t *meta, const char *key, const char *rol
 	{
 		size_t n;
 
-		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+		if (!json_is_string(v))
 			return k8s_ferr(d, path, "'%.80s': expected a string", k);
 		if (strlen(k) >= sizeof(san))
 			continue;
@@ -146,7 +146,9 @@ static int meta_kv(struct dec *d, json_t *meta, const char *key, const char *rol
 			continue;
 		scrape_labels_set(ls, name, "true");
 		snprintf(name, sizeof(name), "__meta_kubernetes_%s_%s_%s", role, kind, san);
-		if (json_string_length(v) <= SCRAPE_MAX_LABEL_VALUE)
+		/* A value with a NUL byte (an annotation may hold any string) is present only. */
+		if (json_string_length(v) <= SCRAPE_MAX_LABEL_VALUE &&
+		    strlen(json_string_value(v)) == json_string_length(v))
 			scrape_labels_set(ls, name, json_string_value(v));
 	}
 	return 0;
@@ -709,7 +711,11 @@ json_t *k8s_load_json(const char *text, size_t n, size_t max, struct prof_err *e
 		prof_err_set(err, -PROF_ETOOBIG, -1, "larger than %zu bytes", max);
 		return NULL;
 	}
-	root = json_loadb(text ? text : "", n, 0, &je);
+	/*
+	 * NUL bytes are let through the parser so that one object holding one
+	 * fails alone (k8s_get_str refuses such a string) instead of its list.
+	 */
+	root = json_loadb(text ? text : "", n, JSON_ALLOW_NUL, &je);
 	if (!root)
 		prof_err_set(err, -EINVAL, (int64_t)je.position, "JSON:%d:%d: %s", je.line,
 			     je.column, je.text);

@@ -495,6 +495,8 @@ static void add_dropped(struct scrape_mgr *m, const struct scrape_job_conf *job,
 struct desired {
 	VEC(struct target *) t;
 	VEC(struct dropped) d; /* discarded by relabeling, at most SCRAPE_MAX_DROPPED */
+	size_t over;	       /* targets past the job's target_limit, ignored */
+	char over_first[256];  /* the first of them, for the one log line */
 };
 
 /* The targets of one group after relabeling, appended to @want (deduplicated). */
@@ -533,8 +535,9 @@ static void group_targets(struct scrape_mgr *m, const struct scrape_job_conf *jo
 			continue;
 		}
 		if (want->t.n >= job->target_limit) {
-			log_warn("scrape: job=%s: more than target_limit=%zu targets; ignoring %s",
-				 job->name, job->target_limit, g->targets[i]);
+			if (!want->over++)
+				snprintf(want->over_first, sizeof(want->over_first), "%s",
+					 g->targets[i]);
 			scrape_labels_release(&ls);
 			scrape_labels_release(&disc);
 			continue;
@@ -662,7 +665,7 @@ static void k8s_group_cb(void *arg, const struct scrape_group *g)
 static void reconcile(struct scrape_mgr *m, struct job_state *js)
 {
 	const struct scrape_job_conf *job = js->conf;
-	struct desired want = { { 0 }, { 0 } };
+	struct desired want = { 0 };
 	VEC(struct target *) gone = { 0 };
 
 	for (size_t i = 0; i < job->ngroups; i++)
@@ -677,6 +680,11 @@ static void reconcile(struct scrape_mgr *m, struct job_state *js)
 		if (js->k8s[i])
 			scrape_k8s_foreach_group(js->k8s[i], k8s_group_cb, &a);
 	}
+	/* One line per change, not one per target: discovery may offer thousands too many. */
+	if (want.over)
+		log_warn("scrape: job=%s: more than target_limit=%zu targets; ignoring %zu of "
+			 "them, the first %s",
+			 job->name, job->target_limit, want.over, want.over_first);
 
 	pthread_mutex_lock(&m->lock);
 	/* Dropped list: replace this job's entries. */

@@ -2,7 +2,8 @@
 /*
  * srcroot.c - reading source files from under one directory (srcroot.h):
  * candidates from the data's name, each canonicalized and checked to lie
- * in the root, opened without following a last symlink, read with a cap.
+ * in the root, opened only when a regular file and without following a
+ * last symlink, read with a cap.
  */
 #include "base/compat.h"
 #include "base/err.h"
@@ -68,9 +69,11 @@ static bool inside(const struct sym_srcroot *r, const char *canon)
 
 /*
  * Read candidate ROOT/@rel into @out when it is a regular file inside the
- * root: 0, -ENOENT (not there, not a file, or outside), -EFBIG, -errno.
+ * root: 0, -ENOENT (not there, not a file, or outside; *@special set when
+ * it is inside but not a regular file), -EFBIG, -errno.
  */
-static int read_candidate(const struct sym_srcroot *r, const char *rel, struct buf *out)
+static int read_candidate(const struct sym_srcroot *r, const char *rel, struct buf *out,
+			  bool *special)
 {
 	char path[PATH_MAX], canon[PATH_MAX];
 	struct stat st;
@@ -81,6 +84,16 @@ static int read_candidate(const struct sym_srcroot *r, const char *rel, struct b
 		return -ENOENT;
 	if (!realpath(path, canon) || !inside(r, canon))
 		return -ENOENT;
+	/*
+	 * Only a regular file is opened: opening a FIFO wakes its writer, and
+	 * opening a device (a watchdog, a tape, a serial line) acts on it.
+	 */
+	if (stat(canon, &st) != 0)
+		return -ENOENT;
+	if (!S_ISREG(st.st_mode)) {
+		*special = true;
+		return -ENOENT;
+	}
 	fd = open(canon, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -ENOENT;
@@ -112,6 +125,7 @@ int sym_srcroot_read(const struct sym_srcroot *r, const char *name, struct buf *
 		     struct prof_err *err)
 {
 	const char *rel = name;
+	bool special = false;
 	int rc = -ENOENT;
 
 	if (!name || !*name)
@@ -120,7 +134,7 @@ int sym_srcroot_read(const struct sym_srcroot *r, const char *name, struct buf *
 	while (*rel == '/')
 		rel++;
 	while (*rel) {
-		rc = read_candidate(r, rel, out);
+		rc = read_candidate(r, rel, out, &special);
 		if (rc != -ENOENT)
 			break;
 		const char *slash = strchr(rel, '/');
@@ -131,6 +145,9 @@ int sym_srcroot_read(const struct sym_srcroot *r, const char *name, struct buf *
 		while (*rel == '/')
 			rel++;
 	}
+	if (rc == -ENOENT && special)
+		return prof_err_set(err, rc, -1,
+				    "%s is under the source path but not a regular file", name);
 	if (rc == -ENOENT)
 		return prof_err_set(err, rc, -1, "%s is not under the source path", name);
 	if (rc == -EFBIG)

@@ -30,6 +30,9 @@ Control (the test's side):
                       now are gone: a watch from one of them gets an ERROR
                       event with code 410 (event) or HTTP 410 (status)
   POST /__ctl/drop    closes every open watch connection mid-stream
+  POST /__ctl/bookmarks {"on": true|false}  while on, a watch answers one
+                      BOOKMARK at the resourceVersion it was asked from
+                      and ends at once (a proxy that cuts every watch)
   GET  /__ctl/log     {"lists": {coll: n}, "watches": [{"collection", "rv",
                        "query"}], "last_rv": {coll: rv of the last event
                        sent}, "bad_rv": [rvs asked that were never sent],
@@ -53,6 +56,7 @@ compact = {"rv": 0, "mode": "event"}
 log = {"lists": {"pods": 0, "endpoints": 0, "services": 0, "nodes": 0}, "watches": [], "last_rv": {}, "bad_rv": [],
        "auth": {}}
 generation = [0]  # bumped by /__ctl/drop
+bookmarks_only = [False]  # /__ctl/bookmarks
 
 
 def next_rv():
@@ -264,6 +268,9 @@ class H(http.server.BaseHTTPRequestHandler):
             with lock:
                 compact["rv"] = rv_counter[0]
                 compact["mode"] = req.get("mode", "event")
+        elif self.path == "/__ctl/bookmarks":
+            with lock:
+                bookmarks_only[0] = bool(req.get("on"))
         elif self.path == "/__ctl/drop":
             with lock:
                 generation[0] += 1
@@ -318,6 +325,7 @@ class H(http.server.BaseHTTPRequestHandler):
             gone = rv.isdigit() and int(rv) < compact["rv"]
             mode = compact["mode"]
             gen = generation[0]
+            only_bookmark = bookmarks_only[0]
         if gone and mode == "status":
             return self.send_json(410, {
                 "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -334,6 +342,11 @@ class H(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
 
         try:
+            if only_bookmark:
+                send({"type": "BOOKMARK", "object": {"kind": "Pod", "apiVersion": "v1",
+                                                     "metadata": {"resourceVersion": rv}}})
+                self.wfile.write(b"0\r\n\r\n")
+                return
             if gone:
                 send({"type": "ERROR", "object": {
                     "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",

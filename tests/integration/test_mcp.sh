@@ -170,6 +170,10 @@ checkx "a selector matching nothing anywhere: no nearest-data line" \
 	'[ "$code" = 200 ] && ! text_has "nearest data"'
 mcp_post "$READER" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
 ntl=$(py 'len(json.dumps(j["result"]["tools"], separators=(",", ":")))')
+tool_names=$(py '" ".join(t["name"] for t in j["result"]["tools"])')
+"$PROFD" mcp --help >"$tmp/mcp.help" 2>&1
+help_misses() { for t in $tool_names; do tr -d '\n' <"$tmp/mcp.help" | grep -q "$t" || echo "$t"; done; }
+check "profd mcp --help names every tool of tools/list (missing: $(help_misses | xargs))" [ -z "$(help_misses)" ]
 mcp_post "$READER" "$INIT"
 nin=$(py 'len(j["result"]["instructions"])')
 checkx "tools/list is lean: $ntl characters (< 8000; the shared arguments once in the $nin-character instructions)" \

@@ -31,7 +31,10 @@
 #     DELETED stops one;
 #   - a dropped watch resumes from the last resourceVersion sent (no new list);
 #   - 410 Gone as an ERROR event, and as the HTTP status, makes a new list,
-#     which shows a change the watch never announced.
+#     which shows a change the watch never announced;
+#   - watches that answer only a bookmark of the same resourceVersion and
+#     end at once are retried with back-off, not in a loop; events flow
+#     again once the watches hold.
 source "$(dirname "$0")/scrape_lib.sh"
 
 printf 'main;work 7\n' >"$tmp/p.folded"
@@ -277,6 +280,17 @@ ctl compact '{"mode": "status"}'
 ctl drop '{}'
 checkx "410 as the HTTP status: listed again" "wait_for 20 '[ \$(apilog \"log[\\\"lists\\\"][\\\"pods\\\"]\") -gt $lists1 ]'"
 checkx "... and the new list shows the silent addition" "wait_for 20 'is_active pods \"$A $C\"'"
+# Watches that bring only a bookmark of the same resourceVersion and end at once: back-off,
+# not a reconnect loop (it made about 20 watches a second per watcher).
+ctl bookmarks '{"on": true}'
+ctl drop '{}'
+nw=$(apilog "len(log['watches'])")
+sleep 3
+nb=$(apilog "len(log['watches']) - $nw")
+check "watches that end at once with only a bookmark back off ($nb watches in 3 s, at most 12)" [ "$nb" -le 12 ]
+ctl bookmarks '{"on": false}'
+pod_event DELETED web-7d4b9c8f6-ccccc -
+checkx "... and once the watches hold again, events arrive (within the back-off)" "wait_for 20 'is_active pods $A'"
 check "every resourceVersion asked for was one the API handed out" [ "$(apilog "log['bad_rv']")" = "[]" ]
 require_alive "after the watch events"
 stop_server TERM

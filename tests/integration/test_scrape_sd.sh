@@ -10,7 +10,9 @@
 #     listed under droppedTargets (relabel action drop), not scraped;
 #   - A removed from its file: A is no longer scraped (its hit count stops);
 #   - a broken target file keeps the last good targets; the YAML file
-#     deleted: B stops.
+#     deleted: B stops;
+#   - a job with 5 static targets and target_limit 2: the first 2 are its
+#     targets, and one log line (not one per target) counts the 3 ignored.
 source "$(dirname "$0")/scrape_lib.sh"
 
 printf 'main;work 7\n' >"$tmp/p.folded"
@@ -40,6 +42,12 @@ scrape_configs:
       - source_labels: [__meta_filepath]
         regex: ".*/([^/]+)"
         target_label: sd_file
+  - job_name: capped
+    scrape_interval: 60s
+    profiles: [heap]
+    target_limit: 2
+    static_configs:
+      - targets: ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4", "127.0.0.1:5"]
 EOF
 put() { # put FILE CONTENT: replace a target file atomically, as deploy tools do
 	printf '%s\n' "$2" >"$tmp/sd/.tmp" && mv "$tmp/sd/.tmp" "$tmp/sd/$1"
@@ -50,6 +58,11 @@ active() { targets_get '" ".join(sorted(x["labels"]["instance"] for x in by_job(
 sorted() { printf '%s\n' "$@" | LC_ALL=C sort | xargs; }
 is_active() { [ "$(active)" = "$(sorted $1)" ]; }
 check "no target file: no targets" [ -z "$(active)" ]
+capped() { targets_get '" ".join(sorted(x["labels"]["instance"] for x in by_job("capped")))'; }
+checkx "target_limit 2 of 5 static targets: the first two are the targets" \
+	"wait_for 20 '[ \"\$(capped)\" = \"127.0.0.1:1 127.0.0.1:2\" ]'"
+check "... and one log line says 3 are ignored (not one line per target)" \
+	[ "$(grep -c 'job=capped: more than target_limit=2' "$tmp/log.$n")/$(grep -c 'ignoring 3 of them, the first 127.0.0.1:3' "$tmp/log.$n")" = 1/1 ]
 
 put a.json "[{\"targets\": [\"$A\"], \"labels\": {\"team\": \"a\"}}]"
 checkx "A added to a.json: scraped (polled up to 20 s)" "wait_for 20 'is_active \"$A\"'"

@@ -5,7 +5,9 @@
  * profile where main -> serve -> hot_loop holds 60% of the CPU time in
  * side A (from=1700000000000) and 80% in side B (from=1700000600000).
  * A query containing "bad" is refused with 400, as the API refuses a bad
- * selector; a path containing "down" fails as an unreachable server.
+ * selector; a path containing "down" fails as an unreachable server. The
+ * source view has parse_request's lines only, the hottest one's text with
+ * a NUL byte (JSON "\u0000", as the API writes a binary file's bytes).
  */
 #ifndef PROF_TESTS_MCP_STUB_H
 #define PROF_TESTS_MCP_STUB_H
@@ -88,6 +90,16 @@ static const char stub_diff[] =
 	"\"parse_request\",\"a_total\":600000000,\"b_total\":200000000,\"children\":[]}]},"
 	"{\"name\":\"gc\",\"a_total\":200000000,\"b_total\":200000000,\"children\":[]}]}]}}";
 
+static const char stub_source_parse[] =
+	"{\"type\":\"" STUB_CPU "\",\"unit\":\"nanoseconds\",\"function\":\"parse_request\","
+	"\"found\":true,\"self\":600000000,\"total\":600000000,\"profile_total\":2000000000,"
+	"\"samples\":200,\"sort\":\"self\",\"limit\":5,\"nlines\":2,\"truncated\":false,"
+	"\"builds\":[],\"lines\":[{\"file\":\"/src/parse.c\",\"build_id\":\"\",\"line\":42,"
+	"\"self\":500000000,\"total\":500000000,\"text\":\"\\tscan(p);\\u0000\\u0001\"},"
+	"{\"file\":\"/src/parse.c\",\"build_id\":\"\",\"line\":7,\"self\":100000000,"
+	"\"total\":100000000,\"text\":\"int n;\"}],\"files\":[{\"file\":\"/src/parse.c\","
+	"\"build_id\":\"\",\"self\":600000000,\"lines\":2,\"source\":\"available\"}]}";
+
 static const char stub_health[] =
 	"{\"binaries\":[{\"path\":\"/usr/bin/api\",\"build_id\":\"4fe3aa\",\"status\":\"symbols\"}]}";
 
@@ -137,6 +149,8 @@ static int stub_get(void *ctx, const char *pq, struct buf *out, int *status)
 		body = strstr(pq, "function=") ? stub_series_fn : stub_series_all;
 	} else if (!strncmp(pq, "/api/v1/diff", 12)) {
 		body = stub_diff;
+	} else if (!strncmp(pq, "/api/v1/source", 14) && strstr(pq, "function=parse_request")) {
+		body = stub_source_parse;
 	} else if (!strncmp(pq, "/api/v1/health/symbols", 22)) {
 		body = stub_health;
 	} else {

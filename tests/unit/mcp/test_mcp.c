@@ -467,6 +467,18 @@ static void test_other_tools(void **state)
 	assert_contains(t, "- /usr/bin/api build_id 4fe3aa: symbols");
 	assert_contains(t, "search=%5Ehot_loop%24&search_regex=true");
 	free(t);
+	/* A line's text with a NUL byte (a binary file under the source path) is still read. */
+	t = call_tool(s, "source_location", "{\"function\":\"parse_request\"}", &iserr);
+	assert_false(iserr);
+	assert_contains(t, "Source: /src/parse.c:42\n");
+	assert_contains(t, "parse.c:42  self 500.00ms (83.33%)  total 500.00ms (83.33%)\n"
+			   "    | scan(p);\n");
+	assert_contains(t, "parse.c:7  self 100.00ms");
+	free(t);
+	t = call_tool(s, "optimization_candidates", "{}", &iserr);
+	assert_false(iserr);
+	assert_contains(t, "   line parse.c:42  self 500.00ms (83.33% of its self)  | scan(p);\n");
+	free(t);
 	mcp_server_free(s);
 }
 

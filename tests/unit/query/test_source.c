@@ -283,6 +283,55 @@ static void test_source_text_from_root(void **state)
 	free(dir);
 }
 
+/*
+ * 8 files of 4 MiB, each holding one line of big(): the first 4 (16 MiB,
+ * the answer's budget) are read, the others answered with the reason.
+ */
+static void test_source_text_budget(void **state)
+{
+	struct store_head *h = store_head_new();
+	struct sym_srcroot *root = NULL;
+	struct model_profile p;
+	struct prof_err err;
+	char *dir = tl_tmpdir("source-budget"), file[32];
+	size_t have = 0, over = 0;
+
+	(void)state;
+	qh_init(&p, "big", false);
+	uint32_t m = tl_fn_loc(&p, "main", 4);
+	for (int i = 0; i < 8; i++) {
+		snprintf(file, sizeof(file), "b%d.c", i);
+		assert_int_equal(tl_sh("yes | head -c %zu >'%s/%s'", (size_t)SYM_SRCROOT_MAX_FILE,
+				       dir, file),
+				 0);
+		uint32_t s[2] = { m, loc_at(&p, 0, 0x100 + (uint64_t)i, "big", file, 1) };
+		tl_sample_locs(&p, s, 2, 10 - i, T0, NULL, 0);
+	}
+	qh_head_add(h, &p);
+	prof_err_init(&err);
+	assert_int_equal(sym_srcroot_new(dir, &root, &err), 0);
+
+	struct qh_args a = { { "type", CPU, "query", "{}", "function", "big", NULL } };
+	json_t *j = source_ok(h, &a, root), *f;
+	size_t i;
+
+	json_array_foreach(json_object_get(j, "files"), i, f)
+	{
+		if (!strcmp(json_string_value(json_object_get(f, "source")), "available"))
+			have++;
+		else if (strstr(json_string_value(json_object_get(f, "reason")),
+				"source files are over 16 MiB"))
+			over++;
+	}
+	assert_int_equal(have, QUERY_SOURCE_MAX_TEXT_BYTES / SYM_SRCROOT_MAX_FILE);
+	assert_int_equal(over, 8 - have);
+	json_decref(j);
+	sym_srcroot_free(root);
+	store_head_free(h);
+	tl_rmdir(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_source_inlined_callee_on_calling_line),
 		cmocka_unit_test(test_source_two_builds_apart),
 		cmocka_unit_test(test_source_text_from_root),
+		cmocka_unit_test(test_source_text_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
