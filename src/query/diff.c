@@ -100,13 +100,14 @@ static void adjust(struct query_diff *d, const struct query_diff_opts *o)
 	free(ir);
 }
 
-static int cmp_dstack(const void *a, const void *b)
+/* By value, then stack content (query_stackset_node_cmp), not node id. */
+static int cmp_dstack(const void *a, const void *b, void *arg)
 {
 	const struct query_diff_stack *x = a, *y = b;
 
 	if (x->value != y->value)
 		return x->value > y->value ? -1 : 1;
-	return x->node < y->node ? -1 : x->node > y->node;
+	return query_stackset_node_cmp(arg, x->node, y->node);
 }
 
 void query_diff_build(const struct query_stackset *ss, const struct query_diff_opts *o,
@@ -141,9 +142,11 @@ void query_diff_build(const struct query_stackset *ss, const struct query_diff_o
 	d->nappeared = d->appeared.n;
 	d->ndisappeared = d->disappeared.n;
 	if (d->appeared.n > 1)
-		qsort(d->appeared.v, d->appeared.n, sizeof(*d->appeared.v), cmp_dstack);
+		qsort_r(d->appeared.v, d->appeared.n, sizeof(*d->appeared.v), cmp_dstack,
+			(void *)ss);
 	if (d->disappeared.n > 1)
-		qsort(d->disappeared.v, d->disappeared.n, sizeof(*d->disappeared.v), cmp_dstack);
+		qsort_r(d->disappeared.v, d->disappeared.n, sizeof(*d->disappeared.v), cmp_dstack,
+			(void *)ss);
 	d->appeared.n = PROF_MIN(d->appeared.n, max_stacks);
 	d->disappeared.n = PROF_MIN(d->disappeared.n, max_stacks);
 

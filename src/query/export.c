@@ -7,6 +7,7 @@
 #include "model/profile.h"
 #include "query/export.h"
 #include "query/hashmap.h"
+#include "query/scratch.h"
 #include "query/units.h"
 
 /* --- pprof ------------------------------------------------------------------------------ */
@@ -43,6 +44,26 @@ static uint32_t export_location(struct model_profile *p, const struct query_stac
 	return model_location_add(p, mi, raw->address, NULL, 0);
 }
 
+struct entry_order {
+	const struct query_stackset *ss;
+	const uint32_t *rank; /* query_stackset_node_order */
+};
+
+/* Entries by stack (node rank), then group values, then bucket. */
+static int cmp_entry(const void *a, const void *b, void *arg)
+{
+	const struct entry_order *o = arg;
+	const struct query_ss_entry *x = &o->ss->entries.v[*(const uint32_t *)a];
+	const struct query_ss_entry *y = &o->ss->entries.v[*(const uint32_t *)b];
+	int c;
+
+	if (x->node != y->node)
+		return o->rank[x->node] < o->rank[y->node] ? -1 : 1;
+	if ((c = query_stackset_group_cmp(o->ss, x->group, y->group)))
+		return c;
+	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
+}
+
 int query_export_pprof(const struct query_stackset *ss, bool gzip, struct buf *out,
 		       struct prof_err *err)
 {
@@ -66,8 +87,18 @@ int query_export_pprof(const struct query_stackset *ss, bool gzip, struct buf *o
 	if (t.sample_type[0])
 		p.default_sample_type = model_intern(&p, t.sample_type);
 
+	/* Samples, locations and strings in the stacks' order, not the entries' (insertion). */
+	uint32_t *rank, *ent = query_scratch_take(ss->entries.n + 1, sizeof(uint32_t), false);
+	struct entry_order eo = { ss, NULL };
+
+	query_stackset_node_order(ss, NULL, &rank);
+	eo.rank = rank;
+	for (size_t i = 0; i < ss->entries.n; i++)
+		ent[i] = (uint32_t)i;
+	if (ss->entries.n > 1)
+		qsort_r(ent, ss->entries.n, sizeof(uint32_t), cmp_entry, &eo);
 	for (size_t i = 0; i < ss->entries.n; i++) {
-		const struct query_ss_entry *e = &ss->entries.v[i];
+		const struct query_ss_entry *e = &ss->entries.v[ent[i]];
 		uint64_t key = (uint64_t)e->node << 32 | e->group;
 		uint32_t si = qmap_get(&sample_of, key);
 
@@ -108,6 +139,8 @@ int query_export_pprof(const struct query_stackset *ss, bool gzip, struct buf *o
 	if (rc)
 		prof_err_set(err, rc, -1, "export: the pprof output exceeds %zu bytes", out->max);
 	model_profile_release(&p);
+	query_scratch_give(rank);
+	query_scratch_give(ent);
 	qmap_release(&sample_of);
 	qmap_release(&mapping_of);
 	free(loc_of);
@@ -143,11 +176,16 @@ int query_export_folded(const struct query_stackset *ss, struct buf *out)
 	struct query_ss_path path = { 0 };
 	int rc = 0;
 
+	uint32_t *order;
+
 	query_stackset_node_sums(ss, &self, &count);
-	for (size_t i = 1; i < ss->nodes.n && !rc; i++) {
+	query_stackset_node_order(ss, &order, NULL);
+	for (size_t k = 1; k < ss->nodes.n && !rc; k++) {
+		uint32_t i = order[k];
+
 		if (!self[i])
 			continue;
-		query_stackset_path(ss, (uint32_t)i, &path);
+		query_stackset_path(ss, i, &path);
 		for (size_t j = 0; j < path.n && !rc; j++) {
 			if (j)
 				rc = buf_add(out, ";", 1);
@@ -159,6 +197,7 @@ int query_export_folded(const struct query_stackset *ss, struct buf *out)
 			rc = buf_addf(out, " %" PRId64 "\n", self[i]);
 	}
 	free(path.v);
+	query_scratch_give(order);
 	free(self);
 	free(count);
 	return rc;

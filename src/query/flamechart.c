@@ -5,6 +5,7 @@
 #include "query/jsonout.h"
 #include "query/flamechart.h"
 #include "query/hashmap.h"
+#include "query/scratch.h"
 
 #define DEFAULT_INTERVAL_NS 10000000LL
 #define DEFAULT_MAX_SPANS   100000
@@ -62,11 +63,56 @@ static int write_labels(struct buf *out, const struct query_stackset *ss, uint32
 	return rc ? rc : buf_add(out, "}", 1);
 }
 
+/*
+ * Sample times are taken to this resolution (floor): a store block keeps
+ * them to 1 ms by default (store_options.ts_resolution_ns) and the head
+ * exactly, and the chart must be the same from either.
+ */
+#define TS_RES_NS 1000000
+
+struct sample_order {
+	const struct query_stackset *ss;
+	const uint32_t *rank; /* query_stackset_node_order */
+};
+
+/* Lanes by label values, samples by time, then stack (node rank). */
+static int cmp_sample(const void *a, const void *b, void *arg)
+{
+	const struct sample_order *o = arg;
+	const struct query_ss_sample *x = a, *y = b;
+	int c = query_stackset_group_cmp(o->ss, x->group, y->group);
+
+	if (c)
+		return c;
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	if (x->node != y->node)
+		return o->rank[x->node] < o->rank[y->node] ? -1 : 1;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
 int query_flamechart_write_json(const struct query_stackset *ss,
 				const struct query_flamechart_opts *o, struct buf *out)
 {
-	const struct query_ss_sample *sm = ss->samples.v;
-	size_t n = ss->samples.n, max_spans = o->max_spans ? o->max_spans : DEFAULT_MAX_SPANS;
+	size_t n = ss->samples.n;
+	struct query_ss_sample *sm = query_scratch_take(n + 1, sizeof(*sm), false);
+	struct sample_order so = { ss, NULL };
+	uint32_t *rank;
+
+	/*
+	 * The samples in an order of their contents, not of group and node
+	 * ids; times floored to TS_RES_NS.
+	 */
+	query_stackset_node_order(ss, NULL, &rank);
+	so.rank = rank;
+	for (size_t i = 0; i < n; i++) {
+		sm[i] = ss->samples.v[i];
+		sm[i].ts_ns -= ((sm[i].ts_ns % TS_RES_NS) + TS_RES_NS) % TS_RES_NS;
+	}
+	if (n > 1)
+		qsort_r(sm, n, sizeof(*sm), cmp_sample, &so);
+	query_scratch_give(rank);
+	size_t max_spans = o->max_spans ? o->max_spans : DEFAULT_MAX_SPANS;
 	int64_t global = o->interval_ns > 0 ? o->interval_ns : median_gap(sm, 0, n);
 	VEC(struct span) spans = { 0 };
 	VEC(size_t) lane_end = { 0 }; /* spans.n at the end of each lane */
@@ -199,6 +245,7 @@ int query_flamechart_write_json(const struct query_stackset *ss,
 	if (!rc)
 		rc = buf_addstr(out, "]}");
 	free(span_stack);
+	query_scratch_give(sm);
 	qmap_release(&stack_idx);
 	qmap_release(&name_idx);
 	VEC_FREE(&stack_nodes);

@@ -75,6 +75,45 @@ uint32_t query_flamegraph_child(struct query_flamegraph *fg, uint32_t parent, co
 
 /* --- from a stack set ----------------------------------------------------------------- */
 
+static int cmp_bytes(const char *a, size_t la, const char *b, size_t lb)
+{
+	int c = memcmp(a, b, PROF_MIN(la, lb));
+
+	return c ? c : (la < lb ? -1 : la > lb);
+}
+
+static int cmp_ftype(const void *a, const void *b, void *arg)
+{
+	const struct strtab *t = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return cmp_bytes(t->s[x], t->len[x], t->s[y], t->len[y]);
+}
+
+/* Frame types numbered in byte order of their names, not in the order they were met. */
+static void sort_ftypes(struct query_flamegraph *fg)
+{
+	size_t n = fg->ftypes.n;
+
+	if (n < 3)
+		return;
+	uint32_t *by = xcalloc(n, sizeof(uint32_t)), *to = xcalloc(n, sizeof(uint32_t));
+	struct strtab t;
+
+	for (uint32_t i = 1; i < n; i++)
+		by[i - 1] = i;
+	qsort_r(by, n - 1, sizeof(uint32_t), cmp_ftype, &fg->ftypes);
+	strtab_init(&t);
+	for (size_t k = 0; k < n - 1; k++)
+		to[by[k]] = strtab_intern(&t, fg->ftypes.s[by[k]], fg->ftypes.len[by[k]]);
+	for (size_t i = 0; i < fg->nftype_of; i++)
+		fg->ftype_of[i] = to[fg->ftype_of[i]];
+	strtab_release(&fg->ftypes);
+	fg->ftypes = t;
+	free(by);
+	free(to);
+}
+
 void query_flamegraph_frame_types(struct query_flamegraph *fg, const struct query_stackset *ss)
 {
 	free(fg->ftype_of);
@@ -96,6 +135,7 @@ void query_flamegraph_frame_types(struct query_flamegraph *fg, const struct quer
 		fg->ftype_of[i] = strtab_intern(&fg->ftypes, ss->names.s[sl->frame_type],
 						ss->names.len[sl->frame_type]);
 	}
+	sort_ftypes(fg);
 }
 
 void query_flamegraph_from_stackset(const struct query_stackset *ss,
@@ -152,15 +192,30 @@ void query_flamegraph_from_stackset(const struct query_stackset *ss,
 
 /* --- finishing: totals, truncation, children -------------------------------------------- */
 
-/* Is node a ranked before b? Larger total (diff: larger rank) first; ties: the older node. */
-static bool rank_before(const int64_t *total, const double *rank, uint32_t a, uint32_t b)
+/* Ties of rank_before, by the nodes' contents (query_stackset_node_cmp). */
+static int cmp_ss_path(const void *ctx, uint32_t a, uint32_t b)
 {
-	if (rank) {
-		if (rank[a] != rank[b])
-			return rank[a] > rank[b];
-		return a < b;
+	return query_stackset_node_cmp(ctx, a, b);
+}
+
+/* The same over a flame graph's nodes. */
+static int cmp_fg_path(const void *ctx, uint32_t a, uint32_t b)
+{
+	const struct query_flamegraph *fg = ctx;
+
+	while (a != b) {
+		if (!a || !b)
+			return a ? 1 : -1;
+		uint32_t x = fg->nodes.v[a].name, y = fg->nodes.v[b].name;
+		int c = cmp_bytes(fg->names.s[x], fg->names.len[x], fg->names.s[y],
+				  fg->names.len[y]);
+
+		if (c)
+			return c;
+		a = fg->nodes.v[a].parent;
+		b = fg->nodes.v[b].parent;
 	}
-	return total[a] != total[b] ? total[a] > total[b] : a < b;
+	return 0;
 }
 
 struct aheap {
@@ -168,7 +223,25 @@ struct aheap {
 	const double *rank;
 	uint32_t *v;
 	size_t n;
+	int (*tie)(const void *ctx, uint32_t a, uint32_t b); /* cmp_ss_path, cmp_fg_path */
+	const void *ctx;
 };
+
+/*
+ * Is node a ranked before b? Larger total (diff: larger rank) first; ties
+ * by content (h->tie), not by node id, so the kept nodes do not depend on
+ * the order the stacks were added in.
+ */
+static bool rank_before(const struct aheap *h, uint32_t a, uint32_t b)
+{
+	if (h->rank) {
+		if (h->rank[a] != h->rank[b])
+			return h->rank[a] > h->rank[b];
+	} else if (h->total[a] != h->total[b]) {
+		return h->total[a] > h->total[b];
+	}
+	return h->tie(h->ctx, a, b) < 0;
+}
 
 static void aheap_push(struct aheap *h, uint32_t x)
 {
@@ -177,7 +250,7 @@ static void aheap_push(struct aheap *h, uint32_t x)
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
 
-		if (!rank_before(h->total, h->rank, x, h->v[p]))
+		if (!rank_before(h, x, h->v[p]))
 			break;
 		h->v[i] = h->v[p];
 		i = p;
@@ -195,9 +268,9 @@ static uint32_t aheap_pop(struct aheap *h)
 
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && rank_before(h->total, h->rank, h->v[c + 1], h->v[c]))
+		if (c + 1 < h->n && rank_before(h, h->v[c + 1], h->v[c]))
 			c++;
-		if (!rank_before(h->total, h->rank, h->v[c], x))
+		if (!rank_before(h, h->v[c], x))
 			break;
 		h->v[i] = h->v[c];
 		i = c;
@@ -270,7 +343,11 @@ static void truncate_tree(struct query_flamegraph *fg, size_t max_nodes, double 
 	int64_t *tot = query_scratch_take(n + 1, sizeof(int64_t), false);
 	for (size_t i = 0; i < n; i++)
 		tot[i] = fg->nodes.v[i].total;
-	struct aheap h = { tot, rank, query_scratch_take(n + 1, sizeof(uint32_t), false), 0 };
+	struct aheap h = { .total = tot,
+			   .rank = rank,
+			   .v = query_scratch_take(n + 1, sizeof(uint32_t), false),
+			   .tie = cmp_fg_path,
+			   .ctx = fg };
 	size_t nkept = 0;
 	int64_t root_total = fg->nodes.v[0].total;
 
@@ -445,8 +522,11 @@ void query_flamegraph_shape(struct query_flamegraph *fg, const struct query_flam
 		kept = query_scratch_take(nn + 1, 1, true);
 		order = query_scratch_take(PROF_MIN(nlive, max_nodes ? max_nodes : nlive) + 1,
 					   sizeof(uint32_t), false);
-		struct aheap h = { total, rank,
-				   query_scratch_take(nlive + 1, sizeof(uint32_t), false), 0 };
+		struct aheap h = { .total = total,
+				   .rank = rank,
+				   .v = query_scratch_take(nlive + 1, sizeof(uint32_t), false),
+				   .tie = cmp_ss_path,
+				   .ctx = ss };
 
 		if (rank)
 			rank[0] = PROF_MAX(share(total[0], total[0]), share(btotal[0], btotal[0]));

@@ -263,25 +263,58 @@ void ss_srcloc_make(struct query_stackset *ss, struct query_ss_srcloc *r, const 
 	r->line = *file && line > 0 ? line : 0;
 }
 
-/* How much @r says: 2 a file, 1 a binary, 0 only a frame type (the first of the most wins). */
+/* How much @r says: 2 a file, 1 a binary, 0 only a frame type (the most wins). */
 int ss_srcloc_rank(const struct query_ss_srcloc *r)
 {
 	return r->file ? 2 : r->build_id || r->mapping ? 1 : 0;
 }
 
+/* Lines in ss_srcloc_cmp's order: known ones ascending, unknown (0) last. */
+static int cmp_line(int64_t a, int64_t b)
+{
+	uint64_t x = a > 0 ? (uint64_t)a : UINT64_MAX, y = b > 0 ? (uint64_t)b : UINT64_MAX;
+
+	return x < y ? -1 : x > y;
+}
+
+int ss_srcloc_cmp_str(const struct query_ss_srcloc *a, const struct strtab *na, const char *file,
+		      int64_t line, const char *build_id, const char *mapping, const char *ftype)
+{
+	int rb = *file ? 2 : *build_id || *mapping ? 1 : 0, ra = ss_srcloc_rank(a), c;
+
+	if (ra != rb)
+		return ra > rb ? -1 : 1;
+	if ((c = strcmp(strtab_get(na, a->file), file)))
+		return c;
+	if ((c = cmp_line(a->line, *file && line > 0 ? line : 0)))
+		return c;
+	if ((c = strcmp(strtab_get(na, a->build_id), build_id)))
+		return c;
+	if ((c = strcmp(strtab_get(na, a->mapping), mapping)))
+		return c;
+	return strcmp(strtab_get(na, a->frame_type), ftype);
+}
+
+int ss_srcloc_cmp(const struct query_ss_srcloc *a, const struct query_ss_srcloc *b,
+		  const struct strtab *names)
+{
+	return ss_srcloc_cmp_str(a, names, strtab_get(names, b->file), b->line,
+				 strtab_get(names, b->build_id), strtab_get(names, b->mapping),
+				 strtab_get(names, b->frame_type));
+}
+
 /*
- * Note where frame name @name's code is (strings may be ""): the first
- * record with a file wins, else the first with a binary, else the first
- * with a frame type.
+ * Note where frame name @name's code is (strings may be ""): the record
+ * that ss_srcloc_cmp puts first is kept, whatever the order they come in.
  */
 void ss_srcloc_note(struct query_stackset *ss, uint32_t name, const char *file, int64_t line,
 		    const char *build_id, const char *mapping, const char *ftype)
 {
 	uint32_t i = ss_of_get(ss->src_of, ss->nsrc_of, name) - 1; /* QMAP_NONE when none */
-	int rank = *file ? 2 : *build_id || *mapping ? 1 : 0;
 	struct query_ss_srcloc r;
 
-	if ((i != QMAP_NONE && ss_srcloc_rank(&ss->srcs.v[i]) >= rank) ||
+	if ((i != QMAP_NONE && ss_srcloc_cmp_str(&ss->srcs.v[i], &ss->names, file, line, build_id,
+						 mapping, ftype) <= 0) ||
 	    (!*file && !*build_id && !*mapping && !*ftype))
 		return;
 	ss_srcloc_make(ss, &r, file, line, build_id, mapping, ftype);
@@ -309,6 +342,93 @@ void query_stackset_path(const struct query_stackset *ss, uint32_t node, struct 
 	out->n = depth;
 	for (uint32_t at = node, i = depth; at; at = ss->nodes.v[at].parent)
 		out->v[--i] = ss->nodes.v[at].name;
+}
+
+static int cmp_bytes(const char *a, size_t la, const char *b, size_t lb)
+{
+	int c = memcmp(a, b, PROF_MIN(la, lb));
+
+	return c ? c : (la < lb ? -1 : la > lb);
+}
+
+static int cmp_sibling(const void *a, const void *b, void *arg)
+{
+	const struct query_stackset *ss = arg;
+	uint32_t x = ss->nodes.v[*(const uint32_t *)a].name;
+	uint32_t y = ss->nodes.v[*(const uint32_t *)b].name;
+
+	return cmp_bytes(ss->names.s[x], ss->names.len[x], ss->names.s[y], ss->names.len[y]);
+}
+
+void query_stackset_node_order(const struct query_stackset *ss, uint32_t **order, uint32_t **rank)
+{
+	size_t n = ss->nodes.n;
+	/* Children of each node, grouped by parent (parent < child): kid[off[p] .. off[p + 1]). */
+	uint32_t *off = query_scratch_take(n + 2, sizeof(uint32_t), true);
+	uint32_t *kid = query_scratch_take(n + 1, sizeof(uint32_t), false);
+	uint32_t *ord = query_scratch_take(n + 1, sizeof(uint32_t), false);
+	uint32_t *stk = query_scratch_take(n + 1, sizeof(uint32_t), false);
+	size_t k = 0, sp = 0;
+
+	for (size_t i = 1; i < n; i++)
+		off[ss->nodes.v[i].parent + 2]++;
+	for (size_t p = 2; p < n + 2; p++)
+		off[p] += off[p - 1];
+	for (size_t i = 1; i < n; i++)
+		kid[off[ss->nodes.v[i].parent + 1]++] = (uint32_t)i;
+	for (size_t p = 0; p < n; p++)
+		if (off[p + 1] - off[p] > 1)
+			qsort_r(kid + off[p], off[p + 1] - off[p], sizeof(uint32_t), cmp_sibling,
+				(void *)ss);
+	if (n)
+		stk[sp++] = 0;
+	while (sp) {
+		uint32_t at = stk[--sp];
+
+		ord[k++] = at;
+		for (uint32_t c = off[at + 1]; c-- > off[at];)
+			stk[sp++] = kid[c];
+	}
+	PROF_ASSERT(k == n);
+	if (rank) {
+		uint32_t *r = query_scratch_take(n + 1, sizeof(uint32_t), false);
+
+		for (size_t i = 0; i < n; i++)
+			r[ord[i]] = (uint32_t)i;
+		*rank = r;
+	}
+	if (order)
+		*order = ord;
+	else
+		query_scratch_give(ord);
+	query_scratch_give(off);
+	query_scratch_give(kid);
+	query_scratch_give(stk);
+}
+
+int query_stackset_node_cmp(const struct query_stackset *ss, uint32_t a, uint32_t b)
+{
+	while (a != b) {
+		if (!a || !b)
+			return a ? 1 : -1;
+		uint32_t x = ss->nodes.v[a].name, y = ss->nodes.v[b].name;
+		int c = cmp_bytes(ss->names.s[x], ss->names.len[x], ss->names.s[y],
+				  ss->names.len[y]);
+
+		if (c)
+			return c;
+		a = ss->nodes.v[a].parent;
+		b = ss->nodes.v[b].parent;
+	}
+	return 0;
+}
+
+int query_stackset_group_cmp(const struct query_stackset *ss, uint32_t a, uint32_t b)
+{
+	if (a == b)
+		return 0;
+	return cmp_bytes(strtab_get(&ss->groups, a), a < ss->groups.n ? ss->groups.len[a] : 0,
+			 strtab_get(&ss->groups, b), b < ss->groups.n ? ss->groups.len[b] : 0);
 }
 
 void query_stackset_node_sums(const struct query_stackset *ss, int64_t **self, uint64_t **count)

@@ -113,19 +113,21 @@ struct query_ss_raw {
  * the symbolizer says: its source file, a line, the build ID and path of
  * its binary (names ids in the set, 0 = unknown). @line is the function's
  * start line when the profile gives it (pprof Function.start_line), else
- * the source line of the first of its addresses the set met (DWARF line
- * table; for the caller part of an inline chain, the call site).
+ * the lowest source line of its addresses the set met (DWARF line table;
+ * for the caller part of an inline chain, the call site).
  *
  * It comes from the set's own data only (the selected series of the
  * queried store, never another series, store or earlier query). When that
  * data has the name in several places (two services' main() in a.c and
- * b.c), the first in stack order is taken: sources (blocks, heads) in the
- * store's scan order, within a source the stacks by id (a parent before
- * its children), the frames of a location outer first; the first record
- * with a file wins, else the first with a build ID or binary, else the
- * first with a frame type (a record may hold only that: a kernel frame).
- * The frame type is that record's, so a name met as two types (rare: a
- * native and a JIT frame of one name) has the type of the record kept.
+ * b.c), one is chosen by content alone, so the answer is the same whatever
+ * order the data was stored or read in, from the head or a block: a record
+ * with a file before one with only a build ID or binary, before one with
+ * only a frame type (a kernel frame); among equals the first file
+ * byte-wise, then the lowest known line (the start line where the data
+ * gives it), then build ID, binary and frame type byte-wise
+ * (ss_srcloc_cmp). The frame type is that record's, so a name met as two
+ * types (rare: a native and a JIT frame of one name) has the type of the
+ * record kept.
  */
 struct query_ss_srcloc {
 	uint32_t file, build_id, mapping;
@@ -286,6 +288,33 @@ static inline uint32_t query_stackset_fn_name(const struct query_stackset *ss, u
 
 /** query_stackset_path() - names of @node root first into @out (replaced). */
 void query_stackset_path(const struct query_stackset *ss, uint32_t node, struct query_ss_path *out);
+
+/**
+ * query_stackset_node_order() - the nodes of @ss in an order that is a
+ * function of the stacks' contents alone (not of the order they were
+ * added in, nor of how the store keeps them): depth first from the root,
+ * parents before children, siblings by name byte-wise (unique per parent,
+ * so the order is total). @order[nodes.n] lists the node ids in it
+ * (order[0] is the root), @rank[nodes.n] is each node's position in it
+ * (either may be NULL). Views that list stacks walk this order or break
+ * ties by rank so their bytes do not depend on node ids. Arrays from the
+ * scratch pool (query/scratch.h), given back with query_scratch_give().
+ */
+void query_stackset_node_order(const struct query_stackset *ss, uint32_t **order, uint32_t **rank);
+
+/**
+ * query_stackset_node_cmp() - nodes @a and @b of @ss by content, without
+ * building query_stackset_node_order (for ties among few): their names,
+ * then their parents' and so on up (a node nearer the root first), names
+ * byte-wise; 0 only when a == b (names are unique among siblings).
+ */
+int query_stackset_node_cmp(const struct query_stackset *ss, uint32_t a, uint32_t b);
+
+/**
+ * query_stackset_group_cmp() - groups @a and @b of @ss by their label
+ * values byte-wise (a group id is the order groups were met in): < 0, 0, > 0.
+ */
+int query_stackset_group_cmp(const struct query_stackset *ss, uint32_t a, uint32_t b);
 
 /**
  * query_stackset_node_sums() - per node, the sums of its entries over all

@@ -274,9 +274,8 @@ uint32_t ss_xlator_apply(struct xlator *x, uint32_t at, uint32_t loc, bool *matc
  * selection. For the names of several, the query looks at the stacks of
  * each source it reads (the touched ones and their ancestors) whose
  * location has such a frame (ss_xc_variant_stacks, kept per source) and
- * picks as the uncached path does: sources in scan order, stacks by id,
- * frames outer first, the first record with a file, else the first with
- * a binary (see struct query_ss_srcloc). A name that gets a second
+ * picks as the uncached path does: the variant ss_srcloc_cmp puts first
+ * (see struct query_ss_srcloc). A name that gets a second
  * variant while a query runs (from a source translated after one it
  * already summed) makes it run once more (collect; collector.var_moved).
  */
@@ -1137,15 +1136,24 @@ uint32_t ss_copy_name(struct query_stackset *to, const struct query_stackset *fr
 		to->unsymbolized++;
 	}
 	const struct query_ss_srcloc *sl = query_stackset_srcloc(from, name);
-	if (sl && !ss_of_get(to->src_of, to->nsrc_of, id)) {
+	uint32_t have = sl ? ss_of_get(to->src_of, to->nsrc_of, id) : 0;
+	if (sl && (!have || ss_srcloc_cmp_str(&to->srcs.v[have - 1], &to->names,
+					      strtab_get(&from->names, sl->file), sl->line,
+					      strtab_get(&from->names, sl->build_id),
+					      strtab_get(&from->names, sl->mapping),
+					      strtab_get(&from->names, sl->frame_type)) > 0)) {
 		struct query_ss_srcloc n = *sl;
 
 		n.file = sl->file ? ss_copy_name(to, from, memo, sl->file) : 0;
 		n.build_id = sl->build_id ? ss_copy_name(to, from, memo, sl->build_id) : 0;
 		n.mapping = sl->mapping ? ss_copy_name(to, from, memo, sl->mapping) : 0;
 		n.frame_type = sl->frame_type ? ss_copy_name(to, from, memo, sl->frame_type) : 0;
-		VEC_PUSH(&to->srcs, n);
-		ss_of_put(&to->src_of, &to->nsrc_of, id, (uint32_t)to->srcs.n);
+		if (have) {
+			to->srcs.v[have - 1] = n;
+		} else {
+			VEC_PUSH(&to->srcs, n);
+			ss_of_put(&to->src_of, &to->nsrc_of, id, (uint32_t)to->srcs.n);
+		}
 	}
 	return id;
 }

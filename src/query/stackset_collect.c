@@ -628,17 +628,13 @@ static int add_one(struct collector *c, const struct smap *map, uint32_t s, uint
 
 /*
  * The source-location variants of this source's frames of names at
- * XC_MULTI into c->qvar: the touched stacks and their ancestors in id
- * order, frames outer first, the first variant with a file, else the
- * first (ss_srcloc_note's rule, as the uncached path notes them). A name
- * with a file is settled: the source is skipped when all of its names
- * are (settled by an earlier source), and left when they become so.
- * Called with ss_xc.mu held.
+ * XC_MULTI into c->qvar: of the touched stacks and their ancestors, per
+ * name the variant ss_srcloc_cmp puts first (ss_srcloc_note's rule, as the
+ * uncached path notes them, so both give the same record whatever the
+ * order of the sources and stacks). Called with ss_xc.mu held.
  */
 static void xc_note_variants(struct collector *c, struct xc_src *e, const struct store_source *src)
 {
-	size_t open = 0;
-
 	ss_xc_variant_stacks(e, src);
 	if (c->nqvar < ss_xc.trie.names.n) {
 		size_t want = ss_xc.trie.names.n + ss_xc.trie.names.n / 4 + 1;
@@ -650,9 +646,7 @@ static void xc_note_variants(struct collector *c, struct xc_src *e, const struct
 		c->qvar = q;
 		c->nqvar = want;
 	}
-	for (size_t k = 0; k < e->vnames.n; k++)
-		open += !c->qvar[e->vnames.v[k]] || !ss_xc.var.v[c->qvar[e->vnames.v[k]]].file;
-	if (!open)
+	if (!e->vnames.n)
 		return;
 	uint8_t *mark = query_scratch_take(e->n + 1, 1, true);
 
@@ -673,7 +667,7 @@ static void xc_note_variants(struct collector *c, struct xc_src *e, const struct
 			if (mark[s])
 				mark[src->stacks[s].parent] = 1;
 	}
-	for (size_t k = 0; k < e->vstk.n && open; k++) {
+	for (size_t k = 0; k < e->vstk.n; k++) {
 		uint32_t s = e->vstk.v[k];
 
 		if (!mark[s])
@@ -685,11 +679,9 @@ static void xc_note_variants(struct collector *c, struct xc_src *e, const struct
 			if (!v || !ss_xc_is_multi(nm))
 				continue;
 			cur = c->qvar[nm];
-			if (!cur ||
-			    ss_srcloc_rank(&ss_xc.var.v[cur]) < ss_srcloc_rank(&ss_xc.var.v[v])) {
+			if (!cur || (cur != v && ss_srcloc_cmp(&ss_xc.var.v[v], &ss_xc.var.v[cur],
+							       &ss_xc.trie.names) < 0))
 				c->qvar[nm] = v;
-				open -= !!ss_xc.var.v[v].file;
-			}
 		}
 	}
 	query_scratch_give(mark);

@@ -157,15 +157,30 @@ void ss_srcloc_make(struct query_stackset *ss, struct query_ss_srcloc *r, const 
 		    int64_t line, const char *build_id, const char *mapping, const char *ftype);
 
 /*
- * Note where frame name @name's code is (strings may be ""): the first
- * record with a file wins, else the first with a binary, else the first
- * with a frame type.
+ * Note where frame name @name's code is (strings may be ""): of all the
+ * records noted for it, the one ss_srcloc_cmp puts first.
  */
 void ss_srcloc_note(struct query_stackset *ss, uint32_t name, const char *file, int64_t line,
 		    const char *build_id, const char *mapping, const char *ftype);
 
-/* How much @r says: 2 a file, 1 a binary, 0 only a frame type (the first of the most wins). */
+/* How much @r says: 2 a file, 1 a binary, 0 only a frame type (the most wins). */
 int ss_srcloc_rank(const struct query_ss_srcloc *r);
+
+/*
+ * The order that picks a name's source location among several, a function
+ * of their contents only (not of the order the data is met in, nor of
+ * how it is stored): < 0 when @a (strings in @names) comes before @b.
+ * Higher ss_srcloc_rank first, then the file, the line (known lines
+ * ascending, so the function's start line where the data gives one, else
+ * the lowest line met; unknown last), the build ID, the binary and the
+ * frame type, strings byte-wise.
+ */
+int ss_srcloc_cmp(const struct query_ss_srcloc *a, const struct query_ss_srcloc *b,
+		  const struct strtab *names);
+
+/* ss_srcloc_cmp of @a against the record the strings would make (ss_srcloc_make). */
+int ss_srcloc_cmp_str(const struct query_ss_srcloc *a, const struct strtab *na, const char *file,
+		      int64_t line, const char *build_id, const char *mapping, const char *ftype);
 
 struct query_ss_pin *ss_pin_new(void);
 

@@ -122,9 +122,9 @@ zk_start() {
 # ch_same NAME PATH [curl -G args]: GET PATH from $e_base and $c_base; the
 # statuses agree and the bodies are equal byte for byte (counted in
 # ch_nsame), or else say the same up to the order stacks were first
-# stored in (ch_nequiv; clickhouse_same.py: ties and the table's
-# representative line follow that order in the embedded store too, where
-# a head and a block of the same rows differ); else fail. ch_nviews counts.
+# stored in (ch_nequiv; clickhouse_same.py, for diagnosis: the views no
+# longer depend on that order, so a test may require ch_nsame alone);
+# else fail. ch_nviews counts.
 ch_nsame=0 ch_nequiv=0 ch_nviews=0
 ch_same() {
 	local name=$1 p=$2 ce cc

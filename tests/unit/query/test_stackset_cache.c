@@ -6,7 +6,8 @@
  * locations shared by sources of one mapping and not confused with
  * another's, names that outlive the cache; a function's source file and
  * line from the queried data only, over a block and the head; and
- * service.name / service_name as one label. The rest of the stack set's
+ * service.name / service_name as one label; every view the same bytes
+ * whatever the order the data came in and where it is stored. The rest of the stack set's
  * tests are in test_stackset.c; the helpers both use are in qhelp.h.
  */
 #include "unit/query/qhelp.h"
@@ -519,6 +520,191 @@ static void test_service_name_and_service_dot_name_are_one_label(void **state)
 	free(dir);
 }
 
+/* --- the same data in another order, or stored otherwise, gives the same bytes ------------ */
+
+/* A frame: function @name in @file (NULL: none) starting at @start, at @line. */
+struct det_frame {
+	const char *name, *file;
+	int64_t start, line;
+};
+
+/* A sample: @n frames root first, of @value at T0 + @ms. */
+struct det_sample {
+	struct det_frame f[4];
+	uint32_t n;
+	int64_t value, ms;
+};
+
+/*
+ * Ties everywhere: equal values under one parent and across stacks, two
+ * samples at one time; work() in a.c (line 10) for service a and in b.c
+ * (line 20) for b, helper() at lines 30 and 12 of h.c without a start
+ * line, tie() whose start line the data gives (40).
+ */
+static const struct det_sample det_a[] = {
+	{ { { "main", "m.c", 1, 2 }, { "work", "a.c", 10, 13 } }, 2, 5, 0 },
+	{ { { "main", "m.c", 1, 2 }, { "helper", "h.c", 0, 30 } }, 2, 5, 0 },
+	{ { { "main", "m.c", 1, 3 }, { "zeta", NULL, 0, 0 }, { "helper", "h.c", 0, 12 } },
+	  3,
+	  5,
+	  10 },
+	{ { { "main", "m.c", 1, 4 }, { "alpha", NULL, 0, 0 }, { "tie", "t.c", 40, 44 } },
+	  3,
+	  5,
+	  10 },
+	{ { { "main", "m.c", 1, 4 }, { "alpha", NULL, 0, 0 }, { "tie", "t.c", 40, 41 } },
+	  3,
+	  2,
+	  20 },
+};
+static const struct det_sample det_b[] = {
+	{ { { "main", "m.c", 1, 2 }, { "work", "b.c", 20, 23 } }, 2, 5, 0 },
+	{ { { "main", "m.c", 1, 2 }, { "beta", NULL, 0, 0 }, { "work", "b.c", 20, 22 } }, 3, 5, 0 },
+	{ { { "main", "m.c", 1, 5 }, { "alpha", NULL, 0, 0 } }, 2, 5, 10 },
+};
+
+/* Service @svc's profile of @s[@n], in that order or (@reverse) the other. */
+static void det_profile(struct model_profile *p, const char *svc, const struct det_sample *s,
+			size_t n, bool reverse)
+{
+	qh_init(p, svc, false);
+	for (size_t k = 0; k < n; k++) {
+		const struct det_sample *d = &s[reverse ? n - 1 - k : k];
+		uint32_t locs[4];
+
+		for (uint32_t j = 0; j < d->n; j++) {
+			const struct det_frame *f = &d->f[j];
+			uint32_t fn = model_function_intern(p, model_intern(p, f->name), 0,
+							    f->file ? model_intern(p, f->file) : 0,
+							    f->start);
+			struct model_line ln = { fn, f->line, 0 };
+
+			locs[j] = model_location_add(p, 0, 0, &ln, 1);
+		}
+		tl_sample_locs(p, locs, d->n, d->value, T0 + d->ms * 1000000, NULL, 0);
+	}
+}
+
+static const char *const det_views[][7] = {
+	{ "table", NULL },
+	{ "table", "granularity", "frame", NULL },
+	{ "flamegraph", NULL },
+	{ "flamegraph", "max_nodes", "4", NULL },
+	{ "flamegraph", "invert", "true", "max_nodes", "3", NULL },
+	{ "flamechart", "group_by", "service.name", NULL },
+	{ "export_folded", NULL },
+	{ "export_pprof", NULL },
+	{ "diff", "a_from", "1699999999000", "a_to", "1700000000005", NULL },
+};
+
+/* View @k of @st (@uncached: through a frame filter that hides nothing) as bytes. */
+static char *det_view(struct store *st, size_t k, bool uncached, size_t *len)
+{
+	struct qh_args a = { { "type", CPU, "from", "1699999999000", "to", "1700000001000",
+			       NULL } };
+	size_t at = 6;
+	struct query_env env = { st, NULL, T0MS + 3600 * 1000, NULL };
+	struct buf out;
+	struct prof_err err;
+	const char *ct;
+
+	for (size_t i = 1; det_views[k][i]; i++)
+		a.kv[at++] = det_views[k][i];
+	if (!strcmp(det_views[k][0], "diff")) {
+		const char *b[] = { "b_from", "1700000000005", "b_to", "1700000001000" };
+
+		for (size_t i = 0; i < 4; i++)
+			a.kv[at++] = b[i];
+	}
+	if (uncached) {
+		a.kv[at++] = "frame_filter";
+		a.kv[at++] = "^nothing$";
+	}
+	a.kv[at] = NULL;
+	buf_init(&out, 0);
+	prof_err_init(&err);
+	if (query_request_run(&env, det_views[k][0], qh_arg, &a, &out, &ct, &err))
+		fail_msg("%s: %s", det_views[k][0], err.msg);
+	char *r = xmalloc(out.len + 1);
+	memcpy(r, out.p, out.len);
+	r[out.len] = '\0';
+	*len = out.len;
+	buf_release(&out);
+	return r;
+}
+
+/*
+ * Every view is a function of the data: the same samples ingested in two
+ * orders (services and samples reversed) give byte-identical answers, from
+ * the head and after the head is flushed to a block, through the
+ * translation cache and around it (a frame filter that hides nothing).
+ * Ties are broken by content and a function's file:line is chosen by
+ * content: work() in a.c (before b.c) at its start line 10, helper() at
+ * its lowest line 12, tie() at its start line 40.
+ */
+static void test_views_do_not_depend_on_order_or_storage(void **state)
+{
+	char *ref[PROF_ARRAY_SIZE(det_views)] = { 0 };
+	size_t reflen[PROF_ARRAY_SIZE(det_views)] = { 0 };
+
+	(void)state;
+	for (int order = 0; order < 2; order++) {
+		char *dir = tl_tmpdir("qdet");
+		struct store_options o = tl_opts();
+		struct store *st = tl_open(dir, &o);
+		struct model_profile p;
+		struct prof_err err;
+
+		prof_err_init(&err);
+		for (int i = 0; i < 2; i++) {
+			bool a = (i == 0) == (order == 0);
+
+			det_profile(&p, a ? "a" : "b", a ? det_a : det_b,
+				    a ? PROF_ARRAY_SIZE(det_a) : PROF_ARRAY_SIZE(det_b), order);
+			assert_int_equal(tl_ingest(st, &p), 0);
+			model_profile_release(&p);
+		}
+		for (int stored = 0; stored < 2; stored++) {
+			if (stored)
+				assert_int_equal(store_flush(st, &err), 0);
+			for (size_t k = 0; k < PROF_ARRAY_SIZE(det_views); k++) {
+				for (int uncached = 0; uncached < 2; uncached++) {
+					size_t len;
+					char *v = det_view(st, k, uncached, &len);
+
+					if (!ref[k]) {
+						ref[k] = v;
+						reflen[k] = len;
+						continue;
+					}
+					if (len != reflen[k] || memcmp(v, ref[k], len))
+						fail_msg("%s %s: order %d, %s, %s: %.*s\n"
+							 "differs from: %.*s",
+							 det_views[k][0],
+							 det_views[k][1] ? det_views[k][1] : "",
+							 order, stored ? "block" : "head",
+							 uncached ? "uncached" : "cached",
+							 (int)PROF_MIN(len, 2000), v,
+							 (int)PROF_MIN(reflen[k], 2000), ref[k]);
+					free(v);
+				}
+			}
+		}
+		store_close(st);
+		tl_rmdir(dir);
+		free(dir);
+	}
+	assert_non_null(strstr(ref[0], "{\"name\":\"work\",\"self\":15,\"total\":15,"
+				       "\"self_samples\":3,\"total_samples\":3,"
+				       "\"file\":\"a.c\",\"line\":10}"));
+	assert_non_null(strstr(ref[0], "\"name\":\"helper\",\"self\":10,\"total\":10,"
+				       "\"self_samples\":2,\"total_samples\":2,"
+				       "\"file\":\"h.c\",\"line\":12}"));
+	assert_non_null(strstr(ref[0], "\"file\":\"t.c\",\"line\":40}"));
+	for (size_t k = 0; k < PROF_ARRAY_SIZE(det_views); k++)
+		free(ref[k]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +713,7 @@ int main(void)
 		cmocka_unit_test(test_srcloc_from_the_selected_data),
 		cmocka_unit_test(test_srcloc_over_a_block_and_the_head),
 		cmocka_unit_test(test_service_name_and_service_dot_name_are_one_label),
+		cmocka_unit_test(test_views_do_not_depend_on_order_or_storage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
